@@ -1,0 +1,252 @@
+"""Loading gold, matching a prediction file to it, and scoring: the one path the CLI and the app share."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from klue_viz.io import RecordFile, decode, read_bytes, read_records
+from klue_viz.problems import InputError, Problem
+from klue_viz.tasks import detect_task
+from klue_viz.tasks.base import Frames, RecordError, Scores, Task
+
+#: How many problems of one kind are listed before the rest are only counted.
+MAX_LISTED = 200
+
+
+@dataclass
+class Gold:
+    """The gold examples of one task, one row per evaluation example."""
+
+    task: Task
+    frame: pd.DataFrame
+    source: str
+    problems: list[Problem] = field(default_factory=list)
+    #: Guids were made from positions (Hugging Face NER/DP): match predictions by guid number too.
+    positional: bool = False
+
+    def __post_init__(self) -> None:
+        self.rows = self.frame.to_dict("records")
+        self.position = {guid: k for k, guid in enumerate(self.frame["guid"])}
+        self.by_number = {}
+        if self.positional:
+            for guid, k in self.position.items():
+                self.by_number.setdefault(self.task.number_key(guid), k)
+
+    def locate(self, key: str) -> int | None:
+        if key in self.position:
+            return self.position[key]
+        if self.positional:
+            return self.by_number.get(self.task.number_key(key))
+        return None
+
+
+@dataclass
+class Coverage:
+    n_gold: int
+    n_scored: int
+    n_missing: int
+    n_extra: int
+    n_invalid: int
+
+
+@dataclass
+class RunResult:
+    """One prediction file scored against one gold: metrics, coverage, problems and the per-example frames."""
+
+    task: Task
+    run: str
+    file: str
+    scores: Scores
+    coverage: Coverage
+    frames: Frames
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    extra_guids: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "run": self.run,
+            "file": self.file,
+            "metrics": self.scores.values,
+            "undefined": self.scores.reasons,
+            "coverage": asdict(self.coverage),
+            "problems": [p.to_dict() for p in self.problems],
+            "notes": self.notes,
+        }
+
+
+# ---- gold ---------------------------------------------------------------------------------------
+
+def official_file(task: Task, folder: Path) -> Path | None:
+    """The task's dev file in a folder laid out like the official `klue_benchmark/`."""
+    for pattern in (f"{task.official_folder}/{task.official_folder}_dev.{task.official_ext}",
+                    f"{task.official_folder}/{task.official_folder}_dev*.{task.official_ext}",
+                    f"{task.official_folder}_dev.{task.official_ext}",
+                    f"**/{task.official_folder}_dev*.{task.official_ext}"):
+        found = sorted(folder.glob(pattern))
+        if found:
+            return found[0]
+    return None
+
+
+def load_gold(task: Task, source: str | Path, loader: Callable | None = None) -> Gold:
+    """Gold from an official file, a `klue_benchmark/`-like folder, a JSON(L) export of `klue/klue`, or `hf[:split]`."""
+    text = str(source)
+    if text == "hf" or text.startswith("hf:"):
+        return load_hf(task, text.partition(":")[2] or "validation", loader)
+    path = Path(source)
+    if path.is_dir():
+        found = official_file(task, path)
+        if found is None:
+            raise InputError(f"{path}: no {task.official_folder}/{task.official_folder}_dev.{task.official_ext} in this folder")
+        path = found
+    return gold_from_bytes(task, read_bytes(path), str(path))
+
+
+def gold_from_bytes(task: Task, data: bytes, name: str) -> Gold:
+    text, _ = decode(data, name)
+    stripped = text.lstrip()
+    if not stripped:
+        raise InputError(f"{name}: the gold file is empty")
+    if task.official_ext == "tsv" and not stripped.startswith(("[", "{")):
+        rows, problems = task.read_official(text, name)
+        return _gold(task, rows, problems, name, positional=False)
+    if stripped.startswith("[") or (stripped.startswith("{") and not name.endswith(".jsonl") and _single_json(stripped)):
+        try:
+            data_json = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise InputError(f"{name}: invalid JSON at line {err.lineno}: {err.msg}") from None
+        if isinstance(data_json, list) and data_json and isinstance(data_json[0], dict) and task.looks_like_hf(data_json[0]):
+            rows, problems = task.rows_from_hf(data_json)
+            return _gold(task, rows, problems, name, positional=not task.hf_has_guid)
+        rows, problems = task.read_official(text, name)
+        return _gold(task, rows, problems, name, positional=False)
+    records = read_records(data, name)
+    rows, problems = task.rows_from_hf([r for _, r in records.records])
+    return _gold(task, rows, records.problems + problems, name, positional=not task.hf_has_guid)
+
+
+def _single_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def load_hf(task: Task, split: str = "validation", loader: Callable | None = None) -> Gold:
+    """The `klue/klue` split through `datasets`; a hub that cannot be reached becomes a one-line InputError."""
+    if loader is None:
+        from datasets import load_dataset as loader
+    try:
+        dataset = loader("klue/klue", task.hf_config, split=split)
+    except Exception as err:  # datasets raises ConnectionError, OSError or its own errors when offline
+        reason = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
+        offline = " (HF_HUB_OFFLINE is set)" if os.environ.get("HF_HUB_OFFLINE") else ""
+        raise InputError(
+            f"could not load klue/klue '{task.hf_config}' split '{split}' from the Hugging Face hub{offline}: {reason}. "
+            f"Use a local copy instead: --gold path/to/{task.official_folder}_dev.{task.official_ext} or a klue_benchmark/ folder"
+        ) from None
+    short = {"validation": "dev"}.get(split, split)
+    rows, problems = task.rows_from_hf(iter(dataset), split=short)
+    return _gold(task, rows, problems, f"hf:klue/klue/{task.hf_config}:{split}", positional=not task.hf_has_guid)
+
+
+def _gold(task: Task, rows: list[dict], problems: list[Problem], source: str, positional: bool) -> Gold:
+    if not rows:
+        first = f" ({problems[0]})" if problems else ""
+        raise InputError(f"{source}: no {task.name.upper()} gold example could be read{first}")
+    frame = pd.DataFrame(rows)
+    duplicated = frame["guid"].duplicated()
+    for guid in frame.loc[duplicated, "guid"]:
+        problems.append(Problem("duplicate gold guid; the first one is kept", guid=guid, file=source))
+    return Gold(task, frame[~duplicated].reset_index(drop=True), source, problems, positional)
+
+
+# ---- predictions --------------------------------------------------------------------------------
+
+def evaluate_file(task: Task, gold: Gold, path: str | Path, strict: bool = False) -> RunResult:
+    path = Path(path)
+    return evaluate_bytes(task, gold, read_bytes(path), path.name, strict=strict)
+
+
+def evaluate_bytes(task: Task, gold: Gold, data: bytes, name: str, strict: bool = False, run: str | None = None) -> RunResult:
+    return evaluate_records(task, gold, read_records(data, name), strict=strict, run=run)
+
+
+def evaluate_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False, run: str | None = None) -> RunResult:
+    """Match records to gold by guid (or by order for keyless files), parse them, and score."""
+    name = file.name
+    problems = list(file.problems)
+    notes: list[str] = []
+    records = [(line, task.normalise_record(r)) for line, r in file.records]
+    if not records:
+        raise InputError(f"{name}: no record could be read" + (f" ({problems[0]})" if problems else ""))
+    keys = [task.record_key(r) for _, r in records]
+    n_gold = len(gold.rows)
+    if all(k is None for k in keys):
+        if len(records) != n_gold:
+            raise InputError(
+                f"{name}: no record has a 'guid' (or 'id'); rows can only be aligned with the gold by order when there are "
+                f"exactly {n_gold} of them, found {len(records)}"
+            )
+        positions = list(range(n_gold))
+        notes.append(f"{name} has no guid column: its {n_gold} rows were aligned with the gold in order")
+    else:
+        positions = [None if k is None else gold.locate(k) for k in keys]
+
+    predictions: dict[int, object] = {}
+    first_line: dict[int, int] = {}
+    extra: list[str] = []
+    n_invalid = 0
+    for (line, record), key, pos in zip(records, keys, positions):
+        if pos is None:
+            if key is None:
+                n_invalid += 1
+                problems.append(Problem("missing 'guid' (or 'id')", line, file=name))
+            else:
+                extra.append(key)
+            continue
+        guid = gold.rows[pos]["guid"]
+        if pos in first_line:
+            n_invalid += 1
+            problems.append(Problem(f"duplicate guid, already given on line {first_line[pos]}; this line is left out", line, guid, name))
+            continue
+        try:
+            predictions[pos] = task.parse_prediction(record, gold.rows[pos])
+        except (RecordError, KeyError, TypeError, ValueError) as err:
+            n_invalid += 1
+            problems.append(Problem(str(err) if isinstance(err, RecordError) else f"unusable record: {err!r}", line, guid, name))
+            continue
+        first_line[pos] = line
+
+    if not predictions and not strict:
+        looks = detect_task([r for _, r in records])
+        if extra and looks and looks != task.name:
+            raise InputError(f"{name}: this looks like a {looks.upper()} file, not {task.name.upper()} (no guid matches the {task.name.upper()} gold)")
+        reason = problems[0] if problems else (f"none of its {len(extra)} guids is in the gold (e.g. {extra[0]})" if extra else "nothing usable")
+        raise InputError(f"{name}: no prediction could be scored: {reason}")
+    if extra:
+        shown = ", ".join(extra[:5]) + (", ..." if len(extra) > 5 else "")
+        notes.append(f"{len(extra)} guid(s) not in the gold were ignored: {shown}")
+
+    missing = [k for k in range(n_gold) if k not in predictions]
+    if strict:
+        for k in missing:
+            predictions[k] = task.empty_prediction(gold.rows[k])
+        if missing:
+            notes.append(f"--strict: {len(missing)} gold example(s) without a prediction were scored as empty predictions")
+    order = sorted(predictions)
+    frames = task.build_frames(gold.frame.iloc[order].reset_index(drop=True), [predictions[k] for k in order])
+    frames.examples["has_prediction"] = [k in first_line for k in order]
+    coverage = Coverage(n_gold, len(order), len(missing), len(extra), n_invalid)
+    return RunResult(
+        task, run or Path(name).stem, name, task.score(frames), coverage, frames,
+        problems[:MAX_LISTED], notes, extra,
+    )

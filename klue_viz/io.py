@@ -1,0 +1,184 @@
+"""Reading raw prediction and gold files: decoding and record containers (JSON, JSONL, CSV, TSV).
+
+Everything here is task-agnostic: it turns bytes into numbered records and a list of problems.
+What the fields mean is decided by the task modules.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from klue_viz.problems import InputError, Problem
+
+#: Key under which a bare value of a `{guid: value}` JSON object is passed on to the task.
+BARE_VALUE = "_value"
+
+
+@dataclass
+class RecordFile:
+    """The records of one file, each with the 1-based line it starts on."""
+
+    name: str
+    records: list[tuple[int, dict]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    encoding: str = "utf-8"
+    container: str = "jsonl"
+
+
+def decode(data: bytes, name: str = "") -> tuple[str, str]:
+    """Decode UTF-8 (with or without BOM) or CP949/EUC-KR; normalise CRLF to LF."""
+    for encoding in ("utf-8-sig", "cp949"):
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        return text.replace("\r\n", "\n").replace("\r", "\n"), ("utf-8" if encoding == "utf-8-sig" else encoding)
+    raise InputError(f"{name or 'file'}: not UTF-8 or CP949/EUC-KR text; save it as UTF-8")
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """Read a file, turning a missing path into a one-line InputError."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder, expected a file")
+    return path.read_bytes()
+
+
+def line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _json_array(text: str, name: str) -> RecordFile:
+    """Decode a top-level JSON list element by element, so that a broken element keeps the ones before it."""
+    out = RecordFile(name, container="json")
+    decoder = json.JSONDecoder()
+    pos = text.index("[") + 1
+    n = len(text)
+    while True:
+        while pos < n and text[pos] in " \t\n,":
+            pos += 1
+        if pos >= n:
+            out.problems.append(Problem("the JSON list is not closed with ']'", line_of(text, n), file=name))
+            break
+        if text[pos] == "]":
+            break
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as err:
+            out.problems.append(Problem(f"invalid JSON: {err.msg}; the rest of the file was not read", err.lineno, file=name))
+            break
+        line = line_of(text, pos)
+        if isinstance(value, dict):
+            out.records.append((line, value))
+        else:
+            out.problems.append(Problem(f"expected a JSON object, found {type(value).__name__}", line, file=name))
+        pos = end
+    return out
+
+
+def _json_object(value: dict, text: str, name: str) -> RecordFile:
+    """A `{guid: prediction}` mapping; line numbers are found by locating each key."""
+    out = RecordFile(name, container="json")
+    search_from = 0
+    for key, val in value.items():
+        at = text.find(json.dumps(key, ensure_ascii=False), search_from)
+        if at < 0:
+            at = text.find(json.dumps(key), search_from)
+        line = line_of(text, at) if at >= 0 else None
+        if at >= 0:
+            search_from = at
+        record = dict(val, guid=val.get("guid", key)) if isinstance(val, dict) else {"guid": key, BARE_VALUE: val}
+        out.records.append((line, record))
+    return out
+
+
+def _jsonl(text: str, name: str) -> RecordFile:
+    out = RecordFile(name, container="jsonl")
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as err:
+            out.problems.append(Problem(f"invalid JSON: {err.msg} (column {err.colno})", number, file=name))
+            continue
+        if isinstance(value, dict):
+            out.records.append((number, value))
+        else:
+            out.problems.append(Problem(f"expected a JSON object, found {type(value).__name__}", number, file=name))
+    return out
+
+
+def _cell(value: str | None):
+    """CSV cells holding JSON lists or objects (entities, heads, states) are decoded; the rest stay text."""
+    if value is None:
+        return None
+    stripped = value.strip()
+    if stripped[:1] in "[{" and stripped:
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _delimited(text: str, name: str, delimiter: str) -> RecordFile:
+    out = RecordFile(name, container="tsv" if delimiter == "\t" else "csv")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        header = next(reader)
+    except StopIteration:
+        return out
+    header = [h.strip() for h in header]
+    if len(set(header)) != len(header):
+        out.problems.append(Problem(f"the header repeats a column: {header}", 1, file=name))
+    line = reader.line_num
+    for row in reader:
+        start, line = line + 1, reader.line_num
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            out.problems.append(Problem(f"expected {len(header)} columns as in the header, found {len(row)}", start, file=name))
+            continue
+        out.records.append((start, {key: _cell(val) for key, val in zip(header, row)}))
+    return out
+
+
+def read_records(data: bytes, name: str) -> RecordFile:
+    """Read any accepted container into numbered records; the container is taken from the name, else sniffed."""
+    text, encoding = decode(data, name) if isinstance(data, bytes) else (data, "utf-8")
+    suffix = Path(name).suffix.lower()
+    stripped = text.lstrip()
+    if not stripped:
+        raise InputError(f"{name}: the file is empty")
+    if suffix in (".csv", ".tsv") or (suffix not in (".json", ".jsonl") and stripped[0] not in "[{"):
+        delimiter = "\t" if suffix == ".tsv" or (suffix != ".csv" and "\t" in text.split("\n", 1)[0]) else ","
+        result = _delimited(text, name, delimiter)
+    elif stripped[0] == "[":
+        result = _json_array(text, name)
+    elif suffix == ".jsonl" or "\n{" in stripped.rstrip():
+        # A JSON-lines file also starts with "{", so only treat it as one object when it parses whole.
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            whole = None
+        result = _json_object(whole, text, name) if isinstance(whole, dict) and not _looks_like_record(whole) else _jsonl(text, name)
+    else:
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise InputError(f"{name}: invalid JSON at line {err.lineno}: {err.msg}") from None
+        result = RecordFile(name, [(1, whole)], container="json") if _looks_like_record(whole) else _json_object(whole, text, name)
+    result.encoding = encoding
+    return result
+
+
+def _looks_like_record(value: dict) -> bool:
+    """A single prediction record (has a key field) rather than a guid -> prediction mapping."""
+    return "guid" in value or "id" in value

@@ -1,0 +1,98 @@
+"""HTML/SVG building blocks shared by the task drawings.
+
+Pure string functions: data in, escaped markup out (spaCy displacy's design). Every piece of text
+that came from a file goes through `esc` before it enters a template. Hand-written because no
+library draws gold-versus-predicted overlays over Korean text.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+esc = html.escape
+
+
+def attrs(**values) -> str:
+    """Escaped HTML attributes; keys use '_' for '-' (data_label -> data-label)."""
+    return " ".join(f'{k.replace("_", "-")}="{esc(str(v))}"' for k, v in values.items() if v is not None)
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    label: str
+    css: str = "kv-ent"
+    status: str = ""
+    extra: tuple[tuple[str, str], ...] = ()
+
+
+# Distinct, colour-blind-friendly colours (Okabe-Ito) per NER type; other labels fall back to grey.
+LABEL_COLOURS = {
+    "PS": "#E69F00", "LC": "#56B4E9", "OG": "#009E73", "DT": "#F0E442", "TI": "#CC79A7", "QT": "#D55E00",
+    "PER": "#E69F00", "ORG": "#009E73", "LOC": "#56B4E9", "DAT": "#F0E442", "POH": "#CC79A7", "NOH": "#D55E00",
+}
+
+STATUS_COLOURS = {"correct": "#1a7f37", "wrong": "#cf222e", "partial": "#bf8700", "missing": "#cf222e", "extra": "#8250df"}
+
+STYLE = """
+<style>
+.kv-example{font-family:'Noto Sans CJK KR','Noto Sans KR','Malgun Gothic',sans-serif;line-height:2.1;margin:.2rem 0 1rem}
+.kv-row{margin:.15rem 0}
+.kv-side{display:inline-block;min-width:3.2rem;font-size:.75rem;color:#57606a;font-weight:600}
+.kv-ent,.kv-subj,.kv-obj,.kv-answer{padding:.1rem .25rem;border-radius:.3rem;border:2px solid transparent}
+.kv-ent .kv-tag,.kv-subj .kv-tag,.kv-obj .kv-tag{font-size:.65rem;font-weight:700;margin-left:.2rem;vertical-align:super}
+.kv-ent[data-status=correct]{border-color:#1a7f37}
+.kv-ent[data-status=missed],.kv-ent[data-status=spurious]{border-color:#cf222e;border-style:dashed}
+.kv-ent[data-status=wrong_type],.kv-ent[data-status=wrong_boundary],.kv-ent[data-status=wrong_type_and_boundary]{border-color:#bf8700}
+.kv-badge{display:inline-block;font-size:.72rem;padding:0 .4rem;border-radius:.6rem;color:#fff;margin-right:.3rem}
+.kv-kv{font-size:.85rem;color:#24292f}
+.kv-answer[data-side=gold]{background:#d1f0d9}
+.kv-answer[data-side=pred]{background:#fde2b3}
+.kv-answer[data-side=both]{background:#b7e4f7}
+.kv-slot{display:inline-block;font-size:.8rem;padding:.05rem .4rem;margin:.1rem;border-radius:.3rem;border:1px solid #d0d7de}
+.kv-slot[data-status=correct]{background:#dafbe1}
+.kv-slot[data-status=missing]{background:#ffebe9;border-style:dashed}
+.kv-slot[data-status=extra]{background:#fbefff}
+.kv-slot[data-status=wrong_value]{background:#fff8c5}
+.kv-turn{padding:.2rem .5rem;border-left:3px solid #d0d7de;margin:.3rem 0}
+.kv-turn[data-role=user]{border-color:#0969da}
+.kv-turn[data-joint=broken]{border-color:#cf222e}
+.kv-arcs text{font-family:'Noto Sans CJK KR','Noto Sans KR',sans-serif}
+</style>
+"""
+
+
+def badge(text: str, status: str) -> str:
+    colour = STATUS_COLOURS.get(status, "#57606a")
+    return f'<span class="kv-badge" style="background:{colour}">{esc(text)}</span>'
+
+
+def highlight(text: str, spans: list[Span]) -> str:
+    """Text with non-overlapping spans wrapped in marked elements; overlapping spans are nested as far as they nest."""
+    spans = sorted(spans, key=lambda s: (s.start, -s.end))
+    out: list[str] = []
+    pos = 0
+    open_until = -1
+    for span in spans:
+        if span.start < open_until or span.start < pos:
+            continue  # overlaps an earlier span on the same side; drawn elsewhere (the entity list)
+        out.append(esc(text[pos:span.start]))
+        colour = LABEL_COLOURS.get(span.label, "#d0d7de")
+        data = attrs(data_label=span.label, data_status=span.status or None, **{k: v for k, v in span.extra})
+        out.append(
+            f'<span class="{span.css}" {data} style="background:{colour}33">'
+            f'{esc(text[span.start:span.end])}<span class="kv-tag">{esc(span.label)}</span></span>'
+        )
+        pos = open_until = span.end
+    out.append(esc(text[pos:]))
+    return "".join(out)
+
+
+def row(side: str, body: str) -> str:
+    return f'<div class="kv-row"><span class="kv-side">{esc(side)}</span>{body}</div>'
+
+
+def example(body: str, guid: str) -> str:
+    return f'<div class="kv-example" {attrs(data_guid=guid)}>{body}</div>'

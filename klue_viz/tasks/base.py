@@ -1,0 +1,188 @@
+"""What every KLUE task module provides, and the containers that flow between them.
+
+A task says how to read its gold (official file or Hugging Face records), parse one prediction
+record, build the tidy per-example frames of a run, score any subset of those frames with the
+official metrics, slice them and draw one example. Matching predictions to gold is shared
+(`klue_viz.evaluate`), so every task treats missing, extra and broken records alike.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import pandas as pd
+
+from klue_viz.io import BARE_VALUE
+from klue_viz.problems import Problem
+
+
+class RecordError(ValueError):
+    """A prediction or gold record that cannot be used; the message says what was expected."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Slice:
+    """A slicing attribute: a column of the `level` frame (`examples`, or a detail frame such as `entities`)."""
+
+    key: str
+    label: str
+    level: str = "examples"
+
+
+@dataclass
+class Frames:
+    """Per-example results of one run: one row per example, plus finer rows where the task has them."""
+
+    examples: pd.DataFrame
+    details: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    def subset(self, guids: Iterable[str]) -> "Frames":
+        """The same frames restricted to some examples (a slice, a filter, a bootstrap sample)."""
+        keep = set(guids)
+        examples = self.examples[self.examples["guid"].isin(keep)]
+        return Frames(examples, {k: v[v["guid"].isin(keep)] for k, v in self.details.items()})
+
+
+@dataclass
+class Scores:
+    """Official metrics on the 0..100 scale; a None value comes with its reason."""
+
+    values: dict[str, float | None]
+    reasons: dict[str, str] = field(default_factory=dict)
+
+
+def percent(value: float) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value) * 100.0
+
+
+GUID_NUMBER = re.compile(r"_(\d{5})(?:[-_]|$)")
+
+
+class Task(ABC):
+    """Base class of a KLUE task module."""
+
+    name: str = ""
+    title: str = ""
+    hf_config: str = ""
+    #: The folder and file stem of the official data (`klue_benchmark/<folder>/<stem>_dev.<ext>`).
+    official_folder: str = ""
+    official_ext: str = "json"
+    guid_prefix: str = ""
+    metrics: tuple[Metric, ...] = ()
+    slices: tuple[Slice, ...] = ()
+    #: Fields of a prediction record that only this task uses (for telling tasks apart).
+    signature_fields: frozenset[str] = frozenset()
+    #: The field a bare `{guid: value}` mapping fills in.
+    bare_value_field: str = "label"
+    #: The unit the confusion matrix and the example list count ("sentence", "pair", "turn"...).
+    unit: str = "example"
+    #: Where the official metric lives ("examples", or a detail frame for DP's words).
+    scoring_level: str = "examples"
+    #: Hugging Face records of this task carry no guid (NER, DP): gold guids are made from positions.
+    hf_has_guid: bool = True
+
+    # ---- gold -------------------------------------------------------------------------------
+    @abstractmethod
+    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
+        """Gold rows (one per evaluation example, with a `guid`) from the official file's text."""
+
+    @abstractmethod
+    def rows_from_hf(self, records: Iterable[dict], split: str = "dev") -> tuple[list[dict], list[Problem]]:
+        """Gold rows from Hugging Face `klue/klue` records (from `datasets` or a JSON(L) export)."""
+
+    @abstractmethod
+    def looks_like_hf(self, record: dict) -> bool:
+        """Whether a gold record has the Hugging Face schema rather than the official one."""
+
+    # ---- predictions ------------------------------------------------------------------------
+    def record_key(self, record: dict) -> str | None:
+        """The example a prediction record is for (its gold guid)."""
+        key = record.get("guid", record.get("id"))
+        return None if key is None else str(key).strip()
+
+    def normalise_record(self, record: dict) -> dict:
+        if BARE_VALUE in record:
+            record = dict(record)
+            record[self.bare_value_field] = record.pop(BARE_VALUE)
+        return record
+
+    @abstractmethod
+    def parse_prediction(self, record: dict, gold: dict) -> Any:
+        """The prediction for one gold row, or RecordError saying what was expected."""
+
+    @abstractmethod
+    def empty_prediction(self, gold: dict) -> Any:
+        """What a missing prediction counts as under --strict."""
+
+    # ---- results ----------------------------------------------------------------------------
+    @abstractmethod
+    def build_frames(self, gold: pd.DataFrame, predictions: list[Any]) -> Frames:
+        """Tidy per-example frames for gold rows and their predictions (same order)."""
+
+    @abstractmethod
+    def score(self, frames: Frames) -> Scores:
+        """The official metrics over the examples in `frames`."""
+
+    def detail_scores(self, level: str, frame: pd.DataFrame) -> dict[str, float | None]:
+        """Metrics of a slice taken at a detail level (an entity type, a word relation, a slot)."""
+        raise KeyError(f"{self.name} has no detail level {level!r}")
+
+    @abstractmethod
+    def render(self, frames: Frames, guid: str) -> str:
+        """HTML (escaped) drawing one example with gold and prediction."""
+
+    # ---- shared helpers ---------------------------------------------------------------------
+    def hf_guid(self, index: int, split: str) -> str:
+        """Official-style guid for a positional Hugging Face record (no source suffix)."""
+        return f"{self.guid_prefix}_{split}_{index:05d}"
+
+    @staticmethod
+    def number_key(guid: str) -> str | None:
+        match = GUID_NUMBER.search(guid)
+        return match.group(1) if match else None
+
+    def confusion(self, frames: Frames) -> pd.DataFrame | None:
+        """Long-form gold/pred pairs for the confusion matrix (`gold`, `pred`, `guid`), where it means something."""
+        return None
+
+
+def require(record: dict, field_name: str, what: str) -> Any:
+    if field_name not in record or record[field_name] is None or record[field_name] == "":
+        raise RecordError(f"missing field '{field_name}' ({what})")
+    return record[field_name]
+
+
+def as_int(value: Any, what: str) -> int:
+    if isinstance(value, bool):
+        raise RecordError(f"{what} must be an integer, found {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    raise RecordError(f"{what} must be an integer, found {value!r}")
+
+
+def as_list(value: Any, what: str) -> list:
+    if isinstance(value, list):
+        return value
+    raise RecordError(f"{what} must be a JSON list, found {type(value).__name__}: {str(value)[:60]!r}")
+
+
+def bucket(values: pd.Series, edges: list[int], unit: str) -> pd.Series:
+    """Length buckets as readable, ordered strings ('1-10 chars', ...)."""
+    labels = []
+    for low, high in zip(edges[:-1], edges[1:]):
+        labels.append(f"{low + 1}+ {unit}" if math.isinf(high) else f"{low + 1}-{int(high)} {unit}")
+    return pd.cut(values, edges, labels=labels).astype("string")

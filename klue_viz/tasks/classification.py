@@ -1,0 +1,144 @@
+"""Shared mechanics of the single-label tasks (YNAT, NLI, RE): label ids, probabilities, frames."""
+
+from __future__ import annotations
+
+import json
+from abc import abstractmethod
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from klue_viz import markup as mk
+from klue_viz.problems import InputError, Problem
+from klue_viz.tasks.base import Frames, RecordError, Task, as_int
+
+
+class LabelTask(Task):
+    """A task whose prediction is one label (name or Hugging Face id), optionally with class probabilities."""
+
+    #: Label names in Hugging Face ClassLabel order (integer ids index this list).
+    labels: tuple[str, ...] = ()
+    #: The gold label field of the official file.
+    official_label_field: str = "label"
+    signature_fields = frozenset()
+    unit = "example"
+
+    def label_of(self, value: Any, what: str = "label") -> str:
+        """A label name from a name or a Hugging Face integer id."""
+        if isinstance(value, str) and value.strip() in self.labels:
+            return value.strip()
+        if isinstance(value, (int, float)) or (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
+            index = as_int(value, what)
+            if 0 <= index < len(self.labels):
+                return self.labels[index]
+            raise RecordError(f"{what} id {index} is outside 0..{len(self.labels) - 1} ({self.title} has {len(self.labels)} labels)")
+        shown = ", ".join(self.labels[:8]) + (", ..." if len(self.labels) > 8 else "")
+        raise RecordError(f"{what} {value!r} is not a {self.name.upper()} label (expected one of: {shown}, or an integer id)")
+
+    def probs_of(self, value: Any) -> list[float]:
+        """Class probabilities in label order, from a list (HF order) or a {label: p} object."""
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                raise RecordError(f"probs must be a list of {len(self.labels)} numbers or a label->probability object") from None
+        if isinstance(value, dict):
+            out = [0.0] * len(self.labels)
+            for key, p in value.items():
+                out[self.labels.index(self.label_of(key, "probs key"))] = float(p)
+            return out
+        if isinstance(value, list) and len(value) == len(self.labels):
+            try:
+                return [float(p) for p in value]
+            except (TypeError, ValueError):
+                pass
+        raise RecordError(f"probs must be a list of {len(self.labels)} numbers (Hugging Face label order) or a label->probability object")
+
+    def parse_prediction(self, record: dict, gold: dict) -> dict:
+        probs = self.probs_of(record["probs"]) if record.get("probs") not in (None, "") else None
+        if record.get("label") not in (None, ""):
+            label = self.label_of(record["label"])
+        elif probs is not None:
+            label = self.labels[int(np.argmax(probs))]
+        else:
+            raise RecordError("missing field 'label' (the predicted label name or id)")
+        return {"label": label, "probs": probs}
+
+    def empty_prediction(self, gold: dict) -> dict:
+        return {"label": None, "probs": None}
+
+    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
+        data = load_json(text, name)
+        if not isinstance(data, list):
+            raise InputError(f"{name}: expected the official {self.title} JSON list of examples")
+        rows, problems = [], []
+        for k, record in enumerate(data):
+            try:
+                rows.append(self.official_row(record))
+            except (RecordError, KeyError, TypeError) as err:
+                problems.append(Problem(f"gold record #{k + 1}: {err}", guid=_guid(record), file=name))
+        return rows, problems
+
+    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+        rows, problems = [], []
+        for k, record in enumerate(records):
+            try:
+                rows.append(self.hf_row(record))
+            except (RecordError, KeyError, TypeError) as err:
+                problems.append(Problem(f"gold record #{k + 1}: {err}", guid=_guid(record)))
+        return rows, problems
+
+    def official_row(self, record: dict) -> dict:
+        return self.hf_row({**record, "label": record[self.official_label_field]})
+
+    @abstractmethod
+    def hf_row(self, record: dict) -> dict:
+        """Gold row from a record whose label may be a name or an HF id."""
+
+    def classification_frame(self, gold: pd.DataFrame, predictions: list[dict]) -> pd.DataFrame:
+        """The shared columns: gold, pred, correct, error type, probabilities and confidence."""
+        frame = gold.copy()
+        frame["pred"] = pd.array([p["label"] for p in predictions], dtype="string")
+        frame["correct"] = (frame["gold"] == frame["pred"]).fillna(False).astype(bool)
+        frame["error_type"] = np.where(frame["correct"], "correct", frame["gold"].astype(str) + " → " + frame["pred"].fillna("(none)").astype(str))
+        probs = [p["probs"] for p in predictions]
+        frame["probs"] = probs
+        index = {label: i for i, label in enumerate(self.labels)}
+        frame["confidence"] = [max(p) if p is not None else np.nan for p in probs]
+        frame["gold_prob"] = [p[index[g]] if p is not None else np.nan for p, g in zip(probs, frame["gold"])]
+        return frame
+
+    def probs_row(self, probs: list[float] | None, top: int) -> str:
+        """The `top` most probable labels of a run that gave probabilities."""
+        if probs is None:
+            return ""
+        ranked = sorted(zip(self.labels, probs), key=lambda t: -t[1])[:top]
+        return mk.row("probs", '<span class="kv-kv">' + " · ".join(f"{mk.esc(l)} {p:.2f}" for l, p in ranked) + "</span>")
+
+    def label_rows(self, ex: pd.Series) -> str:
+        """Gold and predicted label badges, annotator votes when the gold has them."""
+        pred = ex["pred"] if isinstance(ex["pred"], str) else "(none)"
+        out = mk.row("gold", mk.badge(ex["gold"], "correct")) + mk.row("pred", mk.badge(pred, "correct" if ex["correct"] else "wrong"))
+        if len(ex.get("votes", [])):
+            out += mk.row("votes", f'<span class="kv-kv">{mk.esc(", ".join(map(str, ex["votes"])))} ({mk.esc(ex["agreement"])})</span>')
+        return out
+
+    def confusion(self, frames: Frames) -> pd.DataFrame:
+        ex = frames.examples
+        return pd.DataFrame({"guid": ex["guid"], "gold": ex["gold"], "pred": ex["pred"].fillna("(none)")})
+
+    def build_frames(self, gold: pd.DataFrame, predictions: list[Any]) -> Frames:
+        return Frames(self.classification_frame(gold, predictions))
+
+
+def load_json(text: str, name: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"{name}: invalid JSON at line {err.lineno}: {err.msg}") from None
+
+
+def _guid(record) -> str | None:
+    return record.get("guid") if isinstance(record, dict) else None
+

@@ -1,0 +1,389 @@
+"""KLUE-NER: character-level BIO tagging of six entity types.
+
+Official metrics (klue-tasks.md §4): both are computed over non-space characters. Entity F1 is
+seqeval strict IOB2, macro over types; character F1 is macro over all 13 tags with one `O` pair
+for [CLS] and one for [SEP] around each sentence. Entities are extracted with numpy over the whole
+corpus at once (a B-X and the run of I-X that follows it), which is what seqeval's strict IOB2 does,
+at a fraction of its cost; the tests hold the two together on the real dev set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from klue_viz import markup as mk
+from klue_viz.problems import InputError, Problem
+from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, as_int, as_list, bucket, percent
+
+#: Hugging Face ClassLabel order of `ner_tags`.
+TAGS = ("B-DT", "I-DT", "B-LC", "I-LC", "B-OG", "I-OG", "B-PS", "I-PS", "B-QT", "I-QT", "B-TI", "I-TI", "O")
+TYPES = ("DT", "LC", "OG", "PS", "QT", "TI")
+TAG_ID = {t: i for i, t in enumerate(TAGS)}
+O_ID = TAG_ID["O"]
+#: Per tag id: is it a B-, an I-, and which entity type index (-1 for O).
+IS_B = np.array([t.startswith("B-") for t in TAGS])
+IS_I = np.array([t.startswith("I-") for t in TAGS])
+TYPE_OF = np.array([TYPES.index(t[2:]) if t != "O" else -1 for t in TAGS])
+NONE = "none"
+COUNT_COLUMNS = [f"char_{kind}_{tag}" for tag in TAGS for kind in ("tp", "fp", "fn")]
+
+
+def markup_to_plain(markup: str) -> str:
+    """`<경찰:OG>은` -> `경찰은`: the plain sentence of the official markup."""
+    out, pos = [], 0
+    while True:
+        start = markup.find("<", pos)
+        if start < 0:
+            break
+        close = markup.find(">", start)
+        colon = markup.rfind(":", start, close) if close > 0 else -1
+        if colon < 0 or markup[colon + 1:close] not in TYPES:
+            out.append(markup[pos:start + 1])
+            pos = start + 1
+            continue
+        out.append(markup[pos:start])
+        out.append(markup[start + 1:colon])
+        pos = close + 1
+    out.append(markup[pos:])
+    return "".join(out)
+
+
+def tags_from_entities(sentence: str, entities: list) -> list[str]:
+    """Character tags (spaces included) for predicted `{start, end, label}` spans, end exclusive."""
+    tags = ["O"] * len(sentence)
+    for k, ent in enumerate(as_list(entities, "entities")):
+        if not isinstance(ent, dict):
+            raise RecordError(f"entities[{k}] must be an object {{start, end, label}}")
+        label = ent.get("label", ent.get("type"))
+        if label not in TYPES:
+            raise RecordError(f"entities[{k}].label {label!r} is not one of {', '.join(TYPES)}")
+        start, end = as_int(ent.get("start"), f"entities[{k}].start"), as_int(ent.get("end"), f"entities[{k}].end")
+        if not 0 <= start < end <= len(sentence):
+            raise RecordError(f"entities[{k}] span {start}..{end} is outside the sentence of {len(sentence)} characters (end is exclusive)")
+        if any(t != "O" for t in tags[start:end]):
+            raise RecordError(f"entities[{k}] {start}..{end} overlaps another entity")
+        tags[start] = f"B-{label}"
+        tags[start + 1:end] = [f"I-{label}"] * (end - start - 1)
+    return tags
+
+
+def tag_names(values: list, what: str, expected_length: int) -> list[str]:
+    values = as_list(values, what)
+    if len(values) == expected_length and all(isinstance(v, str) for v in values) and set(values) <= TAG_ID.keys():
+        return values
+    tags = []
+    for k, value in enumerate(as_list(values, what)):
+        if isinstance(value, str) and value in TAG_ID:
+            tags.append(value)
+        elif isinstance(value, (int, float, str)) and str(value).strip().isdigit() and 0 <= int(value) < len(TAGS):
+            tags.append(TAGS[int(value)])
+        else:
+            raise RecordError(f"{what}[{k}] {value!r} is not a KLUE-NER tag (B-/I- with {', '.join(TYPES)}, or O, or an id 0..12)")
+    if len(tags) != expected_length:
+        raise RecordError(f"{what} has {len(tags)} tags, expected {expected_length} (one per character of the sentence, spaces included)")
+    return tags
+
+
+def strict_entities(tag_ids: np.ndarray, sentence_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, type) of every strict-IOB2 chunk: a B-X and the I-X run after it, never across sentences."""
+    n = len(tag_ids)
+    types = TYPE_OF[tag_ids]
+    continues = np.zeros(n, dtype=bool)
+    if n > 1:
+        continues[1:] = IS_I[tag_ids[1:]] & (types[1:] == types[:-1]) & (types[:-1] >= 0)
+    continues[sentence_starts] = False
+    starts = np.flatnonzero(IS_B[tag_ids])
+    breaks = np.append(np.flatnonzero(~continues), n)
+    ends = breaks[np.searchsorted(breaks, starts, side="right")]
+    return starts, ends, types[starts]
+
+
+class Ner(Task):
+    name = "ner"
+    title = "KLUE-NER named entity recognition"
+    hf_config = "ner"
+    official_folder = "klue-ner-v1.1"
+    official_ext = "tsv"
+    guid_prefix = "klue-ner-v1"
+    metrics = (Metric("entity_macro_f1", "Entity macro F1"), Metric("character_macro_f1", "Character macro F1"))
+    slices = (
+        Slice("source", "Source"),
+        Slice("sentence_length", "Sentence length"),
+        Slice("n_entities", "Gold entities in sentence"),
+        Slice("label", "Entity type", level="entities"),
+        Slice("length", "Entity length", level="entities"),
+        Slice("error_type", "Entity error type", level="entities"),
+    )
+    signature_fields = frozenset({"entities", "tags"})
+    bare_value_field = "entities"
+    unit = "sentence"
+    hf_has_guid = False
+
+    # ---- gold -------------------------------------------------------------------------------
+    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
+        rows, problems = [], []
+        current: dict | None = None
+        chars: list[str] = []
+        tags: list[str] = []
+
+        def close(line_number: int) -> None:
+            if current is None:
+                return
+            plain = "".join(chars)
+            if plain != markup_to_plain(current["markup"]):
+                problems.append(Problem("the characters do not spell the sentence of its ## line", current["line"], current["guid"], name))
+            rows.append(self._row(current["guid"], plain, current["markup"], tags[:]))
+
+        for number, line in enumerate(text.split("\n"), 1):
+            if line.startswith("## "):
+                if "\t" not in line or " " in line[3:].partition("\t")[0].strip():
+                    continue  # the five header lines (one of them holds a tab too)
+                close(number)
+                guid, _, markup = line[3:].partition("\t")
+                current = {"guid": guid.strip(), "markup": markup, "line": number}
+                chars.clear()
+                tags.clear()
+            elif line == "" or line == "\t":
+                continue
+            elif current is not None:
+                char, sep, tag = line.rpartition("\t")
+                if not sep or tag not in TAG_ID or len(char) != 1:
+                    problems.append(Problem(f"expected 'CHAR<TAB>TAG' with a KLUE-NER tag, found {line[:40]!r}", number, current["guid"], name))
+                    continue
+                chars.append(char)
+                tags.append(tag)
+        close(0)
+        if not rows:
+            raise InputError(f"{name}: no sentence found; expected the official KLUE-NER TSV ('## guid<TAB>sentence' then 'char<TAB>tag' lines)")
+        return rows, problems
+
+    def looks_like_hf(self, record: dict) -> bool:
+        return "ner_tags" in record or "tokens" in record
+
+    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+        rows, problems = [], []
+        for k, record in enumerate(records):
+            try:
+                tokens = [str(t) for t in record["tokens"]]
+                tags = tag_names(record["ner_tags"], "ner_tags", len(tokens))
+                guid = str(record.get("guid") or self.hf_guid(k, split))
+                rows.append(self._row(guid, "".join(tokens), str(record.get("sentence", "")), tags))
+            except (KeyError, RecordError) as err:
+                problems.append(Problem(f"gold record #{k + 1}: {err}"))
+        return rows, problems
+
+    @staticmethod
+    def _row(guid: str, plain: str, markup: str, tags: list[str]) -> dict:
+        source = guid.rsplit("-", 1)[1] if guid.count("-") >= 3 else "(unknown)"
+        return {"guid": guid, "sentence": plain, "markup": markup, "tags": tags, "source": source}
+
+    # ---- predictions ------------------------------------------------------------------------
+    def parse_prediction(self, record: dict, gold: dict) -> list[str]:
+        if record.get("entities") is not None and record.get("entities") != "":
+            return tags_from_entities(gold["sentence"], record["entities"])
+        if record.get("tags") not in (None, ""):
+            return tag_names(record["tags"], "tags", len(gold["sentence"]))
+        raise RecordError("missing field 'entities' (list of {start, end, label}) or 'tags' (one BIO tag per character)")
+
+    def empty_prediction(self, gold: dict) -> list[str]:
+        return ["O"] * len(gold["sentence"])
+
+    # ---- results ----------------------------------------------------------------------------
+    def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
+        sentences = gold["sentence"].tolist()
+        lengths = np.array([len(s) for s in sentences])
+        all_chars = np.array(list("".join(sentences))) if sentences else np.array([], dtype="<U1")
+        nonspace = all_chars != " "  # the official reader skips exactly the " " character lines
+        gold_ids = np.array([TAG_ID[t] for tags in gold["tags"] for t in tags], dtype=np.int64)
+        pred_ids = np.array([TAG_ID[t] for tags in predictions for t in tags], dtype=np.int64)
+        sent_of_char = np.repeat(np.arange(len(sentences)), lengths)
+        offset_of_char = np.arange(len(all_chars)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+
+        # Official view: non-space characters only.
+        sent_ns = sent_of_char[nonspace]
+        gold_ns, pred_ns = gold_ids[nonspace], pred_ids[nonspace]
+        ns_lengths = np.bincount(sent_ns, minlength=len(sentences))
+        ns_starts = (np.cumsum(ns_lengths) - ns_lengths)[ns_lengths > 0]
+
+        counts = self._char_counts(sent_ns, gold_ns, pred_ns, len(sentences))
+        entities = self._entity_frame(gold, sent_ns, offset_of_char[nonspace], gold_ns, pred_ns, ns_starts)
+
+        examples = gold.drop(columns=["tags"]).copy()
+        examples["gold_tags"] = gold["tags"].tolist()
+        examples["pred_tags"] = list(predictions)
+        for column, values in counts.items():
+            examples[column] = values
+        n_gold = entities[entities["side"] == "gold"].groupby("guid").size()
+        n_pred = entities[entities["side"] == "pred"].groupby("guid").size()
+        wrong = entities[~entities["matched"]]
+        examples["n_gold_entities"] = examples["guid"].map(n_gold).fillna(0).astype(int)
+        examples["n_pred_entities"] = examples["guid"].map(n_pred).fillna(0).astype(int)
+        examples["n_errors"] = examples["guid"].map(wrong.groupby("guid").size()).fillna(0).astype(int)
+        examples["correct"] = examples["n_errors"] == 0
+        examples["error_type"] = examples["guid"].map(joined(wrong["guid"], wrong["error_type"], ", ")).fillna("correct")
+        for side in ("gold", "pred"):
+            mine = entities[entities["side"] == side]
+            examples[f"{side}_types"] = examples["guid"].map(joined(mine["guid"], mine["label"], " ")).fillna("")
+        examples["sentence_length"] = bucket(pd.Series(lengths, index=examples.index), [0, 30, 60, 100, float("inf")], "chars")
+        examples["n_entities"] = bucket(examples["n_gold_entities"], [-1, 0, 2, 5, float("inf")], "entities").str.replace("0-0 entities", "no entities")
+        return Frames(examples, {"entities": entities})
+
+    @staticmethod
+    def _char_counts(sent: np.ndarray, gold: np.ndarray, pred: np.ndarray, n: int) -> dict[str, np.ndarray]:
+        """Per sentence and tag: character tp/fp/fn, with the two [CLS]/[SEP] `O` pairs counted as tp."""
+        k = len(TAGS)
+        hit = gold == pred
+        tp = np.bincount(sent[hit] * k + gold[hit], minlength=n * k).reshape(n, k)
+        fp = np.bincount(sent[~hit] * k + pred[~hit], minlength=n * k).reshape(n, k)
+        fn = np.bincount(sent[~hit] * k + gold[~hit], minlength=n * k).reshape(n, k)
+        tp[:, O_ID] += 2
+        out = {}
+        for j, tag in enumerate(TAGS):
+            out[f"char_tp_{tag}"], out[f"char_fp_{tag}"], out[f"char_fn_{tag}"] = tp[:, j], fp[:, j], fn[:, j]
+        return out
+
+    @staticmethod
+    def _entity_frame(gold, sent_ns, offset_ns, gold_ns, pred_ns, ns_starts) -> pd.DataFrame:
+        """One row per gold and per predicted entity, with whether it is matched and, if not, how it fails."""
+        guids = gold["guid"].to_numpy()
+        sides = {}
+        for side, ids in (("gold", gold_ns), ("pred", pred_ns)):
+            starts, ends, types = strict_entities(ids, ns_starts)
+            sides[side] = pd.DataFrame({
+                "sent": sent_ns[starts], "ns_start": starts, "ns_end": ends, "type": types,
+            })
+        gold_e, pred_e = sides["gold"], sides["pred"]
+        gold_key, pred_key = entity_key(gold_e), entity_key(pred_e)
+        gold_e["matched"] = np.isin(gold_key, pred_key)
+        pred_e["matched"] = np.isin(pred_key, gold_key)
+
+        def classify(this: pd.DataFrame, other: pd.DataFrame, missing_name: str) -> tuple[list, list]:
+            """Error type and the overlapping label on the other side; only unmatched entities need a look."""
+            errors = np.full(len(this), "correct", dtype=object)
+            other_labels = np.asarray(TYPES, dtype=object)[this["type"].to_numpy()] if len(this) else np.array([], dtype=object)
+            unmatched = np.flatnonzero(~this["matched"].to_numpy())
+            columns = ["sent", "ns_start", "ns_end", "type"]
+            rows = this[columns].to_numpy()[unmatched].tolist()
+            nearby = other[other["sent"].isin({r[0] for r in rows})][columns].to_numpy().tolist()
+            by_sent: dict[int, list] = {}
+            for s, a, b, t in nearby:
+                by_sent.setdefault(s, []).append((a, b, t))
+            for k, (s, a, b, t) in zip(unmatched.tolist(), rows):
+                overlaps = [(oa, ob, ot) for oa, ob, ot in by_sent.get(s, []) if oa < b and a < ob]
+                same_span = [ot for oa, ob, ot in overlaps if (oa, ob) == (a, b)]
+                if same_span:
+                    errors[k], other_labels[k] = "wrong type", TYPES[same_span[0]]
+                elif any(ot == t for _, _, ot in overlaps):
+                    errors[k] = "wrong boundary"
+                elif overlaps:
+                    best = max(overlaps, key=lambda o: min(o[1], b) - max(o[0], a))
+                    errors[k], other_labels[k] = "wrong type and boundary", TYPES[best[2]]
+                else:
+                    errors[k], other_labels[k] = missing_name, NONE
+            return errors, other_labels
+
+        gold_e["error_type"], gold_e["other_label"] = classify(gold_e, pred_e, "missed")
+        pred_e["error_type"], pred_e["other_label"] = classify(pred_e, gold_e, "spurious")
+        gold_e["side"], pred_e["side"] = "gold", "pred"
+        frame = pd.concat([gold_e, pred_e], ignore_index=True)
+        frame["guid"] = guids[frame["sent"].to_numpy()] if len(frame) else pd.Series([], dtype=object)
+        frame["label"] = [TYPES[t] for t in frame["type"]]
+        frame["start"] = offset_ns[frame["ns_start"].to_numpy()]
+        frame["end"] = offset_ns[frame["ns_end"].to_numpy() - 1] + 1
+        sentences = gold["sentence"].tolist()
+        frame["text"] = [sentences[s][a:b] for s, a, b in zip(frame["sent"].tolist(), frame["start"].tolist(), frame["end"].tolist())]
+        frame["length"] = bucket(frame["ns_end"] - frame["ns_start"], [0, 1, 3, 6, float("inf")], "chars")
+        columns = ["guid", "side", "label", "start", "end", "text", "length", "matched", "error_type", "other_label"]
+        return frame[columns].astype({"guid": "string", "label": "string", "text": "string"})
+
+    def score(self, frames: Frames) -> Scores:
+        ex, ents = frames.examples, frames.details["entities"]
+        scores = Scores({"entity_macro_f1": None, "character_macro_f1": None})
+        if ex.empty:
+            scores.reasons = {m.key: "no scored sentences" for m in self.metrics}
+            return scores
+        totals = ex[COUNT_COLUMNS].sum().to_numpy().reshape(len(TAGS), 3)
+        tp, fp, fn = totals[:, 0], totals[:, 1], totals[:, 2]
+        denominator = 2 * tp + fp + fn
+        per_tag = np.where(denominator > 0, 2 * tp / np.maximum(denominator, 1), 1.0)  # zero_division=True
+        scores.values["character_macro_f1"] = percent(per_tag.mean())
+        per_type = entity_counts(ents)
+        present = per_type[(per_type[["tp", "fp", "fn"]].sum(axis=1)) > 0]
+        if present.empty:
+            scores.reasons["entity_macro_f1"] = "no entities in gold or prediction"
+        else:
+            scores.values["entity_macro_f1"] = percent(f1_from_counts(present).mean())
+        return scores
+
+    def detail_scores(self, level: str, frame: pd.DataFrame) -> dict[str, float | None]:
+        if level != "entities":
+            return super().detail_scores(level, frame)
+        counts = entity_counts(frame).sum()
+        tp, fp, fn = counts["tp"], counts["fp"], counts["fn"]
+        return {
+            "precision": percent(tp / (tp + fp)) if tp + fp else None,
+            "recall": percent(tp / (tp + fn)) if tp + fn else None,
+            "f1": percent(2 * tp / (2 * tp + fp + fn)) if tp + fp + fn else None,
+        }
+
+    def confusion(self, frames: Frames) -> pd.DataFrame:
+        ents = frames.details["entities"]
+        gold_side = ents[ents["side"] == "gold"]
+        spurious = ents[(ents["side"] == "pred") & (ents["error_type"] == "spurious")]
+        return pd.DataFrame({
+            "guid": pd.concat([gold_side["guid"], spurious["guid"]]),
+            "gold": pd.concat([gold_side["label"], pd.Series(NONE, index=spurious.index)]),
+            "pred": pd.concat([gold_side["other_label"], spurious["label"]]),
+        }).reset_index(drop=True)
+
+    def render(self, frames: Frames, guid: str) -> str:
+        ex = frames.examples.set_index("guid").loc[guid]
+        ents = frames.details["entities"]
+        ents = ents[ents["guid"] == guid]
+        rows = []
+        for side in ("gold", "pred"):
+            spans = [
+                mk.Span(int(e.start), int(e.end), str(e.label), status=str(e.error_type).replace(" ", "_"), extra=(("data-side", side),))
+                for e in ents[ents["side"] == side].itertuples()
+            ]
+            rows.append(mk.row(side, mk.highlight(ex["sentence"], spans)))
+        wrong = ents[~ents["matched"]]
+        if len(wrong):
+            items = [f"{mk.badge(e.error_type, 'wrong')}{mk.esc(e.text)} <span class='kv-kv'>({e.side}: {mk.esc(e.label)})</span>" for e in wrong.itertuples()]
+            rows.append(mk.row("errors", " ".join(items)))
+        return mk.example("".join(rows), guid)
+
+
+def entity_key(entities: pd.DataFrame) -> np.ndarray:
+    """One int64 per (sentence, start, end, type), so matching is a vectorised set operation."""
+    m = np.int64(1 << 16)
+    return ((entities["sent"].to_numpy() * m + entities["ns_start"].to_numpy()) * m + entities["ns_end"].to_numpy()) * 8 + entities["type"].to_numpy()
+
+
+def joined(keys: pd.Series, values: pd.Series, sep: str) -> dict[str, str]:
+    """The distinct values of each key, sorted and joined (a fast groupby-agg for short groups)."""
+    groups: dict[str, set] = {}
+    for key, value in zip(keys.tolist(), values.tolist()):
+        groups.setdefault(key, set()).add(value)
+    return {key: sep.join(sorted(group)) for key, group in groups.items()}
+
+
+def entity_counts(entities: pd.DataFrame) -> pd.DataFrame:
+    """tp/fp/fn per entity type from the entity rows: matched gold = tp, unmatched gold = fn, unmatched pred = fp."""
+    if entities.empty:
+        return pd.DataFrame(columns=["tp", "fp", "fn"], dtype=int)
+    kind = np.select(
+        [entities["side"].eq("gold") & entities["matched"], entities["side"].eq("gold"), ~entities["matched"]],
+        ["tp", "fn", "fp"], "",
+    )
+    table = pd.crosstab(entities["label"], kind).reindex(columns=["tp", "fp", "fn"], fill_value=0)
+    return table.astype(int)
+
+
+def f1_from_counts(counts: pd.DataFrame) -> pd.Series:
+    tp, fp, fn = counts["tp"], counts["fp"], counts["fn"]
+    return (2 * tp / (2 * tp + fp + fn)).fillna(0.0)
+
+
+TASK = Ner()

@@ -1,0 +1,75 @@
+"""KLUE-NLI: premise/hypothesis entailment, scored by accuracy."""
+
+from __future__ import annotations
+
+import pandas as pd
+from sklearn.metrics import accuracy_score
+
+from klue_viz import markup as mk
+from klue_viz.tasks.base import Frames, Metric, Scores, Slice, bucket, percent
+from klue_viz.tasks.classification import LabelTask
+
+VOTE_FIELDS = ("author", "label2", "label3", "label4", "label5")
+
+
+class Nli(LabelTask):
+    name = "nli"
+    title = "KLUE-NLI"
+    hf_config = "nli"
+    official_folder = "klue-nli-v1.1"
+    guid_prefix = "klue-nli-v1"
+    labels = ("entailment", "neutral", "contradiction")
+    official_label_field = "gold_label"
+    metrics = (Metric("accuracy", "Accuracy"),)
+    slices = (
+        Slice("source", "Source"),
+        Slice("agreement", "Annotator agreement"),
+        Slice("hypothesis_length", "Hypothesis length"),
+        Slice("overlap", "Hypothesis words found in premise"),
+    )
+    unit = "pair"
+
+    def looks_like_hf(self, record: dict) -> bool:
+        return "gold_label" not in record
+
+    def hf_row(self, record: dict) -> dict:
+        gold = self.label_of(record["label"], "gold label")
+        votes = [str(record[f]) for f in VOTE_FIELDS if record.get(f)]
+        premise, hypothesis = str(record["premise"]), str(record["hypothesis"])
+        premise_words = set(premise.split())
+        hyp_words = hypothesis.split()
+        share = sum(w in premise_words for w in hyp_words) / max(len(hyp_words), 1)
+        return {
+            "guid": str(record["guid"]),
+            "source": str(record.get("source") or record.get("genre") or "(unknown)"),
+            "premise": premise,
+            "hypothesis": hypothesis,
+            "gold": gold,
+            "votes": votes,
+            "agreement": f"{sum(v == gold for v in votes)}/{len(votes)} agree" if votes else "(no votes)",
+            "overlap": "high (≥50%)" if share >= 0.5 else "low (<50%)",
+        }
+
+    def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
+        frame = self.classification_frame(gold, predictions)
+        frame["hypothesis_length"] = bucket(frame["hypothesis"].str.len(), [0, 15, 25, 40, float("inf")], "chars")
+        return Frames(frame)
+
+    def score(self, frames: Frames) -> Scores:
+        ex = frames.examples
+        if ex.empty:
+            return Scores({"accuracy": None}, {"accuracy": "no scored examples"})
+        return Scores({"accuracy": percent(accuracy_score(ex["gold"].astype(str), ex["pred"].fillna("(none)").astype(str)))})
+
+    def render(self, frames: Frames, guid: str) -> str:
+        ex = frames.examples.set_index("guid").loc[guid]
+        body = [
+            mk.row("premise", mk.esc(ex["premise"])),
+            mk.row("hypo.", mk.esc(ex["hypothesis"])),
+            self.label_rows(ex),
+            self.probs_row(ex["probs"], top=3),
+        ]
+        return mk.example("".join(body), guid)
+
+
+TASK = Nli()

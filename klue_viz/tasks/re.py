@@ -1,0 +1,117 @@
+"""KLUE-RE: relation between a marked subject and object; micro F1 without no_relation, AUPRC over 30 classes."""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import auc, f1_score, precision_recall_curve
+
+from klue_viz import markup as mk
+from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, as_int, bucket, percent
+from klue_viz.tasks.classification import LabelTask
+
+RELATIONS = (
+    "no_relation", "org:dissolved", "org:founded", "org:place_of_headquarters", "org:alternate_names",
+    "org:member_of", "org:members", "org:political/religious_affiliation", "org:product", "org:founded_by",
+    "org:top_members/employees", "org:number_of_employees/members", "per:date_of_birth", "per:date_of_death",
+    "per:place_of_birth", "per:place_of_death", "per:place_of_residence", "per:origin", "per:employee_of",
+    "per:schools_attended", "per:alternate_names", "per:parents", "per:children", "per:siblings", "per:spouse",
+    "per:other_family", "per:colleagues", "per:product", "per:religion", "per:title",
+)
+NO_RELATION = "no_relation"
+
+
+def entity(record: dict, side: str) -> dict:
+    """A subject/object entity with inclusive `start_idx`/`end_idx` offsets, checked against the sentence."""
+    value = record[side]
+    if isinstance(value, str):  # pandas CSV exports write the dict in Python syntax
+        value = ast.literal_eval(value)
+    start, end = as_int(value["start_idx"], f"{side}.start_idx"), as_int(value["end_idx"], f"{side}.end_idx")
+    if not 0 <= start <= end < len(record["sentence"]):
+        raise RecordError(f"{side} offsets {start}..{end} fall outside the sentence")
+    return {"word": str(value["word"]), "start": start, "end": end + 1, "type": str(value["type"])}
+
+
+class Re(LabelTask):
+    name = "re"
+    title = "KLUE-RE relation extraction"
+    hf_config = "re"
+    official_folder = "klue-re-v1.1"
+    guid_prefix = "klue-re-v1"
+    labels = RELATIONS
+    metrics = (Metric("micro_f1", "Micro F1 (no_relation excluded)"), Metric("auprc", "AUPRC"))
+    slices = (
+        Slice("source", "Source"),
+        Slice("type_pair", "Subject-object types"),
+        Slice("relation_group", "Gold relation group"),
+        Slice("gold", "Gold relation"),
+        Slice("sentence_length", "Sentence length"),
+    )
+    unit = "sentence"
+
+    def looks_like_hf(self, record: dict) -> bool:
+        return not isinstance(record.get("label"), str)
+
+    def hf_row(self, record: dict) -> dict:
+        gold = self.label_of(record["label"], "gold label")
+        subj, obj = entity(record, "subject_entity"), entity(record, "object_entity")
+        return {
+            "guid": str(record["guid"]),
+            "sentence": str(record["sentence"]),
+            "subject": subj,
+            "object": obj,
+            "gold": gold,
+            "source": str(record.get("source") or "(unknown)"),
+            "type_pair": f"{subj['type']}-{obj['type']}",
+            "relation_group": gold.split(":")[0] if ":" in gold else gold,
+        }
+
+    def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
+        frame = self.classification_frame(gold, predictions)
+        gold_rel, pred_rel = frame["gold"] != NO_RELATION, frame["pred"].fillna(NO_RELATION) != NO_RELATION
+        frame["error_type"] = np.select(
+            [frame["correct"], gold_rel & ~pred_rel, ~gold_rel & pred_rel],
+            ["correct", "missed relation", "spurious relation"],
+            "wrong relation",
+        )
+        frame["sentence_length"] = bucket(frame["sentence"].str.len(), [0, 50, 100, 150, float("inf")], "chars")
+        return Frames(frame)
+
+    def score(self, frames: Frames) -> Scores:
+        ex = frames.examples
+        if ex.empty:
+            return Scores({"micro_f1": None, "auprc": None}, {"micro_f1": "no scored examples", "auprc": "no scored examples"})
+        gold, pred = ex["gold"].astype(str).to_numpy(), ex["pred"].fillna("(none)").astype(str).to_numpy()
+        micro = f1_score(gold, pred, average="micro", labels=list(RELATIONS[1:]))
+        scores = Scores({"micro_f1": percent(micro), "auprc": None})
+        if ex["probs"].isna().any():
+            scores.reasons["auprc"] = "needs 'probs' (30 class probabilities) for every scored record"
+            return scores
+        probs = np.asarray(ex["probs"].tolist(), dtype=float)
+        onehot = gold[:, None] == np.asarray(RELATIONS)[None, :]
+        areas = []
+        for c in range(len(RELATIONS)):
+            precision, recall, _ = precision_recall_curve(onehot[:, c], probs[:, c])
+            areas.append(auc(recall, precision))
+        scores.values["auprc"] = percent(float(np.mean(areas)))
+        return scores
+
+    def render(self, frames: Frames, guid: str) -> str:
+        ex = frames.examples.set_index("guid").loc[guid]
+        subj, obj = ex["subject"], ex["object"]
+        spans = [
+            mk.Span(subj["start"], subj["end"], subj["type"], css="kv-subj", extra=(("data-role", "subject"),)),
+            mk.Span(obj["start"], obj["end"], obj["type"], css="kv-obj", extra=(("data-role", "object"),)),
+        ]
+        body = [
+            mk.row("text", mk.highlight(ex["sentence"], spans)),
+            mk.row("subj/obj", f'<span class="kv-kv">{mk.esc(subj["word"])} ({mk.esc(subj["type"])}) → {mk.esc(obj["word"])} ({mk.esc(obj["type"])})</span>'),
+            self.label_rows(ex),
+            self.probs_row(ex["probs"], top=3),
+        ]
+        return mk.example("".join(body), guid)
+
+
+TASK = Re()

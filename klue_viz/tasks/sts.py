@@ -1,0 +1,145 @@
+"""KLUE-STS: sentence-pair similarity 0..5; Pearson r on the real-valued label, F1 at the 3.0 threshold."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy.stats import pearsonr
+from sklearn.metrics import f1_score
+
+from klue_viz import markup as mk
+from klue_viz.problems import InputError, Problem
+from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, as_int, percent
+from klue_viz.tasks.classification import load_json
+
+THRESHOLD = 3.0
+SCORE_BINS = [-np.inf, 1, 2, 3, 4, np.inf]
+SCORE_BIN_LABELS = ["0-1", "1-2", "2-3", "3-4", "4-5"]
+
+
+def score_bin(values: pd.Series) -> pd.Series:
+    return pd.cut(values, SCORE_BINS, labels=SCORE_BIN_LABELS, right=False).astype("string")
+
+
+class Sts(Task):
+    name = "sts"
+    title = "KLUE-STS"
+    hf_config = "sts"
+    official_folder = "klue-sts-v1.1"
+    guid_prefix = "klue-sts-v1"
+    metrics = (Metric("pearsonr", "Pearson r"), Metric("f1", "F1 (≥ 3.0)"))
+    slices = (
+        Slice("source", "Source"),
+        Slice("genre", "Genre"),
+        Slice("method", "Pair construction"),
+        Slice("gold_bin", "Gold score"),
+        Slice("agreement", "Annotator spread"),
+    )
+    signature_fields = frozenset({"score"})
+    bare_value_field = "score"
+    unit = "pair"
+
+    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
+        data = load_json(text, name)
+        if not isinstance(data, list):
+            raise InputError(f"{name}: expected the official KLUE-STS JSON list of pairs")
+        return self.rows_from_hf(data)
+
+    def looks_like_hf(self, record: dict) -> bool:
+        return "annotations" not in record
+
+    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+        rows, problems = [], []
+        for k, record in enumerate(records):
+            try:
+                labels = record["labels"]
+                votes = list((record.get("annotations") or {}).get("annotations") or [])
+                source = str(record.get("source") or "(unknown)")
+                genre, _, method = source.partition("-")
+                rows.append({
+                    "guid": str(record["guid"]),
+                    "source": source,
+                    "genre": genre,
+                    "method": method or "(unknown)",
+                    "sentence1": str(record["sentence1"]),
+                    "sentence2": str(record["sentence2"]),
+                    "gold": float(labels["real-label"]),
+                    "gold_rounded": float(labels["label"]),
+                    "votes": votes,
+                    "agreement": (f"spread {max(votes) - min(votes)}" if votes else "(no votes)"),
+                })
+            except (KeyError, TypeError, ValueError) as err:
+                problems.append(Problem(f"gold record #{k + 1}: missing or bad field {err}", guid=record.get("guid") if isinstance(record, dict) else None))
+        return rows, problems
+
+    def parse_prediction(self, record: dict, gold: dict) -> dict:
+        value = record.get("score", record.get("label"))
+        if value is None or value == "":
+            raise RecordError("missing field 'score' (a similarity from 0 to 5)")
+        try:
+            score = float(value)
+        except (TypeError, ValueError):
+            raise RecordError(f"score must be a number from 0 to 5, found {value!r}") from None
+        if not math.isfinite(score):
+            raise RecordError(f"score must be a finite number, found {value!r}")
+        binary = record.get("binary")
+        if binary not in (None, ""):
+            binary = as_int(binary, "binary")
+            if binary not in (0, 1):
+                raise RecordError(f"binary must be 0 or 1, found {binary}")
+        else:
+            binary = int(score >= THRESHOLD)
+        return {"score": score, "binary": binary}
+
+    def empty_prediction(self, gold: dict) -> dict:
+        return {"score": 0.0, "binary": 0}
+
+    def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
+        frame = gold.copy()
+        frame["pred"] = np.array([p["score"] for p in predictions], dtype=np.float64)
+        frame["gold_binary"] = (frame["gold"] >= THRESHOLD).astype(int)
+        frame["pred_binary"] = np.array([p["binary"] for p in predictions], dtype=int)
+        frame["abs_error"] = (frame["pred"] - frame["gold"]).abs()
+        frame["correct"] = frame["gold_binary"] == frame["pred_binary"]
+        frame["error_type"] = np.select(
+            [frame["correct"], frame["pred_binary"] == 1], ["correct", "false positive (pred ≥ 3)"], "false negative (pred < 3)"
+        )
+        frame["gold_bin"] = score_bin(frame["gold"])
+        frame["pred_bin"] = score_bin(frame["pred"])
+        return Frames(frame)
+
+    def score(self, frames: Frames) -> Scores:
+        ex = frames.examples
+        scores = Scores({"pearsonr": None, "f1": None})
+        if ex.empty:
+            scores.reasons = {"pearsonr": "no scored pairs", "f1": "no scored pairs"}
+            return scores
+        pred, gold = ex["pred"].to_numpy(np.float64), ex["gold"].to_numpy(np.float64)
+        if len(ex) < 2 or np.ptp(pred) == 0 or np.ptp(gold) == 0:
+            scores.reasons["pearsonr"] = "undefined: fewer than 2 pairs or constant scores"
+        else:
+            scores.values["pearsonr"] = percent(pearsonr(pred, gold)[0])
+        scores.values["f1"] = percent(f1_score(ex["gold_binary"], ex["pred_binary"], zero_division=0))
+        return scores
+
+    def confusion(self, frames: Frames) -> pd.DataFrame:
+        ex = frames.examples
+        return pd.DataFrame({"guid": ex["guid"], "gold": ex["gold_bin"], "pred": ex["pred_bin"]})
+
+    def render(self, frames: Frames, guid: str) -> str:
+        ex = frames.examples.set_index("guid").loc[guid]
+        status = "correct" if ex["correct"] else "wrong"
+        body = [
+            mk.row("sent. 1", mk.esc(ex["sentence1"])),
+            mk.row("sent. 2", mk.esc(ex["sentence2"])),
+            mk.row("gold", mk.badge(f"{ex['gold']:.2f}", "correct")),
+            mk.row("pred", mk.badge(f"{ex['pred']:.2f}", status) + f'<span class="kv-kv">|error| {ex["abs_error"]:.2f}</span>'),
+        ]
+        if len(ex["votes"]):
+            body.append(mk.row("votes", f'<span class="kv-kv">{mk.esc(", ".join(map(str, ex["votes"])))}</span>'))
+        return mk.example("".join(body), guid)
+
+
+TASK = Sts()

@@ -1,0 +1,72 @@
+"""YNAT: news headline topic classification, scored by macro F1 over the topics seen."""
+
+from __future__ import annotations
+
+import pandas as pd
+from sklearn.metrics import f1_score
+
+from klue_viz import markup as mk
+from klue_viz.tasks.base import Frames, Metric, Scores, Slice, bucket, percent
+from klue_viz.tasks.classification import LabelTask
+
+
+class Ynat(LabelTask):
+    name = "ynat"
+    title = "YNAT topic classification"
+    hf_config = "ynat"
+    official_folder = "ynat-v1.1"
+    guid_prefix = "ynat-v1"
+    labels = ("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치")
+    metrics = (Metric("macro_f1", "Macro F1"),)
+    slices = (
+        Slice("predefined_news_category", "News section filed under"),
+        Slice("agreement", "Annotator agreement"),
+        Slice("title_length", "Title length"),
+        Slice("month", "Month"),
+    )
+    unit = "headline"
+
+    def looks_like_hf(self, record: dict) -> bool:
+        return "annotations" not in record and not isinstance(record.get("label"), str)
+
+    def hf_row(self, record: dict) -> dict:
+        annotations = record.get("annotations") or {}
+        votes = list((annotations.get("annotations") or {}).get("first-scope") or [])
+        gold = self.label_of(record["label"], "gold label")
+        date = str(record.get("date") or "")
+        return {
+            "guid": str(record["guid"]),
+            "title": str(record["title"]),
+            "gold": gold,
+            "predefined_news_category": str(record.get("predefined_news_category") or "(unknown)"),
+            "date": date,
+            "month": date[:8].rstrip(".") if date else "(unknown)",
+            "url": str(record.get("url") or ""),
+            "votes": votes,
+            "agreement": f"{sum(v == gold for v in votes)}/{len(votes)} agree" if votes else "(no votes)",
+        }
+
+    def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
+        frame = self.classification_frame(gold, predictions)
+        frame["title_length"] = bucket(frame["title"].str.len(), [0, 20, 30, 40, float("inf")], "chars")
+        return Frames(frame)
+
+    def score(self, frames: Frames) -> Scores:
+        ex = frames.examples
+        if ex.empty:
+            return Scores({"macro_f1": None}, {"macro_f1": "no scored examples"})
+        value = f1_score(ex["gold"].astype(str), ex["pred"].fillna("(none)").astype(str), average="macro")
+        return Scores({"macro_f1": percent(value)})
+
+    def render(self, frames: Frames, guid: str) -> str:
+        ex = frames.examples.set_index("guid").loc[guid]
+        body = [
+            f'<div style="font-size:1.1rem">{mk.esc(ex["title"])}</div>',
+            self.label_rows(ex),
+            mk.row("section", f'<span class="kv-kv">{mk.esc(ex["predefined_news_category"])} · {mk.esc(ex["date"])}</span>'),
+            self.probs_row(ex["probs"], top=3),
+        ]
+        return mk.example("".join(body), guid)
+
+
+TASK = Ynat()
