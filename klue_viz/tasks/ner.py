@@ -221,10 +221,12 @@ class Ner(Task):
         examples["n_pred_entities"] = examples["guid"].map(n_pred).fillna(0).astype(int)
         examples["n_errors"] = examples["guid"].map(wrong.groupby("guid").size()).fillna(0).astype(int)
         examples["correct"] = examples["n_errors"] == 0
-        examples["error_type"] = examples["guid"].map(joined(wrong["guid"], wrong["error_type"], ", ")).fillna("correct")
+        errors = joined(wrong["guid"], wrong["error_type"], ", ")
+        examples["error_type"] = [errors.get(g, "correct") for g in examples["guid"]]
         for side in ("gold", "pred"):
             mine = entities[entities["side"] == side]
-            examples[f"{side}_types"] = examples["guid"].map(joined(mine["guid"], mine["label"], " ")).fillna("")
+            types = joined(mine["guid"], mine["label"], " ")
+            examples[f"{side}_types"] = [types.get(g, "") for g in examples["guid"]]
         examples["sentence_length"] = bucket(pd.Series(lengths, index=examples.index), [0, 30, 60, 100, float("inf")], "chars")
         examples["n_entities"] = bucket(examples["n_gold_entities"], [-1, 0, 2, 5, float("inf")], "entities").str.replace("0-0 entities", "no entities")
         return Frames(examples, {"entities": entities})

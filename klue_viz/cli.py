@@ -1,0 +1,92 @@
+"""`klue-viz evaluate`: the official KLUE metrics of prediction files, for scripts and CI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from klue_viz.evaluate import RunResult, evaluate_file, load_gold
+from klue_viz.io import read_bytes, read_records
+from klue_viz.problems import InputError
+from klue_viz.tasks import TASKS, detect_task, get_task
+
+SHOWN_PROBLEMS = 10
+
+
+def format_value(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def report(result: RunResult) -> str:
+    """A plain-text table of one run's metrics, coverage and first problems."""
+    lines = [f"== {result.run} ({result.task.name}) =="]
+    width = max(len(m.key) for m in result.task.metrics)
+    for metric in result.task.metrics:
+        value = result.scores.values.get(metric.key)
+        reason = result.scores.reasons.get(metric.key)
+        lines.append(f"  {metric.key:<{width}}  {format_value(value):>7}" + (f"  ({reason})" if reason else ""))
+    c = result.coverage
+    lines.append(f"  coverage: {c.n_scored}/{c.n_gold} gold scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} unreadable")
+    lines.extend(f"  note: {note}" for note in result.notes)
+    for problem in result.problems[:SHOWN_PROBLEMS]:
+        lines.append(f"  problem: {problem}")
+    if len(result.problems) > SHOWN_PROBLEMS:
+        lines.append(f"  ... and {len(result.problems) - SHOWN_PROBLEMS} more problems (all of them are in --out)")
+    return "\n".join(lines)
+
+
+def guess_task(paths: list[str]) -> str:
+    records = read_records(read_bytes(paths[0]), Path(paths[0]).name).records
+    found = detect_task([r for _, r in records])
+    if found is None:
+        raise InputError(f"{paths[0]}: cannot tell which KLUE task this file is for; pass --task")
+    return found
+
+
+def evaluate_command(args: argparse.Namespace) -> int:
+    try:
+        task = get_task(args.task) if args.task else get_task(guess_task(args.pred))
+        gold = load_gold(task, args.gold)
+    except (InputError, KeyError) as err:
+        print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
+        return 2
+    for problem in gold.problems[:SHOWN_PROBLEMS]:
+        print(f"gold problem: {problem}", file=sys.stderr)
+    results, failures = [], []
+    for path in args.pred:
+        try:
+            result = evaluate_file(task, gold, path, strict=args.strict)
+        except InputError as err:
+            failures.append(str(err))
+            print(f"klue-viz: {err}", file=sys.stderr)
+            continue
+        results.append(result)
+        print(report(result))
+    if args.out:
+        payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [r.to_dict() for r in results]}
+        if failures:
+            payload["failed"] = failures
+        if len(args.pred) == 1 and results:
+            payload["metrics"] = results[0].scores.values
+        Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+    return 0 if results else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="klue-viz", description="Evaluation and error analysis for the KLUE benchmark")
+    commands = parser.add_subparsers(dest="command", required=True)
+    evaluate = commands.add_parser("evaluate", help="official metrics of one or more prediction files")
+    evaluate.add_argument("--task", choices=list(TASKS), help="the KLUE task (guessed from the first file when left out)")
+    evaluate.add_argument("--gold", required=True,
+                          help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
+    evaluate.add_argument("--pred", required=True, action="append", help="prediction file (repeat for several runs)")
+    evaluate.add_argument("--out", help="write metrics, coverage and problems as JSON")
+    evaluate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+    args = parser.parse_args(argv)
+    return evaluate_command(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,229 @@
+"""KLUE-DP: dependency parsing over eojeol (words); UAS/LAS as micro and macro F1 (klue-tasks.md §6).
+
+Scoring happens on the word frame: head-index macro F1, and LAS over relations merged the
+official way (every relation after the first 15 of the baseline list is one 'others' class, and a
+word with a wrong head is predicted as the PAD class).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import f1_score
+
+from klue_viz import markup as mk
+from klue_viz.draw_arcs import Arc, Word, dependency_svg
+from klue_viz.problems import InputError, Problem
+from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, as_int, as_list, bucket, percent
+
+#: The baseline's `get_dep_labels()` (KLUE-baseline data/klue_dp.py), in its order.
+DEP_LABELS = (
+    "NP", "NP_AJT", "VP", "NP_SBJ", "VP_MOD", "NP_OBJ", "AP", "NP_CNJ", "NP_MOD", "VNP", "DP", "VP_AJT",
+    "VNP_MOD", "NP_CMP", "VP_SBJ", "VP_CMP", "VP_OBJ", "VNP_CMP", "AP_MOD", "X_AJT", "VP_CNJ", "VNP_AJT", "IP",
+    "X", "X_SBJ", "VNP_OBJ", "VNP_SBJ", "X_OBJ", "AP_AJT", "L", "X_MOD", "X_CNJ", "VNP_CNJ", "X_CMP", "AP_CMP",
+    "AP_SBJ", "R", "NP_SVJ",
+)
+KEPT_FOR_LAS = frozenset(DEP_LABELS[:15])
+OTHERS, PAD = "others", "PAD"
+
+
+def merged(relations: pd.Series) -> pd.Series:
+    """The official LAS classes: the first 15 relations stay, the rest become 'others'."""
+    return relations.where(relations.isin(KEPT_FOR_LAS), OTHERS)
+
+
+class Dp(Task):
+    name = "dp"
+    title = "KLUE-DP dependency parsing"
+    hf_config = "dp"
+    official_folder = "klue-dp-v1.1"
+    official_ext = "tsv"
+    guid_prefix = "klue-dp-v1"
+    metrics = (
+        Metric("uas_macro_f1", "UAS macro F1"), Metric("uas_micro_f1", "UAS (micro F1)"),
+        Metric("las_macro_f1", "LAS macro F1"), Metric("las_micro_f1", "LAS (micro F1)"),
+    )
+    slices = (
+        Slice("source", "Source"),
+        Slice("sentence_length", "Sentence length"),
+        Slice("gold_deprel", "Gold relation", level="words"),
+        Slice("last_pos", "Last POS of the word", level="words"),
+        Slice("distance", "Dependency distance", level="words"),
+    )
+    signature_fields = frozenset({"head", "deprel"})
+    bare_value_field = "head"
+    unit = "sentence"
+    scoring_level = "words"
+    hf_has_guid = False
+
+    # ---- gold -------------------------------------------------------------------------------
+    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
+        rows, problems = [], []
+        current: dict | None = None
+        for number, line in enumerate(text.split("\n"), 1):
+            if line.startswith("## "):
+                guid, tab, sentence = line[3:].partition("\t")
+                if not tab or " " in guid.strip():
+                    continue  # header lines (one of them lists the columns with tabs)
+                current = {"guid": guid.strip(), "sentence": sentence, "words": [], "lemmas": [], "pos": [], "heads": [], "deprels": []}
+                rows.append(current)
+                continue
+            if not line.strip() or current is None:
+                continue
+            fields = line.split("\t")
+            try:
+                if len(fields) < 6:
+                    raise ValueError(f"expected 6 tab-separated fields (INDEX WORD_FORM LEMMA POS HEAD DEPREL), found {len(fields)}")
+                index, head = int(fields[0]), int(fields[4])
+                if index != len(current["words"]) + 1:
+                    raise ValueError(f"word index {index} out of sequence")
+            except ValueError as err:
+                problems.append(Problem(str(err), number, current["guid"], name))
+                current["broken"] = True
+                continue
+            current["words"].append(fields[1])
+            current["lemmas"].append(fields[2])
+            current["pos"].append(fields[3])
+            current["heads"].append(head)
+            current["deprels"].append(fields[5])
+        if not rows:
+            raise InputError(f"{name}: no sentence found; expected the official KLUE-DP TSV ('## guid<TAB>sentence' then word lines)")
+        kept = [self._finish(r) for r in rows if not r.pop("broken", False) and r["words"]]
+        return kept, problems
+
+    def looks_like_hf(self, record: dict) -> bool:
+        return "word_form" in record
+
+    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+        rows, problems = [], []
+        for k, record in enumerate(records):
+            try:
+                words = [str(w) for w in record["word_form"]]
+                rows.append(self._finish({
+                    "guid": str(record.get("guid") or self.hf_guid(k, split)),
+                    "sentence": str(record["sentence"]),
+                    "words": words,
+                    "lemmas": [str(x) for x in record["lemma"]],
+                    "pos": [str(x) for x in record["pos"]],
+                    "heads": [int(h) for h in record["head"]],
+                    "deprels": [str(x) for x in record["deprel"]],
+                }))
+            except (KeyError, TypeError, ValueError) as err:
+                problems.append(Problem(f"gold record #{k + 1}: missing or bad field {err}"))
+        return rows, problems
+
+    @staticmethod
+    def _finish(row: dict) -> dict:
+        guid = row["guid"]
+        parts = guid.split("_")
+        row["source"] = parts[-1] if len(parts) >= 4 else "(unknown)"
+        row["n_words"] = len(row["words"])
+        return row
+
+    # ---- predictions ------------------------------------------------------------------------
+    def parse_prediction(self, record: dict, gold: dict) -> dict:
+        n = gold["n_words"]
+        if record.get("head") in (None, ""):
+            raise RecordError("missing field 'head' (one head index per word, 0 = root)")
+        if record.get("deprel") in (None, ""):
+            raise RecordError("missing field 'deprel' (one relation per word)")
+        heads = [as_int(h, f"head[{k}]") for k, h in enumerate(as_list(record["head"], "head"))]
+        deprels = [str(d) for d in as_list(record["deprel"], "deprel")]
+        if len(heads) != n or len(deprels) != n:
+            raise RecordError(f"head has {len(heads)} and deprel {len(deprels)} entries, expected {n} (one per word of the sentence)")
+        bad = [h for h in heads if not 0 <= h <= n]
+        if bad:
+            raise RecordError(f"head {bad[0]} is outside 0..{n}")
+        unknown = sorted(set(deprels) - set(DEP_LABELS))
+        if unknown:
+            raise RecordError(f"deprel {unknown[0]!r} is not a KLUE-DP relation (e.g. NP_SBJ, VP, NP_OBJ)")
+        return {"heads": heads, "deprels": deprels}
+
+    def empty_prediction(self, gold: dict) -> dict:
+        # An empty parse has no arcs: head -1 never matches, so every word counts as wrong.
+        return {"heads": [-1] * gold["n_words"], "deprels": [OTHERS] * gold["n_words"]}
+
+    # ---- results ----------------------------------------------------------------------------
+    def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
+        counts = gold["n_words"].to_numpy()
+        words = pd.DataFrame({
+            "guid": np.repeat(gold["guid"].to_numpy(), counts),
+            "index": np.concatenate([np.arange(1, c + 1) for c in counts]) if len(counts) else np.array([], dtype=int),
+            "word_form": [w for ws in gold["words"] for w in ws],
+            "lemma": [w for ws in gold["lemmas"] for w in ws],
+            "pos": [w for ws in gold["pos"] for w in ws],
+            "gold_head": np.array([h for hs in gold["heads"] for h in hs], dtype=int),
+            "gold_deprel": [d for ds in gold["deprels"] for d in ds],
+            "pred_head": np.array([h for p in predictions for h in p["heads"]], dtype=int),
+            "pred_deprel": [d for p in predictions for d in p["deprels"]],
+        })
+        words["last_pos"] = words["pos"].str.rsplit("+", n=1).str[-1]
+        words["head_ok"] = words["gold_head"] == words["pred_head"]
+        words["gold_class"] = merged(words["gold_deprel"])
+        words["pred_class"] = merged(words["pred_deprel"]).where(words["head_ok"], PAD)
+        words["label_ok"] = merged(words["gold_deprel"]) == merged(words["pred_deprel"])
+        words["correct"] = words["head_ok"] & words["label_ok"]
+        words["error_type"] = np.select(
+            [words["correct"], ~words["head_ok"] & ~words["label_ok"], ~words["head_ok"]],
+            ["correct", "wrong head and label", "wrong head"], "wrong label",
+        )
+        distance = np.where(words["gold_head"] == 0, -1, (words["index"] - words["gold_head"]).abs())
+        words["distance"] = pd.Series(
+            np.select([distance == -1, distance == 1, distance <= 3, distance <= 7], ["root", "1", "2-3", "4-7"], "8+"), index=words.index
+        )
+
+        examples = gold[["guid", "sentence", "source", "n_words"]].copy()
+        per = words.assign(head_error=~words["head_ok"], error=~words["correct"]).groupby("guid", sort=False).agg(
+            head_errors=("head_error", "sum"), errors=("error", "sum"), uas=("head_ok", "mean"), las=("correct", "mean"),
+        )
+        examples = examples.join(per, on="guid")
+        examples["uas"] *= 100
+        examples["las"] *= 100
+        examples["correct"] = examples["errors"] == 0
+        examples["error_type"] = np.select(
+            [examples["correct"], examples["head_errors"] > 0], ["correct", "head errors"], "label errors only"
+        )
+        examples["sentence_length"] = bucket(examples["n_words"], [0, 5, 10, 20, float("inf")], "words")
+        examples["gold_deprels"] = gold["deprels"].map(" ".join)
+        examples["pred_deprels"] = [" ".join(p["deprels"]) for p in predictions]
+        return Frames(examples, {"words": words})
+
+    def score(self, frames: Frames) -> Scores:
+        return self._word_scores(frames.details["words"])
+
+    def detail_scores(self, level: str, frame: pd.DataFrame) -> dict[str, float | None]:
+        if level != "words":
+            return super().detail_scores(level, frame)
+        return self._word_scores(frame).values
+
+    def _word_scores(self, words: pd.DataFrame) -> Scores:
+        if words.empty:
+            return Scores({m.key: None for m in self.metrics}, {m.key: "no scored words" for m in self.metrics})
+        return Scores({
+            "uas_macro_f1": percent(f1_score(words["gold_head"], words["pred_head"], average="macro")),
+            "uas_micro_f1": percent(words["head_ok"].mean()),
+            "las_macro_f1": percent(f1_score(words["gold_class"].astype(str), words["pred_class"].astype(str), average="macro")),
+            "las_micro_f1": percent(words["correct"].mean()),
+        })
+
+    def confusion(self, frames: Frames) -> pd.DataFrame:
+        words = frames.details["words"]
+        return pd.DataFrame({"guid": words["guid"], "gold": words["gold_deprel"], "pred": words["pred_deprel"]})
+
+    def render(self, frames: Frames, guid: str) -> str:
+        words = frames.details["words"]
+        words = words[words["guid"] == guid]
+        items = [Word(w.word_form, w.lemma, w.pos) for w in words.itertuples()]
+        arcs = []
+        for w in words.itertuples():
+            arcs.append(Arc(int(w.index), int(w.gold_head), w.gold_deprel, "gold", "correct"))
+            status = "correct" if w.correct else ("wrong_head" if not w.head_ok else "wrong_label")
+            arcs.append(Arc(int(w.index), int(w.pred_head), w.pred_deprel, "pred", status))
+        ex = frames.examples.set_index("guid").loc[guid]
+        head = mk.row("text", mk.esc(ex["sentence"]))
+        summary = mk.row("score", f'<span class="kv-kv">UAS {ex["uas"]:.1f} · LAS {ex["las"]:.1f} · {int(ex["errors"])} word error(s) — '
+                                  f'gold arcs above the words, predicted below; red = wrong head, orange = wrong label</span>')
+        return mk.example(head + summary + dependency_svg(items, arcs), guid)
+
+
+TASK = Dp()

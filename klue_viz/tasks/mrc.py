@@ -1,0 +1,187 @@
+"""KLUE-MRC: extractive reading comprehension with unanswerable questions; EM and ROUGE-W (klue-tasks.md §7)."""
+
+from __future__ import annotations
+
+import re
+import string
+from difflib import SequenceMatcher
+
+import numpy as np
+import pandas as pd
+
+from klue_viz import markup as mk
+from klue_viz.problems import InputError, Problem
+from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, bucket, percent
+from klue_viz.tasks.classification import load_json
+
+#: The official pattern, kept as written: a bracket or quote followed by the literal `()‘’`.
+#: It almost never fires; it is part of the official normalisation all the same.
+OFFICIAL_CHAR_PATTERN = re.compile(r"[\'\"《》<>〈〉]\(\)\‘\’")
+ASCII_PUNCTUATION = frozenset(string.punctuation)
+QUESTION_TYPES = {1: "paraphrase", 2: "multi-sentence reasoning", 3: "unanswerable"}
+
+
+def normalise(answer: str) -> str:
+    """Official answer normalisation: lower case, drop ASCII punctuation only, collapse whitespace."""
+    answer = OFFICIAL_CHAR_PATTERN.sub(" ", answer.lower())
+    return " ".join("".join(c for c in answer if c not in ASCII_PUNCTUATION).split())
+
+
+def rouge_w(pred: str, gold: str) -> float:
+    """The official 'ROUGE-W': character F1 whose match length is the longest common contiguous substring."""
+    if gold == "":
+        return float(pred == "")
+    size = SequenceMatcher(None, pred, gold).find_longest_match(0, len(pred), 0, len(gold)).size
+    precision = size / len(pred) if pred else 0.0
+    recall = size / len(gold)
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def answer_segments(context: str, gold_spans: list[tuple[int, int]], pred_span: tuple[int, int] | None) -> list[tuple[int, int, str]]:
+    """Context cut into pieces marked gold, pred, both or plain, so overlap can be drawn."""
+    marks = np.zeros(len(context) + 1, dtype=int)
+    for a, b in gold_spans:
+        marks[a:b] |= 1
+    if pred_span:
+        marks[pred_span[0]:pred_span[1]] |= 2
+    names = {0: "", 1: "gold", 2: "pred", 3: "both"}
+    out, start = [], 0
+    for k in range(1, len(context) + 1):
+        if k == len(context) or marks[k] != marks[start]:
+            out.append((start, k, names[int(marks[start])]))
+            start = k
+    return out
+
+
+class Mrc(Task):
+    name = "mrc"
+    title = "KLUE-MRC reading comprehension"
+    hf_config = "mrc"
+    official_folder = "klue-mrc-v1.1"
+    guid_prefix = "klue-mrc-v1"
+    metrics = (Metric("exact_match", "Exact match"), Metric("rouge_w", "ROUGE-W"))
+    slices = (
+        Slice("question_type", "Question type"),
+        Slice("source", "Source"),
+        Slice("news_category", "News category"),
+        Slice("answer_length", "Gold answer length"),
+        Slice("context_length", "Passage length"),
+    )
+    signature_fields = frozenset({"answer", "prediction_text"})
+    bare_value_field = "answer"
+    unit = "question"
+
+    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
+        data = load_json(text, name)
+        if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+            raise InputError(f"{name}: expected the official KLUE-MRC JSON object with a 'data' list of documents")
+        rows, problems = [], []
+        for document in data["data"]:
+            for paragraph in document.get("paragraphs", []):
+                for qa in paragraph.get("qas", []):
+                    try:
+                        rows.append(self._row(document, paragraph["context"], qa, list(qa.get("answers") or [])))
+                    except (KeyError, TypeError, ValueError) as err:
+                        problems.append(Problem(f"question without field {err}", guid=qa.get("guid"), file=name))
+        return rows, problems
+
+    def looks_like_hf(self, record: dict) -> bool:
+        return "context" in record and "paragraphs" not in record
+
+    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+        rows, problems = [], []
+        for k, record in enumerate(records):
+            try:
+                answers = record.get("answers") or {"text": [], "answer_start": []}
+                listed = [{"text": t, "answer_start": s} for t, s in zip(answers["text"], answers["answer_start"])]
+                if record.get("is_impossible"):
+                    listed = []  # the HF loader appends plausible_answers; an unanswerable gold is "" (klue-tasks.md convention 4)
+                rows.append(self._row(record, record["context"], record, listed))
+            except (KeyError, TypeError, ValueError) as err:
+                problems.append(Problem(f"gold record #{k + 1}: missing field {err}", guid=record.get("guid")))
+        return rows, problems
+
+    @staticmethod
+    def _row(document: dict, context: str, qa: dict, answers: list[dict]) -> dict:
+        texts = [str(a["text"]) for a in answers]
+        spans = [(int(a["answer_start"]), int(a["answer_start"]) + len(str(a["text"]))) for a in answers]
+        qtype = int(qa.get("question_type") or 0)
+        return {
+            "guid": str(qa["guid"]),
+            "title": str(document.get("title") or ""),
+            "source": str(document.get("source") or "(unknown)"),
+            "news_category": str(document.get("news_category") or "(none)"),
+            "context": str(context),
+            "question": str(qa["question"]),
+            "question_type": QUESTION_TYPES.get(qtype, str(qtype)),
+            "is_impossible": bool(qa.get("is_impossible", False)) or not texts,
+            "answers": texts,
+            "answer_spans": spans,
+            "gold_norm": [normalise(t) for t in texts] or [""],
+        }
+
+    def parse_prediction(self, record: dict, gold: dict) -> str:
+        value = record.get("answer", record.get("prediction_text"))
+        if value is None:
+            raise RecordError("missing field 'answer' (the answer text; \"\" for no answer)")
+        if not isinstance(value, (str, int, float)):
+            raise RecordError(f"answer must be text, found {type(value).__name__}")
+        return str(value)
+
+    def empty_prediction(self, gold: dict) -> str:
+        return ""
+
+    def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
+        frame = gold.copy()
+        frame["pred"] = list(predictions)
+        pred_norm = [normalise(p) for p in predictions]
+        frame["pred_norm"] = pred_norm
+        frame["em"] = [100.0 * max([0.0] + [float(p == g) for g in golds]) for p, golds in zip(pred_norm, frame["gold_norm"])]
+        frame["rouge_w"] = [100.0 * max([0.0] + [rouge_w(p, g) for g in golds]) for p, golds in zip(pred_norm, frame["gold_norm"])]
+        frame["correct"] = frame["em"] == 100.0
+        answerable, predicted = ~frame["is_impossible"], frame["pred_norm"] != ""
+        frame["error_type"] = np.select(
+            [frame["correct"], answerable & ~predicted, ~answerable & predicted, frame["rouge_w"] > 0],
+            ["correct", "answered nothing", "should be unanswerable", "partial overlap"],
+            "wrong span",
+        )
+        frame["gold"] = [" | ".join(a) if a else "(unanswerable)" for a in frame["answers"]]
+        frame["answer_length"] = bucket(pd.Series([len(a[0]) if a else 0 for a in frame["answers"]], index=frame.index),
+                                        [-1, 0, 5, 10, 20, float("inf")], "chars").str.replace("0-0 chars", "unanswerable")
+        frame["context_length"] = bucket(frame["context"].str.len(), [0, 500, 1000, 1500, float("inf")], "chars")
+        return Frames(frame)
+
+    def score(self, frames: Frames) -> Scores:
+        ex = frames.examples
+        if ex.empty:
+            return Scores({"exact_match": None, "rouge_w": None}, {"exact_match": "no scored questions", "rouge_w": "no scored questions"})
+        return Scores({"exact_match": float(ex["em"].mean()), "rouge_w": float(ex["rouge_w"].mean())})
+
+    def confusion(self, frames: Frames) -> pd.DataFrame:
+        ex = frames.examples
+        gold = np.where(ex["is_impossible"], "unanswerable", "answerable")
+        return pd.DataFrame({"guid": ex["guid"], "gold": gold, "pred": ex["error_type"]})
+
+    def render(self, frames: Frames, guid: str) -> str:
+        ex = frames.examples.set_index("guid").loc[guid]
+        context, pred = ex["context"], ex["pred"]
+        at = context.find(pred) if pred else -1
+        pred_span = (at, at + len(pred)) if at >= 0 else None
+        pieces = []
+        for a, b, side in answer_segments(context, list(ex["answer_spans"]), pred_span):
+            text = mk.esc(context[a:b])
+            pieces.append(f'<span class="kv-answer" data-side="{side}">{text}</span>' if side else text)
+        status = "correct" if ex["correct"] else ("partial" if ex["rouge_w"] > 0 else "wrong")
+        flag = " · " + mk.badge("unanswerable", "extra") if ex["is_impossible"] else ""
+        body = [
+            mk.row("question", f'<b>{mk.esc(ex["question"])}</b> <span class="kv-kv">({mk.esc(ex["question_type"])}){flag}</span>'),
+            mk.row("gold", mk.badge(ex["gold"], "correct")),
+            mk.row("pred", mk.badge(pred if pred else "(no answer)", status)
+                   + f'<span class="kv-kv">EM {ex["em"]:.0f} · ROUGE-W {ex["rouge_w"]:.1f}'
+                   + ("" if pred_span or not pred else " · not found verbatim in the passage") + "</span>"),
+            mk.row("passage", f'<span class="kv-kv">{mk.esc(ex["title"])}</span><div style="line-height:1.8">{"".join(pieces)}</div>'),
+        ]
+        return mk.example("".join(body), guid)
+
+
+TASK = Mrc()

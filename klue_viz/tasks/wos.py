@@ -1,0 +1,217 @@
+"""WoS: dialogue state tracking; one example per user turn, joint goal accuracy and slot F1 (klue-tasks.md §8)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from klue_viz import markup as mk
+from klue_viz.problems import InputError, Problem
+from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, as_int, as_list, percent
+from klue_viz.tasks.classification import load_json
+
+SPECIAL_VALUES = ("dontcare", "yes", "no")
+
+
+def split_item(item: str) -> tuple[str, str, str]:
+    """'식당-예약 시간-23:20' -> ('식당', '예약 시간', '23:20'); values may hold '-' themselves."""
+    parts = item.split("-", 2)
+    if len(parts) != 3 or not all(p.strip() for p in parts[:2]):
+        raise RecordError(f"state item {item!r} is not 'domain-slot-value'")
+    return parts[0], parts[1], parts[2]
+
+
+def value_class(value: str | None) -> str:
+    if value is None:
+        return "none"
+    return value if value in SPECIAL_VALUES or value == "none" else "value"
+
+
+def turn_prf(gold: list[str], pred: list[str]) -> tuple[int, int, int, float]:
+    """tp, fp, fn and the per-turn F1 of the official compute_prf (TRADE): empty gold scores 1 only for empty pred."""
+    if not gold:
+        return 0, len(pred), 0, 1.0 if not pred else 0.0
+    tp = sum(g in pred for g in gold)
+    fn = len(gold) - tp
+    fp = sum(p not in gold for p in pred)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return tp, fp, fn, (2 * precision * recall / (precision + recall) if precision + recall else 0.0)
+
+
+class Wos(Task):
+    name = "wos"
+    title = "WoS dialogue state tracking"
+    hf_config = "wos"
+    official_folder = "wos-v1.1"
+    guid_prefix = "wos-v1"
+    metrics = (Metric("joint_goal_acc", "Joint goal accuracy"), Metric("slot_micro_f1", "Slot F1 (mean per turn)"))
+    slices = (
+        Slice("domain_count", "Dialogue domains"),
+        Slice("domains", "Domain set"),
+        Slice("turn_bucket", "Turn index"),
+        Slice("domain_slot", "Domain-slot", level="slots"),
+        Slice("value_type", "Value type", level="slots"),
+        Slice("change", "Carried over or updated", level="slots"),
+    )
+    signature_fields = frozenset({"state", "turn"})
+    bare_value_field = "state"
+    unit = "turn"
+
+    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
+        data = load_json(text, name)
+        if not isinstance(data, list):
+            raise InputError(f"{name}: expected the official WoS JSON list of dialogues")
+        return self.rows_from_hf(data)
+
+    def looks_like_hf(self, record: dict) -> bool:
+        return True  # HF records and official dialogues share one schema; sys turns just carry an empty state
+
+    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+        rows, problems = [], []
+        for dialogue in records:
+            try:
+                guid, domains, turns = str(dialogue["guid"]), list(dialogue.get("domains") or []), dialogue["dialogue"]
+                user_turn, system, previous = 0, "", []
+                for turn in turns:
+                    if turn["role"] != "user":
+                        system = str(turn["text"])
+                        continue
+                    state = [str(s) for s in (turn.get("state") or [])]
+                    for item in state:
+                        split_item(item)
+                    rows.append({
+                        "guid": f"{guid}-{user_turn}",
+                        "dialogue": guid,
+                        "turn": user_turn,
+                        "domains": " ".join(domains),
+                        "domain_count": "single-domain" if len(domains) == 1 else f"{len(domains)} domains",
+                        "system": system,
+                        "text": str(turn["text"]),
+                        "gold_state": state,
+                        "previous_gold": previous,
+                    })
+                    previous, system, user_turn = state, "", user_turn + 1
+            except (KeyError, TypeError, RecordError) as err:
+                problems.append(Problem(f"dialogue not usable: {err}", guid=dialogue.get("guid") if isinstance(dialogue, dict) else None))
+        return rows, problems
+
+    def record_key(self, record: dict) -> str | None:
+        key = super().record_key(record)
+        if key is not None and record.get("turn") not in (None, ""):
+            try:
+                return f"{key}-{as_int(record['turn'], 'turn')}"
+            except RecordError:
+                return f"{key}-{record['turn']}"
+        return key
+
+    def parse_prediction(self, record: dict, gold: dict) -> list[str]:
+        if record.get("state") is None:
+            raise RecordError("missing field 'state' (list of 'domain-slot-value'; [] for an empty state)")
+        state = [str(s).strip() for s in as_list(record["state"], "state")]
+        for item in state:
+            split_item(item)
+        return state
+
+    def empty_prediction(self, gold: dict) -> list[str]:
+        return []
+
+    def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
+        turns = gold.copy()
+        turns["pred_state"] = list(predictions)
+        stats = [turn_prf(g, p) for g, p in zip(turns["gold_state"], predictions)]
+        turns["tp"], turns["fp"], turns["fn"] = [s[0] for s in stats], [s[1] for s in stats], [s[2] for s in stats]
+        turns["f1"] = [100.0 * s[3] for s in stats]
+        turns["correct"] = [set(g) == set(p) for g, p in zip(turns["gold_state"], predictions)]
+        turns["joint"] = turns["correct"]
+        broken = turns[~turns["correct"]].groupby("dialogue")["turn"].min()
+        turns["first_break"] = turns["turn"] == turns["dialogue"].map(broken)
+        turns["turn_bucket"] = np.select([turns["turn"] == 0, turns["turn"] <= 2, turns["turn"] <= 5], ["turn 0", "turns 1-2", "turns 3-5"], "turns 6+")
+
+        slots = self._slot_frame(turns)
+        kinds = slots[slots["status"] != "correct"].groupby("guid")["status"].agg(lambda s: ", ".join(sorted(set(s))))
+        turns["error_type"] = turns["guid"].map(kinds).fillna("correct")
+        turns["n_slots"] = turns["gold_state"].map(len)
+        return Frames(turns, {"slots": slots})
+
+    @staticmethod
+    def _slot_frame(turns: pd.DataFrame) -> pd.DataFrame:
+        """One row per turn and domain-slot present in gold or prediction."""
+        rows = []
+        for guid, dialogue, turn, gold, pred, previous in turns[["guid", "dialogue", "turn", "gold_state", "pred_state", "previous_gold"]].itertuples(index=False):
+            gold_map = {f"{d}-{s}": v for d, s, v in map(split_item, gold)}
+            pred_map = {f"{d}-{s}": v for d, s, v in map(split_item, pred)}
+            prev_map = {f"{d}-{s}": v for d, s, v in map(split_item, previous)}
+            for key in sorted(gold_map.keys() | pred_map.keys()):
+                g, p = gold_map.get(key), pred_map.get(key)
+                status = "correct" if g == p else "missing" if p is None else "extra" if g is None else "wrong value"
+                reference = g if g is not None else p
+                rows.append({
+                    "guid": guid, "dialogue": dialogue, "turn": turn, "domain_slot": key, "domain": key.split("-", 1)[0],
+                    "gold_value": g, "pred_value": p, "status": status,
+                    "value_type": "free text" if value_class(reference) == "value" else value_class(reference),
+                    "change": "carried over" if g is not None and prev_map.get(key) == g else ("new or updated" if g is not None else "not in gold"),
+                })
+        columns = ["guid", "dialogue", "turn", "domain_slot", "domain", "gold_value", "pred_value", "status", "value_type", "change"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def score(self, frames: Frames) -> Scores:
+        turns = frames.examples
+        if turns.empty:
+            return Scores({"joint_goal_acc": 0.0, "slot_micro_f1": None}, {"slot_micro_f1": "no scored turns"})
+        return Scores({"joint_goal_acc": percent(turns["correct"].mean()), "slot_micro_f1": float(turns["f1"].mean())})
+
+    def detail_scores(self, level: str, frame: pd.DataFrame) -> dict[str, float | None]:
+        if level != "slots":
+            return super().detail_scores(level, frame)
+        status = frame["status"]
+        tp = int((status == "correct").sum())
+        fp = int(status.isin(["extra", "wrong value"]).sum())
+        fn = int(status.isin(["missing", "wrong value"]).sum())
+        return {
+            "precision": percent(tp / (tp + fp)) if tp + fp else None,
+            "recall": percent(tp / (tp + fn)) if tp + fn else None,
+            "f1": percent(2 * tp / (2 * tp + fp + fn)) if tp + fp + fn else None,
+        }
+
+    def confusion(self, frames: Frames) -> pd.DataFrame:
+        slots = frames.details["slots"]
+        gold = slots["gold_value"].map(value_class)
+        pred = slots["pred_value"].map(value_class)
+        pred = np.where((gold == "value") & (pred == "value") & (slots["status"] == "wrong value"), "other value", pred)
+        return pd.DataFrame({"guid": slots["guid"], "gold": gold, "pred": pred})
+
+    def render(self, frames: Frames, guid: str) -> str:
+        turns = frames.examples
+        selected = turns[turns["guid"] == guid].iloc[0]
+        dialogue = turns[turns["dialogue"] == selected["dialogue"]].sort_values("turn")
+        slots = frames.details["slots"]
+        slots = slots[slots["dialogue"] == selected["dialogue"]]
+        parts = [mk.row("dialogue", f'<span class="kv-kv">{mk.esc(selected["dialogue"])} · {mk.esc(selected["domains"])}</span>')]
+        for turn in dialogue.itertuples():
+            if turn.system:
+                parts.append(f'<div class="kv-turn" data-role="sys"><span class="kv-side">sys</span>{mk.esc(turn.system)}</div>')
+            chips = []
+            for s in slots[slots["guid"] == turn.guid].itertuples():
+                status = s.status.replace(" ", "_")
+                if s.status == "correct":
+                    text = f"{s.domain_slot} = {s.gold_value}"
+                elif s.status == "missing":
+                    text = f"{s.domain_slot} = {s.gold_value} (missed)"
+                elif s.status == "extra":
+                    text = f"{s.domain_slot} = {s.pred_value} (extra)"
+                else:
+                    text = f"{s.domain_slot}: gold {s.gold_value} / pred {s.pred_value}"
+                chips.append(f'<span class="kv-slot" {mk.attrs(data_status=status, data_slot=s.domain_slot)}>{mk.esc(text)}</span>')
+            joint = "ok" if turn.correct else "broken"
+            marker = " · " + mk.badge("joint goal breaks here", "wrong") if turn.first_break else ""
+            selected_mark = ' style="background:#f6f8fa"' if turn.guid == guid else ""
+            parts.append(
+                f'<div class="kv-turn" data-role="user" data-joint="{joint}"{selected_mark}><span class="kv-side">user {turn.turn}</span>'
+                f'{mk.esc(turn.text)}{marker}<div>{"".join(chips) or "<span class=kv-kv>(empty state)</span>"}'
+                f'<span class="kv-kv"> slot F1 {turn.f1:.0f}</span></div></div>'
+            )
+        return mk.example("".join(parts), guid)
+
+
+TASK = Wos()

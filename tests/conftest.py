@@ -1,0 +1,28 @@
+"""Shared test setup: the real KLUE dev sets beside the repo, and a hub that fails at once."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("HF_HOME", tempfile.mkdtemp(prefix="klue-viz-hf-"))
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "klue"
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    assert SHARED.is_dir(), f"the KLUE dev sets are expected in {SHARED} (a copy of shared/ beside the clone)"
+    return SHARED
+
+
+def jsonl(records) -> bytes:
+    import json
+
+    return "\n".join(json.dumps(r, ensure_ascii=False) for r in records).encode("utf-8")
