@@ -296,7 +296,8 @@ class Ner(Task):
         sentences = gold["sentence"].tolist()
         frame["text"] = [sentences[s][a:b] for s, a, b in zip(frame["sent"].tolist(), frame["start"].tolist(), frame["end"].tolist())]
         frame["length"] = bucket(frame["ns_end"] - frame["ns_start"], [0, 1, 3, 6, float("inf")], "chars")
-        columns = ["guid", "side", "label", "start", "end", "text", "length", "matched", "error_type", "other_label"]
+        frame["correct"] = frame["matched"]
+        columns = ["guid", "side", "label", "start", "end", "text", "length", "matched", "correct", "error_type", "other_label"]
         return frame[columns].astype({"guid": "string", "label": "string", "text": "string"})
 
     def score(self, frames: Frames) -> Scores:
@@ -352,7 +353,7 @@ class Ner(Task):
             rows.append(mk.row(side, mk.highlight(ex["sentence"], spans)))
         wrong = ents[~ents["matched"]]
         if len(wrong):
-            items = [f"{mk.badge(e.error_type, 'wrong')}{mk.esc(e.text)} <span class='kv-kv'>({e.side}: {mk.esc(e.label)})</span>" for e in wrong.itertuples()]
+            items = [f"{mk.badge(e.error_type, 'wrong')}{mk.esc(e.text)} <span class='kv-kv'>({mk.esc(e.side)}: {mk.esc(e.label)})</span>" for e in wrong.itertuples()]
             rows.append(mk.row("errors", " ".join(items)))
         return mk.example("".join(rows), guid)
 

@@ -148,11 +148,11 @@ class Wos(Task):
                 reference = g if g is not None else p
                 rows.append({
                     "guid": guid, "dialogue": dialogue, "turn": turn, "domain_slot": key, "domain": key.split("-", 1)[0],
-                    "gold_value": g, "pred_value": p, "status": status,
+                    "gold_value": g, "pred_value": p, "status": status, "correct": status == "correct",
                     "value_type": "free text" if value_class(reference) == "value" else value_class(reference),
                     "change": "carried over" if g is not None and prev_map.get(key) == g else ("new or updated" if g is not None else "not in gold"),
                 })
-        columns = ["guid", "dialogue", "turn", "domain_slot", "domain", "gold_value", "pred_value", "status", "value_type", "change"]
+        columns = ["guid", "dialogue", "turn", "domain_slot", "domain", "gold_value", "pred_value", "status", "correct", "value_type", "change"]
         return pd.DataFrame(rows, columns=columns)
 
     def score(self, frames: Frames) -> Scores:

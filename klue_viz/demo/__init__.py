@@ -1,0 +1,18 @@
+"""The embedded demo: a small KLUE-like set in the official formats and two prediction runs per task.
+
+Written for klue-viz (no KLUE data); `scripts/make_demo.py` regenerates it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+DEMO_DIR = Path(__file__).resolve().parent
+#: Laid out like the official `klue_benchmark/` folder, so it loads through the same code as real data.
+DEMO_BENCHMARK = DEMO_DIR / "klue_benchmark"
+
+
+def demo_runs(task: str) -> Iterator[Path]:
+    """The demo prediction files of a task, in name order."""
+    yield from sorted((DEMO_DIR / "runs" / task).glob("*.json*"))

@@ -1,0 +1,72 @@
+"""What every registered task promises: frames with its slices, confusion pairs, escaped drawings."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.evaluate import evaluate_file, load_gold
+from klue_viz.slicing import slice_table
+from klue_viz.tasks import KLUE_ORDER, TASKS
+
+ATTACK = "<img src=x onerror=alert(1)>"
+
+
+def test_the_registry_holds_the_eight_tasks_in_klue_order():
+    assert tuple(TASKS) == KLUE_ORDER
+
+
+@pytest.fixture(scope="module", params=list(TASKS))
+def demo_result(request):
+    task = TASKS[request.param]
+    gold = load_gold(task, DEMO_BENCHMARK)
+    return evaluate_file(task, gold, next(demo_runs(task.name)))
+
+
+def test_frames_are_tidy_and_carry_every_slice(demo_result):
+    task, frames = demo_result.task, demo_result.frames
+    examples = frames.examples
+    assert examples["guid"].is_unique
+    for column in ("guid", "correct", "error_type"):
+        assert column in examples.columns
+    for spec in task.slices:
+        frame = examples if spec.level == "examples" else frames.details[spec.level]
+        assert spec.key in frame.columns, (task.name, spec.key)
+        table = slice_table(task, frames, spec)
+        assert table["n"].sum() == len(frame) and len(table) >= 1
+
+
+def test_scores_of_the_whole_equal_the_official_metrics(demo_result):
+    assert demo_result.task.score(demo_result.frames).values == demo_result.scores.values
+
+
+def test_confusion_pairs_point_at_examples(demo_result):
+    pairs = demo_result.task.confusion(demo_result.frames)
+    assert pairs is not None and {"guid", "gold", "pred"} <= set(pairs.columns)
+    assert set(pairs["guid"]) <= set(demo_result.frames.examples["guid"])
+
+
+def poisoned(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every text cell (and text inside list cells) with markup appended, as a hostile file would carry."""
+    out = frame.copy()
+    for column in out.columns:
+        if column in ("guid", "dialogue"):
+            continue
+        values = out[column].tolist()
+        if values and all(isinstance(v, str) for v in values):
+            out[column] = [v + ATTACK for v in values]
+        elif values and all(isinstance(v, list) and v and all(isinstance(x, str) for x in v) for v in values):
+            out[column] = [[x + ATTACK for x in v] for v in values]
+    return out
+
+
+def test_drawings_escape_all_file_text(demo_result):
+    task, frames = demo_result.task, demo_result.frames
+    hostile = type(frames)(poisoned(frames.examples), {k: poisoned(v) for k, v in frames.details.items()})
+    for guid in frames.examples["guid"][:6]:
+        html = task.render(hostile, guid)
+        assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+        assert re.search(r'data-guid="[^"]+"', html)
