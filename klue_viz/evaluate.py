@@ -29,9 +29,12 @@ class Gold:
     problems: list[Problem] = field(default_factory=list)
     #: Guids were made from positions (Hugging Face NER/DP): match predictions by guid number too.
     positional: bool = False
+    #: The same rows as plain dicts, handed to `parse_prediction` (the frame's rows, not a copy of other data).
+    rows: list[dict] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.rows = self.frame.to_dict("records")
+        if not self.rows:
+            self.rows = self.frame.to_dict("records")
         self.position = {guid: k for k, guid in enumerate(self.frame["guid"])}
         self.by_number = {}
         if self.positional:
@@ -162,11 +165,15 @@ def _gold(task: Task, rows: list[dict], problems: list[Problem], source: str, po
     if not rows:
         first = f" ({problems[0]})" if problems else ""
         raise InputError(f"{source}: no {task.name.upper()} gold example could be read{first}")
-    frame = pd.DataFrame(rows)
-    duplicated = frame["guid"].duplicated()
-    for guid in frame.loc[duplicated, "guid"]:
-        problems.append(Problem("duplicate gold guid; the first one is kept", guid=guid, file=source))
-    return Gold(task, frame[~duplicated].reset_index(drop=True), source, problems, positional)
+    seen: set[str] = set()
+    kept = []
+    for row in rows:
+        if row["guid"] in seen:
+            problems.append(Problem("duplicate gold guid; the first one is kept", guid=row["guid"], file=source))
+        else:
+            seen.add(row["guid"])
+            kept.append(row)
+    return Gold(task, pd.DataFrame(kept), source, problems, positional, kept)
 
 
 # ---- predictions --------------------------------------------------------------------------------

@@ -85,3 +85,14 @@ def test_hf_dp_and_re_exports(shared, tmp_path):
     gold = load_gold(dp, path)
     preds = [{"head": r["heads"], "deprel": r["deprels"]} for r in official.rows[:50]]  # keyless, in order
     assert evaluate_bytes(dp, gold, jsonl(preds), "p.jsonl").scores.values["las_micro_f1"] == 100.0
+
+
+def test_broken_sentence_in_an_official_tsv_is_reported_and_the_rest_kept():
+    from klue_viz.evaluate import gold_from_bytes
+
+    tsv = ("## 칼럼명 : CHAR\tNE_TAG\n## klue-ner-v1_dev_00000-nsmc\t<철수:PS>\n철\tB-PS\n수\tI-PS\n\n"
+           "## klue-ner-v1_dev_00001-nsmc\t좋다\n좋\tO\n다\tX-YY\n\n")
+    gold = gold_from_bytes(get_task("ner"), tsv.encode("utf-8-sig").replace(b"\n", b"\r\n"), "ner.tsv")
+    assert gold.frame["guid"].tolist() == ["klue-ner-v1_dev_00000-nsmc"]
+    (problem,) = gold.problems
+    assert problem.line == 8 and problem.guid == "klue-ner-v1_dev_00001-nsmc" and "X-YY" in problem.message

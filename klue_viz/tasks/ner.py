@@ -9,6 +9,8 @@ at a fraction of its cost; the tests hold the two together on the real dev set.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -26,6 +28,8 @@ IS_B = np.array([t.startswith("B-") for t in TAGS])
 IS_I = np.array([t.startswith("I-") for t in TAGS])
 TYPE_OF = np.array([TYPES.index(t[2:]) if t != "O" else -1 for t in TAGS])
 NONE = "none"
+#: A sentence line of the official TSV; header lines have spaces before their tab, guids never do.
+SENTENCE_HEADER = re.compile(r"^## (\S+)\t(.*)$", re.M)
 COUNT_COLUMNS = [f"char_{kind}_{tag}" for tag in TAGS for kind in ("tp", "fp", "fn")]
 
 
@@ -70,8 +74,11 @@ def tags_from_entities(sentence: str, entities: list) -> list[str]:
 
 def tag_names(values: list, what: str, expected_length: int) -> list[str]:
     values = as_list(values, what)
-    if len(values) == expected_length and all(isinstance(v, str) for v in values) and set(values) <= TAG_ID.keys():
-        return values
+    try:
+        if len(values) == expected_length and set(values) <= TAG_ID.keys():
+            return values  # the common case: every value is already a tag name
+    except TypeError:
+        pass  # unhashable items; reported one by one below
     tags = []
     for k, value in enumerate(as_list(values, what)):
         if isinstance(value, str) and value in TAG_ID:
@@ -122,38 +129,27 @@ class Ner(Task):
 
     # ---- gold -------------------------------------------------------------------------------
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
+        """Sentences of the official TSV: a `## guid<TAB>markup` line, then one `CHAR<TAB>TAG` line per character."""
         rows, problems = [], []
-        current: dict | None = None
-        chars: list[str] = []
-        tags: list[str] = []
-
-        def close(line_number: int) -> None:
-            if current is None:
-                return
-            plain = "".join(chars)
-            if plain != markup_to_plain(current["markup"]):
-                problems.append(Problem("the characters do not spell the sentence of its ## line", current["line"], current["guid"], name))
-            rows.append(self._row(current["guid"], plain, current["markup"], tags[:]))
-
-        for number, line in enumerate(text.split("\n"), 1):
-            if line.startswith("## "):
-                if "\t" not in line or " " in line[3:].partition("\t")[0].strip():
-                    continue  # the five header lines (one of them holds a tab too)
-                close(number)
-                guid, _, markup = line[3:].partition("\t")
-                current = {"guid": guid.strip(), "markup": markup, "line": number}
-                chars.clear()
-                tags.clear()
-            elif line == "" or line == "\t":
-                continue
-            elif current is not None:
-                char, sep, tag = line.rpartition("\t")
-                if not sep or tag not in TAG_ID or len(char) != 1:
-                    problems.append(Problem(f"expected 'CHAR<TAB>TAG' with a KLUE-NER tag, found {line[:40]!r}", number, current["guid"], name))
+        headers = list(SENTENCE_HEADER.finditer(text))
+        for k, header in enumerate(headers):
+            guid, markup = header.group(1), header.group(2)
+            body_end = headers[k + 1].start() if k + 1 < len(headers) else len(text)
+            body = text[header.end() + 1:body_end].strip("\n")
+            cells = body.replace("\n", "\t").split("\t")  # char, tag, char, tag, ...
+            chars, tags = cells[0::2], cells[1::2]
+            if len(chars) != len(tags) or len("".join(chars)) != len(chars) or not set(tags) <= TAG_ID.keys():
+                lines = [line for line in body.split("\n") if line and line != "\t"]
+                bad = next((line for line in lines if line[1:2] != "\t" or line[2:] not in TAG_ID), None)
+                if bad is not None:
+                    line_number = text.count("\n", 0, header.start()) + 2 + lines.index(bad)
+                    problems.append(Problem(f"expected 'CHAR<TAB>TAG' with a KLUE-NER tag, found {bad[:40]!r}; sentence left out", line_number, guid, name))
                     continue
-                chars.append(char)
-                tags.append(tag)
-        close(0)
+                chars, tags = [line[0] for line in lines], [line[2:] for line in lines]
+            plain = "".join(chars)
+            if plain != markup_to_plain(markup):
+                problems.append(Problem("the characters do not spell the sentence of its ## line", text.count("\n", 0, header.start()) + 1, guid, name))
+            rows.append(self._row(guid, plain, markup, tags))
         if not rows:
             raise InputError(f"{name}: no sentence found; expected the official KLUE-NER TSV ('## guid<TAB>sentence' then 'char<TAB>tag' lines)")
         return rows, problems
