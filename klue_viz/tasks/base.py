@@ -86,6 +86,10 @@ class Task(ABC):
     bare_value_field: str = "label"
     #: The unit the confusion matrix and the example list count ("sentence", "pair", "turn"...).
     unit: str = "example"
+    #: Columns of the example frame that the text search looks in.
+    text_columns: tuple[str, ...] = ()
+    #: What the confusion matrix's rows and columns are ("topic", "entity type", ...).
+    confusion_label: str = "label"
     #: Where the official metric lives ("examples", or a detail frame for DP's words).
     scoring_level: str = "examples"
     #: Hugging Face records of this task carry no guid (NER, DP): gold guids are made from positions.

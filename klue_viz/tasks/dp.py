@@ -53,6 +53,8 @@ class Dp(Task):
     signature_fields = frozenset({"head", "deprel"})
     bare_value_field = "head"
     unit = "sentence"
+    text_columns = ("sentence",)
+    confusion_label = "relation"
     scoring_level = "words"
     hf_has_guid = False
 

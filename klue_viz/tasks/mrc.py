@@ -70,6 +70,8 @@ class Mrc(Task):
     signature_fields = frozenset({"answer", "prediction_text"})
     bare_value_field = "answer"
     unit = "question"
+    text_columns = ("question", "context", "pred")
+    confusion_label = "answerability / outcome"
 
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
         data = load_json(text, name)

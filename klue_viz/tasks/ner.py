@@ -125,6 +125,8 @@ class Ner(Task):
     signature_fields = frozenset({"entities", "tags"})
     bare_value_field = "entities"
     unit = "sentence"
+    text_columns = ("sentence",)
+    confusion_label = "entity type"
     hf_has_guid = False
 
     # ---- gold -------------------------------------------------------------------------------

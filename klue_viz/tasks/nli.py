@@ -28,6 +28,8 @@ class Nli(LabelTask):
         Slice("overlap", "Hypothesis words found in premise"),
     )
     unit = "pair"
+    text_columns = ("premise", "hypothesis")
+    confusion_label = "label"
 
     def looks_like_hf(self, record: dict) -> bool:
         return "gold_label" not in record

@@ -51,6 +51,8 @@ class Re(LabelTask):
         Slice("sentence_length", "Sentence length"),
     )
     unit = "sentence"
+    text_columns = ("sentence",)
+    confusion_label = "relation"
 
     def looks_like_hf(self, record: dict) -> bool:
         return not isinstance(record.get("label"), str)

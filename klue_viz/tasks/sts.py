@@ -40,6 +40,8 @@ class Sts(Task):
     signature_fields = frozenset({"score"})
     bare_value_field = "score"
     unit = "pair"
+    text_columns = ("sentence1", "sentence2")
+    confusion_label = "score bin"
 
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
         data = load_json(text, name)

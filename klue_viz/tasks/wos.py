@@ -57,6 +57,8 @@ class Wos(Task):
     signature_fields = frozenset({"state", "turn"})
     bare_value_field = "state"
     unit = "turn"
+    text_columns = ("text", "system")
+    confusion_label = "value class"
 
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
         data = load_json(text, name)

@@ -25,6 +25,8 @@ class Ynat(LabelTask):
         Slice("month", "Month"),
     )
     unit = "headline"
+    text_columns = ("title",)
+    confusion_label = "topic"
 
     def looks_like_hf(self, record: dict) -> bool:
         return "annotations" not in record and not isinstance(record.get("label"), str)

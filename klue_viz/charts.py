@@ -1,0 +1,95 @@
+"""Plotly figures built from the tidy frames; no Streamlit here, so they can be tested alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+OTHER = "(other)"
+FONT = "Noto Sans CJK KR, Noto Sans KR, Malgun Gothic, sans-serif"
+
+
+def confusion_counts(pairs: pd.DataFrame, max_labels: int = 15, hide: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Gold x predicted counts; labels beyond the `max_labels` most frequent are pooled as '(other)'."""
+    pairs = pairs[~pairs["gold"].astype(str).isin(hide) & ~pairs["pred"].astype(str).isin(hide)]
+    gold, pred = pairs["gold"].astype(str), pairs["pred"].astype(str)
+    frequency = pd.concat([gold, pred]).value_counts()
+    kept = list(frequency.index[:max_labels])
+    gold = gold.where(gold.isin(kept), OTHER)
+    pred = pred.where(pred.isin(kept), OTHER)
+    table = pd.crosstab(gold, pred)
+    labels = [label for label in sorted(set(table.index) | set(table.columns)) if label != OTHER]
+    labels += [OTHER] if OTHER in set(table.index) | set(table.columns) else []
+    return table.reindex(index=labels, columns=labels, fill_value=0)
+
+
+def confusion_figure(counts: pd.DataFrame, axis_name: str) -> go.Figure:
+    """A heatmap with an invisible marker on every cell, so a click selects that (gold, pred) cell."""
+    z = counts.to_numpy()
+    labels_x, labels_y = list(counts.columns), list(counts.index)
+    row_share = z / np.maximum(z.sum(axis=1, keepdims=True), 1)
+    fig = go.Figure(go.Heatmap(
+        z=row_share, x=labels_x, y=labels_y, colorscale="Blues", zmin=0, zmax=1, showscale=False,
+        text=z, texttemplate="%{text}", hovertemplate="gold %{y}<br>pred %{x}<br>%{text} (%{z:.0%} of the row)<extra></extra>",
+    ))
+    xs, ys, counts_flat = [], [], []
+    for i, gold in enumerate(labels_y):
+        for j, pred in enumerate(labels_x):
+            if z[i, j]:
+                xs.append(pred)
+                ys.append(gold)
+                counts_flat.append(int(z[i, j]))
+    fig.add_trace(go.Scatter(
+        x=xs, y=ys, mode="markers", customdata=counts_flat, name="cells",
+        marker={"size": 28, "symbol": "square", "opacity": 0.01, "color": "#000"},
+        hovertemplate="gold %{y}<br>pred %{x}<br>%{customdata} — click to show these examples<extra></extra>",
+    ))
+    side = max(320, 34 * len(labels_y) + 140)
+    fig.update_layout(
+        height=side, margin={"l": 10, "r": 10, "t": 30, "b": 10}, font={"family": FONT},
+        xaxis={"title": f"predicted {axis_name}", "side": "top", "type": "category"},
+        yaxis={"title": f"gold {axis_name}", "autorange": "reversed", "type": "category"},
+        showlegend=False, clickmode="event+select", dragmode=False,
+    )
+    return fig
+
+
+def top_confusions(pairs: pd.DataFrame, n: int = 15) -> pd.DataFrame:
+    """The most frequent wrong (gold, pred) pairs."""
+    wrong = pairs[pairs["gold"].astype(str) != pairs["pred"].astype(str)]
+    if wrong.empty:
+        return pd.DataFrame(columns=["gold", "pred", "count"])
+    return wrong.groupby(["gold", "pred"], observed=True).size().rename("count").reset_index().nlargest(n, "count", keep="all").reset_index(drop=True)
+
+
+def slice_figure(table: pd.DataFrame, metric: str, label: str) -> go.Figure:
+    """The slice metric per value, bars labelled with the number of examples behind them."""
+    shown = table.dropna(subset=[metric]) if metric in table else table.iloc[0:0]
+    fig = go.Figure(go.Bar(
+        x=shown[metric], y=shown["value"], orientation="h", text=[f"n={n}" for n in shown["n"]], textposition="auto",
+        hovertemplate="%{y}<br>" + metric + " %{x:.2f}<br>%{text}<extra></extra>", marker_color="#0969da",
+    ))
+    fig.update_layout(
+        height=max(220, 30 * len(shown) + 90), margin={"l": 10, "r": 10, "t": 30, "b": 10}, font={"family": FONT},
+        xaxis={"title": metric, "range": [0, 100]}, yaxis={"title": label, "autorange": "reversed", "type": "category"},
+    )
+    return fig
+
+
+def sts_scatter(examples: pd.DataFrame) -> go.Figure:
+    """Gold against predicted similarity; box or lasso selection picks the examples shown below."""
+    colours = np.where(examples["correct"], "#0969da", "#cf222e")
+    fig = go.Figure(go.Scatter(
+        x=examples["gold"], y=examples["pred"], mode="markers", customdata=examples["guid"], marker={"color": colours, "size": 8, "opacity": 0.75},
+        hovertemplate="%{customdata}<br>gold %{x:.2f}<br>pred %{y:.2f}<extra></extra>",
+    ))
+    fig.add_shape(type="line", x0=0, y0=0, x1=5, y1=5, line={"dash": "dot", "color": "#8c959f"})
+    for value in (3.0,):
+        fig.add_vline(x=value, line={"dash": "dash", "color": "#bf8700"})
+        fig.add_hline(y=value, line={"dash": "dash", "color": "#bf8700"})
+    fig.update_layout(
+        height=380, margin={"l": 10, "r": 10, "t": 30, "b": 10}, font={"family": FONT}, dragmode="select",
+        xaxis={"title": "gold similarity (real-label)", "range": [-0.2, 5.2]}, yaxis={"title": "predicted", "range": [-0.2, 5.2]},
+    )
+    return fig

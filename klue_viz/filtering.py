@@ -1,0 +1,99 @@
+"""Which examples pass the filters a user set: pure pandas on the tidy frames, no Streamlit."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from klue_viz.tasks.base import Frames, Slice, Task
+
+ERROR_SEPARATOR = ", "
+
+
+@dataclass
+class ExampleFilter:
+    """Everything a task page can filter on; empty means 'no restriction'."""
+
+    status: str = "all"  # "all", "wrong" or "correct"
+    gold: list[str] = field(default_factory=list)
+    pred: list[str] = field(default_factory=list)
+    error_types: list[str] = field(default_factory=list)
+    slice: Slice | None = None
+    slice_values: list[str] = field(default_factory=list)
+    text: str = ""
+    regex: bool = False
+    guids: frozenset[str] | None = None  # a selection made on a chart
+
+
+class FilterError(ValueError):
+    """A filter that cannot be applied (a malformed regular expression); shown to the user as is."""
+
+
+def error_type_options(examples: pd.DataFrame) -> list[str]:
+    """The atomic error types present (NER and WoS examples list several, comma-separated)."""
+    types = set()
+    for value in examples["error_type"].dropna().unique():
+        types.update(str(value).split(ERROR_SEPARATOR))
+    types.discard("correct")
+    return sorted(types)
+
+
+def text_mask(examples: pd.DataFrame, columns: tuple[str, ...], text: str, regex: bool) -> pd.Series:
+    if regex:
+        try:
+            re.compile(text)
+        except re.error as err:
+            raise FilterError(f"not a valid regular expression: {err}") from None
+    mask = pd.Series(False, index=examples.index)
+    for column in columns:
+        mask |= examples[column].astype(str).str.contains(text, regex=regex, case=False, na=False)
+    return mask
+
+
+def apply_filter(task: Task, frames: Frames, pairs: pd.DataFrame | None, f: ExampleFilter) -> pd.DataFrame:
+    """The examples passing every filter, in their original order."""
+    ex = frames.examples
+    mask = pd.Series(True, index=ex.index)
+    if f.status == "wrong":
+        mask &= ~ex["correct"]
+    elif f.status == "correct":
+        mask &= ex["correct"]
+    if (f.gold or f.pred) and pairs is not None:
+        chosen = pairs
+        if f.gold:
+            chosen = chosen[chosen["gold"].astype(str).isin(f.gold)]
+        if f.pred:
+            chosen = chosen[chosen["pred"].astype(str).isin(f.pred)]
+        mask &= ex["guid"].isin(set(chosen["guid"]))
+    if f.error_types:
+        wanted = set(f.error_types)
+        mask &= ex["error_type"].map(lambda v: bool(wanted & set(str(v).split(ERROR_SEPARATOR))))
+    if f.slice is not None and f.slice_values:
+        values = set(f.slice_values)
+        if f.slice.level == "examples":
+            mask &= ex[f.slice.key].astype(str).isin(values)
+        else:
+            detail = frames.details[f.slice.level]
+            mask &= ex["guid"].isin(set(detail.loc[detail[f.slice.key].astype(str).isin(values), "guid"]))
+    if f.text:
+        mask &= text_mask(ex, task.text_columns, f.text, f.regex)
+    if f.guids is not None:
+        mask &= ex["guid"].isin(f.guids)
+    return ex[mask]
+
+
+def export_frame(examples: pd.DataFrame) -> pd.DataFrame:
+    """The example table as it is downloaded: list and dict cells become JSON-like text, count columns are dropped."""
+    keep = [c for c in examples.columns if not c.startswith("char_")]
+    out = examples[keep].copy()
+    for column in out.columns:
+        if out[column].map(lambda v: isinstance(v, (list, dict, tuple))).any():
+            out[column] = out[column].map(lambda v: v if not isinstance(v, (list, dict, tuple)) else _text(v))
+    return out
+
+
+def _text(value) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)

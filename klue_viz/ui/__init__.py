@@ -1,0 +1,1 @@
+"""The Streamlit layer: thin pages over the pure core (state, caching, page layouts)."""

@@ -1,0 +1,41 @@
+"""The one setup call every page makes, and the guard that keeps tracebacks off the page."""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from typing import Callable
+
+import streamlit as st
+
+from klue_viz.markup import STYLE
+from klue_viz.problems import InputError
+from klue_viz.ui.state import init_state
+
+log = logging.getLogger("klue_viz")
+#: Streamlit's own control-flow exceptions (st.stop, st.rerun, st.switch_page) must pass through.
+CONTROL_FLOW = ("StopException", "RerunException")
+
+
+def setup_page(title: str) -> None:
+    st.set_page_config(page_title=f"{title} · klue-viz", page_icon="🇰🇷", layout="wide")
+    init_state()
+    st.markdown(STYLE, unsafe_allow_html=True)
+
+
+def guarded(body: Callable[[], None]) -> None:
+    """Run a page body; an error becomes a short message on the page and a traceback in the server log."""
+    try:
+        body()
+    except InputError as err:
+        st.error(str(err))
+    except Exception as err:  # noqa: BLE001 - the page must never show a traceback
+        if type(err).__name__ in CONTROL_FLOW:
+            raise
+        log.error("page failed:\n%s", traceback.format_exc())
+        st.error(f"Something went wrong while drawing this page ({type(err).__name__}: {err}). "
+                 "The details are in the server log; the rest of the app still works.")
+
+
+def metric_text(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"

@@ -1,0 +1,215 @@
+"""The page of one KLUE task: metrics, confusion matrix, slices, filters and the examples themselves.
+
+Every page in pages/ is one call to `task_page(name)`; what is drawn comes from the task module.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, sts_scatter, top_confusions
+from klue_viz.evaluate import RunResult
+from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
+from klue_viz.slicing import slice_table
+from klue_viz.tasks import get_task
+from klue_viz.tasks.base import Task
+from klue_viz.ui.common import guarded, metric_text, setup_page
+from klue_viz.ui.state import add_run, evaluate_runs, gold_for
+
+PAGE_SIZE = 10
+FILTER_KEYS = ("f_status", "f_gold", "f_pred", "f_errors", "f_slice_values", "f_text", "f_regex", "f_guids", "page_no")
+
+
+def task_page(name: str) -> None:
+    task = get_task(name)
+    setup_page(task.name.upper())
+    guarded(lambda: _body(task))
+
+
+def _body(task: Task) -> None:
+    st.title(task.title)
+    choice = gold_for(task)
+    st.caption(f"{choice.note} · {len(choice.gold.rows):,} gold {task.unit}s")
+    if choice.gold.problems:
+        with st.expander(f"{len(choice.gold.problems)} problem(s) in the gold file"):
+            st.markdown("\n".join(f"- {p}" for p in choice.gold.problems[:50]))
+
+    uploads = st.file_uploader(f"Add {task.name.upper()} prediction files (JSONL, JSON, CSV, TSV)", accept_multiple_files=True, key="pred_upload")
+    for upload in uploads or []:
+        add_run(task.name, upload.name, upload.getvalue())
+
+    results, failures = evaluate_runs(task, choice)
+    for run, reason in failures.items():
+        st.error(f"{run}: {reason}")
+    if not results:
+        st.info(f"No {task.name.upper()} run to show yet: upload a prediction file above or on the home page.")
+        return
+
+    _metrics(task, results)
+    names = list(results)
+    run = st.selectbox("Run to inspect", names, key="run") if len(names) > 1 else names[0]
+    result = results[run]
+    if len(names) == 1:
+        st.caption(f"Inspecting run **{run}**")
+    pairs = task.confusion(result.frames)
+    _confusion(task, result, pairs)
+    _slices(task, result)
+    _examples(task, result, pairs, results)
+
+
+def _metrics(task: Task, results: dict[str, RunResult]) -> None:
+    st.subheader("Official metrics")
+    for run, result in results.items():
+        st.markdown(f"**{run}** <span class='kv-kv'>({result.file})</span>", unsafe_allow_html=True)
+        columns = st.columns(len(task.metrics) + 1)
+        for column, metric in zip(columns, task.metrics):
+            value = result.scores.values.get(metric.key)
+            column.metric(metric.label, metric_text(value), help=result.scores.reasons.get(metric.key) or f"{metric.key}, 0..100")
+        c = result.coverage
+        columns[-1].metric("Gold scored", f"{c.n_scored}/{c.n_gold}", help=f"missing {c.n_missing} · extra {c.n_extra} · unreadable {c.n_invalid}")
+        details = [f"missing {c.n_missing}", f"extra {c.n_extra}", f"unreadable {c.n_invalid}"] + result.notes
+        st.caption(" · ".join(details))
+        if result.problems:
+            with st.expander(f"{len(result.problems)} problem(s) in {result.file}"):
+                st.markdown("\n".join(f"- {p}" for p in result.problems[:100]))
+
+
+def _select_cell() -> None:
+    """A click on a confusion cell becomes the gold/predicted label filters."""
+    event = st.session_state.get("confusion")
+    points = (event or {}).get("selection", {}).get("points", []) if isinstance(event, dict) else getattr(getattr(event, "selection", None), "points", [])
+    if not points:
+        return
+    point = points[0]
+    gold, pred = str(point.get("y")), str(point.get("x"))
+    st.session_state["f_gold"] = [] if gold == OTHER else [gold]
+    st.session_state["f_pred"] = [] if pred == OTHER else [pred]
+    st.session_state["f_status"] = "all"
+    st.session_state["page_no"] = 1
+
+
+def _select_points() -> None:
+    event = st.session_state.get("scatter")
+    points = event["selection"]["points"] if event else []
+    st.session_state["f_guids"] = [p["customdata"] for p in points] if points else []
+    st.session_state["page_no"] = 1
+
+
+def _confusion(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> None:
+    if pairs is None or pairs.empty:
+        return
+    st.subheader("Confusion matrix")
+    left, right = st.columns([3, 2])
+    with right:
+        hide = ()
+        if task.name == "re":
+            hide = ("no_relation",) if st.toggle("Leave out no_relation", value=True, key="hide_no_relation") else ()
+        max_labels = st.slider("Labels shown (the rest are pooled as (other))", 5, 40, 15, key="max_labels") if pairs["gold"].nunique() > 15 else 40
+        st.caption(f"Rows: gold {task.confusion_label}; columns: predicted. Click a cell to list its examples below.")
+        top = top_confusions(pairs)
+        if not top.empty:
+            st.markdown("**Most frequent confusions**")
+            st.dataframe(top, hide_index=True, width="stretch")
+    with left:
+        counts = confusion_counts(pairs, max_labels=max_labels, hide=hide)
+        st.plotly_chart(confusion_figure(counts, task.confusion_label), key="confusion", on_select=_select_cell,
+                        selection_mode="points", config={"displayModeBar": False})
+    if task.name == "sts":
+        st.markdown("**Gold against predicted similarity** — select points (box or lasso) to list them below")
+        st.plotly_chart(sts_scatter(result.frames.examples), key="scatter", on_select=_select_points, selection_mode=("box", "lasso"))
+
+
+def _slices(task: Task, result: RunResult) -> None:
+    st.subheader("Metrics per slice")
+    labels = {spec.label: spec for spec in task.slices}
+    chosen = labels[st.selectbox("Slice by", list(labels), key="slice_by")]
+    table = slice_table(task, result.frames, chosen)
+    metric_columns = [c for c in table.columns if c not in ("value", "n", "errors", "error_rate")]
+    metric = "f1" if "f1" in metric_columns else (metric_columns[0] if metric_columns else "error_rate")
+    left, right = st.columns([3, 2])
+    left.dataframe(table, hide_index=True, width="stretch", column_config={c: st.column_config.NumberColumn(format="%.2f") for c in metric_columns + ["error_rate"]})
+    right.plotly_chart(slice_figure(table, metric, chosen.label), key="slice_chart", config={"displayModeBar": False})
+
+
+def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> ExampleFilter:
+    ex = result.frames.examples
+    st.subheader("Examples")
+    if st.button("Clear filters", key="clear_filters"):
+        for key in FILTER_KEYS:
+            st.session_state.pop(key, None)
+    row1 = st.columns([1.2, 2, 2, 2])
+    status = row1[0].radio("Show", ["all", "wrong", "correct"], horizontal=True, key="f_status")
+    labels = sorted(set(pairs["gold"].astype(str)) | set(pairs["pred"].astype(str))) if pairs is not None else []
+    for key in ("f_gold", "f_pred"):
+        if key in st.session_state:
+            st.session_state[key] = [v for v in st.session_state[key] if v in labels]
+    gold = row1[1].multiselect(f"Gold {task.confusion_label}", labels, key="f_gold")
+    pred = row1[2].multiselect(f"Predicted {task.confusion_label}", labels, key="f_pred")
+    errors = row1[3].multiselect("Error type", error_type_options(ex), key="f_errors")
+    row2 = st.columns([2, 2, 3, 1])
+    slice_specs = {spec.label: spec for spec in task.slices}
+    slice_label = row2[0].selectbox("Slice", ["(any)"] + list(slice_specs), key="f_slice")
+    spec = slice_specs.get(slice_label)
+    values = []
+    if spec is not None:
+        frame = ex if spec.level == "examples" else result.frames.details[spec.level]
+        values = row2[1].multiselect("Slice values", sorted(frame[spec.key].dropna().astype(str).unique()), key="f_slice_values")
+    text = row2[2].text_input("Search the text", key="f_text", placeholder="substring, or a regular expression")
+    regex = row2[3].checkbox("regex", key="f_regex")
+    guids = st.session_state.get("f_guids") or None
+    if guids:
+        st.caption(f"Restricted to the {len(guids)} points selected on the scatter plot.")
+    return ExampleFilter(status, gold, pred, errors, spec, values, text, regex, frozenset(guids) if guids else None)
+
+
+def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results: dict[str, RunResult]) -> None:
+    chosen = _filters(task, result, pairs)
+    try:
+        shown = apply_filter(task, result.frames, pairs, chosen)
+    except FilterError as err:
+        st.error(str(err))
+        return
+    others = [r for r in results if r != result.run]
+    other = st.selectbox("Compare with run", ["(none)"] + others, key="compare") if others else "(none)"
+    if other != "(none)":
+        shown = _comparison(result, results[other], shown)
+    total = len(result.frames.examples)
+    pages = max(1, -(-len(shown) // PAGE_SIZE))
+    top = st.columns([1, 3, 2])
+    if st.session_state.get("page_no", 1) > pages:
+        st.session_state["page_no"] = pages
+    page = int(top[0].number_input("Page", 1, pages, key="page_no")) if pages > 1 else 1
+    first = (page - 1) * PAGE_SIZE
+    top[1].markdown(f"<div class='kv-count' data-shown='{len(shown)}' data-total='{total}'>{len(shown):,} of {total:,} {task.unit}s match "
+                    f"(showing {min(first + 1, len(shown))}–{min(first + PAGE_SIZE, len(shown))})</div>", unsafe_allow_html=True)
+    top[2].download_button("Download the filtered table (CSV)", export_frame(shown).to_csv(index=False).encode("utf-8-sig"),
+                           file_name=f"{task.name}-{result.run}-examples.csv", mime="text/csv", key="download")
+    for guid in shown["guid"].iloc[first:first + PAGE_SIZE]:
+        if other == "(none)":
+            st.markdown(task.render(result.frames, guid), unsafe_allow_html=True)
+        else:
+            left, right = st.columns(2)
+            left.caption(result.run)
+            left.markdown(task.render(result.frames, guid), unsafe_allow_html=True)
+            right.caption(other)
+            right.markdown(task.render(results[other].frames, guid) if guid in set(results[other].frames.examples["guid"]) else "(not in this run)",
+                           unsafe_allow_html=True)
+
+
+def _comparison(first: RunResult, second: RunResult, shown: pd.DataFrame) -> pd.DataFrame:
+    """Where two runs differ: counts of each agreement case, and the examples of the chosen case."""
+    a = first.frames.examples.set_index("guid")["correct"]
+    b = second.frames.examples.set_index("guid")["correct"].reindex(a.index)
+    case = pd.Series("both wrong", index=a.index)
+    case[a & b.fillna(False).astype(bool)] = "both right"
+    case[a & ~b.fillna(False).astype(bool)] = f"only {first.run} right"
+    case[~a & b.fillna(False).astype(bool)] = f"only {second.run} right"
+    counts = case.value_counts()
+    st.dataframe(counts.rename("examples").rename_axis("case").reset_index(), hide_index=True)
+    options = ["where they differ", "all"] + list(counts.index)
+    pick = st.radio("Show", options, horizontal=True, key="compare_case")
+    if pick == "all":
+        return shown
+    keep = case[case.str.startswith("only")].index if pick == "where they differ" else case[case == pick].index
+    return shown[shown["guid"].isin(set(keep))]

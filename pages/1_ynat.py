@@ -1,0 +1,5 @@
+"""The YNAT page: /ynat."""
+
+from klue_viz.ui.task_page import task_page
+
+task_page("ynat")

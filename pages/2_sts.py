@@ -1,0 +1,5 @@
+"""The STS page: /sts."""
+
+from klue_viz.ui.task_page import task_page
+
+task_page("sts")

@@ -1,0 +1,5 @@
+"""The RE page: /re."""
+
+from klue_viz.ui.task_page import task_page
+
+task_page("re")

@@ -1,0 +1,5 @@
+"""The DP page: /dp."""
+
+from klue_viz.ui.task_page import task_page
+
+task_page("dp")

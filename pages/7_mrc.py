@@ -1,0 +1,5 @@
+"""The MRC page: /mrc."""
+
+from klue_viz.ui.task_page import task_page
+
+task_page("mrc")

@@ -1,0 +1,5 @@
+"""The WOS page: /wos."""
+
+from klue_viz.ui.task_page import task_page
+
+task_page("wos")
