@@ -57,7 +57,7 @@ def dependency_svg(words: list[Word], arcs: list[Arc]) -> str:
     for width in widths:
         centres.append(x + width / 2)
         x += width
-    total_width = x + 10
+    total_width = x + 90  # room for the last word's "(root)" label
     gold = [a for a in arcs if a.side == "gold"]
     pred = [a for a in arcs if a.side == "pred"]
     gold_levels, pred_levels = levels(gold), levels(pred)

@@ -90,7 +90,7 @@ def export_frame(examples: pd.DataFrame) -> pd.DataFrame:
     keep = [c for c in examples.columns if not c.startswith("char_")]
     out = examples[keep].copy()
     for column in out.columns:
-        if out[column].map(lambda v: isinstance(v, (list, dict, tuple))).any():
+        if out[column].dtype == object and any(isinstance(v, (list, dict, tuple)) for v in out[column]):
             out[column] = out[column].map(lambda v: v if not isinstance(v, (list, dict, tuple)) else _text(v))
     return out
 

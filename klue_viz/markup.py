@@ -26,6 +26,7 @@ class Span:
     css: str = "kv-ent"
     status: str = ""
     extra: tuple[tuple[str, str], ...] = ()
+    tag: str = ""  # the small text after the span; the label when empty
 
 
 # Distinct, colour-blind-friendly colours (Okabe-Ito) per NER type; other labels fall back to grey.
@@ -40,7 +41,7 @@ STYLE = """
 <style>
 .kv-example{font-family:'Noto Sans CJK KR','Noto Sans KR','Malgun Gothic',sans-serif;line-height:2.1;margin:.2rem 0 1rem}
 .kv-row{margin:.15rem 0}
-.kv-side{display:inline-block;min-width:3.2rem;font-size:.75rem;color:#57606a;font-weight:600}
+.kv-side{display:inline-block;min-width:3.6rem;margin-right:.5rem;font-size:.75rem;color:#57606a;font-weight:600}
 .kv-ent,.kv-subj,.kv-obj,.kv-answer{padding:.1rem .25rem;border-radius:.3rem;border:2px solid transparent}
 .kv-ent .kv-tag,.kv-subj .kv-tag,.kv-obj .kv-tag{font-size:.65rem;font-weight:700;margin-left:.2rem;vertical-align:super}
 .kv-ent[data-status=correct]{border-color:#1a7f37}
@@ -48,9 +49,10 @@ STYLE = """
 .kv-ent[data-status=wrong_type],.kv-ent[data-status=wrong_boundary],.kv-ent[data-status=wrong_type_and_boundary]{border-color:#bf8700}
 .kv-badge{display:inline-block;font-size:.72rem;padding:0 .4rem;border-radius:.6rem;color:#fff;margin-right:.3rem}
 .kv-kv{font-size:.85rem;color:#24292f}
-.kv-answer[data-side=gold]{background:#d1f0d9}
-.kv-answer[data-side=pred]{background:#fde2b3}
-.kv-answer[data-side=both]{background:#b7e4f7}
+.kv-legend{padding:0 .3rem;border-radius:.3rem}
+.kv-answer[data-side=gold],.kv-legend[data-side=gold]{background:#d1f0d9}
+.kv-answer[data-side=pred],.kv-legend[data-side=pred]{background:#fde2b3}
+.kv-answer[data-side=both],.kv-legend[data-side=both]{background:#b7e4f7}
 .kv-slot{display:inline-block;font-size:.8rem;padding:.05rem .4rem;margin:.1rem;border-radius:.3rem;border:1px solid #d0d7de}
 .kv-slot[data-status=correct]{background:#dafbe1}
 .kv-slot[data-status=missing]{background:#ffebe9;border-style:dashed}
@@ -83,7 +85,7 @@ def highlight(text: str, spans: list[Span]) -> str:
         data = attrs(data_label=span.label, data_status=span.status or None, **{k: v for k, v in span.extra})
         out.append(
             f'<span class="{span.css}" {data} style="background:{colour}33">'
-            f'{esc(text[span.start:span.end])}<span class="kv-tag">{esc(span.label)}</span></span>'
+            f'{esc(text[span.start:span.end])}<span class="kv-tag">{esc(span.tag or span.label)}</span></span>'
         )
         pos = open_until = span.end
     out.append(esc(text[pos:]))

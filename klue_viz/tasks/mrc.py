@@ -181,7 +181,9 @@ class Mrc(Task):
             mk.row("pred", mk.badge(pred if pred else "(no answer)", status)
                    + f'<span class="kv-kv">EM {ex["em"]:.0f} · ROUGE-W {ex["rouge_w"]:.1f}'
                    + ("" if pred_span or not pred else " · not found verbatim in the passage") + "</span>"),
-            mk.row("passage", f'<span class="kv-kv">{mk.esc(ex["title"])}</span><div style="line-height:1.8">{"".join(pieces)}</div>'),
+            mk.row("passage", f'<span class="kv-kv">{mk.esc(ex["title"])} — <span class="kv-legend" data-side="gold">gold</span> '
+                              f'<span class="kv-legend" data-side="pred">predicted</span> <span class="kv-legend" data-side="both">both</span></span>'
+                              f'<div style="line-height:1.8">{"".join(pieces)}</div>'),
         ]
         return mk.example("".join(body), guid)
 

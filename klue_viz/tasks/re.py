@@ -108,8 +108,8 @@ class Re(LabelTask):
         ex = frames.examples.set_index("guid").loc[guid]
         subj, obj = ex["subject"], ex["object"]
         spans = [
-            mk.Span(subj["start"], subj["end"], subj["type"], css="kv-subj", extra=(("data-role", "subject"),)),
-            mk.Span(obj["start"], obj["end"], obj["type"], css="kv-obj", extra=(("data-role", "object"),)),
+            mk.Span(subj["start"], subj["end"], subj["type"], css="kv-subj", extra=(("data-role", "subject"),), tag=f"subj · {subj['type']}"),
+            mk.Span(obj["start"], obj["end"], obj["type"], css="kv-obj", extra=(("data-role", "object"),), tag=f"obj · {obj['type']}"),
         ]
         body = [
             mk.row("text", mk.highlight(ex["sentence"], spans)),
