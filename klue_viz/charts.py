@@ -65,7 +65,7 @@ def top_confusions(pairs: pd.DataFrame, n: int = 15) -> pd.DataFrame:
 
 def slice_figure(table: pd.DataFrame, metric: str, label: str) -> go.Figure:
     """The slice metric per value, bars labelled with the number of examples behind them."""
-    shown = table.dropna(subset=[metric]) if metric in table else table.iloc[0:0]
+    shown = table.dropna(subset=[metric]) if metric in table else pd.DataFrame({metric: [], "value": [], "n": []})
     fig = go.Figure(go.Bar(
         x=shown[metric], y=shown["value"], orientation="h", text=[f"n={n}" for n in shown["n"]], textposition="auto",
         hovertemplate="%{y}<br>" + metric + " %{x:.2f}<br>%{text}<extra></extra>", marker_color="#0969da",

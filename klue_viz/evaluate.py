@@ -71,6 +71,8 @@ class RunResult:
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     extra_guids: list[str] = field(default_factory=list)
+    #: Identifies the inputs (gold, file content, options) for caches of views derived from this result.
+    key: str = ""
 
     def to_dict(self) -> dict:
         return {

@@ -157,9 +157,11 @@ def runs_for(task: Task, choice: GoldChoice) -> dict[str, tuple[str, bytes]]:
 @st.cache_resource(max_entries=64, show_spinner="Scoring…")
 def _evaluate(task_name: str, gold_key: str, run_key: str, name: str, run: str, strict: bool, _gold: Gold, _data: bytes) -> RunResult | str:
     try:
-        return evaluate_bytes(TASKS[task_name], _gold, _data, name, strict=strict, run=run)
+        result = evaluate_bytes(TASKS[task_name], _gold, _data, name, strict=strict, run=run)
     except InputError as err:
         return str(err)
+    result.key = f"{task_name}|{gold_key}|{run_key}|{run}|{strict}"
+    return result
 
 
 def evaluate_runs(task: Task, choice: GoldChoice) -> tuple[dict[str, RunResult], dict[str, str]]:

@@ -107,24 +107,34 @@ def _confusion(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> Non
             hide = ("no_relation",) if st.toggle("Leave out no_relation", value=True, key="hide_no_relation") else ()
         max_labels = st.slider("Labels shown (the rest are pooled as (other))", 5, 40, 15, key="max_labels") if pairs["gold"].nunique() > 15 else 40
         st.caption(f"Rows: gold {task.confusion_label}; columns: predicted. Click a cell to list its examples below.")
-        top = top_confusions(pairs)
+        figure, top, _ = _confusion_view(result.key, max_labels, hide, task, pairs)
         if not top.empty:
             st.markdown("**Most frequent confusions**")
             st.dataframe(top, hide_index=True, width="stretch")
     with left:
-        counts = confusion_counts(pairs, max_labels=max_labels, hide=hide)
-        st.plotly_chart(confusion_figure(counts, task.confusion_label), key="confusion", on_select=_select_cell,
+        st.plotly_chart(figure, key="confusion", on_select=_select_cell,
                         selection_mode="points", config={"displayModeBar": False})
     if task.name == "sts":
         st.markdown("**Gold against predicted similarity** — select points (box or lasso) to list them below")
         st.plotly_chart(sts_scatter(result.frames.examples), key="scatter", on_select=_select_points, selection_mode=("box", "lasso"))
 
 
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _slice_table(result_key: str, slice_key: str, _task: Task, _result: RunResult, _spec) -> pd.DataFrame:
+    return slice_table(_task, _result.frames, _spec)
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
+def _confusion_view(result_key: str, max_labels: int, hide: tuple[str, ...], _task: Task, _pairs: pd.DataFrame):
+    counts = confusion_counts(_pairs, max_labels=max_labels, hide=hide)
+    return confusion_figure(counts, _task.confusion_label), top_confusions(_pairs), sorted(set(_pairs["gold"].astype(str)) | set(_pairs["pred"].astype(str)))
+
+
 def _slices(task: Task, result: RunResult) -> None:
     st.subheader("Metrics per slice")
     labels = {spec.label: spec for spec in task.slices}
     chosen = labels[st.selectbox("Slice by", list(labels), key="slice_by")]
-    table = slice_table(task, result.frames, chosen)
+    table = _slice_table(result.key, f"{chosen.level}:{chosen.key}", task, result, chosen)
     metric_columns = [c for c in table.columns if c not in ("value", "n", "errors", "error_rate")]
     metric = "f1" if "f1" in metric_columns else (metric_columns[0] if metric_columns else "error_rate")
     left, right = st.columns([3, 2])
@@ -140,7 +150,7 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> Examp
             st.session_state.pop(key, None)
     row1 = st.columns([1.2, 2, 2, 2])
     status = row1[0].radio("Show", ["all", "wrong", "correct"], horizontal=True, key="f_status")
-    labels = sorted(set(pairs["gold"].astype(str)) | set(pairs["pred"].astype(str))) if pairs is not None else []
+    labels = _confusion_view(result.key, 40, (), task, pairs)[2] if pairs is not None and not pairs.empty else []
     for key in ("f_gold", "f_pred"):
         if key in st.session_state:
             st.session_state[key] = [v for v in st.session_state[key] if v in labels]
@@ -163,7 +173,9 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> Examp
     return ExampleFilter(status, gold, pred, errors, spec, values, text, regex, frozenset(guids) if guids else None)
 
 
+@st.fragment
 def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results: dict[str, RunResult]) -> None:
+    """Filters and the example list; a fragment, so changing a filter redraws only this part of the page."""
     chosen = _filters(task, result, pairs)
     try:
         shown = apply_filter(task, result.frames, pairs, chosen)
@@ -183,8 +195,8 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
     first = (page - 1) * PAGE_SIZE
     top[1].markdown(f"<div class='kv-count' data-shown='{len(shown)}' data-total='{total}'>{len(shown):,} of {total:,} {task.unit}s match "
                     f"(showing {min(first + 1, len(shown))}–{min(first + PAGE_SIZE, len(shown))})</div>", unsafe_allow_html=True)
-    top[2].download_button("Download the filtered table (CSV)", export_frame(shown).to_csv(index=False).encode("utf-8-sig"),
-                           file_name=f"{task.name}-{result.run}-examples.csv", mime="text/csv", key="download")
+    top[2].download_button("Download the filtered table (CSV)", lambda: export_frame(shown).to_csv(index=False).encode("utf-8-sig"),
+                           file_name=f"{task.name}-{result.run}-examples.csv", mime="text/csv", key="download", on_click="ignore")
     for guid in shown["guid"].iloc[first:first + PAGE_SIZE]:
         if other == "(none)":
             st.markdown(task.render(result.frames, guid), unsafe_allow_html=True)

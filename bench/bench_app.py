@@ -1,0 +1,122 @@
+"""How fast the NER page answers in a real browser on the real dev set (5,000 sentences).
+
+    python bench/bench_app.py [--shared ../shared/klue] [--repeat 3]
+
+Starts the app with KLUE_VIZ_DATA_DIR pointing at the real KLUE files, opens /ner in headless
+Chromium and times (1) from choosing a prediction file to its metrics on the page, and (2) from a
+filter click to the re-drawn example list. The reference, timed in this same script, is the core
+alone reading and scoring the same file in-process (`evaluate_file`); the ratio says what the UI
+adds. Targets from issue 3: metrics within 3 s of an upload, a filter within 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from klue_viz.evaluate import evaluate_file, load_gold
+from klue_viz.tasks import get_task
+
+REPO = Path(__file__).resolve().parents[1]
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+TAGS = ["B-PS", "I-PS", "B-LC", "I-LC", "B-OG", "I-OG", "B-DT", "I-DT", "B-TI", "I-TI", "B-QT", "I-QT", "O"]
+
+
+def start(shared: Path) -> tuple[subprocess.Popen, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, KLUE_VIZ_DATA_DIR=str(shared))
+    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1",
+                                "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                               cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                return process, url
+        except OSError:
+            time.sleep(0.3)
+    process.terminate()
+    raise SystemExit("server did not start")
+
+
+def prediction_files(shared: Path, folder: Path, count: int) -> list[Path]:
+    """Distinct runs (different seeds), so every upload is scored afresh rather than served from the cache."""
+    gold = load_gold(get_task("ner"), shared)
+    paths = []
+    for k in range(count):
+        rng = random.Random(k)
+        lines = [json.dumps({"guid": r["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(TAGS) for t in r["tags"]]}, ensure_ascii=False)
+                 for r in gold.rows]
+        path = folder / f"ner-run-{k}.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shared", default=str(REPO.parent / "shared" / "klue"))
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    shared = Path(args.shared).resolve()
+    process, url = start(shared)
+    uploads, filters = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        files = prediction_files(shared, Path(tmp), args.repeat)
+        gold = load_gold(get_task("ner"), shared)
+        reference = statistics.median(_timed(lambda f=f: evaluate_file(get_task("ner"), gold, f)) for f in files)
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                for path in files:
+                    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+                    page.goto(f"{url}/ner")
+                    page.wait_for_selector(IDLE, timeout=120_000)
+                    start_time = time.perf_counter()
+                    page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(path))
+                    page.wait_for_function("name => document.body.innerText.includes(name)", arg=f"{path.stem} ({path.name})", timeout=120_000)
+                    page.wait_for_selector('[data-testid="stMetricValue"]', timeout=120_000)
+                    uploads.append(time.perf_counter() - start_time)
+                    page.wait_for_selector(IDLE, timeout=120_000)
+                    before = page.locator(".kv-count").get_attribute("data-shown")
+                    start_time = time.perf_counter()
+                    page.get_by_text("wrong", exact=True).first.click()
+                    page.wait_for_function("b => document.querySelector('.kv-count') && document.querySelector('.kv-count').dataset.shown !== b", arg=before, timeout=60_000)
+                    filters.append(time.perf_counter() - start_time)
+                    page.close()
+                browser.close()
+        finally:
+            process.terminate()
+            process.wait()
+    upload_median, filter_median = statistics.median(uploads), statistics.median(filters)
+    print(f"NER dev, 5,000 sentences, {args.repeat} distinct runs")
+    print(f"  core read+score in-process (reference): {reference:.3f} s")
+    print(f"  upload -> metrics on the page:          {upload_median:.3f} s  (ratio {upload_median / reference:.1f}x, target < 3 s)")
+    print(f"  filter click -> examples re-drawn:      {filter_median:.3f} s  (ratio {filter_median / reference:.1f}x, target < 1 s)")
+    return 0
+
+
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    sys.exit(main())
