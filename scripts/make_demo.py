@@ -155,7 +155,6 @@ NLI = [
 
 
 def nli(rng: random.Random) -> None:
-    labels = ["entailment", "neutral", "contradiction"]
     records, run_a, run_b = [], [], []
     k = 0
     for source, premise, hyps in NLI:

@@ -162,9 +162,14 @@ def test_every_page_opens_directly_and_is_saved_as_a_screenshot(server, page):
     page.goto(server)
     wait_idle(page)
     assert page.get_by_text("Loaded runs").is_visible()
+    page.wait_for_selector('[data-testid="stDataFrame"] canvas', timeout=60_000)
+    page.wait_for_selector('[data-testid="stPageLink"]', timeout=60_000)
+    page.wait_for_timeout(1000)
     page.screenshot(path=str(ARTIFACTS / "home.png"))
     for task in TASKS:
         open_task(page, server, task)
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.locator("h1").first.inner_text().startswith(TASKS[task].title.split()[0])
+        page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=60_000)
+        page.wait_for_timeout(800)
         page.screenshot(path=str(ARTIFACTS / f"{task}.png"))

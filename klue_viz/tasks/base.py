@@ -155,6 +155,10 @@ class Task(ABC):
         match = GUID_NUMBER.search(guid)
         return match.group(1) if match else None
 
+    def undefined(self, reason: str) -> Scores:
+        """Every metric null with the same reason (nothing to score)."""
+        return Scores({m.key: None for m in self.metrics}, {m.key: reason for m in self.metrics})
+
     def confusion(self, frames: Frames) -> pd.DataFrame | None:
         """Long-form gold/pred pairs for the confusion matrix (`gold`, `pred`, `guid`), where it means something."""
         return None

@@ -200,7 +200,7 @@ class Dp(Task):
 
     def _word_scores(self, words: pd.DataFrame) -> Scores:
         if words.empty:
-            return Scores({m.key: None for m in self.metrics}, {m.key: "no scored words" for m in self.metrics})
+            return self.undefined("no scored words")
         return Scores({
             "uas_macro_f1": percent(f1_score(words["gold_head"], words["pred_head"], average="macro")),
             "uas_micro_f1": percent(words["head_ok"].mean()),

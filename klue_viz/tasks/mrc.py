@@ -11,7 +11,7 @@ import pandas as pd
 
 from klue_viz import markup as mk
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, bucket, percent
+from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, bucket
 from klue_viz.tasks.classification import load_json
 
 #: The official pattern, kept as written: a bracket or quote followed by the literal `()‘’`.
@@ -156,7 +156,7 @@ class Mrc(Task):
     def score(self, frames: Frames) -> Scores:
         ex = frames.examples
         if ex.empty:
-            return Scores({"exact_match": None, "rouge_w": None}, {"exact_match": "no scored questions", "rouge_w": "no scored questions"})
+            return self.undefined("no scored questions")
         return Scores({"exact_match": float(ex["em"].mean()), "rouge_w": float(ex["rouge_w"].mean())})
 
     def confusion(self, frames: Frames) -> pd.DataFrame:

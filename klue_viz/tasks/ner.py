@@ -300,10 +300,9 @@ class Ner(Task):
 
     def score(self, frames: Frames) -> Scores:
         ex, ents = frames.examples, frames.details["entities"]
-        scores = Scores({"entity_macro_f1": None, "character_macro_f1": None})
         if ex.empty:
-            scores.reasons = {m.key: "no scored sentences" for m in self.metrics}
-            return scores
+            return self.undefined("no scored sentences")
+        scores = Scores({"entity_macro_f1": None, "character_macro_f1": None})
         totals = ex[COUNT_COLUMNS].sum().to_numpy().reshape(len(TAGS), 3)
         tp, fp, fn = totals[:, 0], totals[:, 1], totals[:, 2]
         denominator = 2 * tp + fp + fn

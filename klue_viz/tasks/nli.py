@@ -60,7 +60,7 @@ class Nli(LabelTask):
     def score(self, frames: Frames) -> Scores:
         ex = frames.examples
         if ex.empty:
-            return Scores({"accuracy": None}, {"accuracy": "no scored examples"})
+            return self.undefined("no scored examples")
         return Scores({"accuracy": percent(accuracy_score(ex["gold"].astype(str), ex["pred"].fillna("(none)").astype(str)))})
 
     def render(self, frames: Frames, guid: str) -> str:

@@ -85,7 +85,7 @@ class Re(LabelTask):
     def score(self, frames: Frames) -> Scores:
         ex = frames.examples
         if ex.empty:
-            return Scores({"micro_f1": None, "auprc": None}, {"micro_f1": "no scored examples", "auprc": "no scored examples"})
+            return self.undefined("no scored examples")
         gold, pred = ex["gold"].astype(str).to_numpy(), ex["pred"].fillna("(none)").astype(str).to_numpy()
         micro = f1_score(gold, pred, average="micro", labels=list(RELATIONS[1:]), zero_division=0)  # the default "warn" also gives 0
         scores = Scores({"micro_f1": percent(micro), "auprc": None})

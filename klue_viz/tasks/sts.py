@@ -114,10 +114,9 @@ class Sts(Task):
 
     def score(self, frames: Frames) -> Scores:
         ex = frames.examples
-        scores = Scores({"pearsonr": None, "f1": None})
         if ex.empty:
-            scores.reasons = {"pearsonr": "no scored pairs", "f1": "no scored pairs"}
-            return scores
+            return self.undefined("no scored pairs")
+        scores = Scores({"pearsonr": None, "f1": None})
         pred, gold = ex["pred"].to_numpy(np.float64), ex["gold"].to_numpy(np.float64)
         if len(ex) < 2 or np.ptp(pred) == 0 or np.ptp(gold) == 0:
             scores.reasons["pearsonr"] = "undefined: fewer than 2 pairs or constant scores"

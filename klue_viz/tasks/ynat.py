@@ -56,7 +56,7 @@ class Ynat(LabelTask):
     def score(self, frames: Frames) -> Scores:
         ex = frames.examples
         if ex.empty:
-            return Scores({"macro_f1": None}, {"macro_f1": "no scored examples"})
+            return self.undefined("no scored examples")
         value = f1_score(ex["gold"].astype(str), ex["pred"].fillna("(none)").astype(str), average="macro")
         return Scores({"macro_f1": percent(value)})
 
