@@ -74,6 +74,42 @@ def evaluate_command(args: argparse.Namespace) -> int:
     return 0 if results else 1
 
 
+def annotations_command(args: argparse.Namespace) -> int:
+    """export / import / new-db against the store named by KLUE_VIZ_DB (or the default file)."""
+    from klue_viz.annotations.files import export_text, parse
+    from klue_viz.annotations.store import Store, StoreError, database_url, set_aside
+
+    try:
+        if args.action == "new-db":
+            url = database_url()
+            if not url.startswith("sqlite:///"):
+                raise StoreError("new-db only applies to a SQLite file")
+            path = Path(url.removeprefix("sqlite:///"))
+            if path.exists():
+                print(f"kept the old database as {set_aside(path)}")
+            print(f"new annotation database: {Store(url).location}")
+            return 0
+        store = Store()
+        if args.action == "export":
+            items = store.find(task=args.task)
+            Path(args.out).write_text(export_text(items, args.out), encoding="utf-8")
+            print(f"wrote {len(items)} annotation(s) from {store.location} to {args.out}")
+            return 0
+        items, problems = parse(read_bytes(args.file), Path(args.file).name)
+        for problem in problems[:SHOWN_PROBLEMS]:
+            print(f"problem: {problem}", file=sys.stderr)
+        plan = store.plan_import(items)
+        print(f"{args.file}: {plan.summary()}")
+        for item, current in plan.conflicting[:SHOWN_PROBLEMS]:
+            print(f"  conflict: {item.task} {item.guid} {item.run} by {item.annotator}: stored {current.updated_at} is newer than {item.updated_at}")
+        written = store.apply_import(plan, overwrite_conflicts=args.overwrite_conflicts)
+        print(f"wrote {written} annotation(s) to {store.location}")
+        return 0 if items or not problems else 1
+    except (StoreError, InputError) as err:
+        print(f"klue-viz: {err}", file=sys.stderr)
+        return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="klue-viz", description="Evaluation and error analysis for the KLUE benchmark")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -84,8 +120,17 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--pred", required=True, action="append", help="prediction file (repeat for several runs)")
     evaluate.add_argument("--out", help="write metrics, coverage and problems as JSON")
     evaluate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+    notes = commands.add_parser("annotations", help="export or import error annotations (the store named by KLUE_VIZ_DB)")
+    actions = notes.add_subparsers(dest="action", required=True)
+    export = actions.add_parser("export", help="write annotations to a .jsonl or .csv file")
+    export.add_argument("--task", choices=list(TASKS))
+    export.add_argument("--out", required=True)
+    load = actions.add_parser("import", help="merge a .jsonl or .csv export into the store")
+    load.add_argument("file")
+    load.add_argument("--overwrite-conflicts", action="store_true", help="also write records older than the stored ones")
+    actions.add_parser("new-db", help="set an unreadable SQLite database aside and start a new one")
     args = parser.parse_args(argv)
-    return evaluate_command(args)
+    return evaluate_command(args) if args.command == "evaluate" else annotations_command(args)
 
 
 if __name__ == "__main__":

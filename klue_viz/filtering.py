@@ -26,6 +26,7 @@ class ExampleFilter:
     text: str = ""
     regex: bool = False
     guids: frozenset[str] | None = None  # a selection made on a chart
+    tagged: frozenset[str] | None = None  # examples carrying the chosen error tags
 
 
 class FilterError(ValueError):
@@ -82,6 +83,8 @@ def apply_filter(task: Task, frames: Frames, pairs: pd.DataFrame | None, f: Exam
         mask &= text_mask(ex, task.text_columns, f.text, f.regex)
     if f.guids is not None:
         mask &= ex["guid"].isin(f.guids)
+    if f.tagged is not None:
+        mask &= ex["guid"].isin(f.tagged)
     return ex[mask]
 
 

@@ -11,6 +11,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HOME", tempfile.mkdtemp(prefix="klue-viz-hf-"))
+# Annotations written by tests never reach the user's own database.
+os.environ["KLUE_VIZ_DB"] = os.path.join(tempfile.mkdtemp(prefix="klue-viz-db-"), "annotations.sqlite3")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "klue"

@@ -5,6 +5,7 @@ Screenshots of every task page go to artifacts/ (ignored by git) for a person to
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -173,3 +174,70 @@ def test_every_page_opens_directly_and_is_saved_as_a_screenshot(server, page):
         page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=60_000)
         page.wait_for_timeout(800)
         page.screenshot(path=str(ARTIFACTS / f"{task}.png"))
+
+
+def start_server(env: dict) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1",
+         "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                return process, url
+        except OSError:
+            time.sleep(0.3)
+    process.terminate()
+    pytest.fail("the Streamlit server did not start within 90 s")
+
+
+def test_a_tag_survives_a_server_restart_and_is_exported(browser, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "KLUE_VIZ_DATA_DIR"}
+    env["KLUE_VIZ_DB"] = str(tmp_path / "annotations.sqlite3")
+    process, url = start_server(env)
+    context = browser.new_context(viewport={"width": 1280, "height": 2400}, accept_downloads=True)
+    page = context.new_page()
+    try:
+        open_task(page, url, "ner")
+        page.get_by_label("Your name (for annotations)").fill("지민")
+        page.get_by_label("Your name (for annotations)").press("Enter")
+        wait_idle(page)
+        expander = page.locator('[data-testid="stExpander"]').filter(has=page.get_by_text("Annotate", exact=True)).first
+        expander.locator("summary").click()
+        form = expander.locator('[data-testid="stForm"]')
+        form.wait_for(timeout=30_000)
+        form.locator('[data-testid="stMultiSelect"]').click()
+        page.get_by_role("option", name="type confusion").click()
+        form.get_by_label("Note").click()  # closes the option list
+        form.get_by_label("Note").fill("유형 혼동: 기관을 지명으로")
+        form.get_by_role("button", name="Save").click()
+        page.get_by_text("Saved by you").first.wait_for(timeout=30_000)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    process, url = start_server(env)
+    try:
+        open_task(page, url, "ner")
+        wait_idle(page)
+        expander = page.locator('[data-testid="stExpander"]').filter(has=page.get_by_text("Annotate", exact=True)).first
+        expander.locator("summary").click()
+        remark = expander.get_by_text("지민 (bert-crf")
+        remark.wait_for(timeout=30_000)
+        assert "type confusion" in remark.inner_text()
+        page.goto(url)
+        wait_idle(page)
+        page.get_by_text("Download JSONL").wait_for()
+        with page.expect_download() as download:
+            page.get_by_text("Download JSONL").click()
+        exported = [json.loads(line) for line in Path(download.value.path()).read_text(encoding="utf-8").splitlines()]
+        assert [(r["task"], r["run"], r["annotator"], r["tags"], r["note"]) for r in exported] == [
+            ("ner", "bert-crf", "지민", ["type confusion"], "유형 혼동: 기관을 지명으로")]
+        page.screenshot(path=str(ARTIFACTS / "annotations-home.png"))
+    finally:
+        context.close()
+        process.terminate()
+        process.wait(timeout=30)

@@ -90,6 +90,8 @@ class Task(ABC):
     text_columns: tuple[str, ...] = ()
     #: What the confusion matrix's rows and columns are ("topic", "entity type", ...).
     confusion_label: str = "label"
+    #: The starting taxonomy of error tags (users extend it in the app).
+    error_tags: tuple[str, ...] = ()
     #: Where the official metric lives ("examples", or a detail frame for DP's words).
     scoring_level: str = "examples"
     #: Hugging Face records of this task carry no guid (NER, DP): gold guids are made from positions.
@@ -154,6 +156,14 @@ class Task(ABC):
     def number_key(guid: str) -> str | None:
         match = GUID_NUMBER.search(guid)
         return match.group(1) if match else None
+
+    def annotation_key(self, example: dict) -> tuple[str, int | None]:
+        """(guid, turn) under which annotations of an example are stored; turn is WoS's alone."""
+        return example["guid"], None
+
+    def example_guid(self, guid: str, turn: int | None) -> str:
+        """The example-frame guid of a stored annotation key (the inverse of `annotation_key`)."""
+        return guid if turn is None else f"{guid}-{turn}"
 
     def undefined(self, reason: str) -> Scores:
         """Every metric null with the same reason (nothing to score)."""

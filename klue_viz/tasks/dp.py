@@ -55,6 +55,7 @@ class Dp(Task):
     unit = "sentence"
     text_columns = ("sentence",)
     confusion_label = "relation"
+    error_tags = ("attachment", "coordination", "long distance", "relation label", "punctuation", "gold error")
     scoring_level = "words"
     hf_has_guid = False
 

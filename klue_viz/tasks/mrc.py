@@ -72,6 +72,7 @@ class Mrc(Task):
     unit = "question"
     text_columns = ("question", "context", "pred")
     confusion_label = "answerability / outcome"
+    error_tags = ("wrong sentence", "partial span", "should be unanswerable", "paraphrase missed", "needs world knowledge", "gold error")
 
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
         data = load_json(text, name)

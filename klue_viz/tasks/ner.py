@@ -127,6 +127,7 @@ class Ner(Task):
     unit = "sentence"
     text_columns = ("sentence",)
     confusion_label = "entity type"
+    error_tags = ("boundary", "type confusion", "missed", "spurious", "nested/overlap", "gold error")
     hf_has_guid = False
 
     # ---- gold -------------------------------------------------------------------------------

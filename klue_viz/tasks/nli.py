@@ -30,6 +30,7 @@ class Nli(LabelTask):
     unit = "pair"
     text_columns = ("premise", "hypothesis")
     confusion_label = "label"
+    error_tags = ("ambiguous", "needs world knowledge", "negation", "numbers or time", "lexical overlap", "gold error")
 
     def looks_like_hf(self, record: dict) -> bool:
         return "gold_label" not in record

@@ -42,6 +42,7 @@ class Sts(Task):
     unit = "pair"
     text_columns = ("sentence1", "sentence2")
     confusion_label = "score bin"
+    error_tags = ("ambiguous", "needs world knowledge", "negation", "lexical overlap", "paraphrase missed", "gold error")
 
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
         data = load_json(text, name)

@@ -59,6 +59,7 @@ class Wos(Task):
     unit = "turn"
     text_columns = ("text", "system")
     confusion_label = "value class"
+    error_tags = ("carried-over slot", "missed update", "value normalisation", "dontcare", "wrong domain", "gold error")
 
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
         data = load_json(text, name)
@@ -106,6 +107,9 @@ class Wos(Task):
             except RecordError:
                 return f"{key}-{record['turn']}"
         return key
+
+    def annotation_key(self, example: dict) -> tuple[str, int | None]:
+        return example["dialogue"], int(example["turn"])
 
     def parse_prediction(self, record: dict, gold: dict) -> list[str]:
         if record.get("state") is None:

@@ -27,6 +27,7 @@ class Ynat(LabelTask):
     unit = "headline"
     text_columns = ("title",)
     confusion_label = "topic"
+    error_tags = ("ambiguous", "needs world knowledge", "negation", "headline too short", "section mismatch", "gold error")
 
     def looks_like_hf(self, record: dict) -> bool:
         return "annotations" not in record and not isinstance(record.get("label"), str)

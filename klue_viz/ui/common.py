@@ -10,6 +10,7 @@ import streamlit as st
 
 from klue_viz.markup import STYLE
 from klue_viz.problems import InputError
+from klue_viz.ui.annotate import annotator_sidebar
 from klue_viz.ui.state import init_state
 
 log = logging.getLogger("klue_viz")
@@ -20,6 +21,7 @@ CONTROL_FLOW = ("StopException", "RerunException")
 def setup_page(title: str) -> None:
     st.set_page_config(page_title=f"{title} · klue-viz", page_icon="🇰🇷", layout="wide")
     init_state()
+    annotator_sidebar()
     st.markdown(STYLE, unsafe_allow_html=True)
 
 

@@ -7,6 +7,7 @@ import streamlit as st
 
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS
+from klue_viz.ui.annotate import home_section
 from klue_viz.ui.common import guarded, metric_text, setup_page
 from klue_viz.ui.state import SOURCES, add_run, evaluate_runs, gold_for, register_gold_upload, sniff_task
 
@@ -25,6 +26,7 @@ def _body() -> None:
     _gold_source()
     _uploads()
     _overview()
+    home_section()
 
 
 def _gold_source() -> None:

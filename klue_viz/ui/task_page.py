@@ -14,11 +14,12 @@ from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_t
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
+from klue_viz.ui.annotate import bulk_tagger, editor, run_tags, tag_views, tagged_guids
 from klue_viz.ui.common import guarded, metric_text, setup_page
 from klue_viz.ui.state import add_run, evaluate_runs, gold_for
 
 PAGE_SIZE = 10
-FILTER_KEYS = ("f_status", "f_gold", "f_pred", "f_errors", "f_slice_values", "f_text", "f_regex", "f_guids", "page_no")
+FILTER_KEYS = ("f_status", "f_gold", "f_pred", "f_errors", "f_slice_values", "f_text", "f_regex", "f_guids", "f_tags", "page_no")
 
 
 def task_page(name: str) -> None:
@@ -55,6 +56,8 @@ def _body(task: Task) -> None:
     pairs = task.confusion(result.frames)
     _confusion(task, result, pairs)
     _slices(task, result)
+    st.subheader("Error tags")
+    tag_views(task, result, results)
     _examples(task, result, pairs, results)
 
 
@@ -157,7 +160,7 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> Examp
     gold = row1[1].multiselect(f"Gold {task.confusion_label}", labels, key="f_gold")
     pred = row1[2].multiselect(f"Predicted {task.confusion_label}", labels, key="f_pred")
     errors = row1[3].multiselect("Error type", error_type_options(ex), key="f_errors")
-    row2 = st.columns([2, 2, 3, 1])
+    row2 = st.columns([2, 2, 2, 2, 1])
     slice_specs = {spec.label: spec for spec in task.slices}
     slice_label = row2[0].selectbox("Slice", ["(any)"] + list(slice_specs), key="f_slice")
     spec = slice_specs.get(slice_label)
@@ -165,12 +168,14 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> Examp
     if spec is not None:
         frame = ex if spec.level == "examples" else result.frames.details[spec.level]
         values = row2[1].multiselect("Slice values", sorted(frame[spec.key].dropna().astype(str).unique()), key="f_slice_values")
-    text = row2[2].text_input("Search the text", key="f_text", placeholder="substring, or a regular expression")
-    regex = row2[3].checkbox("regex", key="f_regex")
+    tags = row2[2].multiselect("Tagged with", sorted(set(task.error_tags) | set(run_tags(task, result.run)["tag"])), key="f_tags")
+    text = row2[3].text_input("Search the text", key="f_text", placeholder="substring, or a regular expression")
+    regex = row2[4].checkbox("regex", key="f_regex")
     guids = st.session_state.get("f_guids") or None
     if guids:
         st.caption(f"Restricted to the {len(guids)} points selected on the scatter plot.")
-    return ExampleFilter(status, gold, pred, errors, spec, values, text, regex, frozenset(guids) if guids else None)
+    return ExampleFilter(status, gold, pred, errors, spec, values, text, regex, frozenset(guids) if guids else None,
+                         tagged_guids(task, result.run, tags))
 
 
 @st.fragment
@@ -197,9 +202,12 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
                     f"(showing {min(first + 1, len(shown))}–{min(first + PAGE_SIZE, len(shown))})</div>", unsafe_allow_html=True)
     top[2].download_button("Download the filtered table (CSV)", lambda: export_frame(shown).to_csv(index=False).encode("utf-8-sig"),
                            file_name=f"{task.name}-{result.run}-examples.csv", mime="text/csv", key="download", on_click="ignore")
-    for guid in shown["guid"].iloc[first:first + PAGE_SIZE]:
+    bulk_tagger(task, result, shown)
+    for example in shown.iloc[first:first + PAGE_SIZE].to_dict("records"):
+        guid = example["guid"]
         if other == "(none)":
             st.markdown(task.render(result.frames, guid), unsafe_allow_html=True)
+            editor(task, result, example)
         else:
             left, right = st.columns(2)
             left.caption(result.run)

@@ -1,0 +1,1 @@
+"""Error annotations: the store, the JSONL/CSV file forms, agreement between annotators, tag slices."""

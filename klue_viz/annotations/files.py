@@ -1,0 +1,78 @@
+"""Annotations as JSONL and CSV files, for export, re-import and sharing."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from klue_viz.annotations.store import Annotation
+from klue_viz.io import read_records
+from klue_viz.problems import InputError, Problem
+from klue_viz.tasks import TASKS
+
+FIELDS = ("task", "guid", "turn", "run", "tags", "note", "gold_wrong", "corrected_label", "annotator", "updated_at")
+
+
+def to_jsonl(items: list[Annotation]) -> str:
+    return "".join(json.dumps(a.to_record(), ensure_ascii=False) + "\n" for a in items)
+
+
+def to_csv(items: list[Annotation]) -> str:
+    """One row per record; `tags` is a JSON list in its cell, as in prediction CSVs."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for a in items:
+        record = a.to_record()
+        record["tags"] = json.dumps(record["tags"], ensure_ascii=False)
+        record["turn"] = "" if record["turn"] is None else record["turn"]
+        record["corrected_label"] = record["corrected_label"] or ""
+        record["gold_wrong"] = "true" if record["gold_wrong"] else "false"
+        writer.writerow(record)
+    return out.getvalue()
+
+
+def export_text(items: list[Annotation], name: str) -> str:
+    if name.lower().endswith(".csv"):
+        return to_csv(items)
+    if name.lower().endswith(".jsonl"):
+        return to_jsonl(items)
+    raise InputError(f"{name}: export to a .jsonl or .csv file")
+
+
+def _flag(value) -> bool:
+    if isinstance(value, bool):
+        return value
+    if str(value).strip().lower() in ("true", "1", "yes"):
+        return True
+    if str(value).strip().lower() in ("false", "0", "no", ""):
+        return False
+    raise ValueError(f"gold_wrong must be true or false, found {value!r}")
+
+
+def parse(data: bytes, name: str) -> tuple[list[Annotation], list[Problem]]:
+    """Annotation records from an exported JSONL or CSV file; unusable lines are reported, the rest kept."""
+    file = read_records(data, name)
+    items, problems = [], list(file.problems)
+    for line, record in file.records:
+        try:
+            task = str(record["task"])
+            if task not in TASKS:
+                raise ValueError(f"task {task!r} is not one of {', '.join(TASKS)}")
+            tags = record.get("tags") or []
+            if isinstance(tags, str):
+                tags = json.loads(tags) if tags.strip().startswith("[") else [t for t in tags.split("|") if t]
+            if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+                raise ValueError("tags must be a list of strings")
+            turn = record.get("turn")
+            items.append(Annotation(
+                task=task, guid=str(record["guid"]), run=str(record["run"]), annotator=str(record.get("annotator") or "unknown"),
+                tags=tags, note=str(record.get("note") or ""), gold_wrong=_flag(record.get("gold_wrong", False)),
+                corrected_label=(str(record["corrected_label"]) if record.get("corrected_label") not in (None, "") else None),
+                turn=None if turn in (None, "") else int(turn), updated_at=str(record.get("updated_at") or ""),
+            ))
+        except (KeyError, ValueError, TypeError, json.JSONDecodeError) as err:
+            message = f"missing field {err}" if isinstance(err, KeyError) else str(err)
+            problems.append(Problem(f"not an annotation record: {message}", line, record.get("guid"), name))
+    return items, problems

@@ -1,0 +1,239 @@
+"""Tagging examples in the app: the per-example editor (a fragment), bulk tagging, tag views, agreement, files.
+
+Writes go straight to the store in one transaction each; a save made against an older version of
+the record is refused and the newer one (who, when) is shown, with the choice to overwrite it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import plotly.express as px
+import streamlit as st
+
+from klue_viz.annotations.analysis import agreement, tag_rows, tag_table
+from klue_viz.annotations.files import parse, to_csv, to_jsonl
+from klue_viz.annotations.store import Annotation, ConflictError, Store, StoreError, database_url, set_aside
+from klue_viz.evaluate import RunResult
+from klue_viz.tasks.base import Task
+
+GOLD = "gold"
+
+
+@st.cache_resource(show_spinner=False)
+def _open_store(url: str) -> Store:
+    return Store(url)
+
+
+def store() -> Store | None:
+    """The session's store, or None after telling the user why it cannot be opened."""
+    try:
+        return _open_store(database_url())
+    except StoreError as err:
+        st.error(f"Annotations are unavailable: {err}")
+        return None
+
+
+def annotator_sidebar() -> None:
+    """The annotator's name, set once in the sidebar and kept for the session."""
+    state = st.session_state
+    state.setdefault("annotator_name", "")
+    name = st.sidebar.text_input("Your name (for annotations)", value=state["annotator_name"], key="annotator_widget",
+                                 placeholder="e.g. 김지민")
+    state["annotator_name"] = name.strip()
+
+
+def annotator() -> str:
+    return st.session_state.get("annotator_name", "")
+
+
+def taxonomy(task: Task, db: Store) -> list[str]:
+    return list(dict.fromkeys(list(task.error_tags) + db.custom_tags(task.name)))
+
+
+def editor(task: Task, result: RunResult, example: dict) -> None:
+    """The annotation form of one example, in its own fragment so that saving redraws only this form."""
+    with st.expander("Annotate", expanded=False):
+        _editor_fragment(task, result.run, example)
+
+
+@st.fragment
+def _editor_fragment(task: Task, run: str, example: dict) -> None:
+    db = store()
+    if db is None:
+        return
+    guid, turn = task.annotation_key(example)
+    name = annotator()
+    slot = f"{example['guid']}|{run}"
+    about = st.radio("About", ["this run", "the gold"], horizontal=True, key=f"about|{slot}")
+    target_run = GOLD if about == "the gold" else run
+    others = [a for a in db.find(task=task.name, guid=guid) if a.turn == turn and a.run in (run, GOLD) and a.annotator != name]
+    for other in others:
+        st.caption(f"{other.annotator} ({'gold' if other.run == GOLD else other.run}, {other.updated_at[:19].replace('T', ' ')} UTC): "
+                   f"{', '.join(other.tags) or 'no tags'}{' · gold looks wrong' if other.gold_wrong else ''}{' · ' + other.note if other.note else ''}")
+    if not name:
+        st.info("Set your name in the sidebar to annotate.")
+        return
+    mine = db.get(task.name, guid, target_run, name, turn=turn)
+    options = taxonomy(task, db)
+    key = f"{slot}|{target_run}"
+    version_key = f"version|{key}"
+    if version_key not in st.session_state:
+        # Widget values are seeded once from the stored record and then belong to the user: a save made
+        # elsewhere meanwhile must not replace what they are typing (it surfaces as a conflict instead).
+        st.session_state[version_key] = mine.version if mine else 0
+        st.session_state[f"tags|{key}"] = [t for t in (mine.tags if mine else []) if t in options]
+        st.session_state[f"note|{key}"] = mine.note if mine else ""
+        st.session_state[f"wrong|{key}"] = mine.gold_wrong if mine else False
+        st.session_state[f"fix|{key}"] = (mine.corrected_label or "") if mine else ""
+    with st.form(f"form|{key}", border=False):
+        tags = st.multiselect("Error tags", options, key=f"tags|{key}")
+        note_text = st.text_area("Note", height=68, key=f"note|{key}")
+        left, right = st.columns(2)
+        gold_wrong = left.checkbox("Gold looks wrong", key=f"wrong|{key}")
+        corrected = right.text_input("Corrected label (optional)", key=f"fix|{key}")
+        saved = st.form_submit_button("Save")
+    if saved:
+        item = Annotation(task.name, guid, target_run, name, tags=tags, note=note_text, gold_wrong=gold_wrong,
+                          corrected_label=corrected or None, turn=turn)
+        _save(db, item, version_key)
+        mine = db.get(task.name, guid, target_run, name, turn=turn)
+    conflict = st.session_state.get(f"conflict|{version_key}")
+    if conflict is not None:
+        theirs, pending = conflict
+        st.warning(f"{theirs.annotator} saved this at {theirs.updated_at[:19].replace('T', ' ')} UTC "
+                   f"(tags: {', '.join(theirs.tags) or 'none'}; note: {theirs.note or '-'}). Your version was not saved.")
+        st.button("Overwrite with mine", key=f"overwrite|{version_key}", on_click=_overwrite, args=(db, theirs, pending, version_key))
+    elif mine is not None:
+        st.caption(f"Saved by you at {mine.updated_at[:19].replace('T', ' ')} UTC.")
+
+
+def _overwrite(db: Store, theirs: Annotation, pending: Annotation, version_key: str) -> None:
+    """The user chose their version over the newer one they were shown."""
+    st.session_state[version_key] = theirs.version
+    st.session_state.pop(f"conflict|{version_key}", None)
+    _save(db, pending, version_key)
+
+
+def _save(db: Store, item: Annotation, version_key: str) -> None:
+    try:
+        saved = db.save(item, expected_version=st.session_state.get(version_key, 0))
+    except ConflictError as err:
+        st.session_state[f"conflict|{version_key}"] = (err.current, item)
+        return
+    st.session_state[version_key] = saved.version
+    st.session_state.pop(f"conflict|{version_key}", None)
+    st.toast(f"Saved {', '.join(item.tags) or 'annotation'}")
+
+
+def bulk_tagger(task: Task, result: RunResult, shown: pd.DataFrame) -> None:
+    """Add tags (and optionally a note) to every example the filters currently show."""
+    db = store()
+    if db is None:
+        return
+    with st.expander(f"Tag all {len(shown)} filtered {task.unit}s, or extend the tag list"):
+        if not annotator():
+            st.info("Set your name in the sidebar to annotate.")
+        with st.form("bulk_tags", border=False):
+            tags = st.multiselect("Add these tags", taxonomy(task, db), key="bulk_tag_values")
+            note_text = st.text_input("Note (added to each)", key="bulk_note")
+            apply = st.form_submit_button(f"Tag {len(shown)} {task.unit}s", disabled=not annotator())
+        if apply and tags:
+            for row in shown.to_dict("records"):
+                guid, turn = task.annotation_key(row)
+                current = db.get(task.name, guid, result.run, annotator(), turn=turn)
+                item = current or Annotation(task.name, guid, result.run, annotator(), turn=turn)
+                item.tags = sorted(set(item.tags) | set(tags))
+                item.note = "; ".join(n for n in (item.note, note_text) if n)
+                db.save(item)
+            st.success(f"Tagged {len(shown)} {task.unit}s with {', '.join(tags)}.")
+        new_tag = st.text_input("New tag for this task's list", key="new_tag")
+        if st.button("Add tag", key="add_tag") and new_tag.strip():
+            db.add_tag(task.name, new_tag)
+            st.success(f"Added '{new_tag.strip()}' to the {task.name.upper()} tags.")
+
+
+def tagged_guids(task: Task, run: str, tags: list[str]) -> frozenset[str] | None:
+    """Example guids carrying any of `tags` (by any annotator) on this run or its gold."""
+    db = store()
+    if not tags or db is None:
+        return None
+    items = [a for a in db.find(task=task.name) if a.run in (run, GOLD) and set(a.tags) & set(tags)]
+    return frozenset(task.example_guid(a.guid, a.turn) for a in items)
+
+
+def run_tags(task: Task, run: str) -> pd.DataFrame:
+    db = store()
+    if db is None:
+        return tag_rows(task, [])
+    return tag_rows(task, [a for a in db.find(task=task.name) if a.run in (run, GOLD)])
+
+
+def tag_views(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
+    """Tags as a slice: per tag the examples, errors, share of all errors and metrics; and the tags of every run."""
+    rows = run_tags(task, result.run)
+    if rows.empty:
+        st.caption("No error tags on this run yet: tag examples below (Annotate) and they appear here as a slice.")
+        return
+    st.markdown("**Error tags as a slice** (all annotators)")
+    st.dataframe(tag_table(task, result.frames, rows), hide_index=True, width="stretch")
+    per_run = []
+    for name in results:
+        counts = run_tags(task, name).drop_duplicates(["guid", "tag"]).groupby("tag").size()
+        per_run += [{"run": name, "tag": tag, "examples": int(n)} for tag, n in counts.items()]
+    if per_run:
+        figure = px.bar(pd.DataFrame(per_run), x="examples", y="tag", color="run", barmode="group", orientation="h", height=260)
+        figure.update_layout(margin={"l": 10, "r": 10, "t": 10, "b": 10})
+        st.plotly_chart(figure, key="tag_chart", config={"displayModeBar": False})
+    annotators = sorted({a for a in rows["annotator"]})
+    if len(annotators) >= 2:
+        _agreement(task, result, annotators)
+
+
+def _agreement(task: Task, result: RunResult, annotators: list[str]) -> None:
+    db = store()
+    with st.expander("Agreement between two annotators (Cohen's kappa)"):
+        left, right = st.columns(2)
+        first = left.selectbox("First annotator", annotators, key="kappa_a")
+        second = right.selectbox("Second annotator", [a for a in annotators if a != first], key="kappa_b")
+        items = [a for a in db.find(task=task.name) if a.run in (result.run, GOLD)]
+        table, differ = agreement([a for a in items if a.annotator == first], [a for a in items if a.annotator == second])
+        st.dataframe(table, hide_index=True, width="stretch")
+        st.markdown(f"**{len(differ)} example(s) where they disagree**")
+        st.dataframe(differ, hide_index=True, width="stretch")
+
+
+def home_section() -> None:
+    """Where annotations live; export them all or per task; import an export (with the plan shown first)."""
+    st.subheader("Annotations")
+    url = database_url()
+    try:
+        db = _open_store(url)
+    except StoreError as err:
+        st.error(str(err))
+        if url.startswith("sqlite:///") and st.button("Start a new database (the unreadable file is kept aside)", key="new_db"):
+            kept = set_aside(Path(url.removeprefix("sqlite:///")))
+            _open_store.clear()
+            st.success(f"The old file is kept as {kept}. A new database is used from now on: {_open_store(url).location}")
+        return
+    everything = db.find()
+    st.caption(f"Stored in {db.location} (set KLUE_VIZ_DB to use another file or a postgresql:// URL) · {len(everything)} record(s)")
+    tasks = ["all tasks"] + sorted({a.task for a in everything})
+    chosen = st.selectbox("Export", tasks, key="export_task")
+    items = everything if chosen == "all tasks" else [a for a in everything if a.task == chosen]
+    stem = "klue-viz-annotations" + ("" if chosen == "all tasks" else f"-{chosen}")
+    left, right = st.columns(2)
+    left.download_button("Download JSONL", to_jsonl(items).encode("utf-8"), file_name=f"{stem}.jsonl", key="export_jsonl", on_click="ignore")
+    right.download_button("Download CSV", to_csv(items).encode("utf-8-sig"), file_name=f"{stem}.csv", key="export_csv", on_click="ignore")
+    upload = st.file_uploader("Import annotations (.jsonl or .csv exported by klue-viz)", key="import_annotations")
+    if upload is not None:
+        incoming, problems = parse(upload.getvalue(), upload.name)
+        for problem in problems[:20]:
+            st.warning(str(problem))
+        plan = db.plan_import(incoming)
+        st.info(f"{upload.name}: {plan.summary()}.")
+        overwrite = st.checkbox("Also overwrite the conflicting (newer) stored records", key="import_overwrite") if plan.conflicting else False
+        if st.button("Apply the import", key="apply_import"):
+            written = db.apply_import(plan, overwrite_conflicts=overwrite)
+            st.success(f"Imported {written} record(s).")

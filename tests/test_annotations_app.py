@@ -1,0 +1,92 @@
+"""Tagging in the app (AppTest): the per-example editor, bulk tags, tags as a filter, import and export on the home page."""
+
+from __future__ import annotations
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from klue_viz.annotations.store import Annotation, Store
+from klue_viz.ui.home import PAGE_FILES
+from tests.conftest import REPO
+from tests.test_app import shown_count
+
+
+def open_as(name: str, page: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
+    at.sidebar.text_input(key="annotator_widget").set_value(name).run()
+    if page:
+        at.switch_page(page).run()
+    assert not at.exception
+    return at
+
+
+def first_form(at: AppTest):
+    tags = next(m for m in at.multiselect if m.label == "Error tags")
+    save = next(b for b in at.button if b.label == "Save")
+    return tags, save
+
+
+def test_tag_an_example_and_find_it_as_a_filter_and_a_slice(monkeypatch, tmp_path):
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "a.sqlite3"))
+    at = open_as("지민", PAGE_FILES["ner"])
+    tags, save = first_form(at)
+    tags.set_value(["boundary", "gold error"])
+    save.click().run()
+    assert not at.exception
+    stored = Store(str(tmp_path / "a.sqlite3")).find(task="ner")
+    assert [(a.annotator, a.tags, a.run) for a in stored] == [("지민", ["boundary", "gold error"], "bert-crf")]
+    at.multiselect(key="f_tags").set_value(["boundary"]).run()
+    assert shown_count(at)[0] == 1
+    assert any("share_of_errors" in df.value.columns for df in at.dataframe)
+
+
+def test_a_second_session_saving_the_same_record_is_told_who_changed_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "b.sqlite3"))
+    first = open_as("지민", PAGE_FILES["nli"])
+    second = open_as("지민", PAGE_FILES["nli"])
+    tags, save = first_form(first)
+    tags.set_value(["negation"])
+    save.click().run()
+    tags, save = first_form(second)
+    tags.set_value(["ambiguous"])
+    save.click().run()
+    assert any("Your version was not saved" in w.value for w in second.warning)
+    record = Store(str(tmp_path / "b.sqlite3")).find(task="nli")[0]
+    assert record.tags == ["negation"]
+    next(b for b in second.button if b.label == "Overwrite with mine").click().run()
+    assert Store(str(tmp_path / "b.sqlite3")).find(task="nli")[0].tags == ["ambiguous"]
+
+
+def test_bulk_tagging_the_filtered_examples(monkeypatch, tmp_path):
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "c.sqlite3"))
+    at = open_as("서연", PAGE_FILES["ynat"])
+    at.radio(key="f_status").set_value("wrong").run()
+    wrong = shown_count(at)[0]
+    at.multiselect(key="bulk_tag_values").set_value(["ambiguous"])
+    next(b for b in at.button if b.label.startswith("Tag ")).click().run()
+    assert len(Store(str(tmp_path / "c.sqlite3")).find(task="ynat")) == wrong
+
+
+def test_home_page_exports_and_imports_with_the_plan_shown_first(monkeypatch, tmp_path):
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "d.sqlite3"))
+    Store(str(tmp_path / "d.sqlite3")).save(Annotation("re", "klue-re-v1_dev_00001", "gold", "지민", tags=["gold error"], gold_wrong=True))
+    at = open_as("지민")
+    assert any("d.sqlite3" in c.value and "1 record" in c.value for c in at.caption)
+    record = {"task": "re", "guid": "klue-re-v1_dev_00002", "turn": None, "run": "x", "tags": ["similar relation"], "note": "",
+              "gold_wrong": False, "corrected_label": None, "annotator": "서연", "updated_at": "2026-01-01T00:00:00.000+00:00"}
+    at.file_uploader(key="import_annotations").set_value(("shared.jsonl", json.dumps(record, ensure_ascii=False).encode(), "application/json")).run()
+    assert any("1 to add, 0 to update, 0 in conflict" in i.value for i in at.info)
+    assert len(Store(str(tmp_path / "d.sqlite3")).find()) == 1  # nothing written before the user applies it
+    at.button(key="apply_import").click().run()
+    assert len(Store(str(tmp_path / "d.sqlite3")).find()) == 2
+
+
+def test_an_unreadable_database_is_explained_and_kept(monkeypatch, tmp_path):
+    path = tmp_path / "broken.sqlite3"
+    path.write_bytes(b"not a database" * 64)
+    monkeypatch.setenv("KLUE_VIZ_DB", str(path))
+    at = open_as("지민")
+    assert any("cannot be read" in e.value for e in at.error)
+    at.button(key="new_db").click().run()
+    assert not at.exception and path.exists() and list(tmp_path.glob("broken.sqlite3.unreadable-*"))

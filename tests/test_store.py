@@ -1,0 +1,224 @@
+"""The annotation store, for real, on SQLite and on PostgreSQL (KLUE_VIZ_TEST_PG, started by .ci/run)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+import sqlalchemy as sa
+
+from klue_viz.annotations import store as store_module
+from klue_viz.annotations.analysis import agreement, tag_rows, tag_table
+from klue_viz.annotations.files import parse, to_csv, to_jsonl
+from klue_viz.annotations.store import Annotation, ConflictError, Store, StoreError, set_aside
+from klue_viz.cli import main
+from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.evaluate import evaluate_file, load_gold
+from klue_viz.tasks import get_task
+from tests.conftest import REPO
+
+PG_URL = os.environ.get("KLUE_VIZ_TEST_PG")
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(not PG_URL and not os.environ.get("CI"), reason="set KLUE_VIZ_TEST_PG (CI starts a server)"))]
+
+
+def reset(url: str) -> None:
+    engine = sa.create_engine(store_module.database_url(url))
+    store_module.metadata.drop_all(engine)
+    engine.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "annotations.sqlite3")
+    assert PG_URL, "CI must provide KLUE_VIZ_TEST_PG"
+    reset(PG_URL)
+    return PG_URL
+
+
+def note(guid="klue-ner-v1_dev_00001-nsmc", run="bert-crf", who="지민", tags=("boundary",), turn=None, task="ner") -> Annotation:
+    return Annotation(task=task, guid=guid, run=run, annotator=who, tags=list(tags), note="경계가 한 글자 짧음", turn=turn)
+
+
+def test_save_read_update_and_versions(db_url):
+    store = Store(db_url)
+    assert store.version() == store_module.SCHEMA_VERSION
+    saved = store.save(note())
+    assert saved.version == 1 and saved.updated_at
+    wos = store.save(note(guid="wos-v1_dev_00000", run="trade", task="wos", turn=2, tags=("missed update",)))
+    again = store.get("ner", "klue-ner-v1_dev_00001-nsmc", "bert-crf", "지민")
+    assert again.tags == ["boundary"] and again.turn is None and again.note == "경계가 한 글자 짧음"
+    assert store.get("wos", "wos-v1_dev_00000", "trade", "지민", turn=2).tags == ["missed update"]
+    assert store.get("wos", "wos-v1_dev_00000", "trade", "지민", turn=1) is None
+    again.tags = ["boundary", "gold error"]
+    again.gold_wrong, again.corrected_label = True, "<서울 강남구:LC>"
+    updated = store.save(again, expected_version=1)
+    assert updated.version == 2 and [a.version for a in store.find(task="ner")] == [2]
+    assert {a.task for a in store.find()} == {"ner", "wos"} and wos.version == 1
+
+
+def test_a_stale_save_is_refused_with_who_and_when(db_url):
+    store = Store(db_url)
+    mine = store.save(note())
+    theirs = store.get(mine.task, mine.guid, mine.run, mine.annotator)
+    theirs.tags = ["type confusion"]
+    store.save(theirs, expected_version=1)
+    mine.tags = ["missed"]
+    with pytest.raises(ConflictError) as info:
+        store.save(mine, expected_version=1)
+    assert info.value.current.tags == ["type confusion"] and info.value.current.updated_at
+    assert store.get(mine.task, mine.guid, mine.run, mine.annotator).tags == ["type confusion"]
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv"])
+def test_export_import_into_an_empty_store_export_again_is_identical(db_url, tmp_path, suffix):
+    store = Store(db_url)
+    store.save(note())
+    store.save(note(who="서연", tags=("type confusion", "gold error")))
+    store.save(note(guid="wos-v1_dev_00003", run="trade", task="wos", turn=0, tags=()))
+    items = store.find()
+    text = to_jsonl(items) if suffix == "jsonl" else to_csv(items)
+    empty = Store(str(tmp_path / "empty.sqlite3"))
+    parsed, problems = parse(text.encode("utf-8"), f"export.{suffix}")
+    assert not problems
+    plan = empty.plan_import(parsed)
+    assert (len(plan.added), len(plan.updated), len(plan.conflicting)) == (3, 0, 0)
+    empty.apply_import(plan)
+    again = to_jsonl(empty.find()) if suffix == "jsonl" else to_csv(empty.find())
+    assert again == text
+    assert [json.loads(line) for line in to_jsonl(items).splitlines()][0].keys() == {
+        "task", "guid", "turn", "run", "tags", "note", "gold_wrong", "corrected_label", "annotator", "updated_at"}
+
+
+def test_import_plan_counts_added_updated_and_conflicting(db_url):
+    store = Store(db_url)
+    old = store.save(note(guid="a"))
+    newer = store.save(note(guid="b"))
+    incoming = [
+        Annotation(**{**old.__dict__, "tags": ["missed"], "updated_at": "2999-01-01T00:00:00.000+00:00"}),  # newer: update
+        Annotation(**{**newer.__dict__, "tags": ["spurious"], "updated_at": "2000-01-01T00:00:00.000+00:00"}),  # older: conflict
+        note(guid="c"),  # new
+        Annotation(**{**old.__dict__}),  # same content: unchanged
+    ]
+    plan = store.plan_import(incoming)
+    assert (len(plan.added), len(plan.updated), len(plan.conflicting), len(plan.unchanged)) == (1, 1, 1, 1)
+    store.apply_import(plan)
+    assert store.get("ner", "b", "bert-crf", "지민").tags == ["boundary"]  # the newer stored record was kept
+    assert store.get("ner", "a", "bert-crf", "지민").tags == ["missed"]
+    store.apply_import(plan, overwrite_conflicts=True)
+    assert store.get("ner", "b", "bert-crf", "지민").tags == ["spurious"]
+
+
+def _writer(url: str, worker: int, count: int) -> None:
+    store = Store(url)
+    for k in range(count):
+        store.save(note(guid=f"w{worker}-{k}", who=f"annotator-{worker}"))
+        while True:  # read-modify-write of one shared record, retried on conflict
+            shared = store.get("ner", "shared", "bert-crf", "team") or note(guid="shared", who="team", tags=())
+            shared.tags = shared.tags + [f"{worker}-{k}"]
+            try:
+                store.save(shared, expected_version=shared.version)
+                break
+            except ConflictError:
+                continue
+
+
+def test_concurrent_writers_from_several_processes_lose_nothing(db_url):
+    Store(db_url)
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_writer, args=(db_url, w, 15)) for w in range(4)]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join(timeout=240)
+        assert process.exitcode == 0
+    store = Store(db_url)
+    assert len(store.find(annotator=None)) == 4 * 15 + 1
+    assert sorted(store.get("ner", "shared", "bert-crf", "team").tags) == sorted(f"{w}-{k}" for w in range(4) for k in range(15))
+
+
+KILLED_WRITER = """
+import sys
+from klue_viz.annotations.store import Annotation, Store
+store = Store(sys.argv[1])
+for k in range(100000):
+    store.save(Annotation(task="nli", guid=f"g{k}", run="r", annotator="a", tags=["negation"]))
+    print(k, flush=True)
+"""
+
+
+def test_a_killed_writer_loses_no_acknowledged_record(db_url):
+    process = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, db_url], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    acknowledged = [int(process.stdout.readline()) for _ in range(40)]
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    store = Store(db_url)
+    present = {a.guid for a in store.find(task="nli")}
+    assert {f"g{k}" for k in acknowledged} <= present
+
+
+def test_an_unreadable_sqlite_file_is_never_overwritten(tmp_path):
+    path = tmp_path / "annotations.sqlite3"
+    garbage = b"this is not a database" * 100
+    path.write_bytes(garbage)
+    with pytest.raises(StoreError, match="cannot be read") as info:
+        Store(str(path))
+    assert "new-db" in str(info.value) and path.read_bytes() == garbage
+    kept = set_aside(path)
+    assert kept.read_bytes() == garbage and Store(str(path)).find() == []
+
+
+def test_a_database_from_a_newer_version_is_refused(tmp_path):
+    path = tmp_path / "annotations.sqlite3"
+    store = Store(str(path))
+    with store.engine.begin() as connection:
+        connection.execute(store_module.schema_version.insert().values(version=99))
+    with pytest.raises(StoreError, match="newer klue-viz"):
+        Store(str(path))
+
+
+def test_kappa_by_hand_and_disagreements():
+    def tagged(who, tags_by_guid):
+        return [Annotation("nli", g, "r", who, tags=list(t)) for g, t in tags_by_guid.items()]
+
+    first = tagged("a", {"g1": ["negation"], "g2": ["negation"], "g3": [], "g4": []})
+    second = tagged("b", {"g1": ["negation"], "g2": [], "g3": [], "g4": [], "g5": ["ambiguous"]})
+    table, differ = agreement(first, second)
+    # observed agreement 3/4; chance 0.5*0.25 + 0.5*0.75 = 0.5; kappa (0.75 - 0.5) / 0.5 = 0.5
+    assert table.set_index("tag").loc["negation", "kappa"] == pytest.approx(0.5)
+    assert table.set_index("tag").loc["negation", "examples"] == 4
+    assert differ["guid"].tolist() == ["g2"]
+
+
+def test_tag_table_reports_each_tags_share_of_the_errors():
+    task = get_task("nli")
+    result = evaluate_file(task, load_gold(task, DEMO_BENCHMARK), next(demo_runs("nli")))
+    ex = result.frames.examples
+    wrong = ex[~ex["correct"]]["guid"].tolist()
+    items = [Annotation("nli", g, result.run, "a", tags=["numbers or time"]) for g in wrong[:2]]
+    items.append(Annotation("nli", ex[ex["correct"]]["guid"].iloc[0], result.run, "a", tags=["numbers or time"]))
+    table = tag_table(task, result.frames, tag_rows(task, items)).set_index("tag")
+    assert table.loc["numbers or time", "n"] == 3 and table.loc["numbers or time", "errors"] == 2
+    assert table.loc["numbers or time", "share_of_errors"] == pytest.approx(100 * 2 / len(wrong))
+
+
+def test_cli_export_and_import_against_the_same_store(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "cli.sqlite3"))
+    store = Store()
+    store.save(note())
+    store.save(note(task="wos", guid="wos-v1_dev_00000", turn=1, run="trade"))
+    out = tmp_path / "ner.jsonl"
+    assert main(["annotations", "export", "--task", "ner", "--out", str(out)]) == 0
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "other.sqlite3"))
+    assert main(["annotations", "import", str(out)]) == 0
+    assert "1 to add, 0 to update, 0 in conflict" in capsys.readouterr().out
+    assert Store().find()[0].tags == ["boundary"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task": "xx", "guid": "g", "run": "r"}\n', encoding="utf-8")
+    assert main(["annotations", "import", str(bad)]) == 1
