@@ -46,26 +46,28 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server():
+def start_server(env: dict) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "KLUE_VIZ_DATA_DIR"}
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         try:
             if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
+                return process, url
         except OSError:
             time.sleep(0.3)
-    else:
-        process.terminate()
-        pytest.fail("the Streamlit server did not start within 90 s")
+    process.terminate()
+    pytest.fail("the Streamlit server did not start within 90 s")
+
+
+@pytest.fixture(scope="module")
+def server():
+    process, url = start_server({k: v for k, v in os.environ.items() if k != "KLUE_VIZ_DATA_DIR"})
     yield url
     process.terminate()
     process.wait(timeout=30)
@@ -174,25 +176,6 @@ def test_every_page_opens_directly_and_is_saved_as_a_screenshot(server, page):
         page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=60_000)
         page.wait_for_timeout(800)
         page.screenshot(path=str(ARTIFACTS / f"{task}.png"))
-
-
-def start_server(env: dict) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1",
-         "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                return process, url
-        except OSError:
-            time.sleep(0.3)
-    process.terminate()
-    pytest.fail("the Streamlit server did not start within 90 s")
 
 
 def test_a_tag_survives_a_server_restart_and_is_exported(browser, tmp_path):

@@ -40,7 +40,7 @@ def annotator_sidebar() -> None:
     state = st.session_state
     state.setdefault("annotator_name", "")
     name = st.sidebar.text_input("Your name (for annotations)", value=state["annotator_name"], key="annotator_widget",
-                                 placeholder="e.g. 김지민")
+                                 help="Stored with every tag and note you save, e.g. 김지민")
     state["annotator_name"] = name.strip()
 
 

@@ -169,7 +169,7 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> Examp
         frame = ex if spec.level == "examples" else result.frames.details[spec.level]
         values = row2[1].multiselect("Slice values", sorted(frame[spec.key].dropna().astype(str).unique()), key="f_slice_values")
     tags = row2[2].multiselect("Tagged with", sorted(set(task.error_tags) | set(run_tags(task, result.run)["tag"])), key="f_tags")
-    text = row2[3].text_input("Search the text", key="f_text", placeholder="substring, or a regular expression")
+    text = row2[3].text_input("Search the text", key="f_text", help="A substring, or a regular expression with 'regex' ticked")
     regex = row2[4].checkbox("regex", key="f_regex")
     guids = st.session_state.get("f_guids") or None
     if guids:
