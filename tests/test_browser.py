@@ -186,8 +186,8 @@ def test_a_tag_survives_a_server_restart_and_is_exported(browser, tmp_path):
     page = context.new_page()
     try:
         open_task(page, url, "ner")
-        page.get_by_label("Your name (for annotations)").fill("지민")
-        page.get_by_label("Your name (for annotations)").press("Enter")
+        page.get_by_label("Your name (for annotations)", exact=True).fill("지민")
+        page.get_by_label("Your name (for annotations)", exact=True).press("Enter")
         wait_idle(page)
         expander = page.locator('[data-testid="stExpander"]').filter(has=page.get_by_text("Annotate", exact=True)).first
         expander.locator("summary").click()
