@@ -22,6 +22,9 @@ def open_as(name: str, page: str | None = None) -> AppTest:
 
 
 def first_form(at: AppTest):
+    switch = next(t for t in at.toggle if t.label == "Annotate")
+    if not switch.value:
+        switch.set_value(True).run()
     tags = next(m for m in at.multiselect if m.label == "Error tags")
     save = next(b for b in at.button if b.label == "Save")
     return tags, save
@@ -45,12 +48,12 @@ def test_a_second_session_saving_the_same_record_is_told_who_changed_it(monkeypa
     monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "b.sqlite3"))
     first = open_as("지민", PAGE_FILES["nli"])
     second = open_as("지민", PAGE_FILES["nli"])
-    tags, save = first_form(first)
-    tags.set_value(["negation"])
-    save.click().run()
-    tags, save = first_form(second)
-    tags.set_value(["ambiguous"])
-    save.click().run()
+    first_tags, first_save = first_form(first)
+    second_tags, second_save = first_form(second)  # both forms are open on the same, still empty record
+    first_tags.set_value(["negation"])
+    first_save.click().run()
+    second_tags.set_value(["ambiguous"])
+    second_save.click().run()
     assert any("Your version was not saved" in w.value for w in second.warning)
     record = Store(str(tmp_path / "b.sqlite3")).find(task="nli")[0]
     assert record.tags == ["negation"]

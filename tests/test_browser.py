@@ -189,9 +189,8 @@ def test_a_tag_survives_a_server_restart_and_is_exported(browser, tmp_path):
         page.get_by_label("Your name (for annotations)", exact=True).fill("지민")
         page.get_by_label("Your name (for annotations)", exact=True).press("Enter")
         wait_idle(page)
-        expander = page.locator('[data-testid="stExpander"]').filter(has=page.get_by_text("Annotate", exact=True)).first
-        expander.locator("summary").click()
-        form = expander.locator('[data-testid="stForm"]')
+        page.get_by_text("Annotate", exact=True).first.click()
+        form = page.locator('[data-testid="stForm"]').filter(has=page.get_by_text("Error tags", exact=True)).first
         form.wait_for(timeout=30_000)
         form.locator('[data-testid="stMultiSelect"]').click()
         page.get_by_role("option", name="type confusion").click()
@@ -206,11 +205,13 @@ def test_a_tag_survives_a_server_restart_and_is_exported(browser, tmp_path):
     try:
         open_task(page, url, "ner")
         wait_idle(page)
-        expander = page.locator('[data-testid="stExpander"]').filter(has=page.get_by_text("Annotate", exact=True)).first
-        expander.locator("summary").click()
-        remark = expander.get_by_text("지민 (bert-crf")
+        remark = page.get_by_text("지민: type confusion")
         remark.wait_for(timeout=30_000)
-        assert "type confusion" in remark.inner_text()
+        page.get_by_text("Annotate", exact=True).first.click()
+        detail = page.get_by_text("지민 (bert-crf").first  # a new session with no name yet: shown as someone else's remark
+        detail.wait_for(timeout=30_000)
+        assert "유형 혼동" in detail.inner_text()
+
         page.goto(url)
         wait_idle(page)
         page.get_by_text("Download JSONL").wait_for()

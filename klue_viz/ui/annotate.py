@@ -52,20 +52,35 @@ def taxonomy(task: Task, db: Store) -> list[str]:
     return list(dict.fromkeys(list(task.error_tags) + db.custom_tags(task.name)))
 
 
-def editor(task: Task, result: RunResult, example: dict) -> None:
-    """The annotation form of one example, in its own fragment so that saving redraws only this form."""
-    with st.expander("Annotate", expanded=False):
-        _editor_fragment(task, result.run, example)
+def annotations_by_example(task: Task, run: str) -> dict[str, list[Annotation]]:
+    """All stored remarks on this run and its gold, by example guid: one query for the whole list."""
+    db = store()
+    grouped: dict[str, list[Annotation]] = {}
+    for item in db.find(task=task.name) if db else []:
+        if item.run in (run, GOLD):
+            grouped.setdefault(task.example_guid(item.guid, item.turn), []).append(item)
+    return grouped
+
+
+def editor(task: Task, result: RunResult, example: dict, existing: list[Annotation]) -> None:
+    """The annotation switch and form of one example; its own fragment, so saving redraws only it."""
+    _editor_fragment(task, result.run, example, existing)
 
 
 @st.fragment
-def _editor_fragment(task: Task, run: str, example: dict) -> None:
+def _editor_fragment(task: Task, run: str, example: dict, existing: list[Annotation]) -> None:
+    slot = f"{example['guid']}|{run}"
+    left, right = st.columns([1, 5])
+    opened = left.toggle("Annotate", key=f"annotate|{slot}")
+    if existing and not opened:
+        right.caption(" · ".join(f"{a.annotator}: {', '.join(a.tags) or 'note'}" for a in existing))
+    if not opened:
+        return
     db = store()
     if db is None:
         return
     guid, turn = task.annotation_key(example)
     name = annotator()
-    slot = f"{example['guid']}|{run}"
     about = st.radio("About", ["this run", "the gold"], horizontal=True, key=f"about|{slot}")
     target_run = GOLD if about == "the gold" else run
     others = [a for a in db.find(task=task.name, guid=guid) if a.turn == turn and a.run in (run, GOLD) and a.annotator != name]
@@ -79,9 +94,9 @@ def _editor_fragment(task: Task, run: str, example: dict) -> None:
     options = taxonomy(task, db)
     key = f"{slot}|{target_run}"
     version_key = f"version|{key}"
-    if version_key not in st.session_state:
-        # Widget values are seeded once from the stored record and then belong to the user: a save made
-        # elsewhere meanwhile must not replace what they are typing (it surfaces as a conflict instead).
+    if f"tags|{key}" not in st.session_state:
+        # Widget values are seeded from the stored record when the form opens and then belong to the user:
+        # a save made elsewhere meanwhile must not replace what they type (it surfaces as a conflict instead).
         st.session_state[version_key] = mine.version if mine else 0
         st.session_state[f"tags|{key}"] = [t for t in (mine.tags if mine else []) if t in options]
         st.session_state[f"note|{key}"] = mine.note if mine else ""

@@ -82,10 +82,10 @@ def _overview() -> None:
             problems += [f"**{name}/{run}** — {p}" for p in result.problems[:20]]
         problems += [f"**{name}/{run}** — {reason}" for run, reason in failures.items()]
     if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=min(36 * (len(rows) + 1) + 4, 640))
     cols = st.columns(4)
     for k, (name, path) in enumerate(PAGE_FILES.items()):
-        cols[k % 4].page_link(path, label=f"{name.upper()}: {TASKS[name].title}")
+        cols[k % 4].page_link(path, label=f"{name.upper()} page", help=TASKS[name].title)
     if problems:
         with st.expander(f"{len(problems)} problem(s) found in files"):
             st.markdown("\n".join(f"- {p}" for p in problems[:200]))

@@ -14,7 +14,7 @@ from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_t
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
-from klue_viz.ui.annotate import bulk_tagger, editor, run_tags, tag_views, tagged_guids
+from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids
 from klue_viz.ui.common import guarded, metric_text, setup_page
 from klue_viz.ui.state import add_run, evaluate_runs, gold_for
 
@@ -203,11 +203,12 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
     top[2].download_button("Download the filtered table (CSV)", lambda: export_frame(shown).to_csv(index=False).encode("utf-8-sig"),
                            file_name=f"{task.name}-{result.run}-examples.csv", mime="text/csv", key="download", on_click="ignore")
     bulk_tagger(task, result, shown)
+    remarks = annotations_by_example(task, result.run)
     for example in shown.iloc[first:first + PAGE_SIZE].to_dict("records"):
         guid = example["guid"]
         if other == "(none)":
             st.markdown(task.render(result.frames, guid), unsafe_allow_html=True)
-            editor(task, result, example)
+            editor(task, result, example, remarks.get(guid, []))
         else:
             left, right = st.columns(2)
             left.caption(result.run)
