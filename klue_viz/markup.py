@@ -8,9 +8,17 @@ library draws gold-versus-predicted overlays over Korean text.
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 
 esc = html.escape
+#: Characters Streamlit's Markdown would read as syntax (links, images, emphasis, LaTeX, HTML).
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def md(text) -> str:
+    """File or user text made literal for st.markdown / st.error / st.caption (which all read Markdown)."""
+    return MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
 
 
 def attrs(**values) -> str:

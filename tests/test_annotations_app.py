@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from klue_viz.annotations.store import Annotation, Store
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO
-from tests.test_app import shown_count
+from tests.test_app import plain, shown_count
 
 
 def open_as(name: str, page: str | None = None) -> AppTest:
@@ -75,7 +75,7 @@ def test_home_page_exports_and_imports_with_the_plan_shown_first(monkeypatch, tm
     monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "d.sqlite3"))
     Store(str(tmp_path / "d.sqlite3")).save(Annotation("re", "klue-re-v1_dev_00001", "gold", "지민", tags=["gold error"], gold_wrong=True))
     at = open_as("지민")
-    assert any("d.sqlite3" in c.value and "1 record" in c.value for c in at.caption)
+    assert any("d.sqlite3" in plain(c.value) and "1 record" in c.value for c in at.caption)
     record = {"task": "re", "guid": "klue-re-v1_dev_00002", "turn": None, "run": "x", "tags": ["similar relation"], "note": "",
               "gold_wrong": False, "corrected_label": None, "annotator": "서연", "updated_at": "2026-01-01T00:00:00.000+00:00"}
     at.file_uploader(key="import_annotations").set_value(("shared.jsonl", json.dumps(record, ensure_ascii=False).encode(), "application/json")).run()

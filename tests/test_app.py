@@ -32,6 +32,11 @@ def shown_count(at: AppTest) -> tuple[int, int]:
     return int(shown), int(total)
 
 
+def plain(markdown: str) -> str:
+    """Markdown text as the reader sees it (file text is backslash-escaped before it reaches Markdown)."""
+    return markdown.replace("\\", "")
+
+
 def drawn(at: AppTest) -> list[str]:
     return [m.value for m in at.markdown if 'class="kv-example"' in m.value]
 
@@ -126,7 +131,20 @@ def test_home_page_detects_the_task_of_each_upload():
 def test_data_dir_replaces_the_demo_for_the_tasks_it_has(monkeypatch, shared):
     monkeypatch.setenv("KLUE_VIZ_DATA_DIR", str(shared))
     at = open_page(PAGE_FILES["ynat"])
-    assert any("embedded demo" in c.value for c in at.caption)  # no YNAT dev file in shared/klue
+    assert any("embedded demo" in plain(c.value) for c in at.caption)  # no YNAT dev file in shared/klue
     at.switch_page(PAGE_FILES["sts"]).run()
-    assert any("klue-sts-v1.1_dev.json" in c.value and "519" in c.value for c in at.caption)
+    assert any("klue-sts-v1.1_dev.json" in plain(c.value) and "519" in c.value for c in at.caption)
     assert any("No STS run" in i.value for i in at.info)
+
+
+def test_hostile_file_names_and_values_stay_text(tmp_path):
+    """A file name and a label carrying Markdown and HTML are shown literally, never rendered."""
+    at = open_page(PAGE_FILES["ynat"])
+    hostile = "<img src=x onerror=alert(1)>![x](http://e.vil)"
+    data = ('{"guid": "ynat-v1_dev_00000", "label": "' + hostile.replace('"', "'") + '"}\n').encode()
+    at.file_uploader(key="pred_upload").set_value([(f"{hostile}.jsonl", data, "application/json")]).run()
+    assert not at.exception
+    texts = [e.value for e in at.error] + [m.value for m in at.markdown] + [c.value for c in at.caption]
+    assert any("\\<img" in t or "&lt;img" in t for t in texts)
+    assert not any("<img src=x" in t and "\\<img" not in t and "&lt;img" not in t for t in texts)
+    assert not any("](http://e.vil)" in t for t in texts)

@@ -16,6 +16,8 @@ from klue_viz.annotations.analysis import agreement, tag_rows, tag_table
 from klue_viz.annotations.files import parse, to_csv, to_jsonl
 from klue_viz.annotations.store import Annotation, ConflictError, Store, StoreError, database_url, set_aside
 from klue_viz.evaluate import RunResult
+from klue_viz.markup import md
+from klue_viz.ui.common import problem_table
 from klue_viz.tasks.base import Task
 
 GOLD = "gold"
@@ -31,17 +33,8 @@ def store() -> Store | None:
     try:
         return _open_store(database_url())
     except StoreError as err:
-        st.error(f"Annotations are unavailable: {err}")
+        st.error(f"Annotations are unavailable: {md(err)}")
         return None
-
-
-def annotator_sidebar() -> None:
-    """The annotator's name, set once in the sidebar and kept for the session."""
-    state = st.session_state
-    state.setdefault("annotator_name", "")
-    name = st.sidebar.text_input("Your name (for annotations)", value=state["annotator_name"], key="annotator_widget",
-                                 help="Stored with every tag and note you save, e.g. 김지민")
-    state["annotator_name"] = name.strip()
 
 
 def annotator() -> str:
@@ -73,7 +66,7 @@ def _editor_fragment(task: Task, run: str, example: dict, existing: list[Annotat
     left, right = st.columns([1, 5])
     opened = left.toggle("Annotate", key=f"annotate|{slot}")
     if existing and not opened:
-        right.caption(" · ".join(f"{a.annotator}: {', '.join(a.tags) or 'note'}" for a in existing))
+        right.caption(md(" · ".join(f"{a.annotator}: {', '.join(a.tags) or 'note'}" for a in existing)))
     if not opened:
         return
     db = store()
@@ -85,8 +78,8 @@ def _editor_fragment(task: Task, run: str, example: dict, existing: list[Annotat
     target_run = GOLD if about == "the gold" else run
     others = [a for a in db.find(task=task.name, guid=guid) if a.turn == turn and a.run in (run, GOLD) and a.annotator != name]
     for other in others:
-        st.caption(f"{other.annotator} ({'gold' if other.run == GOLD else other.run}, {other.updated_at[:19].replace('T', ' ')} UTC): "
-                   f"{', '.join(other.tags) or 'no tags'}{' · gold looks wrong' if other.gold_wrong else ''}{' · ' + other.note if other.note else ''}")
+        st.caption(md(f"{other.annotator} ({'gold' if other.run == GOLD else other.run}, {other.updated_at[:19].replace('T', ' ')} UTC): "
+                      f"{', '.join(other.tags) or 'no tags'}{' · gold looks wrong' if other.gold_wrong else ''}{' · ' + other.note if other.note else ''}"))
     if not name:
         st.info("Set your name in the sidebar to annotate.")
         return
@@ -117,8 +110,8 @@ def _editor_fragment(task: Task, run: str, example: dict, existing: list[Annotat
     conflict = st.session_state.get(f"conflict|{version_key}")
     if conflict is not None:
         theirs, pending = conflict
-        st.warning(f"{theirs.annotator} saved this at {theirs.updated_at[:19].replace('T', ' ')} UTC "
-                   f"(tags: {', '.join(theirs.tags) or 'none'}; note: {theirs.note or '-'}). Your version was not saved.")
+        st.warning(md(f"{theirs.annotator} saved this at {theirs.updated_at[:19].replace('T', ' ')} UTC "
+                      f"(tags: {', '.join(theirs.tags) or 'none'}; note: {theirs.note or '-'}).") + " Your version was not saved.")
         st.button("Overwrite with mine", key=f"overwrite|{version_key}", on_click=_overwrite, args=(db, theirs, pending, version_key))
     elif mine is not None:
         st.caption(f"Saved by you at {mine.updated_at[:19].replace('T', ' ')} UTC.")
@@ -139,7 +132,7 @@ def _save(db: Store, item: Annotation, version_key: str) -> None:
         return
     st.session_state[version_key] = saved.version
     st.session_state.pop(f"conflict|{version_key}", None)
-    st.toast(f"Saved {', '.join(item.tags) or 'annotation'}")
+    st.toast(md(f"Saved {', '.join(item.tags) or 'annotation'}"))
 
 
 def bulk_tagger(task: Task, result: RunResult, shown: pd.DataFrame) -> None:
@@ -162,11 +155,11 @@ def bulk_tagger(task: Task, result: RunResult, shown: pd.DataFrame) -> None:
                 item.tags = sorted(set(item.tags) | set(tags))
                 item.note = "; ".join(n for n in (item.note, note_text) if n)
                 db.save(item)
-            st.success(f"Tagged {len(shown)} {task.unit}s with {', '.join(tags)}.")
+            st.success(md(f"Tagged {len(shown)} {task.unit}s with {', '.join(tags)}."))
         new_tag = st.text_input("New tag for this task's list", key="new_tag")
         if st.button("Add tag", key="add_tag") and new_tag.strip():
             db.add_tag(task.name, new_tag)
-            st.success(f"Added '{new_tag.strip()}' to the {task.name.upper()} tags.")
+            st.success(md(f"Added '{new_tag.strip()}' to the {task.name.upper()} tags."))
 
 
 def tagged_guids(task: Task, run: str, tags: list[str]) -> frozenset[str] | None:
@@ -226,14 +219,14 @@ def home_section() -> None:
     try:
         db = _open_store(url)
     except StoreError as err:
-        st.error(str(err))
+        st.error(md(err))
         if url.startswith("sqlite:///") and st.button("Start a new database (the unreadable file is kept aside)", key="new_db"):
             kept = set_aside(Path(url.removeprefix("sqlite:///")))
             _open_store.clear()
-            st.success(f"The old file is kept as {kept}. A new database is used from now on: {_open_store(url).location}")
+            st.success(md(f"The old file is kept as {kept}. A new database is used from now on: {_open_store(url).location}"))
         return
     everything = db.find()
-    st.caption(f"Stored in {db.location} (set KLUE_VIZ_DB to use another file or a postgresql:// URL) · {len(everything)} record(s)")
+    st.caption(f"Stored in {md(db.location)} (set KLUE\\_VIZ\\_DB to use another file or a postgresql URL) · {len(everything)} record(s)")
     tasks = ["all tasks"] + sorted({a.task for a in everything})
     chosen = st.selectbox("Export", tasks, key="export_task")
     items = everything if chosen == "all tasks" else [a for a in everything if a.task == chosen]
@@ -244,10 +237,10 @@ def home_section() -> None:
     upload = st.file_uploader("Import annotations (.jsonl or .csv exported by klue-viz)", key="import_annotations")
     if upload is not None:
         incoming, problems = parse(upload.getvalue(), upload.name)
-        for problem in problems[:20]:
-            st.warning(str(problem))
+        if problems:
+            problem_table(problems)
         plan = db.plan_import(incoming)
-        st.info(f"{upload.name}: {plan.summary()}.")
+        st.info(f"{md(upload.name)}: {plan.summary()}.")
         overwrite = st.checkbox("Also overwrite the conflicting (newer) stored records", key="import_overwrite") if plan.conflicting else False
         if st.button("Apply the import", key="apply_import"):
             written = db.apply_import(plan, overwrite_conflicts=overwrite)

@@ -6,11 +6,11 @@ import logging
 import traceback
 from typing import Callable
 
+import pandas as pd
 import streamlit as st
 
-from klue_viz.markup import STYLE
-from klue_viz.problems import InputError
-from klue_viz.ui.annotate import annotator_sidebar
+from klue_viz.markup import STYLE, md
+from klue_viz.problems import InputError, Problem
 from klue_viz.ui.state import init_state
 
 log = logging.getLogger("klue_viz")
@@ -25,18 +25,32 @@ def setup_page(title: str) -> None:
     st.markdown(STYLE, unsafe_allow_html=True)
 
 
+def annotator_sidebar() -> None:
+    """The annotator's name, set once in the sidebar and kept for the session."""
+    state = st.session_state
+    state.setdefault("annotator_name", "")
+    name = st.sidebar.text_input("Your name (for annotations)", value=state["annotator_name"], key="annotator_widget",
+                                 help="Stored with every tag and note you save, e.g. 김지민")
+    state["annotator_name"] = name.strip()
+
+
 def guarded(body: Callable[[], None]) -> None:
     """Run a page body; an error becomes a short message on the page and a traceback in the server log."""
     try:
         body()
     except InputError as err:
-        st.error(str(err))
+        st.error(md(err))
     except Exception as err:  # noqa: BLE001 - the page must never show a traceback
         if type(err).__name__ in CONTROL_FLOW:
             raise
         log.error("page failed:\n%s", traceback.format_exc())
-        st.error(f"Something went wrong while drawing this page ({type(err).__name__}: {err}). "
+        st.error(f"Something went wrong while drawing this page ({type(err).__name__}: {md(err)}). "
                  "The details are in the server log; the rest of the app still works.")
+
+
+def problem_table(problems: list[Problem]) -> None:
+    """Problems found in a file, as a table (file text never reaches Markdown or HTML)."""
+    st.dataframe(pd.DataFrame([p.to_dict() for p in problems], columns=["file", "line", "guid", "message"]), hide_index=True, width="stretch")
 
 
 def metric_text(value: float | None) -> str:

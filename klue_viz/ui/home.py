@@ -5,10 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from klue_viz.problems import InputError
+from klue_viz.markup import md
+from klue_viz.problems import InputError, Problem
 from klue_viz.tasks import TASKS
 from klue_viz.ui.annotate import home_section
-from klue_viz.ui.common import guarded, metric_text, setup_page
+from klue_viz.ui.common import guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.state import SOURCES, add_run, evaluate_runs, gold_for, register_gold_upload, sniff_task
 
 PAGE_FILES = {name: f"pages/{k}_{name}.py" for k, name in enumerate(TASKS, 1)}
@@ -42,9 +43,9 @@ def _gold_source() -> None:
         for upload in files or []:
             try:
                 task = register_gold_upload(upload.name, upload.getvalue())
-                st.caption(f"{upload.name}: {task.upper()} gold")
+                st.caption(f"{md(upload.name)}: {task.upper()} gold")
             except InputError as err:
-                st.error(str(err))
+                st.error(md(err))
     elif choice == "hf":
         st.caption("Loads `klue/klue` through `datasets`. Without access to the Hugging Face hub each task says so and shows the demo instead.")
     st.checkbox("Strict: count gold examples without a prediction as wrong", key="strict")
@@ -79,8 +80,8 @@ def _overview() -> None:
             metrics = " · ".join(f"{m.key} {metric_text(result.scores.values.get(m.key))}" for m in task.metrics)
             rows.append({"task": name, "run": run, "metrics": metrics, "scored": f"{c.n_scored}/{c.n_gold}",
                          "missing": c.n_missing, "extra": c.n_extra, "unreadable": c.n_invalid, "gold": "demo" if choice.is_demo else choice.note})
-            problems += [f"**{name}/{run}** — {p}" for p in result.problems[:20]]
-        problems += [f"**{name}/{run}** — {reason}" for run, reason in failures.items()]
+            problems += result.problems
+        problems += [Problem(reason, file=f"{name}/{run}") for run, reason in failures.items()]
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=min(36 * (len(rows) + 1) + 4, 640))
     cols = st.columns(4)
@@ -88,4 +89,4 @@ def _overview() -> None:
         cols[k % 4].page_link(path, label=f"{name.upper()} page", help=TASKS[name].title)
     if problems:
         with st.expander(f"{len(problems)} problem(s) found in files"):
-            st.markdown("\n".join(f"- {p}" for p in problems[:200]))
+            problem_table(problems)

@@ -10,12 +10,13 @@ import streamlit as st
 
 from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, sts_scatter, top_confusions
 from klue_viz.evaluate import RunResult
+from klue_viz.markup import esc, md
 from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids
-from klue_viz.ui.common import guarded, metric_text, setup_page
+from klue_viz.ui.common import guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.state import add_run, evaluate_runs, gold_for
 
 PAGE_SIZE = 10
@@ -31,10 +32,10 @@ def task_page(name: str) -> None:
 def _body(task: Task) -> None:
     st.title(task.title)
     choice = gold_for(task)
-    st.caption(f"{choice.note} · {len(choice.gold.rows):,} gold {task.unit}s")
+    st.caption(f"{md(choice.note)} · {len(choice.gold.rows):,} gold {task.unit}s")
     if choice.gold.problems:
         with st.expander(f"{len(choice.gold.problems)} problem(s) in the gold file"):
-            st.markdown("\n".join(f"- {p}" for p in choice.gold.problems[:50]))
+            problem_table(choice.gold.problems)
 
     uploads = st.file_uploader(f"Add {task.name.upper()} prediction files (JSONL, JSON, CSV, TSV)", accept_multiple_files=True, key="pred_upload")
     for upload in uploads or []:
@@ -42,7 +43,7 @@ def _body(task: Task) -> None:
 
     results, failures = evaluate_runs(task, choice)
     for run, reason in failures.items():
-        st.error(f"{run}: {reason}")
+        st.error(md(f"{run}: {reason}"))
     if not results:
         st.info(f"No {task.name.upper()} run to show yet: upload a prediction file above or on the home page.")
         return
@@ -52,7 +53,7 @@ def _body(task: Task) -> None:
     run = st.selectbox("Run to inspect", names, key="run") if len(names) > 1 else names[0]
     result = results[run]
     if len(names) == 1:
-        st.caption(f"Inspecting run **{run}**")
+        st.caption(f"Inspecting run **{md(run)}**")
     pairs = task.confusion(result.frames)
     _confusion(task, result, pairs)
     _slices(task, result)
@@ -64,7 +65,7 @@ def _body(task: Task) -> None:
 def _metrics(task: Task, results: dict[str, RunResult]) -> None:
     st.subheader("Official metrics")
     for run, result in results.items():
-        st.markdown(f"**{run}** <span class='kv-kv'>({result.file})</span>", unsafe_allow_html=True)
+        st.markdown(f"<b>{esc(run)}</b> <span class='kv-kv'>({esc(result.file)})</span>", unsafe_allow_html=True)
         columns = st.columns(len(task.metrics) + 1)
         for column, metric in zip(columns, task.metrics):
             value = result.scores.values.get(metric.key)
@@ -72,10 +73,10 @@ def _metrics(task: Task, results: dict[str, RunResult]) -> None:
         c = result.coverage
         columns[-1].metric("Gold scored", f"{c.n_scored}/{c.n_gold}", help=f"missing {c.n_missing} · extra {c.n_extra} · unreadable {c.n_invalid}")
         details = [f"missing {c.n_missing}", f"extra {c.n_extra}", f"unreadable {c.n_invalid}"] + result.notes
-        st.caption(" · ".join(details))
+        st.caption(md(" · ".join(details)))
         if result.problems:
-            with st.expander(f"{len(result.problems)} problem(s) in {result.file}"):
-                st.markdown("\n".join(f"- {p}" for p in result.problems[:100]))
+            with st.expander(f"{len(result.problems)} problem(s) in {md(result.file)}"):
+                problem_table(result.problems)
 
 
 def _select_cell() -> None:
@@ -211,9 +212,9 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
             editor(task, result, example, remarks.get(guid, []))
         else:
             left, right = st.columns(2)
-            left.caption(result.run)
+            left.caption(md(result.run))
             left.markdown(task.render(result.frames, guid), unsafe_allow_html=True)
-            right.caption(other)
+            right.caption(md(other))
             right.markdown(task.render(results[other].frames, guid) if guid in set(results[other].frames.examples["guid"]) else "(not in this run)",
                            unsafe_allow_html=True)
 
