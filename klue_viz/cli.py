@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from klue_viz.bootstrap import confidence_intervals
 from klue_viz.evaluate import RunResult, evaluate_file, load_gold
 from klue_viz.io import read_bytes, read_records
 from klue_viz.problems import InputError
@@ -26,7 +27,9 @@ def report(result: RunResult) -> str:
     for metric in result.task.metrics:
         value = result.scores.values.get(metric.key)
         reason = result.scores.reasons.get(metric.key)
-        lines.append(f"  {metric.key:<{width}}  {format_value(value):>7}" + (f"  ({reason})" if reason else ""))
+        interval = (result.intervals or {}).get(metric.key)
+        spread = f"  [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
+        lines.append(f"  {metric.key:<{width}}  {format_value(value):>7}{spread}" + (f"  ({reason})" if reason else ""))
     c = result.coverage
     lines.append(f"  coverage: {c.n_scored}/{c.n_gold} gold scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} unreadable")
     lines.extend(f"  note: {note}" for note in result.notes)
@@ -58,6 +61,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
     for path in args.pred:
         try:
             result = evaluate_file(task, gold, path, strict=args.strict)
+            if args.bootstrap:
+                result.intervals = confidence_intervals(task, result.frames, samples=args.bootstrap)
         except InputError as err:
             failures.append(str(err))
             print(f"klue-viz: {err}", file=sys.stderr)
@@ -120,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--pred", required=True, action="append", help="prediction file (repeat for several runs)")
     evaluate.add_argument("--out", help="write metrics, coverage and problems as JSON")
     evaluate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+    evaluate.add_argument("--bootstrap", type=int, default=0, metavar="N",
+                          help="also give 95%% confidence intervals from N bootstrap resamples of the examples")
     notes = commands.add_parser("annotations", help="export or import error annotations (the store named by KLUE_VIZ_DB)")
     actions = notes.add_subparsers(dest="action", required=True)
     export = actions.add_parser("export", help="write annotations to a .jsonl or .csv file")

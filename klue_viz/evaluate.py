@@ -73,6 +73,8 @@ class RunResult:
     extra_guids: list[str] = field(default_factory=list)
     #: Identifies the inputs (gold, file content, options) for caches of views derived from this result.
     key: str = ""
+    #: Bootstrap confidence intervals per metric, when asked for.
+    intervals: dict[str, tuple[float, float] | None] | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -83,6 +85,7 @@ class RunResult:
             "coverage": asdict(self.coverage),
             "problems": [p.to_dict() for p in self.problems],
             "notes": self.notes,
+            **({"ci95": self.intervals} if self.intervals is not None else {}),
         }
 
 

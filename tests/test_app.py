@@ -148,3 +148,13 @@ def test_hostile_file_names_and_values_stay_text(tmp_path):
     assert any("\\<img" in t or "&lt;img" in t for t in texts)
     assert not any("<img src=x" in t and "\\<img" not in t and "&lt;img" not in t for t in texts)
     assert not any("](http://e.vil)" in t for t in texts)
+
+
+def test_confidence_intervals_and_paired_comparison_on_the_page():
+    at = open_page(PAGE_FILES["nli"])
+    at.toggle(key="show_ci").set_value(True).run()
+    assert not at.exception and any("95% CI accuracy" in plain(c.value) for c in at.caption)
+    at.selectbox(key="compare").set_value(at.selectbox(key="compare").options[1]).run()
+    at.toggle(key="paired").set_value(True).run()
+    assert not at.exception
+    assert any("difference" in df.value.columns for df in at.dataframe)

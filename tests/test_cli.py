@@ -22,6 +22,13 @@ def test_one_run_prints_metrics_and_writes_json(tmp_path, capsys):
     assert payload["metrics"] == payload["runs"][0]["metrics"]
 
 
+def test_bootstrap_intervals_are_printed_and_written(tmp_path, capsys):
+    out = tmp_path / "nli.json"
+    assert main(["evaluate", "--task", "nli", "--gold", str(DEMO_BENCHMARK), "--pred", str(next(demo_runs("nli"))), "--bootstrap", "200", "--out", str(out)]) == 0
+    low, high = json.loads(out.read_text(encoding="utf-8"))["runs"][0]["ci95"]["accuracy"]
+    assert low < 70.84 < high and f"[{low:.2f}, {high:.2f}]" in capsys.readouterr().out
+
+
 def test_several_runs_and_a_guessed_task(tmp_path):
     runs = list(demo_runs("wos"))
     out = tmp_path / "wos.json"

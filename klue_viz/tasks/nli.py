@@ -36,7 +36,7 @@ class Nli(LabelTask):
         return "gold_label" not in record
 
     def hf_row(self, record: dict) -> dict:
-        gold = self.label_of(record["label"], "gold label")
+        gold = self.label_of(record["label"] if "label" in record else record["gold_label"], "gold label")
         votes = [str(record[f]) for f in VOTE_FIELDS if record.get(f)]
         premise, hypothesis = str(record["premise"]), str(record["hypothesis"])
         premise_words = set(premise.split())

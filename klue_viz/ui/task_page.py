@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, sts_scatter, top_confusions
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import esc, md
@@ -62,8 +63,24 @@ def _body(task: Task) -> None:
     _examples(task, result, pairs, results)
 
 
+UI_RESAMPLES = 200
+
+
+@st.cache_resource(max_entries=128, show_spinner="Resampling…")
+def _intervals(result_key: str, _task: Task, _result: RunResult):
+    return confidence_intervals(_task, _result.frames, samples=UI_RESAMPLES)
+
+
+@st.cache_resource(max_entries=64, show_spinner="Resampling both runs…")
+def _paired(first_key: str, second_key: str, _task: Task, _first: RunResult, _second: RunResult) -> pd.DataFrame:
+    rows = compare_runs(_task, _first.frames, _second.frames, samples=UI_RESAMPLES)
+    return pd.DataFrame([{"metric": c.metric, "difference": c.difference, "95% low": c.low, "95% high": c.high,
+                          f"{_first.run} higher in": f"{100 * c.first_better:.0f}% of resamples"} for c in rows])
+
+
 def _metrics(task: Task, results: dict[str, RunResult]) -> None:
     st.subheader("Official metrics")
+    show_ci = st.toggle(f"95% confidence intervals (bootstrap, {UI_RESAMPLES} resamples of the examples)", key="show_ci")
     for run, result in results.items():
         st.markdown(f"<b>{esc(run)}</b> <span class='kv-kv'>({esc(result.file)})</span>", unsafe_allow_html=True)
         columns = st.columns(len(task.metrics) + 1)
@@ -73,6 +90,9 @@ def _metrics(task: Task, results: dict[str, RunResult]) -> None:
         c = result.coverage
         columns[-1].metric("Gold scored", f"{c.n_scored}/{c.n_gold}", help=f"missing {c.n_missing} · extra {c.n_extra} · unreadable {c.n_invalid}")
         details = [f"missing {c.n_missing}", f"extra {c.n_extra}", f"unreadable {c.n_invalid}"] + result.notes
+        if show_ci:
+            spans = _intervals(result.key, task, result)
+            details.insert(0, "95% CI " + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v))
         st.caption(md(" · ".join(details)))
         if result.problems:
             with st.expander(f"{len(result.problems)} problem(s) in {md(result.file)}"):
@@ -228,7 +248,11 @@ def _comparison(first: RunResult, second: RunResult, shown: pd.DataFrame) -> pd.
     case[a & ~b.fillna(False).astype(bool)] = f"only {first.run} right"
     case[~a & b.fillna(False).astype(bool)] = f"only {second.run} right"
     counts = case.value_counts()
-    st.dataframe(counts.rename("examples").rename_axis("case").reset_index(), hide_index=True)
+    left, right = st.columns([2, 3])
+    left.dataframe(counts.rename("examples").rename_axis("case").reset_index(), hide_index=True)
+    if right.toggle("Is the difference real? (paired bootstrap)", key="paired"):
+        right.dataframe(_paired(first.key, second.key, first.task, first, second), hide_index=True,
+                        column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("difference", "95% low", "95% high")})
     options = ["where they differ", "all"] + list(counts.index)
     pick = st.radio("Show", options, horizontal=True, key="compare_case")
     if pick == "all":
