@@ -225,3 +225,24 @@ def test_a_tag_survives_a_server_restart_and_is_exported(browser, tmp_path):
         context.close()
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_a_box_selection_on_the_sts_scatter_filters_the_pairs(server, page):
+    open_task(page, server, "sts")
+    total = shown(page)
+    plot = page.locator(".js-plotly-plot").nth(1)
+    plot.scroll_into_view_if_needed()
+    corners = page.evaluate("""() => {
+      const gd = document.querySelectorAll('.js-plotly-plot')[1];
+      const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+      const box = gd.querySelector('.nsewdrag').getBoundingClientRect();
+      return {x0: box.left + xa.d2p(-0.1), y0: box.top + ya.d2p(5.1), x1: box.left + xa.d2p(2.9), y1: box.top + ya.d2p(-0.1)};
+    }""")
+    page.mouse.move(corners["x0"], corners["y0"])
+    page.mouse.down()
+    page.mouse.move((corners["x0"] + corners["x1"]) / 2, (corners["y0"] + corners["y1"]) / 2, steps=5)
+    page.mouse.move(corners["x1"], corners["y1"], steps=5)
+    page.mouse.up()
+    page.wait_for_function("total => Number(document.querySelector('.kv-count').dataset.shown) < total", arg=total, timeout=30_000)
+    assert 0 < shown(page) < total
+    assert page.get_by_text("points selected on the scatter plot").is_visible()

@@ -122,7 +122,7 @@ class Ner(Task):
         Slice("length", "Entity length", level="entities"),
         Slice("error_type", "Entity error type", level="entities"),
     )
-    signature_fields = frozenset({"entities", "tags"})
+    signature_fields = frozenset({"entities", "tags", "ner_tags"})
     bare_value_field = "entities"
     unit = "sentence"
     text_columns = ("sentence",)
@@ -181,8 +181,9 @@ class Ner(Task):
     def parse_prediction(self, record: dict, gold: dict) -> list[str]:
         if record.get("entities") is not None and record.get("entities") != "":
             return tags_from_entities(gold["sentence"], record["entities"])
-        if record.get("tags") not in (None, ""):
-            return tag_names(record["tags"], "tags", len(gold["sentence"]))
+        tags = record.get("tags", record.get("ner_tags"))  # ner_tags: the Hugging Face field name
+        if tags not in (None, ""):
+            return tag_names(tags, "tags", len(gold["sentence"]))
         raise RecordError("missing field 'entities' (list of {start, end, label}) or 'tags' (one BIO tag per character)")
 
     def empty_prediction(self, gold: dict) -> list[str]:
