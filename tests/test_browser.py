@@ -140,7 +140,7 @@ def test_upload_click_a_confusion_cell_and_read_the_examples(server, page, tmp_p
     wait_idle(page)
     page.wait_for_selector(".js-plotly-plot .nsewdrag")
     click_cell(page, gold, pred)
-    page.wait_for_function("total => Number(document.querySelector('.kv-count').dataset.shown) < total", arg=total, timeout=30_000)
+    page.wait_for_function("total => { const el = document.querySelector('.kv-count'); return !!el && Number(el.dataset.shown) < total; }", arg=total, timeout=30_000)
     narrowed = shown(page)
     assert 0 < narrowed < total
     assert page.locator(".kv-example").count() == min(narrowed, 10)
@@ -243,6 +243,6 @@ def test_a_box_selection_on_the_sts_scatter_filters_the_pairs(server, page):
     page.mouse.move((corners["x0"] + corners["x1"]) / 2, (corners["y0"] + corners["y1"]) / 2, steps=5)
     page.mouse.move(corners["x1"], corners["y1"], steps=5)
     page.mouse.up()
-    page.wait_for_function("total => Number(document.querySelector('.kv-count').dataset.shown) < total", arg=total, timeout=30_000)
+    page.wait_for_function("total => { const el = document.querySelector('.kv-count'); return !!el && Number(el.dataset.shown) < total; }", arg=total, timeout=30_000)
     assert 0 < shown(page) < total
     assert page.get_by_text("points selected on the scatter plot").is_visible()
