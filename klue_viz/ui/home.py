@@ -78,12 +78,13 @@ def _overview() -> None:
         for run, result in results.items():
             c = result.coverage
             metrics = " · ".join(f"{m.key} {metric_text(result.scores.values.get(m.key))}" for m in task.metrics)
-            rows.append({"task": name, "run": run, "metrics": metrics, "scored": f"{c.n_scored}/{c.n_gold}",
+            rows.append({"task": name, "page": f"/{name}", "run": run, "metrics": metrics, "scored": f"{c.n_scored}/{c.n_gold}",
                          "missing": c.n_missing, "extra": c.n_extra, "unreadable": c.n_invalid, "gold": "demo" if choice.is_demo else choice.note})
             problems += result.problems
         problems += [Problem(reason, file=f"{name}/{run}") for run, reason in failures.items()]
     if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=min(36 * (len(rows) + 1) + 4, 640))
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=min(36 * (len(rows) + 1) + 4, 640),
+                     column_config={"page": st.column_config.LinkColumn("page", display_text="open")})
     cols = st.columns(4)
     for k, (name, path) in enumerate(PAGE_FILES.items()):
         cols[k % 4].page_link(path, label=f"{name.upper()} page", help=TASKS[name].title)
