@@ -158,3 +158,15 @@ def test_confidence_intervals_and_paired_comparison_on_the_page():
     at.toggle(key="paired").set_value(True).run()
     assert not at.exception
     assert any("difference" in df.value.columns for df in at.dataframe)
+
+
+def test_uploaded_official_gold_replaces_the_demo_for_its_task(shared):
+    at = open_page()
+    at.radio(key="gold_source_widget").set_value("upload").run()
+    gold = shared / "klue-sts-v1.1" / "klue-sts-v1.1_dev.json"
+    at.file_uploader(key="gold_upload").set_value([("my-sts-dev.json", gold.read_bytes(), "application/json")]).run()
+    assert not at.exception and any("STS gold" in plain(c.value) for c in at.caption)
+    at.switch_page(PAGE_FILES["sts"]).run()
+    assert any("uploaded my-sts-dev.json" in plain(c.value) and "519" in c.value for c in at.caption)
+    at.switch_page(PAGE_FILES["nli"]).run()
+    assert any("No gold file uploaded for NLI" in plain(c.value) for c in at.caption)
