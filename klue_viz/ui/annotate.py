@@ -45,11 +45,16 @@ def taxonomy(task: Task, db: Store) -> list[str]:
     return list(dict.fromkeys(list(task.error_tags) + db.custom_tags(task.name)))
 
 
-def annotations_by_example(task: Task, run: str) -> dict[str, list[Annotation]]:
-    """All stored remarks on this run and its gold, by example guid: one query for the whole list."""
+def task_remarks(task: Task) -> list[Annotation]:
+    """Every stored record of a task: read once per page run and shared by the views below."""
     db = store()
+    return db.find(task=task.name) if db else []
+
+
+def annotations_by_example(task: Task, run: str, items: list[Annotation]) -> dict[str, list[Annotation]]:
+    """The remarks on this run and its gold, by example guid."""
     grouped: dict[str, list[Annotation]] = {}
-    for item in db.find(task=task.name) if db else []:
+    for item in items:
         if item.run in (run, GOLD):
             grouped.setdefault(task.example_guid(item.guid, item.turn), []).append(item)
     return grouped
@@ -162,25 +167,21 @@ def bulk_tagger(task: Task, result: RunResult, shown: pd.DataFrame) -> None:
             st.success(md(f"Added '{new_tag.strip()}' to the {task.name.upper()} tags."))
 
 
-def tagged_guids(task: Task, run: str, tags: list[str]) -> frozenset[str] | None:
+def tagged_guids(task: Task, run: str, tags: list[str], items: list[Annotation]) -> frozenset[str] | None:
     """Example guids carrying any of `tags` (by any annotator) on this run or its gold."""
-    db = store()
-    if not tags or db is None:
+    if not tags:
         return None
-    items = [a for a in db.find(task=task.name) if a.run in (run, GOLD) and set(a.tags) & set(tags)]
-    return frozenset(task.example_guid(a.guid, a.turn) for a in items)
+    return frozenset(task.example_guid(a.guid, a.turn) for a in items if a.run in (run, GOLD) and set(a.tags) & set(tags))
 
 
-def run_tags(task: Task, run: str) -> pd.DataFrame:
-    db = store()
-    if db is None:
-        return tag_rows(task, [])
-    return tag_rows(task, [a for a in db.find(task=task.name) if a.run in (run, GOLD)])
+def run_tags(task: Task, run: str, items: list[Annotation]) -> pd.DataFrame:
+    return tag_rows(task, [a for a in items if a.run in (run, GOLD)])
 
 
 def tag_views(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
     """Tags as a slice: per tag the examples, errors, share of all errors and metrics; and the tags of every run."""
-    rows = run_tags(task, result.run)
+    items = task_remarks(task)
+    rows = run_tags(task, result.run, items)
     if rows.empty:
         st.caption("No error tags on this run yet: tag examples below (Annotate) and they appear here as a slice.")
         return
@@ -188,7 +189,7 @@ def tag_views(task: Task, result: RunResult, results: dict[str, RunResult]) -> N
     st.dataframe(tag_table(task, result.frames, rows), hide_index=True, width="stretch")
     per_run = []
     for name in results:
-        counts = run_tags(task, name).drop_duplicates(["guid", "tag"]).groupby("tag").size()
+        counts = run_tags(task, name, items).drop_duplicates(["guid", "tag"]).groupby("tag").size()
         per_run += [{"run": name, "tag": tag, "examples": int(n)} for tag, n in counts.items()]
     if per_run:
         figure = px.bar(pd.DataFrame(per_run), x="examples", y="tag", color="run", barmode="group", orientation="h", height=260)
@@ -196,16 +197,14 @@ def tag_views(task: Task, result: RunResult, results: dict[str, RunResult]) -> N
         st.plotly_chart(figure, key="tag_chart", config={"displayModeBar": False})
     annotators = sorted({a for a in rows["annotator"]})
     if len(annotators) >= 2:
-        _agreement(task, result, annotators)
+        _agreement(result, annotators, [a for a in items if a.run in (result.run, GOLD)])
 
 
-def _agreement(task: Task, result: RunResult, annotators: list[str]) -> None:
-    db = store()
+def _agreement(result: RunResult, annotators: list[str], items: list[Annotation]) -> None:
     with st.expander("Agreement between two annotators (Cohen's kappa)"):
         left, right = st.columns(2)
         first = left.selectbox("First annotator", annotators, key="kappa_a")
         second = right.selectbox("Second annotator", [a for a in annotators if a != first], key="kappa_b")
-        items = [a for a in db.find(task=task.name) if a.run in (result.run, GOLD)]
         table, differ = agreement([a for a in items if a.annotator == first], [a for a in items if a.annotator == second])
         st.dataframe(table, hide_index=True, width="stretch")
         st.markdown(f"**{len(differ)} example(s) where they disagree**")

@@ -16,7 +16,7 @@ from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_t
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
-from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids
+from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.state import add_run, evaluate_runs, gold_for
 
@@ -131,7 +131,7 @@ def _confusion(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> Non
             hide = ("no_relation",) if st.toggle("Leave out no_relation", value=True, key="hide_no_relation") else ()
         max_labels = st.slider("Labels shown (the rest are pooled as (other))", 5, 40, 15, key="max_labels") if pairs["gold"].nunique() > 15 else 40
         st.caption(f"Rows: gold {task.confusion_label}; columns: predicted. Click a cell to list its examples below.")
-        figure, top, _ = _confusion_view(result.key, max_labels, hide, task, pairs)
+        figure, top = _confusion_view(result.key, max_labels, hide, task, pairs)
         if not top.empty:
             st.markdown("**Most frequent confusions**")
             st.dataframe(top, hide_index=True, width="stretch")
@@ -151,7 +151,13 @@ def _slice_table(result_key: str, slice_key: str, _task: Task, _result: RunResul
 @st.cache_resource(max_entries=128, show_spinner=False)
 def _confusion_view(result_key: str, max_labels: int, hide: tuple[str, ...], _task: Task, _pairs: pd.DataFrame):
     counts = confusion_counts(_pairs, max_labels=max_labels, hide=hide)
-    return confusion_figure(counts, _task.confusion_label), top_confusions(_pairs), sorted(set(_pairs["gold"].astype(str)) | set(_pairs["pred"].astype(str)))
+    return confusion_figure(counts, _task.confusion_label), top_confusions(_pairs)
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
+def _labels(result_key: str, _pairs: pd.DataFrame) -> list[str]:
+    """Every gold or predicted label of the confusion pairs, for the label filters."""
+    return sorted(set(_pairs["gold"].astype(str)) | set(_pairs["pred"].astype(str)))
 
 
 def _slices(task: Task, result: RunResult) -> None:
@@ -166,7 +172,7 @@ def _slices(task: Task, result: RunResult) -> None:
     right.plotly_chart(slice_figure(table, metric, chosen.label), key="slice_chart", config={"displayModeBar": False})
 
 
-def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> ExampleFilter:
+def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None, remarks: list) -> ExampleFilter:
     ex = result.frames.examples
     st.subheader("Examples")
     if st.button("Clear filters", key="clear_filters"):
@@ -174,7 +180,7 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> Examp
             st.session_state.pop(key, None)
     row1 = st.columns([1.2, 2, 2, 2])
     status = row1[0].radio("Show", ["all", "wrong", "correct"], horizontal=True, key="f_status")
-    labels = _confusion_view(result.key, 40, (), task, pairs)[2] if pairs is not None and not pairs.empty else []
+    labels = _labels(result.key, pairs) if pairs is not None else []
     for key in ("f_gold", "f_pred"):
         if key in st.session_state:
             st.session_state[key] = [v for v in st.session_state[key] if v in labels]
@@ -189,20 +195,21 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> Examp
     if spec is not None:
         frame = ex if spec.level == "examples" else result.frames.details[spec.level]
         values = row2[1].multiselect("Slice values", sorted(frame[spec.key].dropna().astype(str).unique()), key="f_slice_values")
-    tags = row2[2].multiselect("Tagged with", sorted(set(task.error_tags) | set(run_tags(task, result.run)["tag"])), key="f_tags")
+    tags = row2[2].multiselect("Tagged with", sorted(set(task.error_tags) | set(run_tags(task, result.run, remarks)["tag"])), key="f_tags")
     text = row2[3].text_input("Search the text", key="f_text", help="A substring, or a regular expression with 'regex' ticked")
     regex = row2[4].checkbox("regex", key="f_regex")
     guids = st.session_state.get("f_guids") or None
     if guids:
         st.caption(f"Restricted to the {len(guids)} points selected on the scatter plot.")
     return ExampleFilter(status, gold, pred, errors, spec, values, text, regex, frozenset(guids) if guids else None,
-                         tagged_guids(task, result.run, tags))
+                         tagged_guids(task, result.run, tags, remarks))
 
 
 @st.fragment
 def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results: dict[str, RunResult]) -> None:
     """Filters and the example list; a fragment, so changing a filter redraws only this part of the page."""
-    chosen = _filters(task, result, pairs)
+    remarks = task_remarks(task)  # one read of the stored annotations for this part of the page
+    chosen = _filters(task, result, pairs, remarks)
     try:
         shown = apply_filter(task, result.frames, pairs, chosen)
     except FilterError as err:
@@ -224,12 +231,12 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
     top[2].download_button("Download the filtered table (CSV)", lambda: export_frame(shown).to_csv(index=False).encode("utf-8-sig"),
                            file_name=f"{task.name}-{result.run}-examples.csv", mime="text/csv", key="download", on_click="ignore")
     bulk_tagger(task, result, shown)
-    remarks = annotations_by_example(task, result.run)
+    by_example = annotations_by_example(task, result.run, remarks)
     for example in shown.iloc[first:first + PAGE_SIZE].to_dict("records"):
         guid = example["guid"]
         if other == "(none)":
             st.markdown(task.render(result.frames, guid), unsafe_allow_html=True)
-            editor(task, result, example, remarks.get(guid, []))
+            editor(task, result, example, by_example.get(guid, []))
         else:
             left, right = st.columns(2)
             left.caption(md(result.run))
