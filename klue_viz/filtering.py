@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 
 import pandas as pd
+import re2
 
 from klue_viz.tasks.base import Frames, Slice, Task
 
@@ -33,6 +33,38 @@ class FilterError(ValueError):
     """A filter that cannot be applied (a malformed regular expression); shown to the user as is."""
 
 
+#: Longest search text accepted; longer input is refused rather than compiled.
+MAX_PATTERN = 500
+#: Memory RE2 may use for one compiled pattern (its own bound on pathological patterns).
+RE2_MAX_MEM = 8 << 20
+#: Every example is searched in its guid too, so a guid pasted from a report finds its example.
+ALWAYS_SEARCHED = ("guid",)
+
+
+def compile_search(text: str, regex: bool):
+    """A case-insensitive RE2 matcher for the search box: linear time whatever the pattern.
+
+    Python's `re` backtracks without end on patterns like `(?:.+.+)+#`, and one such search stalls
+    every session of the server; RE2 cannot, and refuses what it cannot run in linear time
+    (backreferences, look-arounds) with an error we pass on.
+    """
+    if len(text) > MAX_PATTERN:
+        raise FilterError(f"the search is {len(text):,} characters long; at most {MAX_PATTERN} are accepted")
+    options = re2.Options()
+    options.case_sensitive = False
+    options.log_errors = False
+    options.max_mem = RE2_MAX_MEM
+    options.literal = not regex
+    try:
+        return re2.compile(text, options)
+    except re2.error as err:
+        detail = err.args[0].decode("utf-8", "replace") if err.args and isinstance(err.args[0], bytes) else str(err)
+        raise FilterError(
+            f"not a regular expression the search can run ({detail}); backreferences such as \\1 and look-arounds "
+            "such as (?=...) are not supported, everything else of Python's syntax is"
+        ) from None
+
+
 def error_type_options(examples: pd.DataFrame) -> list[str]:
     """The atomic error types present (NER and WoS examples list several, comma-separated)."""
     types = set()
@@ -43,14 +75,13 @@ def error_type_options(examples: pd.DataFrame) -> list[str]:
 
 
 def text_mask(examples: pd.DataFrame, columns: tuple[str, ...], text: str, regex: bool) -> pd.Series:
-    if regex:
-        try:
-            re.compile(text)
-        except re.error as err:
-            raise FilterError(f"not a valid regular expression: {err}") from None
+    """Examples whose guid or text columns contain `text` (a literal, or an RE2 pattern with `regex`)."""
+    search = compile_search(text, regex).search
     mask = pd.Series(False, index=examples.index)
-    for column in columns:
-        mask |= examples[column].astype(str).str.contains(text, regex=regex, case=False, na=False)
+    for column in dict.fromkeys(ALWAYS_SEARCHED + tuple(columns)):
+        if column in examples:
+            values = examples[column].astype(str).tolist()
+            mask |= pd.Series([search(v) is not None for v in values], index=examples.index, dtype=bool)
     return mask
 
 
