@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from klue_viz.markup import chart_text
+
 OTHER = "(other)"
 FONT = "Noto Sans CJK KR, Noto Sans KR, Malgun Gothic, sans-serif"
 
@@ -27,7 +29,8 @@ def confusion_counts(pairs: pd.DataFrame, max_labels: int = 15, hide: tuple[str,
 def confusion_figure(counts: pd.DataFrame, axis_name: str) -> go.Figure:
     """A heatmap with an invisible marker on every cell, so a click selects that (gold, pred) cell."""
     z = counts.to_numpy()
-    labels_x, labels_y = list(counts.columns), list(counts.index)
+    # Labels come from files: escaped for plotly (a click hands back the escaped label; html.unescape restores it).
+    labels_x, labels_y = [chart_text(v) for v in counts.columns], [chart_text(v) for v in counts.index]
     row_share = z / np.maximum(z.sum(axis=1, keepdims=True), 1)
     fig = go.Figure(go.Heatmap(
         z=row_share, x=labels_x, y=labels_y, colorscale="Blues", zmin=0, zmax=1, showscale=False,
@@ -67,7 +70,7 @@ def slice_figure(table: pd.DataFrame, metric: str, label: str) -> go.Figure:
     """The slice metric per value, bars labelled with the number of examples behind them."""
     shown = table.dropna(subset=[metric]) if metric in table else pd.DataFrame({metric: [], "value": [], "n": []})
     fig = go.Figure(go.Bar(
-        x=shown[metric], y=shown["value"], orientation="h", text=[f"n={n}" for n in shown["n"]], textposition="auto",
+        x=shown[metric], y=[chart_text(v) for v in shown["value"]], orientation="h", text=[f"n={n}" for n in shown["n"]], textposition="auto",
         hovertemplate="%{y}<br>" + metric + " %{x:.2f}<br>%{text}<extra></extra>", marker_color="#0969da",
     ))
     fig.update_layout(
@@ -82,7 +85,7 @@ def sts_scatter(examples: pd.DataFrame) -> go.Figure:
     colours = np.where(examples["correct"], "#0969da", "#cf222e")
     fig = go.Figure(go.Scatter(
         x=examples["gold"], y=examples["pred"], mode="markers", customdata=examples["guid"], marker={"color": colours, "size": 8, "opacity": 0.75},
-        hovertemplate="%{customdata}<br>gold %{x:.2f}<br>pred %{y:.2f}<extra></extra>",
+        text=[chart_text(g) for g in examples["guid"]], hovertemplate="%{text}<br>gold %{x:.2f}<br>pred %{y:.2f}<extra></extra>",
     ))
     fig.add_shape(type="line", x0=0, y0=0, x1=5, y1=5, line={"dash": "dot", "color": "#8c959f"})
     for value in (3.0,):

@@ -11,14 +11,43 @@ import html
 import re
 from dataclasses import dataclass
 
-esc = html.escape
-#: Characters Streamlit's Markdown would read as syntax (links, images, emphasis, LaTeX, HTML).
-MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+#: Characters Streamlit's Markdown would read as syntax (links, autolinks, images, emphasis, LaTeX, colours, HTML, entities).
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:@&=\"'])")
+#: Control characters and bidirectional overrides: shown as visible codes, never passed on raw
+#: (they reorder or hide text around them, and break terminals and spreadsheets).
+INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+
+
+def visible(text) -> str:
+    """`text` as a string with control, bidi-override and lone-surrogate characters written as `\\uXXXX`."""
+    return INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(text))
+
+
+#: HTML's own characters, Markdown's syntax characters and newlines as numeric character references.
+#: An entity is text to both readers: the browser shows the character, Markdown never reads it as syntax.
+HTML_TEXT = {ord(c): f"&#{ord(c)};" for c in "&<>\"'*_[]()!$:~`@\\#|{}+.=^\n"}
+
+
+def esc(text) -> str:
+    """File text made literal for HTML and SVG passed to st.markdown(unsafe_allow_html=True).
+
+    Escaping HTML is not enough there: a blank line inside a field ends the HTML block, and an inline
+    tag (`<b>`) leaves the line to Markdown; both would let `**`, `[link](...)`, `![image](...)`,
+    `$maths$`, `:red[...]` or a bare URL become live. Every such character is written as an entity.
+    """
+    return visible(text).translate(HTML_TEXT)
 
 
 def md(text) -> str:
-    """File or user text made literal for st.markdown / st.error / st.caption (which all read Markdown)."""
-    return MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
+    """File or user text made literal for st.markdown / st.error / st.caption / expander and radio labels
+    (all of which read Markdown): every syntax character is backslash-escaped, so nothing becomes a link,
+    an autolinked URL or e-mail address, an image, maths, a colour or HTML; a newline becomes a space."""
+    return MARKDOWN_SPECIAL.sub(r"\\\1", visible(text).replace("\n", " "))
+
+
+def chart_text(text) -> str:
+    """File text made literal for a plotly label, tick or legend (plotly reads <a href>, <b>, <br>... and entities)."""
+    return html.escape(visible(text).replace("\n", " "), quote=False)
 
 
 def attrs(**values) -> str:

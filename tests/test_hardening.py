@@ -61,3 +61,18 @@ def test_the_search_finds_an_example_by_its_guid(task_name):
     guid = result.frames.examples["guid"].iloc[3]
     shown = apply_filter(task, result.frames, None, ExampleFilter(text=guid))
     assert guid in shown["guid"].tolist() and len(shown) < len(result.frames.examples)
+
+
+# ---- 2. chart labels -----------------------------------------------------------------------------
+
+def test_chart_labels_from_files_are_text_to_plotly():
+    from klue_viz.charts import confusion_counts, confusion_figure, slice_figure
+
+    hostile = "<a href='http://evil.example'>x</a><img src=x><br><b>b</b>"
+    pairs = pd.DataFrame({"guid": ["g1", "g2"], "gold": [hostile, "ok"], "pred": ["ok", hostile]})
+    figures = [confusion_figure(confusion_counts(pairs), "label"),
+               slice_figure(pd.DataFrame({"value": [hostile], "n": [3], "f1": [50.0]}), "f1", "Source")]
+    for figure in figures:
+        labels = [str(v) for trace in figure.data for axis in ("x", "y") for v in (getattr(trace, axis) or ())]
+        assert any("&lt;a href" in v for v in labels)
+        assert not any("<" in v for v in labels)

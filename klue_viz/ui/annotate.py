@@ -16,7 +16,7 @@ from klue_viz.annotations.analysis import agreement, tag_rows, tag_table
 from klue_viz.annotations.files import parse, to_csv, to_jsonl
 from klue_viz.annotations.store import Annotation, ConflictError, Store, StoreError, database_url, set_aside
 from klue_viz.evaluate import RunResult
-from klue_viz.markup import md
+from klue_viz.markup import chart_text, md
 from klue_viz.ui.common import problem_table
 from klue_viz.tasks.base import Task
 
@@ -119,7 +119,7 @@ def _editor_fragment(task: Task, run: str, example: dict, existing: list[Annotat
                       f"(tags: {', '.join(theirs.tags) or 'none'}; note: {theirs.note or '-'}).") + " Your version was not saved.")
         st.button("Overwrite with mine", key=f"overwrite|{version_key}", on_click=_overwrite, args=(db, theirs, pending, version_key))
     elif mine is not None:
-        st.caption(f"Saved by you at {mine.updated_at[:19].replace('T', ' ')} UTC.")
+        st.caption(md(f"Saved by you at {mine.updated_at[:19].replace('T', ' ')} UTC."))
 
 
 def _overwrite(db: Store, theirs: Annotation, pending: Annotation, version_key: str) -> None:
@@ -192,7 +192,8 @@ def tag_views(task: Task, result: RunResult, results: dict[str, RunResult]) -> N
         counts = run_tags(task, name, items).drop_duplicates(["guid", "tag"]).groupby("tag").size()
         per_run += [{"run": name, "tag": tag, "examples": int(n)} for tag, n in counts.items()]
     if per_run:
-        figure = px.bar(pd.DataFrame(per_run), x="examples", y="tag", color="run", barmode="group", orientation="h", height=260)
+        shown = pd.DataFrame(per_run).assign(tag=lambda f: f["tag"].map(chart_text), run=lambda f: f["run"].map(chart_text))
+        figure = px.bar(shown, x="examples", y="tag", color="run", barmode="group", orientation="h", height=260)
         figure.update_layout(margin={"l": 10, "r": 10, "t": 10, "b": 10})
         st.plotly_chart(figure, key="tag_chart", config={"displayModeBar": False})
     annotators = sorted({a for a in rows["annotator"]})

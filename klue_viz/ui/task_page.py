@@ -5,6 +5,8 @@ Every page in pages/ is one call to `task_page(name)`; what is drawn comes from 
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 import streamlit as st
 
@@ -106,7 +108,7 @@ def _select_cell() -> None:
     if not points:
         return
     point = points[0]
-    gold, pred = str(point.get("y")), str(point.get("x"))
+    gold, pred = html.unescape(str(point.get("y"))), html.unescape(str(point.get("x")))  # chart labels are escaped
     st.session_state["f_gold"] = [] if gold == OTHER else [gold]
     st.session_state["f_pred"] = [] if pred == OTHER else [pred]
     st.session_state["f_status"] = "all"
@@ -213,7 +215,7 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
     try:
         shown = apply_filter(task, result.frames, pairs, chosen)
     except FilterError as err:
-        st.error(str(err))
+        st.error(md(err))
         return
     others = [r for r in results if r != result.run]
     other = st.selectbox("Compare with run", ["(none)"] + others, key="compare") if others else "(none)"
@@ -261,7 +263,7 @@ def _comparison(first: RunResult, second: RunResult, shown: pd.DataFrame) -> pd.
         right.dataframe(_paired(first.key, second.key, first.task, first, second), hide_index=True,
                         column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("difference", "95% low", "95% high")})
     options = ["where they differ", "all"] + list(counts.index)
-    pick = st.radio("Show", options, horizontal=True, key="compare_case")
+    pick = st.radio("Show", options, horizontal=True, key="compare_case", format_func=md)
     if pick == "all":
         return shown
     keep = case[case.str.startswith("only")].index if pick == "where they differ" else case[case == pick].index
