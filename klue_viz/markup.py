@@ -18,6 +18,18 @@ MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:@&=\"'])")
 INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
 
 
+#: Where Streamlit's autolinker would start a link: after a scheme's ':' before '//', after 'www' before '.', before '@'.
+#: It runs on the text after Markdown escapes and entities are resolved, so escaping cannot stop it; an
+#: invisible word joiner (U+2060) at these points does.
+AUTOLINK_POINT = re.compile(r"(?<=:)(?=/)|(?i:(?<=www))(?=\.)|(?=@)")
+WORD_JOINER = "\u2060"
+
+
+def unlinked(text: str) -> str:
+    """Text in which no URL, www address or e-mail address can be autolinked."""
+    return AUTOLINK_POINT.sub(WORD_JOINER, text)
+
+
 def visible(text) -> str:
     """`text` as a string with control, bidi-override and lone-surrogate characters written as `\\uXXXX`."""
     return INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(text))
@@ -35,14 +47,14 @@ def esc(text) -> str:
     tag (`<b>`) leaves the line to Markdown; both would let `**`, `[link](...)`, `![image](...)`,
     `$maths$`, `:red[...]` or a bare URL become live. Every such character is written as an entity.
     """
-    return visible(text).translate(HTML_TEXT)
+    return unlinked(visible(text)).translate(HTML_TEXT)
 
 
 def md(text) -> str:
     """File or user text made literal for st.markdown / st.error / st.caption / expander and radio labels
     (all of which read Markdown): every syntax character is backslash-escaped, so nothing becomes a link,
     an autolinked URL or e-mail address, an image, maths, a colour or HTML; a newline becomes a space."""
-    return MARKDOWN_SPECIAL.sub(r"\\\1", visible(text).replace("\n", " "))
+    return MARKDOWN_SPECIAL.sub(r"\\\1", unlinked(visible(text).replace("\n", " ")))
 
 
 def chart_text(text) -> str:
@@ -52,7 +64,7 @@ def chart_text(text) -> str:
 
 def attrs(**values) -> str:
     """Escaped HTML attributes; keys use '_' for '-' (data_label -> data-label)."""
-    return " ".join(f'{k.replace("_", "-")}="{esc(str(v))}"' for k, v in values.items() if v is not None)
+    return " ".join(f'{k.replace("_", "-")}="{visible(v).translate(HTML_TEXT)}"' for k, v in values.items() if v is not None)
 
 
 @dataclass(frozen=True)

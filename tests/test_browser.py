@@ -246,3 +246,53 @@ def test_a_box_selection_on_the_sts_scatter_filters_the_pairs(server, page):
     page.wait_for_function("total => { const el = document.querySelector('.kv-count'); return !!el && Number(el.dataset.shown) < total; }", arg=total, timeout=30_000)
     assert 0 < shown(page) < total
     assert page.get_by_text("points selected on the scatter plot").is_visible()
+
+
+LIVE_FROM_FILES = """() => {
+  const links = [...document.querySelectorAll('a')].map(a => a.getAttribute('href') || a.getAttribute('xlink:href') || '')
+    .filter(h => /evil|mailto:|javascript:/.test(h));
+  const images = [...document.querySelectorAll('img')].map(i => i.getAttribute('src') || '')
+    .filter(s => s === 'x' || /evil/.test(s));
+  const scripts = [...document.querySelectorAll('script')].filter(s => /alert/.test(s.textContent)).length;
+  const styled = [...document.querySelectorAll('strong, em, del')].filter(e => /^(bold|em|del|b|e)$/.test(e.textContent)).length
+    + document.querySelectorAll('.katex').length;
+  return {links, images, scripts, styled};
+}"""
+
+
+def test_file_text_never_becomes_a_link_or_an_image_in_the_browser(browser, tmp_path):
+    """Hostile gold text (with blank lines), a hostile file name, and a stored note with bare URLs: all shown as text."""
+    from klue_viz.annotations.store import Annotation, Store
+    from tests.test_hostile_pages import LINE, NAME, PAYLOAD, hostile_gold, hostile_run
+
+    folder = tmp_path / "klue_benchmark"
+    shutil.copytree(DEMO_BENCHMARK, folder)
+    hostile_gold(folder)
+    env = {**os.environ, "KLUE_VIZ_DATA_DIR": str(folder), "KLUE_VIZ_DB": str(tmp_path / "annotations.sqlite3")}
+    Store(env["KLUE_VIZ_DB"]).save(Annotation("ynat", "ynat-v1_dev_00000", NAME, "someone", tags=[LINE], note=PAYLOAD))
+    run = tmp_path / f"{NAME}.jsonl"
+    run.write_bytes(hostile_run("ynat"))
+    process, url = start_server(env)
+    context = browser.new_context(viewport={"width": 1280, "height": 2400})
+    page = context.new_page()
+    try:
+        page.goto(f"{url}/ynat")
+        wait_idle(page)
+        upload(page, run)
+        page.wait_for_selector(".kv-example", timeout=90_000)
+        page.get_by_label("Your name (for annotations)", exact=True).fill("me")
+        page.get_by_label("Your name (for annotations)", exact=True).press("Enter")
+        wait_idle(page)
+        page.get_by_text("Annotate", exact=True).first.click()
+        page.get_by_text("Error tags", exact=True).first.wait_for(timeout=30_000)
+        page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=60_000)
+        wait_idle(page)
+        text = page.locator("body").inner_text().replace("\u2060", "")  # the word joiners that stop autolinks
+        assert "http://evil.example/bare" in text and "**bold**" in text and "[link](http://evil.example/l)" in text
+        assert page.evaluate(LIVE_FROM_FILES) == {"links": [], "images": [], "scripts": 0, "styled": 0}
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "hostile-ynat.png"), full_page=True)
+    finally:
+        context.close()
+        process.terminate()
+        process.wait(timeout=30)

@@ -8,6 +8,7 @@ Streamlit does) and must contain no link, image, script, emphasis, maths or colo
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -34,12 +35,16 @@ NAME = "**b** _e_ ![i](mailto:x@evil.example) [l](javascript:alert(1)) $x^2$ :re
 
 PARSER = MarkdownIt("commonmark", {"html": True}).enable("strikethrough").use(dollarmath_plugin)
 LIVE = re.compile(r"<a[\s>]|<img|<script|<strong>(?:bold|b)</|<em>(?:em|e)</|<s>del</|class=\"math|<code>\s*indented")
-#: Markdown a CommonMark parser leaves as text but Streamlit reads: colours, emoji short codes, autolinked URLs and e-mail.
-STREAMLIT_ONLY = re.compile(r"(?<!\\):red\[|(?<!\\):smile:|(?<![\\/])\bwww\.|https?:(?!\\|//www\.w3\.org/2000/svg)|(?<!\\)@evil|\u202e|\x07")
+#: Streamlit's colours and emoji short codes, read from the Markdown source.
+DIRECTIVE = re.compile(r"(?<!\\):red\[|(?<!\\):smile:")
+#: Streamlit autolinks URLs and e-mail addresses in the text after escapes and entities are resolved.
+AUTOLINK = re.compile(r"(?i)https?://|www\.|[\w.+-]@[\w-]|[\u202e\x07]")
 
 
 def live_markup(source: str) -> list[str]:
-    return LIVE.findall(PARSER.render(source)) + STREAMLIT_ONLY.findall(source)
+    rendered = PARSER.render(source)
+    text = html.unescape(re.sub(r"<[^>]*>", " ", rendered))
+    return LIVE.findall(rendered) + DIRECTIVE.findall(source) + AUTOLINK.findall(text)
 
 
 def markdown_elements(at: AppTest) -> list[str]:
