@@ -108,6 +108,8 @@ def annotations_command(args: argparse.Namespace) -> int:
         for item, current in plan.conflicting[:SHOWN_PROBLEMS]:
             print(f"  conflict: {item.task} {item.guid} {item.run} by {item.annotator}: stored {current.updated_at} is newer than {item.updated_at}")
         written = store.apply_import(plan, overwrite_conflicts=args.overwrite_conflicts)
+        if plan.replanned:
+            print(f"the annotations changed during the import; planned again: {plan.summary()}")
         print(f"wrote {written} annotation(s) to {store.location}")
         return 0 if items or not problems else 1
     except (StoreError, InputError) as err:

@@ -90,6 +90,65 @@ def test_an_unreadable_database_is_explained_and_kept(monkeypatch, tmp_path):
     path.write_bytes(b"not a database" * 64)
     monkeypatch.setenv("KLUE_VIZ_DB", str(path))
     at = open_as("지민")
-    assert any("cannot be read" in e.value for e in at.error)
+    assert any("integrity check" in plain(e.value) for e in at.error)
     at.button(key="new_db").click().run()
     assert not at.exception and path.exists() and list(tmp_path.glob("broken.sqlite3.unreadable-*"))
+
+
+def test_a_busy_database_is_reported_busy_and_cannot_be_set_aside_from_the_page(monkeypatch, tmp_path):
+    import sqlite3
+
+    from klue_viz.annotations import store as store_module
+
+    path = tmp_path / "busy.sqlite3"
+    monkeypatch.setenv("KLUE_VIZ_DB", str(path))
+    monkeypatch.setattr(store_module, "BUSY_TIMEOUT", 0.2)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA journal_mode=WAL")
+    holder.execute("BEGIN EXCLUSIVE")  # a new database another process is creating
+    try:
+        at = open_as("지민")
+        assert not at.exception
+        assert any("busy" in w.value for w in at.warning) and not any("integrity" in plain(e.value) for e in at.error)
+        assert not [b for b in at.button if b.key == "new_db"]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    at.button(key="store_retry").click().run()
+    assert not at.exception and any("record(s)" in plain(c.value) for c in at.caption)
+    assert not list(tmp_path.glob("busy.sqlite3.unreadable-*"))
+
+
+def test_a_failed_save_keeps_the_note_and_the_rest_of_the_page(monkeypatch, tmp_path):
+    """The database going away mid-session: a message in the annotate box, the note still typed, the page whole."""
+    from sqlalchemy.exc import OperationalError
+
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "c.sqlite3"))
+    at = open_as("지민", PAGE_FILES["ynat"])
+    drawn_before = sum('class="kv-example"' in m.value for m in at.markdown)
+    first_form(at)
+    note_box = next(t for t in at.text_area if t.label == "Note")
+    note_box.set_value("제목만 보고는 알 수 없음")
+
+    def gone(self, item, expected_version=None):
+        raise OperationalError("UPDATE annotations", {}, Exception("server closed the connection unexpectedly"))
+
+    monkeypatch.setattr(Store, "save", gone)
+    next(b for b in at.button if b.label == "Save").click().run()
+    assert not at.exception
+    assert not any("Something went wrong" in e.value for e in at.error)
+    assert any("Not saved" in e.value and "still in the form" in e.value for e in at.error)
+    assert next(t for t in at.text_area if t.label == "Note").value == "제목만 보고는 알 수 없음"
+    assert sum('class="kv-example"' in m.value for m in at.markdown) == drawn_before
+
+
+def test_an_error_inside_the_example_list_stays_inside_it(monkeypatch):
+    """A fragment that fails shows the guard's message, not a traceback."""
+    import klue_viz.ui.task_page as task_page
+
+    at = open_as("", PAGE_FILES["ynat"])
+    monkeypatch.setattr(task_page, "annotations_by_example", lambda *a: (_ for _ in ()).throw(KeyError("boom")))
+    at.radio(key="f_status").set_value("wrong").run()
+    assert not at.exception
+    assert any("Something went wrong" in e.value and "KeyError" in e.value for e in at.error)
+    assert at.metric, "the page above the example list is still drawn"

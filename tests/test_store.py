@@ -6,6 +6,7 @@ import json
 import multiprocessing
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 
@@ -15,7 +16,9 @@ import sqlalchemy as sa
 from klue_viz.annotations import store as store_module
 from klue_viz.annotations.analysis import agreement, tag_rows, tag_table
 from klue_viz.annotations.files import parse, to_csv, to_jsonl
-from klue_viz.annotations.store import Annotation, ConflictError, Store, StoreError, set_aside
+from klue_viz.annotations.store import (
+    Annotation, ConflictError, InvalidRecord, Store, StoreBusy, StoreCorrupt, StoreError, StoreUnavailable, set_aside,
+)
 from klue_viz.cli import main
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import evaluate_file, load_gold
@@ -166,7 +169,7 @@ def test_an_unreadable_sqlite_file_is_never_overwritten(tmp_path):
     path = tmp_path / "annotations.sqlite3"
     garbage = b"this is not a database" * 100
     path.write_bytes(garbage)
-    with pytest.raises(StoreError, match="cannot be read") as info:
+    with pytest.raises(StoreCorrupt, match="integrity check") as info:
         Store(str(path))
     assert "new-db" in str(info.value) and path.read_bytes() == garbage
     kept = set_aside(path)
@@ -222,3 +225,188 @@ def test_cli_export_and_import_against_the_same_store(tmp_path, monkeypatch, cap
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"task": "xx", "guid": "g", "run": "r"}\n', encoding="utf-8")
     assert main(["annotations", "import", str(bad)]) == 1
+
+
+# ---- hardening: busy is not corrupt, imports check versions, both backends accept the same records ----------------
+
+def test_a_busy_database_is_busy_not_unreadable_and_is_never_set_aside(tmp_path, monkeypatch):
+    path = tmp_path / "annotations.sqlite3"
+    Store(str(path)).save(note())
+    monkeypatch.setattr(store_module, "BUSY_TIMEOUT", 0.2)
+    monkeypatch.setattr(store_module, "WRITE_ATTEMPTS", 2)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # a long import holding the write lock
+    try:
+        store = Store(str(path))  # opening only reads: it neither waits nor fails
+        assert [a.guid for a in store.find()] == ["klue-ner-v1_dev_00001-nsmc"]
+        with pytest.raises(StoreBusy, match="busy"):
+            store.save(note(guid="other"))
+        with pytest.raises(StoreError) as refused:
+            set_aside(path)
+        assert "not set aside" in str(refused.value) and path.exists()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert [a.guid for a in Store(str(path)).find()] == ["klue-ner-v1_dev_00001-nsmc"]
+
+
+def test_a_new_database_that_is_locked_is_busy_not_unreadable(tmp_path, monkeypatch):
+    path = tmp_path / "annotations.sqlite3"
+    monkeypatch.setattr(store_module, "BUSY_TIMEOUT", 0.2)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA journal_mode=WAL")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreBusy, match="nothing is wrong"):
+            Store(str(path))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_an_unreachable_database_is_not_called_unreadable(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(StoreUnavailable, match="cannot create the folder"):
+        Store(str(blocker / "annotations.sqlite3"))
+    with pytest.raises(StoreUnavailable, match="cannot reach"):
+        Store("postgresql://postgres@127.0.0.1:9/none?connect_timeout=2")
+
+
+def test_a_healthy_database_and_a_locked_corrupt_file_are_not_set_aside(tmp_path):
+    healthy = tmp_path / "healthy.sqlite3"
+    Store(str(healthy)).save(note())
+    with pytest.raises(StoreError, match="passes SQLite's integrity check"):
+        set_aside(healthy)
+    broken = tmp_path / "broken.sqlite3"
+    broken.write_bytes(b"not a database" * 200)
+    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(broken)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(StoreBusy, match="open in another process"):
+            set_aside(broken)
+        assert broken.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert set_aside(broken).exists() and not broken.exists()
+
+
+LOCK_HOLDER = """
+import fcntl, sys, time
+handle = open(sys.argv[1], "rb")
+fcntl.lockf(handle, fcntl.LOCK_SH, 1, 100)
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_save_confirmed_between_plan_and_apply_is_not_overwritten(db_url):
+    store = Store(db_url)
+    store.save(note(guid="g"))
+    incoming = [Annotation(**{**store.get("ner", "g", "bert-crf", "지민").__dict__, "tags": ["missed"], "updated_at": "2030-01-01T00:00:00+00:00"})]
+    plan = store.plan_import(incoming)
+    assert len(plan.updated) == 1
+    mine = store.get("ner", "g", "bert-crf", "지민")
+    mine.tags = ["spurious"]
+    confirmed = store.save(mine, expected_version=mine.version)  # the app confirmed this save to its user
+    store.apply_import(plan)
+    # The version moved, so the import was planned again against the confirmed save; its record (2030) is still the
+    # newer one and updates it: a write that went through the same check as a save, on top of the save.
+    stored = store.get("ner", "g", "bert-crf", "지민")
+    assert plan.replanned == 1
+    assert stored.version == confirmed.version + 1 and stored.tags == ["missed"]
+
+
+def test_an_older_import_after_a_confirmed_save_becomes_a_conflict(db_url):
+    store = Store(db_url)
+    store.save(note(guid="g"))
+    old = Annotation(**{**store.get("ner", "g", "bert-crf", "지민").__dict__, "tags": ["missed"]})
+    old.updated_at = store.get("ner", "g", "bert-crf", "지민").updated_at  # as new as the stored one: planned as an update
+    plan = store.plan_import([old])
+    assert len(plan.updated) == 1
+    mine = store.get("ner", "g", "bert-crf", "지민")
+    mine.tags = ["spurious"]
+    store.save(mine, expected_version=mine.version)
+    assert store.apply_import(plan) == 0
+    assert store.get("ner", "g", "bert-crf", "지민").tags == ["spurious"] and len(plan.conflicting) == 1
+
+
+def test_two_imports_planned_together_do_not_overwrite_each_other(db_url):
+    store = Store(db_url)
+    newer = [note(guid=f"g{k}", tags=("missed",)) for k in range(20)]
+    older = [note(guid=f"g{k}", tags=("spurious",)) for k in range(20)]
+    for item in newer:
+        item.updated_at = "2030-01-01T00:00:00+00:00"
+    for item in older:
+        item.updated_at = "2020-01-01T00:00:00+00:00"
+    first, second = store.plan_import(newer), store.plan_import(older)
+    assert len(first.added) == len(second.added) == 20
+    store.apply_import(first)
+    assert store.apply_import(second) == 0 and len(second.conflicting) == 20
+    assert {tuple(a.tags) for a in store.find()} == {("missed",)}
+
+
+def _importer(url: str, tags: str, stamp: str, queue) -> None:
+    store = Store(url)
+    items = [note(guid=f"g{k}", tags=(tags,)) for k in range(60)]
+    for item in items:
+        item.updated_at = stamp
+    try:
+        store.apply_import(store.plan_import(items))
+        queue.put("ok")
+    except Exception as err:  # noqa: BLE001 - reported to the test
+        queue.put(f"{type(err).__name__}: {err}")
+
+
+def test_two_concurrent_imports_neither_crash_nor_overwrite_the_newer(db_url):
+    Store(db_url)
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    workers = [context.Process(target=_importer, args=(db_url, tags, stamp, queue))
+               for tags, stamp in (("missed", "2030-01-01T00:00:00+00:00"), ("spurious", "2020-01-01T00:00:00+00:00"))]
+    for process in workers:
+        process.start()
+    outcomes = [queue.get(timeout=240) for _ in workers]
+    for process in workers:
+        process.join(timeout=60)
+    assert outcomes == ["ok", "ok"]
+    assert {tuple(a.tags) for a in Store(db_url).find()} == {("missed",)}
+
+
+@pytest.mark.parametrize("change, reason", [
+    ({"guid": "g" * 201}, "guid is 201"),
+    ({"annotator": "a" * 101}, "annotator is 101"),
+    ({"run": "r\x00un"}, "NUL"),
+    ({"note": "bad \ud800 surrogate"}, "surrogate"),
+    ({"tags": ["t" * 101]}, "a tag is 101"),
+    ({"turn": 2**40}, "turn must be"),
+    ({"turn": -3}, "turn must be"),
+    ({"updated_at": "zzz"}, "ISO 8601"),
+    ({"annotator": "  "}, "annotator is empty"),
+])
+def test_both_backends_refuse_the_same_records_before_writing(db_url, change, reason):
+    store = Store(db_url)
+    item = Annotation(**{**note().__dict__, **change})
+    with pytest.raises(InvalidRecord, match=reason):
+        store.save(item)
+    with pytest.raises(InvalidRecord, match=reason):
+        store.plan_import([Annotation(**{**note().__dict__, **change})])
+    assert store.find() == []
+
+
+def test_an_import_file_with_bad_records_lists_them_and_keeps_the_rest(db_url):
+    lines = [
+        {"task": "ner", "guid": "ok", "run": "r", "annotator": "a", "updated_at": "2024-05-01T12:00:00"},
+        {"task": "ner", "guid": "late", "run": "r", "annotator": "a", "updated_at": "zzz"},
+        {"task": "ner", "guid": "x" * 300, "run": "r", "annotator": "a"},
+        {"task": "ner", "guid": "nul", "run": "r\u0000", "annotator": "a"},
+        {"task": "ner", "guid": "t", "run": "r", "annotator": "a", "turn": 1e300},
+        {"task": "ner", "guid": {"a": 1}, "run": "r", "annotator": "a"},
+    ]
+    items, problems = parse("\n".join(json.dumps(r) for r in lines).encode("utf-8"), "notes.jsonl")
+    assert [i.guid for i in items] == ["ok"] and items[0].updated_at == "2024-05-01T12:00:00.000+00:00"
+    assert [p.line for p in problems] == [2, 3, 4, 5, 6]
+    store = Store(db_url)
+    store.apply_import(store.plan_import(items))
+    assert [a.guid for a in store.find()] == ["ok"]

@@ -6,7 +6,7 @@ import csv
 import io
 import json
 
-from klue_viz.annotations.store import Annotation
+from klue_viz.annotations.store import Annotation, InvalidRecord, validate
 from klue_viz.io import read_records
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks import TASKS
@@ -51,6 +51,24 @@ def _flag(value) -> bool:
     raise ValueError(f"gold_wrong must be true or false, found {value!r}")
 
 
+def _field(record: dict, name: str) -> str:
+    value = record[name]
+    if isinstance(value, (dict, list)) or value is None:
+        raise ValueError(f"{name} must be text, found {type(value).__name__}")
+    return str(value)
+
+
+def _turn(value) -> int | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise ValueError(f"turn must be a whole number, found {value!r}")
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"turn must be a whole number, found {str(value)[:40]!r}") from None
+
+
 def parse(data: bytes, name: str) -> tuple[list[Annotation], list[Problem]]:
     """Annotation records from an exported JSONL or CSV file; unusable lines are reported, the rest kept."""
     file = read_records(data, name)
@@ -65,14 +83,16 @@ def parse(data: bytes, name: str) -> tuple[list[Annotation], list[Problem]]:
                 tags = json.loads(tags) if tags.strip().startswith("[") else [t for t in tags.split("|") if t]
             if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
                 raise ValueError("tags must be a list of strings")
-            turn = record.get("turn")
-            items.append(Annotation(
-                task=task, guid=str(record["guid"]), run=str(record["run"]), annotator=str(record.get("annotator") or "unknown"),
+            item = Annotation(
+                task=task, guid=_field(record, "guid"), run=_field(record, "run"), annotator=str(record.get("annotator") or "unknown"),
                 tags=tags, note=str(record.get("note") or ""), gold_wrong=_flag(record.get("gold_wrong", False)),
                 corrected_label=(str(record["corrected_label"]) if record.get("corrected_label") not in (None, "") else None),
-                turn=None if turn in (None, "") else int(turn), updated_at=str(record.get("updated_at") or ""),
-            ))
-        except (KeyError, ValueError, TypeError, json.JSONDecodeError) as err:
+                turn=_turn(record.get("turn")), updated_at=str(record.get("updated_at") or ""),
+            )
+            validate(item)  # lengths, NUL bytes, surrogates, timestamp: what either database would refuse
+            items.append(item)
+        except (KeyError, ValueError, TypeError, InvalidRecord, json.JSONDecodeError) as err:
             message = f"missing field {err}" if isinstance(err, KeyError) else str(err)
-            problems.append(Problem(f"not an annotation record: {message}", line, record.get("guid"), name))
+            guid = record.get("guid")
+            problems.append(Problem(f"not an annotation record: {message}", line, None if guid is None else str(guid)[:200], name))
     return items, problems

@@ -21,7 +21,16 @@ from typing import Iterable
 import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 
+try:
+    import fcntl
+except ImportError:  # Windows: renaming a file another process has open fails there anyway
+    fcntl = None
+
 DB_ENV = "KLUE_VIZ_DB"
+#: Seconds a SQLite connection waits for another writer before reporting the database busy.
+BUSY_TIMEOUT = 10.0
+#: How many times a write that found the database busy is tried again.
+WRITE_ATTEMPTS = 5
 SCHEMA_VERSION = 1
 NO_TURN = -1  # stored instead of NULL so that the unique key holds on every database
 
@@ -56,6 +65,22 @@ MIGRATIONS = {1: lambda connection: metadata.create_all(connection, tables=[anno
 
 class StoreError(Exception):
     """The database cannot be used as it is; the message says what to do."""
+
+
+class StoreBusy(StoreError):
+    """Another connection holds the write lock (a long import, a save): wait and retry; nothing is wrong with the data."""
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be reached or written (no such folder, read-only file, server down); the data is not at fault."""
+
+
+class StoreCorrupt(StoreError):
+    """The file fails SQLite's integrity check: the only case in which it may be set aside for a new one."""
+
+
+class InvalidRecord(ValueError):
+    """A record that one of the databases would refuse (too long, NUL byte, lone surrogate, bad timestamp...)."""
 
 
 class ConflictError(Exception):
@@ -100,6 +125,58 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
+#: Longest value of each key column (the schema's String lengths; PostgreSQL enforces them, SQLite does not).
+LIMITS = {"task": 16, "guid": 200, "run": 200, "annotator": 100}
+MAX_TAG = 100
+MAX_TEXT = 100_000
+MAX_TURN = 2**31 - 1  # PostgreSQL INTEGER
+
+
+def timestamp(value: str) -> str:
+    """An ISO 8601 timestamp normalised to UTC with milliseconds (so that comparing the strings compares the times)."""
+    try:
+        moment = datetime.fromisoformat(str(value).strip())
+    except ValueError:
+        raise InvalidRecord(f"updated_at must be an ISO 8601 timestamp such as 2024-05-01T12:00:00+00:00, found {str(value)[:40]!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _text(name: str, value, limit: int, required: bool = True) -> None:
+    if not isinstance(value, str):
+        raise InvalidRecord(f"{name} must be text, found {type(value).__name__}")
+    if required and not value.strip():
+        raise InvalidRecord(f"{name} is empty")
+    if len(value) > limit:
+        raise InvalidRecord(f"{name} is {len(value):,} characters long; at most {limit:,} are stored")
+    if "\x00" in value:
+        raise InvalidRecord(f"{name} contains a NUL character, which PostgreSQL cannot store")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidRecord(f"{name} contains a lone surrogate (not valid Unicode text)") from None
+
+
+def validate(item: "Annotation") -> None:
+    """Refuse, on every backend alike, what one of SQLite and PostgreSQL would refuse or store differently."""
+    for name, limit in LIMITS.items():
+        _text(name, getattr(item, name), limit)
+    if not isinstance(item.tags, list):
+        raise InvalidRecord("tags must be a list of text")
+    for tag in item.tags:
+        _text("a tag", tag, MAX_TAG)
+    _text("note", item.note, MAX_TEXT, required=False)
+    if item.corrected_label is not None:
+        _text("corrected_label", item.corrected_label, MAX_TEXT, required=False)
+    if not isinstance(item.gold_wrong, bool):
+        raise InvalidRecord(f"gold_wrong must be true or false, found {item.gold_wrong!r}")
+    if item.turn is not None and (isinstance(item.turn, bool) or not isinstance(item.turn, int) or not 0 <= item.turn <= MAX_TURN):
+        raise InvalidRecord(f"turn must be a whole number from 0 to {MAX_TURN}, found {item.turn!r}")
+    if item.updated_at:
+        item.updated_at = timestamp(item.updated_at)
+
+
 def default_location() -> Path:
     """The user's data folder: %APPDATA%, ~/Library/Application Support, or $XDG_DATA_HOME."""
     if sys.platform == "win32":
@@ -127,7 +204,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=FULL")
-    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT * 1000)}")
     cursor.close()
 
 
@@ -144,8 +221,11 @@ class Store:
         if self.is_sqlite:
             path = Path(self.url.removeprefix("sqlite:///"))
             self.path: Path | None = path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.engine = sa.create_engine(self.url, connect_args={"timeout": 10, "isolation_level": None})
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise StoreUnavailable(f"cannot create the folder of the annotation database {path}: {err.strerror or err}") from None
+            self.engine = sa.create_engine(self.url, connect_args={"timeout": BUSY_TIMEOUT, "isolation_level": None})
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
             # pysqlite in autocommit mode, SQLAlchemy issues BEGIN itself: IMMEDIATE for writes, so two
             # writers queue on the lock instead of failing when a read transaction turns into a write.
@@ -166,19 +246,41 @@ class Store:
                 if self.is_sqlite:
                     status = connection.exec_driver_sql("PRAGMA quick_check").scalar()
                     if status != "ok":
-                        raise StoreError(self._corrupt_message(status))
+                        raise StoreCorrupt(self._corrupt_message(status))
             self.migrate()
         except (DatabaseError, sqlite3.DatabaseError) as err:
-            if self.is_sqlite:
-                raise StoreError(self._corrupt_message(str(err.orig if hasattr(err, "orig") else err))) from None
-            raise StoreError(f"cannot open the annotation database {self.location}: {err}") from None
+            raise self._classify(err) from None
+
+    def _classify(self, err: Exception) -> StoreError:
+        """Busy, read-only and unreachable are told apart from unreadable: only the last is the file's fault."""
+        detail = str(getattr(err, "orig", None) or err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        lowered = detail.lower()
+        if "locked" in lowered or "busy" in lowered:
+            return StoreBusy(f"the annotation database {self.location} is busy (another save or import is writing); "
+                             "nothing is wrong with it: try again in a moment")
+        if "readonly" in lowered or "read-only" in lowered or "permission" in lowered:
+            return StoreUnavailable(f"the annotation database {self.location} is read-only here ({detail}); "
+                                    f"annotations can be read but not saved. Set {DB_ENV} to a writable file")
+        if not self.is_sqlite or "unable to open" in lowered or "disk i/o" in lowered:
+            return StoreUnavailable(f"cannot reach the annotation database {self.location} ({detail}). Nothing was changed")
+        if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+            return StoreCorrupt(self._corrupt_message(detail))
+        return StoreUnavailable(f"cannot use the annotation database {self.location} ({detail}). Nothing was changed")
 
     def _corrupt_message(self, detail: str) -> str:
-        return (f"the annotation database {self.path} cannot be read ({detail}). Nothing was changed. "
+        return (f"the annotation database {self.path} fails SQLite's integrity check ({detail}). Nothing was changed. "
                 f"Set {DB_ENV} to another file, or start a new one and keep this file aside ('klue-viz annotations new-db').")
 
     def migrate(self) -> None:
-        """Create or upgrade the schema, one recorded version at a time, each in its own transaction."""
+        """Create or upgrade the schema, one recorded version at a time, each in its own transaction.
+
+        An up-to-date database is only read: opening it never waits for another writer's lock.
+        """
+        with self.engine.connect() as connection:
+            if sa.inspect(connection).has_table(schema_version.name):
+                current = connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0
+                if current == SCHEMA_VERSION:
+                    return
         with self.writer.begin() as connection:
             schema_version.create(connection, checkfirst=True)
             current = connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0
@@ -226,11 +328,12 @@ class Store:
     # ---- writing ---------------------------------------------------------------------------------
     def save(self, item: Annotation, expected_version: int | None = None) -> Annotation:
         """Insert or update one record in one transaction; with `expected_version`, refuse to overwrite a newer save."""
+        validate(item)
         item.updated_at = now()
         values = {"tags": json.dumps(sorted(set(item.tags)), ensure_ascii=False), "note": item.note, "gold_wrong": item.gold_wrong,
                   "corrected_label": item.corrected_label or None, "updated_at": item.updated_at}
         where = self._where(item.task, item.run, item.guid, item.turn, item.annotator, key_turn=True)
-        for attempt in range(5):
+        for attempt in range(WRITE_ATTEMPTS):
             try:
                 with self.writer.begin() as connection:
                     # FOR UPDATE holds the row until commit on PostgreSQL (SQLite's IMMEDIATE lock already does).
@@ -248,10 +351,11 @@ class Store:
                         connection.execute(annotations.update().where(annotations.c.id == row.id).values(version=row.version + 1, **values))
                         item.version = row.version + 1
                 return item
-            except (IntegrityError, OperationalError):
+            except (IntegrityError, OperationalError) as err:
                 # Two writers inserted the same new key, or SQLite stayed busy: read again and retry.
-                if attempt == 4:
-                    raise
+                if attempt == WRITE_ATTEMPTS - 1:
+                    raise self._classify(err) if isinstance(err, OperationalError) else StoreBusy(
+                        f"could not save to {self.location}: another writer kept changing this record") from None
                 time.sleep(0.05 * (attempt + 1))
         return item
 
@@ -263,6 +367,10 @@ class Store:
         tag = tag.strip()
         if not tag:
             return
+        try:
+            _text("a tag", tag, MAX_TAG)
+        except InvalidRecord as err:
+            raise StoreError(str(err)) from None
         with self.writer.begin() as connection:
             exists = connection.execute(sa.select(custom_tags).where((custom_tags.c.task == task) & (custom_tags.c.tag == tag))).first()
             if not exists:
@@ -274,23 +382,53 @@ class Store:
 
     # ---- import ----------------------------------------------------------------------------------
     def plan_import(self, incoming: Iterable[Annotation]) -> "ImportPlan":
-        """What an import would do: records to add, to update (incoming is newer), in conflict (stored is newer), unchanged."""
+        """What an import would do: records to add, to update (incoming is newer), in conflict (stored is newer), unchanged.
+
+        Each planned record remembers the version of the stored one it was compared with, so that applying the plan
+        can tell whether anyone saved in between.
+        """
+        incoming = list(incoming)
+        for item in incoming:
+            validate(item)
         existing = {a.key: a for a in self.find()}
-        plan = ImportPlan()
+        plan = ImportPlan(incoming=incoming)
         for item in incoming:
             current = existing.get(item.key)
+            plan.planned_version[id(item)] = current.version if current else 0
             if current is None:
                 plan.added.append(item)
             elif current.content() == item.content():
                 plan.unchanged.append(item)
-            elif item.updated_at >= current.updated_at:
+            elif (item.updated_at or now()) >= current.updated_at:
                 plan.updated.append(item)
             else:
                 plan.conflicting.append((item, current))
         return plan
 
-    def apply_import(self, plan: "ImportPlan", overwrite_conflicts: bool = False) -> int:
-        """Write a planned import in one transaction, keeping each record's own updated_at; returns the records written."""
+    def apply_import(self, plan: "ImportPlan", overwrite_conflicts: bool = False, attempts: int = 5) -> int:
+        """Write a planned import in one transaction, keeping each record's own updated_at; returns the records written.
+
+        Every record is written with the same version check as a save: if a stored record changed since the plan
+        (a save confirmed meanwhile, another import), nothing is written, the import is planned again against what
+        is stored now and applied again. `plan` is updated in place to the plan finally applied.
+        """
+        for attempt in range(attempts):
+            try:
+                return self._apply(plan, overwrite_conflicts)
+            except (_StalePlan, IntegrityError) as err:
+                # A save or another import got in between (PostgreSQL: inserted a key we planned to add).
+                if attempt == attempts - 1:
+                    raise StoreBusy(f"the annotations in {self.location} kept changing during the import; nothing was "
+                                    "imported, try again") from None
+                fresh = self.plan_import(plan.incoming)
+                plan.added, plan.updated, plan.conflicting, plan.unchanged = fresh.added, fresh.updated, fresh.conflicting, fresh.unchanged
+                plan.planned_version = fresh.planned_version
+                plan.replanned += 1
+            except OperationalError as err:
+                raise self._classify(err) from None
+        return 0
+
+    def _apply(self, plan: "ImportPlan", overwrite_conflicts: bool) -> int:
         items = plan.added + plan.updated + ([item for item, _ in plan.conflicting] if overwrite_conflicts else [])
         with self.writer.begin() as connection:
             for item in items:
@@ -298,6 +436,8 @@ class Store:
                 values = {"tags": json.dumps(sorted(set(item.tags)), ensure_ascii=False), "note": item.note, "gold_wrong": item.gold_wrong,
                           "corrected_label": item.corrected_label or None, "updated_at": item.updated_at or now()}
                 row = connection.execute(sa.select(annotations.c.id, annotations.c.version).where(where).with_for_update()).first()
+                if (row.version if row else 0) != plan.planned_version.get(id(item), 0):
+                    raise _StalePlan()  # leaving the block rolls the whole import back
                 if row is None:
                     connection.execute(annotations.insert().values(
                         task=item.task, guid=item.guid, turn=NO_TURN if item.turn is None else item.turn, run=item.run,
@@ -307,12 +447,21 @@ class Store:
         return len(items)
 
 
+class _StalePlan(Exception):
+    """A stored record changed between planning an import and applying it."""
+
+
 @dataclass
 class ImportPlan:
+    incoming: list[Annotation] = field(default_factory=list)
     added: list[Annotation] = field(default_factory=list)
     updated: list[Annotation] = field(default_factory=list)
     conflicting: list[tuple[Annotation, Annotation]] = field(default_factory=list)
     unchanged: list[Annotation] = field(default_factory=list)
+    #: id(incoming record) -> version of the stored record it was compared with (0: none was stored).
+    planned_version: dict[int, int] = field(default_factory=dict)
+    #: How many times the store changed under the import and it was planned again.
+    replanned: int = 0
 
     def summary(self) -> str:
         return (f"{len(self.added)} to add, {len(self.updated)} to update, {len(self.conflicting)} in conflict "
@@ -320,12 +469,46 @@ class ImportPlan:
 
 
 def set_aside(path: Path) -> Path:
-    """Rename an unreadable database (and its WAL files) so a new one can be started; returns the new name."""
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    target = path.with_name(f"{path.name}.unreadable-{stamp}")
-    path.rename(target)
-    for suffix in ("-wal", "-shm"):
-        side = path.with_name(path.name + suffix)
-        if side.exists():
-            side.rename(target.with_name(target.name + suffix))
+    """Rename a SQLite file that fails the integrity check (and its WAL files) so a new one can be started.
+
+    Refused for a healthy, busy or unreachable database, and while another process holds a lock on the file:
+    renaming a database that is being written to hides its data from the app.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise StoreError(f"{path}: no such file; nothing to set aside")
+    _check_unreadable(path)
+    with open(path, "rb+") as handle:
+        try:
+            if fcntl is not None:
+                fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise StoreBusy(f"{path} is open in another process; close it (or wait for it to finish) before setting it aside") from None
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        target = path.with_name(f"{path.name}.unreadable-{stamp}")
+        path.rename(target)
+        for suffix in ("-wal", "-shm"):
+            side = path.with_name(path.name + suffix)
+            if side.exists():
+                side.rename(target.with_name(target.name + suffix))
     return target
+
+
+def _check_unreadable(path: Path) -> None:
+    """Raise unless the file fails SQLite's integrity check (a busy or healthy file is never set aside)."""
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT)
+        try:
+            status = connection.execute("PRAGMA quick_check").fetchone()[0]
+        finally:
+            connection.close()
+    except sqlite3.OperationalError as err:
+        if "locked" in str(err) or "busy" in str(err):
+            raise StoreBusy(f"{path} is busy (another connection is writing to it); it is not set aside") from None
+        if "unable to open" in str(err):
+            raise StoreUnavailable(f"{path} cannot be opened ({err}); it is not set aside") from None
+        return  # other errors: the file is unreadable
+    except sqlite3.DatabaseError:
+        return  # "file is not a database", "malformed": unreadable
+    if status == "ok":
+        raise StoreError(f"{path} passes SQLite's integrity check; it is not set aside")

@@ -14,10 +14,12 @@ import streamlit as st
 
 from klue_viz.annotations.analysis import agreement, tag_rows, tag_table
 from klue_viz.annotations.files import parse, to_csv, to_jsonl
-from klue_viz.annotations.store import Annotation, ConflictError, Store, StoreError, database_url, set_aside
+from klue_viz.annotations.store import (
+    Annotation, ConflictError, InvalidRecord, Store, StoreBusy, StoreCorrupt, StoreError, database_url, set_aside,
+)
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import chart_text, md
-from klue_viz.ui.common import problem_table
+from klue_viz.ui.common import guard, problem_table
 from klue_viz.tasks.base import Task
 
 GOLD = "gold"
@@ -32,9 +34,11 @@ def store() -> Store | None:
     """The session's store, or None after telling the user why it cannot be opened."""
     try:
         return _open_store(database_url())
+    except StoreBusy as err:
+        st.warning(f"Annotations are waiting: {md(err)}")
     except StoreError as err:
         st.error(f"Annotations are unavailable: {md(err)}")
-        return None
+    return None
 
 
 def annotator() -> str:
@@ -66,6 +70,7 @@ def editor(task: Task, result: RunResult, example: dict, existing: list[Annotati
 
 
 @st.fragment
+@guard
 def _editor_fragment(task: Task, run: str, example: dict, existing: list[Annotation]) -> None:
     slot = f"{example['guid']}|{run}"
     left, right = st.columns([1, 5])
@@ -130,10 +135,19 @@ def _overwrite(db: Store, theirs: Annotation, pending: Annotation, version_key: 
 
 
 def _save(db: Store, item: Annotation, version_key: str) -> None:
+    """Save, waiting (with a message) while another writer holds the database; on failure the form keeps what was typed."""
     try:
-        saved = db.save(item, expected_version=st.session_state.get(version_key, 0))
+        with st.spinner("Saving… (waiting if another save or import is writing)"):
+            saved = db.save(item, expected_version=st.session_state.get(version_key, 0))
     except ConflictError as err:
         st.session_state[f"conflict|{version_key}"] = (err.current, item)
+        return
+    except (StoreError, InvalidRecord) as err:
+        st.error(f"Not saved: {md(err)}. What you typed is still in the form; press Save again.")
+        return
+    except Exception as err:  # noqa: BLE001 - a database that went away mid-session (server stopped, file removed)
+        st.error(f"Not saved ({md(type(err).__name__)}: {md(str(err).splitlines()[0] if str(err) else '')}). "
+                 "What you typed is still in the form; press Save again.")
         return
     st.session_state[version_key] = saved.version
     st.session_state.pop(f"conflict|{version_key}", None)
@@ -153,18 +167,27 @@ def bulk_tagger(task: Task, result: RunResult, shown: pd.DataFrame) -> None:
             note_text = st.text_input("Note (added to each)", key="bulk_note")
             apply = st.form_submit_button(f"Tag {len(shown)} {task.unit}s", disabled=not annotator())
         if apply and tags:
-            for row in shown.to_dict("records"):
-                guid, turn = task.annotation_key(row)
-                current = db.get(task.name, guid, result.run, annotator(), turn=turn)
-                item = current or Annotation(task.name, guid, result.run, annotator(), turn=turn)
-                item.tags = sorted(set(item.tags) | set(tags))
-                item.note = "; ".join(n for n in (item.note, note_text) if n)
-                db.save(item)
-            st.success(md(f"Tagged {len(shown)} {task.unit}s with {', '.join(tags)}."))
+            done = 0
+            try:
+                with st.spinner(f"Tagging {len(shown)} {task.unit}s…"):
+                    for row in shown.to_dict("records"):
+                        guid, turn = task.annotation_key(row)
+                        current = db.get(task.name, guid, result.run, annotator(), turn=turn)
+                        item = current or Annotation(task.name, guid, result.run, annotator(), turn=turn)
+                        item.tags = sorted(set(item.tags) | set(tags))
+                        item.note = "; ".join(n for n in (item.note, note_text) if n)
+                        db.save(item)
+                        done += 1
+                st.success(md(f"Tagged {len(shown)} {task.unit}s with {', '.join(tags)}."))
+            except (StoreError, InvalidRecord) as err:
+                st.error(md(f"Tagged {done} of {len(shown)} {task.unit}s, then: {err}"))
         new_tag = st.text_input("New tag for this task's list", key="new_tag")
         if st.button("Add tag", key="add_tag") and new_tag.strip():
-            db.add_tag(task.name, new_tag)
-            st.success(md(f"Added '{new_tag.strip()}' to the {task.name.upper()} tags."))
+            try:
+                db.add_tag(task.name, new_tag)
+                st.success(md(f"Added '{new_tag.strip()}' to the {task.name.upper()} tags."))
+            except StoreError as err:
+                st.error(md(err))
 
 
 def tagged_guids(task: Task, run: str, tags: list[str], items: list[Annotation]) -> frozenset[str] | None:
@@ -218,12 +241,23 @@ def home_section() -> None:
     url = database_url()
     try:
         db = _open_store(url)
-    except StoreError as err:
+    except StoreBusy as err:
+        st.warning(md(err))
+        st.button("Try again", key="store_retry")
+        return
+    except StoreCorrupt as err:
         st.error(md(err))
         if url.startswith("sqlite:///") and st.button("Start a new database (the unreadable file is kept aside)", key="new_db"):
-            kept = set_aside(Path(url.removeprefix("sqlite:///")))
+            try:
+                kept = set_aside(Path(url.removeprefix("sqlite:///")))
+            except StoreError as refused:
+                st.warning(md(refused))
+                return
             _open_store.clear()
             st.success(md(f"The old file is kept as {kept}. A new database is used from now on: {_open_store(url).location}"))
+        return
+    except StoreError as err:
+        st.error(md(err))
         return
     everything = db.find()
     st.caption(f"Stored in {md(db.location)} (set KLUE\\_VIZ\\_DB to use another file or a postgresql URL) · {len(everything)} record(s)")
@@ -243,5 +277,11 @@ def home_section() -> None:
         st.info(f"{md(upload.name)}: {plan.summary()}.")
         overwrite = st.checkbox("Also overwrite the conflicting (newer) stored records", key="import_overwrite") if plan.conflicting else False
         if st.button("Apply the import", key="apply_import"):
-            written = db.apply_import(plan, overwrite_conflicts=overwrite)
-            st.success(f"Imported {written} record(s).")
+            try:
+                with st.spinner("Importing… (waiting if another save or import is writing)"):
+                    written = db.apply_import(plan, overwrite_conflicts=overwrite)
+            except StoreError as err:
+                st.error(md(err))
+                return
+            changed = f" The annotations changed meanwhile, so the import was planned again: {plan.summary()}." if plan.replanned else ""
+            st.success(f"Imported {written} record(s).{changed}")

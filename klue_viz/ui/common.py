@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import traceback
 from typing import Callable
@@ -46,6 +47,14 @@ def guarded(body: Callable[[], None]) -> None:
         log.error("page failed:\n%s", traceback.format_exc())
         st.error(f"Something went wrong while drawing this page ({type(err).__name__}: {md(err)}). "
                  "The details are in the server log; the rest of the app still works.")
+
+
+def guard(function: Callable) -> Callable:
+    """The page's error guard for a function that Streamlit may rerun alone (a fragment): put it under @st.fragment."""
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs) -> None:
+        guarded(lambda: function(*args, **kwargs))
+    return wrapper
 
 
 def problem_table(problems: list[Problem]) -> None:

@@ -19,7 +19,7 @@ from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
-from klue_viz.ui.common import guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.common import guard, guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.state import add_run, evaluate_runs, gold_for
 
 PAGE_SIZE = 10
@@ -208,6 +208,7 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None, remarks:
 
 
 @st.fragment
+@guard
 def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results: dict[str, RunResult]) -> None:
     """Filters and the example list; a fragment, so changing a filter redraws only this part of the page."""
     remarks = task_remarks(task)  # one read of the stored annotations for this part of the page
