@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import re2
 
+from klue_viz.markup import csv_cell
 from klue_viz.tasks.base import Frames, Slice, Task
 
 ERROR_SEPARATOR = ", "
@@ -120,12 +121,14 @@ def apply_filter(task: Task, frames: Frames, pairs: pd.DataFrame | None, f: Exam
 
 
 def export_frame(examples: pd.DataFrame) -> pd.DataFrame:
-    """The example table as it is downloaded: list and dict cells become JSON-like text, count columns are dropped."""
+    """The example table as it is downloaded: list and dict cells become JSON-like text, count columns are dropped,
+    and text a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first) starts with `'`."""
     keep = [c for c in examples.columns if not c.startswith("char_")]
     out = examples[keep].copy()
     for column in out.columns:
-        if out[column].dtype == object and any(isinstance(v, (list, dict, tuple)) for v in out[column]):
-            out[column] = out[column].map(lambda v: v if not isinstance(v, (list, dict, tuple)) else _text(v))
+        if pd.api.types.is_numeric_dtype(out[column]) or pd.api.types.is_bool_dtype(out[column]):
+            continue
+        out[column] = out[column].map(lambda v: csv_cell(_text(v) if isinstance(v, (list, dict, tuple)) else v))
     return out
 
 

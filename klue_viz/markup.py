@@ -147,3 +147,26 @@ def row(side: str, body: str) -> str:
 
 def example(body: str, guid: str) -> str:
     return f'<div class="kv-example" {attrs(data_guid=guid)}>{body}</div>'
+
+
+#: A spreadsheet reads a cell starting with one of these as a formula (OWASP "CSV injection"); leading quotes are
+#: included so that a cell that already starts with a quote survives the round trip through `csv_text`, and a
+#: newline because reading a file turns a CR into one.
+FORMULA_START = re.compile(r"^'*[=+\-@\t\r\n]")
+NUMBER = re.compile(r"^-?[0-9][0-9,.]*(?:[eE][+-]?[0-9]+)?$")
+
+
+def csv_cell(value):
+    """A CSV cell a spreadsheet shows as text: formula-like text gets a leading `'` (OWASP); numbers stay numbers.
+
+    A lone CR becomes a newline: csv writers with a "\\n" line end leave it unquoted, and it would split the row.
+    """
+    if not isinstance(value, str):
+        return value
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
+    return "'" + value if FORMULA_START.match(value) and not NUMBER.match(value) else value
+
+
+def csv_text(value: str) -> str:
+    """The inverse of `csv_cell` for a cell read back from a klue-viz CSV."""
+    return value[1:] if value.startswith("'") and FORMULA_START.match(value) else value

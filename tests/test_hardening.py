@@ -76,3 +76,58 @@ def test_chart_labels_from_files_are_text_to_plotly():
         labels = [str(v) for trace in figure.data for axis in ("x", "y") for v in (getattr(trace, axis) or ())]
         assert any("&lt;a href" in v for v in labels)
         assert not any("<" in v for v in labels)
+
+
+# ---- 4. CSV formula injection ----------------------------------------------------------------------
+
+FORMULAS = ["=HYPERLINK(\"http://evil.example\",\"x\")", "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1", "'=1", "''+x"]
+
+
+def _cells(text: str) -> list[str]:
+    import csv
+    import io
+    return [cell for row in csv.reader(io.StringIO(text, newline="")) for cell in row]
+
+
+def test_csv_cells_never_start_a_formula_and_read_back_unchanged():
+    from klue_viz.markup import csv_cell, csv_text
+
+    for value in FORMULAS:
+        assert csv_cell(value).startswith("'") and csv_text(csv_cell(value)) == value.replace("\r", "\n")
+    for value in ["-1.5", "3", "1,000", "보통 문장", "'quoted", "", None, 2.5]:
+        assert csv_cell(value) == value
+
+
+def test_the_annotation_csv_export_neutralises_formulas_in_app_and_cli(tmp_path, monkeypatch):
+    from klue_viz.annotations.files import parse, to_csv
+    from klue_viz.annotations.store import Annotation, Store
+    from klue_viz.cli import main
+
+    items = [Annotation("nli", f"g{k}", "-run", "@me", tags=[f], note=f, corrected_label=f) for k, f in enumerate(FORMULAS)]
+    text = to_csv(items)
+    assert not [c for c in _cells(text) if c[:1] in ("=", "+", "-", "@", "\t", "\r")]
+    back, problems = parse(text.encode("utf-8"), "export.csv")
+    read = [f.replace("\r", "\n") for f in FORMULAS]  # reading any file turns a CR into a newline
+    assert not problems and [(a.note, a.tags, a.corrected_label, a.run, a.annotator) for a in back] == [
+        (f, [tag], f, "-run", "@me") for f, tag in zip(read, FORMULAS)]  # tags travel as a JSON list
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "formulas.sqlite3"))
+    store = Store()
+    for item in items:
+        store.save(item)
+    assert main(["annotations", "export", "--out", str(tmp_path / "out.csv")]) == 0
+    cells = _cells((tmp_path / "out.csv").read_bytes().decode("utf-8"))
+    assert not [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r")]
+
+
+def test_the_examples_csv_download_neutralises_formulas():
+    from klue_viz.filtering import export_frame
+
+    task = get_task("ynat")
+    result = evaluate_file(task, load_gold(task, DEMO_BENCHMARK), next(demo_runs("ynat")))
+    examples = result.frames.examples.copy()
+    examples["title"] = [FORMULAS[k % len(FORMULAS)] for k in range(len(examples))]
+    examples["guid"] = "=" + examples["guid"]
+    text = export_frame(examples).to_csv(index=False)
+    cells = _cells(text)
+    assert "'=HYPERLINK(\"http://evil.example\",\"x\")" in cells
+    assert not [c for c in cells if c[:1] in ("=", "+", "@", "\t", "\r") or (c[:1] == "-" and not c[1:].replace(".", "").isdigit())]

@@ -8,6 +8,7 @@ import json
 
 from klue_viz.annotations.store import Annotation, InvalidRecord, validate
 from klue_viz.io import read_records
+from klue_viz.markup import csv_cell, csv_text
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks import TASKS
 
@@ -19,7 +20,7 @@ def to_jsonl(items: list[Annotation]) -> str:
 
 
 def to_csv(items: list[Annotation]) -> str:
-    """One row per record; `tags` is a JSON list in its cell, as in prediction CSVs."""
+    """One row per record; `tags` is a JSON list in its cell, as in prediction CSVs; formula-like cells are neutralised."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=FIELDS, lineterminator="\n")
     writer.writeheader()
@@ -29,7 +30,7 @@ def to_csv(items: list[Annotation]) -> str:
         record["turn"] = "" if record["turn"] is None else record["turn"]
         record["corrected_label"] = record["corrected_label"] or ""
         record["gold_wrong"] = "true" if record["gold_wrong"] else "false"
-        writer.writerow(record)
+        writer.writerow({key: csv_cell(value) for key, value in record.items()})
     return out.getvalue()
 
 
@@ -74,6 +75,8 @@ def parse(data: bytes, name: str) -> tuple[list[Annotation], list[Problem]]:
     file = read_records(data, name)
     items, problems = [], list(file.problems)
     for line, record in file.records:
+        if file.container in ("csv", "tsv"):  # undo the formula guard of `to_csv`
+            record = {key: csv_text(value) if isinstance(value, str) else value for key, value in record.items()}
         try:
             task = str(record["task"])
             if task not in TASKS:
