@@ -131,3 +131,54 @@ def test_the_examples_csv_download_neutralises_formulas():
     cells = _cells(text)
     assert "'=HYPERLINK(\"http://evil.example\",\"x\")" in cells
     assert not [c for c in cells if c[:1] in ("=", "+", "@", "\t", "\r") or (c[:1] == "-" and not c[1:].replace(".", "").isdigit())]
+
+
+# ---- 5. gold folders -------------------------------------------------------------------------------
+
+def test_the_gold_search_keeps_to_the_official_layout(tmp_path):
+    from klue_viz.evaluate import official_file
+
+    task = get_task("ner")
+    deep = tmp_path / "a" / "b" / "c" / "klue-ner-v1.1"
+    deep.mkdir(parents=True)
+    (deep / "klue-ner-v1.1_dev.tsv").write_text("x")
+    assert official_file(task, tmp_path) is None  # three levels down: never walked to
+    one_down = tmp_path / "klue_benchmark" / "klue-ner-v1.1"
+    one_down.mkdir(parents=True)
+    (one_down / "klue-ner-v1.1_dev.tsv").write_text("x")
+    assert official_file(task, tmp_path) == one_down / "klue-ner-v1.1_dev.tsv"
+
+
+def test_the_gold_folder_box_accepts_only_folders_the_operator_allowed(tmp_path, monkeypatch):
+    from klue_viz.evaluate import allowed_gold_folder
+    from klue_viz.problems import InputError
+
+    allowed, other = tmp_path / "gold", tmp_path / "elsewhere"
+    (allowed / "klue_benchmark").mkdir(parents=True)
+    other.mkdir()
+    (allowed / "escape").symlink_to(other)
+    monkeypatch.delenv("KLUE_VIZ_DATA_DIR", raising=False)
+    monkeypatch.delenv("KLUE_VIZ_GOLD_ROOTS", raising=False)
+    with pytest.raises(InputError, match="KLUE_VIZ_GOLD_ROOTS"):
+        allowed_gold_folder(str(allowed))
+    monkeypatch.setenv("KLUE_VIZ_GOLD_ROOTS", f"{allowed}:/")
+    assert allowed_gold_folder(str(allowed / "klue_benchmark")) == (allowed / "klue_benchmark").resolve()
+    assert allowed_gold_folder(str(allowed / "klue_benchmark" / "..")) == allowed.resolve()
+    monkeypatch.setenv("KLUE_VIZ_GOLD_ROOTS", str(allowed))
+    for refused, reason in [(other, "not under"), (allowed / "escape", "not under"), (allowed / "..", "not under"),
+                            ("/", "root of the file system"), ("/proc", "/proc"), ("/proc/self/root", "root of the file system"),
+                            (allowed / "missing", "no such folder")]:
+        with pytest.raises(InputError, match=reason):
+            allowed_gold_folder(str(refused))
+
+
+def test_the_cli_still_reads_any_folder_its_user_names_without_walking_it(tmp_path, capsys):
+    from klue_viz.cli import main
+
+    deep = tmp_path / "x" / "y" / "klue-sts-v1.1"
+    deep.mkdir(parents=True)
+    (deep / "klue-sts-v1.1_dev.json").write_bytes((DEMO_BENCHMARK / "klue-sts-v1.1" / "klue-sts-v1.1_dev.json").read_bytes())
+    run = str(next(demo_runs("sts")))
+    assert main(["evaluate", "--task", "sts", "--gold", str(tmp_path), "--pred", run]) == 2
+    assert "no klue-sts-v1.1/klue-sts-v1.1_dev.json" in capsys.readouterr().err
+    assert main(["evaluate", "--task", "sts", "--gold", str(tmp_path / "x" / "y"), "--pred", run]) == 0

@@ -136,3 +136,17 @@ def test_no_file_text_becomes_markup_on_the_home_page_or_in_the_annotate_box(hos
     page = markdown_elements(at)
     assert any("evil" in value for value in home) and any("bell" in value for value in page)
     assert [(value[:120], live_markup(value)) for value in home + page if live_markup(value)] == []
+
+
+@pytest.mark.parametrize("typed", ["/", "/proc", "/etc"])
+def test_the_gold_folder_box_refuses_paths_outside_the_allowed_folders(typed, monkeypatch):
+    monkeypatch.setenv("KLUE_VIZ_DATA_DIR", str(DEMO_BENCHMARK))
+    monkeypatch.delenv("KLUE_VIZ_GOLD_ROOTS", raising=False)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
+    at.text_input(key="data_dir_widget").set_value(typed).run()
+    assert not at.exception and not at.error
+    assert any("not under a folder" in w.value.replace("\\", "") or "root of the file system" in w.value.replace("\\", "") or
+               "/proc" in w.value.replace("\\", "") for w in at.warning)
+    at.switch_page(PAGE_FILES["ner"]).run()
+    assert not at.exception and not at.error
+    assert any("embedded demo" in c.value.replace("\\", "") for c in at.caption)

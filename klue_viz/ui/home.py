@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from klue_viz.evaluate import DATA_DIR_ENV, GOLD_ROOTS_ENV, allowed_gold_folder, gold_roots
 from klue_viz.markup import md
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks import TASKS
@@ -37,7 +38,15 @@ def _gold_source() -> None:
                       index=list(SOURCES).index(state["gold_source"]))
     state["gold_source"] = choice
     if choice == "folder":
-        state["data_dir"] = st.text_input("Folder (e.g. ../shared/klue; KLUE_VIZ_DATA_DIR sets the default)", value=state["data_dir"], key="data_dir_widget")
+        roots = gold_roots()
+        state["data_dir"] = st.text_input("Folder laid out like klue_benchmark/", value=state["data_dir"], key="data_dir_widget",
+                                          help=f"Allowed under: {', '.join(map(str, roots)) or 'nothing'} "
+                                               f"({DATA_DIR_ENV} and {GOLD_ROOTS_ENV}, set by the server's operator)")
+        if state["data_dir"].strip():
+            try:
+                allowed_gold_folder(state["data_dir"])
+            except InputError as err:
+                st.warning(md(err))
     elif choice == "upload":
         files = st.file_uploader("Official gold files (e.g. klue-ner-v1.1_dev.tsv, ynat-v1.1_dev.json)", accept_multiple_files=True, key="gold_upload")
         for upload in files or []:

@@ -14,7 +14,9 @@ from pathlib import Path
 import streamlit as st
 
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import Gold, RunResult, evaluate_bytes, gold_from_bytes, load_gold, load_hf, official_file
+from klue_viz.evaluate import (
+    DATA_DIR_ENV, Gold, RunResult, allowed_gold_folder, evaluate_bytes, gold_from_bytes, load_gold, load_hf, official_file,
+)
 from klue_viz.io import read_records
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, Task, detect_task
@@ -25,7 +27,6 @@ SOURCES = {
     "upload": "Uploaded official gold files",
     "hf": "Hugging Face klue/klue (validation split)",
 }
-DATA_DIR_ENV = "KLUE_VIZ_DATA_DIR"
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,11 @@ def gold_for(task: Task) -> GoldChoice:
     state = st.session_state
     source = state["gold_source"]
     if source == "folder" and state["data_dir"]:
-        folder = Path(state["data_dir"]).expanduser()
-        found = official_file(task, folder) if folder.is_dir() else None
+        try:
+            folder = allowed_gold_folder(state["data_dir"])  # only under the folders the operator allowed
+        except InputError as err:
+            return _demo(task, f"{err}. Showing the embedded demo for {task.name.upper()}.")
+        found = official_file(task, folder)
         if found is not None:
             modified = found.stat().st_mtime
             return GoldChoice(_gold_from_path(task.name, str(found), modified), f"file:{found}:{modified}", f"Gold: {found}", False)
