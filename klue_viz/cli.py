@@ -10,10 +10,20 @@ from pathlib import Path
 from klue_viz.bootstrap import confidence_intervals
 from klue_viz.evaluate import RunResult, evaluate_file, load_gold
 from klue_viz.io import read_bytes, read_records
+from klue_viz.markup import visible
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, detect_task, get_task
 
 SHOWN_PROBLEMS = 10
+
+
+def terminal(text) -> str:
+    """File text as it may reach a terminal: control and bidi characters as codes, a newline as \\n (one line per item)."""
+    return visible(text).replace("\n", "\\n")
+
+
+def say(text, error: bool = False) -> None:
+    print(terminal(text), file=sys.stderr if error else sys.stdout)
 
 
 def format_value(value: float | None) -> str:
@@ -22,7 +32,7 @@ def format_value(value: float | None) -> str:
 
 def report(result: RunResult) -> str:
     """A plain-text table of one run's metrics, coverage and first problems."""
-    lines = [f"== {result.run} ({result.task.name}) =="]
+    lines = [f"== {terminal(result.run)} ({result.task.name}) =="]
     width = max(len(m.key) for m in result.task.metrics)
     for metric in result.task.metrics:
         value = result.scores.values.get(metric.key)
@@ -32,9 +42,9 @@ def report(result: RunResult) -> str:
         lines.append(f"  {metric.key:<{width}}  {format_value(value):>7}{spread}" + (f"  ({reason})" if reason else ""))
     c = result.coverage
     lines.append(f"  coverage: {c.n_scored}/{c.n_gold} gold scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} unreadable")
-    lines.extend(f"  note: {note}" for note in result.notes)
+    lines.extend(f"  note: {terminal(note)}" for note in result.notes)
     for problem in result.problems[:SHOWN_PROBLEMS]:
-        lines.append(f"  problem: {problem}")
+        lines.append(f"  problem: {terminal(problem)}")
     if len(result.problems) > SHOWN_PROBLEMS:
         lines.append(f"  ... and {len(result.problems) - SHOWN_PROBLEMS} more problems (all of them are in --out)")
     return "\n".join(lines)
@@ -48,15 +58,27 @@ def guess_task(paths: list[str]) -> str:
     return found
 
 
+def check_out(path: str | None) -> None:
+    """Refuse an --out that cannot be written before any scoring is done."""
+    if not path:
+        return
+    out = Path(path)
+    if out.is_dir():
+        raise InputError(f"--out {path}: is a folder; give a file name such as {out / 'metrics.json'}")
+    if not out.parent.is_dir():
+        raise InputError(f"--out {path}: the folder {out.parent} does not exist")
+
+
 def evaluate_command(args: argparse.Namespace) -> int:
     try:
+        check_out(args.out)
         task = get_task(args.task) if args.task else get_task(guess_task(args.pred))
         gold = load_gold(task, args.gold)
     except (InputError, KeyError) as err:
-        print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
+        say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
     for problem in gold.problems[:SHOWN_PROBLEMS]:
-        print(f"gold problem: {problem}", file=sys.stderr)
+        say(f"gold problem: {problem}", error=True)
     results, failures = [], []
     for path in args.pred:
         try:
@@ -65,7 +87,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
                 result.intervals = confidence_intervals(task, result.frames, samples=args.bootstrap)
         except InputError as err:
             failures.append(str(err))
-            print(f"klue-viz: {err}", file=sys.stderr)
+            say(f"klue-viz: {err}", error=True)
             continue
         results.append(result)
         print(report(result))
@@ -75,7 +97,11 @@ def evaluate_command(args: argparse.Namespace) -> int:
             payload["failed"] = failures
         if len(args.pred) == 1 and results:
             payload["metrics"] = results[0].scores.values
-        Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+        try:
+            Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+        except OSError as err:
+            say(f"klue-viz: cannot write --out {args.out}: {err.strerror or err}", error=True)
+            return 2
     return 0 if results else 1
 
 
@@ -91,30 +117,42 @@ def annotations_command(args: argparse.Namespace) -> int:
                 raise StoreError("new-db only applies to a SQLite file")
             path = Path(url.removeprefix("sqlite:///"))
             if path.exists():
-                print(f"kept the old database as {set_aside(path)}")
-            print(f"new annotation database: {Store(url).location}")
+                say(f"kept the old database as {set_aside(path)}")
+            say(f"new annotation database: {Store(url).location}")
             return 0
         store = Store()
         if args.action == "export":
             items = store.find(task=args.task)
+            check_out(args.out)
             Path(args.out).write_text(export_text(items, args.out), encoding="utf-8")
-            print(f"wrote {len(items)} annotation(s) from {store.location} to {args.out}")
+            say(f"wrote {len(items)} annotation(s) from {store.location} to {args.out}")
             return 0
         items, problems = parse(read_bytes(args.file), Path(args.file).name)
         for problem in problems[:SHOWN_PROBLEMS]:
-            print(f"problem: {problem}", file=sys.stderr)
+            say(f"problem: {problem}", error=True)
         plan = store.plan_import(items)
-        print(f"{args.file}: {plan.summary()}")
+        say(f"{args.file}: {plan.summary()}")
         for item, current in plan.conflicting[:SHOWN_PROBLEMS]:
-            print(f"  conflict: {item.task} {item.guid} {item.run} by {item.annotator}: stored {current.updated_at} is newer than {item.updated_at}")
+            say(f"  conflict: {item.task} {item.guid} {item.run} by {item.annotator}: stored {current.updated_at} is newer than {item.updated_at}")
         written = store.apply_import(plan, overwrite_conflicts=args.overwrite_conflicts)
         if plan.replanned:
-            print(f"the annotations changed during the import; planned again: {plan.summary()}")
-        print(f"wrote {written} annotation(s) to {store.location}")
+            say(f"the annotations changed during the import; planned again: {plan.summary()}")
+        say(f"wrote {written} annotation(s) to {store.location}")
         return 0 if items or not problems else 1
     except (StoreError, InputError) as err:
-        print(f"klue-viz: {err}", file=sys.stderr)
+        say(f"klue-viz: {err}", error=True)
         return 2
+
+
+def resamples(text: str) -> int:
+    """--bootstrap N: 0 (off) or a number of resamples up to 100,000."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of resamples, found {text!r}") from None
+    if not 0 <= value <= 100_000:
+        raise argparse.ArgumentTypeError(f"the number of resamples must be from 0 (off) to 100000, found {value}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--pred", required=True, action="append", help="prediction file (repeat for several runs)")
     evaluate.add_argument("--out", help="write metrics, coverage and problems as JSON")
     evaluate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
-    evaluate.add_argument("--bootstrap", type=int, default=0, metavar="N",
+    evaluate.add_argument("--bootstrap", type=resamples, default=0, metavar="N",
                           help="also give 95%% confidence intervals from N bootstrap resamples of the examples")
     notes = commands.add_parser("annotations", help="export or import error annotations (the store named by KLUE_VIZ_DB)")
     actions = notes.add_subparsers(dest="action", required=True)

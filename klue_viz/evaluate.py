@@ -10,7 +10,14 @@ from typing import Callable
 
 import pandas as pd
 
-from klue_viz.io import RecordFile, decode, read_bytes, read_records
+from klue_viz.io import (
+    JSON_FAILURES,
+    RecordFile,
+    decode,
+    load_json,
+    read_bytes,
+    read_records,
+)
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks import detect_task
 from klue_viz.tasks.base import Frames, RecordError, Scores, Task
@@ -100,7 +107,7 @@ def official_file(task: Task, folder: Path) -> Path | None:
     """
     name, stem = task.official_folder, f"{task.official_folder}_dev"
     for pattern in (f"{name}/{stem}.{task.official_ext}", f"{name}/{stem}*.{task.official_ext}", f"{stem}.{task.official_ext}",
-                    f"*/{name}/{stem}.{task.official_ext}", f"*/{name}/{stem}*.{task.official_ext}", f"*/{stem}*.{task.official_ext}"):
+                    f"{stem}*.{task.official_ext}", f"*/{name}/{stem}.{task.official_ext}", f"*/{name}/{stem}*.{task.official_ext}", f"*/{stem}*.{task.official_ext}"):
         try:
             found = sorted(p for p in folder.glob(pattern) if p.is_file())
         except OSError:
@@ -178,10 +185,7 @@ def gold_from_bytes(task: Task, data: bytes, name: str) -> Gold:
         rows, problems = task.read_official(text, name)
         return _gold(task, rows, problems, name, positional=False)
     if stripped.startswith("[") or (stripped.startswith("{") and not name.endswith(".jsonl") and _single_json(stripped)):
-        try:
-            data_json = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(f"{name}: invalid JSON at line {err.lineno}: {err.msg}") from None
+        data_json = load_json(text, name)
         if isinstance(data_json, list) and data_json and isinstance(data_json[0], dict) and task.looks_like_hf(data_json[0]):
             rows, problems = task.rows_from_hf(data_json)
             return _gold(task, rows, problems, name, positional=not task.hf_has_guid)
@@ -195,7 +199,7 @@ def gold_from_bytes(task: Task, data: bytes, name: str) -> Gold:
 def _single_json(text: str) -> bool:
     try:
         json.loads(text)
-    except json.JSONDecodeError:
+    except JSON_FAILURES:
         return False
     return True
 
@@ -280,15 +284,15 @@ def evaluate_records(task: Task, gold: Gold, file: RecordFile, strict: bool = Fa
         guid = gold.rows[pos]["guid"]
         if pos in first_line:
             n_invalid += 1
-            problems.append(Problem(f"duplicate guid, already given on line {first_line[pos]}; this line is left out", line, guid, name))
+            earlier = "" if pos in predictions else ", which could not be used either"
+            problems.append(Problem(f"duplicate guid, already given on line {first_line[pos]}{earlier}; this line is left out", line, guid, name))
             continue
+        first_line[pos] = line  # the first line given for a guid is the one used, even when it is unusable
         try:
             predictions[pos] = task.parse_prediction(record, gold.rows[pos])
-        except (RecordError, KeyError, TypeError, ValueError) as err:
+        except RecordError as err:  # anything else is a bug in the parser: it must surface, not become a problem
             n_invalid += 1
-            problems.append(Problem(str(err) if isinstance(err, RecordError) else f"unusable record: {err!r}", line, guid, name))
-            continue
-        first_line[pos] = line
+            problems.append(Problem(str(err), line, guid, name))
 
     if not predictions and not strict:
         looks = detect_task([r for _, r in records])
@@ -308,7 +312,8 @@ def evaluate_records(task: Task, gold: Gold, file: RecordFile, strict: bool = Fa
             notes.append(f"--strict: {len(missing)} gold example(s) without a prediction were scored as empty predictions")
     order = sorted(predictions)
     frames = task.build_frames(gold.frame.iloc[order].reset_index(drop=True), [predictions[k] for k in order])
-    frames.examples["has_prediction"] = [k in first_line for k in order]
+    filled = set(missing) if strict else set()  # scored as empty predictions under --strict
+    frames.examples["has_prediction"] = [k not in filled for k in order]
     coverage = Coverage(n_gold, len(order), len(missing), len(extra), n_invalid)
     return RunResult(
         task, run or Path(name).stem, name, task.score(frames), coverage, frames,

@@ -50,6 +50,38 @@ def read_bytes(path: str | Path) -> bytes:
     return path.read_bytes()
 
 
+#: What Python's json raises on input it cannot turn into values: syntax errors, integers over 4,300 digits
+#: (ValueError) and nesting deeper than the interpreter's recursion limit (RecursionError).
+JSON_FAILURES = (ValueError, RecursionError)
+
+
+def json_failure(err: Exception) -> str:
+    """A short reason for a JSON value that could not be read."""
+    if isinstance(err, json.JSONDecodeError):
+        return err.msg
+    if isinstance(err, RecursionError):
+        return "nested too deeply"
+    return str(err).split(";")[0][:120]
+
+
+class KeyedObject(dict):
+    """A JSON object that also keeps its (key, value) pairs in order, repeated keys included."""
+
+    def __init__(self, pairs: list[tuple[str, object]]) -> None:
+        super().__init__(pairs)
+        self.pairs = pairs
+
+
+def load_json(text: str, name: str, keep_pairs: bool = False):
+    """The JSON value of a whole file, or an InputError naming the file, the line and what is wrong."""
+    try:
+        return json.loads(text, object_pairs_hook=KeyedObject if keep_pairs else None)
+    except json.JSONDecodeError as err:
+        raise InputError(f"{name}: invalid JSON at line {err.lineno}: {err.msg}") from None
+    except JSON_FAILURES as err:
+        raise InputError(f"{name}: cannot be read as JSON: {json_failure(err)}") from None
+
+
 def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
@@ -73,6 +105,10 @@ def _json_array(text: str, name: str) -> RecordFile:
         except json.JSONDecodeError as err:
             out.problems.append(Problem(f"invalid JSON: {err.msg}; the rest of the file was not read", err.lineno, file=name))
             break
+        except JSON_FAILURES as err:
+            out.problems.append(Problem(f"cannot be read as JSON ({json_failure(err)}); the rest of the file was not read",
+                                        line_of(text, pos), file=name))
+            break
         line = line_of(text, pos)
         if isinstance(value, dict):
             out.records.append((line, value))
@@ -83,10 +119,13 @@ def _json_array(text: str, name: str) -> RecordFile:
 
 
 def _json_object(value: dict, text: str, name: str) -> RecordFile:
-    """A `{guid: prediction}` mapping; line numbers are found by locating each key."""
+    """A `{guid: prediction}` mapping; line numbers are found by locating each key.
+
+    A key given twice yields two records (JSON would keep only the last), so it is reported as a duplicate guid.
+    """
     out = RecordFile(name, container="json")
     search_from = 0
-    for key, val in value.items():
+    for key, val in getattr(value, "pairs", None) or list(value.items()):
         at = text.find(json.dumps(key, ensure_ascii=False), search_from)
         if at < 0:
             at = text.find(json.dumps(key), search_from)
@@ -108,6 +147,9 @@ def _jsonl(text: str, name: str) -> RecordFile:
         except json.JSONDecodeError as err:
             out.problems.append(Problem(f"invalid JSON: {err.msg} (column {err.colno})", number, file=name))
             continue
+        except JSON_FAILURES as err:
+            out.problems.append(Problem(f"cannot be read as JSON: {json_failure(err)}", number, file=name))
+            continue
         if isinstance(value, dict):
             out.records.append((number, value))
         else:
@@ -123,7 +165,7 @@ def _cell(value: str | None):
     if stripped[:1] in "[{" and stripped:
         try:
             return json.loads(stripped)
-        except json.JSONDecodeError:
+        except JSON_FAILURES:
             return value
     return value
 
@@ -135,11 +177,21 @@ def _delimited(text: str, name: str, delimiter: str) -> RecordFile:
         header = next(reader)
     except StopIteration:
         return out
+    except csv.Error as err:
+        raise InputError(f"{name}: the header line cannot be read as {out.container.upper()}: {err}") from None
     header = [h.strip() for h in header]
     if len(set(header)) != len(header):
         out.problems.append(Problem(f"the header repeats a column: {header}", 1, file=name))
     line = reader.line_num
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as err:  # a field over csv.field_size_limit() (131,072 characters), a stray quote...
+            start, line = line + 1, reader.line_num
+            out.problems.append(Problem(f"unreadable {out.container.upper()} row: {err}", start, file=name))
+            continue
         start, line = line + 1, reader.line_num
         if not any(cell.strip() for cell in row):
             continue
@@ -165,15 +217,15 @@ def read_records(data: bytes, name: str) -> RecordFile:
     elif suffix == ".jsonl" or "\n{" in stripped.rstrip():
         # A JSON-lines file also starts with "{", so only treat it as one object when it parses whole.
         try:
-            whole = json.loads(text)
-        except json.JSONDecodeError:
+            whole = json.loads(text, object_pairs_hook=KeyedObject)
+        except JSON_FAILURES:
             whole = None
         result = _json_object(whole, text, name) if isinstance(whole, dict) and not _looks_like_record(whole) else _jsonl(text, name)
     else:
-        try:
-            whole = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(f"{name}: invalid JSON at line {err.lineno}: {err.msg}") from None
+        whole = load_json(text, name, keep_pairs=True)
+        if not isinstance(whole, dict):
+            raise InputError(f"{name}: expected JSON records (a list, one object per line, or a {{guid: prediction}} object), "
+                             f"found a single {type(whole).__name__ if whole is not None else 'null'}")
         result = RecordFile(name, [(1, whole)], container="json") if _looks_like_record(whole) else _json_object(whole, text, name)
     result.encoding = encoding
     return result

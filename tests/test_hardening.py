@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -9,10 +10,17 @@ import pandas as pd
 import pytest
 
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_file, load_gold
-from klue_viz.filtering import MAX_PATTERN, ExampleFilter, FilterError, apply_filter, compile_search
+from klue_viz.evaluate import evaluate_bytes, evaluate_file, gold_from_bytes, load_gold
+from klue_viz.filtering import (
+    MAX_PATTERN,
+    ExampleFilter,
+    FilterError,
+    apply_filter,
+    compile_search,
+)
+from klue_viz.problems import InputError
 from klue_viz.tasks import get_task
-from tests.conftest import REPO
+from tests.conftest import REPO, jsonl
 
 # ---- 1. regex search ---------------------------------------------------------------------------
 
@@ -31,7 +39,7 @@ except FilterError:
 def test_a_catastrophic_regex_finishes_instead_of_freezing_the_server():
     # The backreference made pandas fall back to Python's re, which backtracks for ever on this text
     # (the whole server stalled); RE2 runs the first pattern in linear time and refuses the second.
-    done = subprocess.run([sys.executable, "-c", CATASTROPHIC], cwd=REPO, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", CATASTROPHIC], cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["[False,", "True]", "refused"]
 
@@ -182,3 +190,178 @@ def test_the_cli_still_reads_any_folder_its_user_names_without_walking_it(tmp_pa
     assert main(["evaluate", "--task", "sts", "--gold", str(tmp_path), "--pred", run]) == 2
     assert "no klue-sts-v1.1/klue-sts-v1.1_dev.json" in capsys.readouterr().err
     assert main(["evaluate", "--task", "sts", "--gold", str(tmp_path / "x" / "y"), "--pred", run]) == 0
+
+
+# ---- 6. broken files fail cleanly -----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def ynat_gold():
+    return load_gold(get_task("ynat"), DEMO_BENCHMARK)
+
+
+def ynat_lines(gold, **first) -> list[dict]:
+    rows = [{"guid": r["guid"], "label": r["gold"]} for r in gold.rows]
+    rows[0] = {**rows[0], **first}
+    return rows
+
+
+@pytest.mark.parametrize("name, data, reason", [
+    ("deep.json", b"[" * 200_000, "nested too deeply"),
+    ("deep.jsonl", b'{"guid": ' + b"[" * 200_000, "nested too deeply"),
+    ("number.json", b"42", "found a single int"),
+    ("string.json", b'"ynat-v1_dev_00000"', "found a single str"),
+    ("null.json", b"null", "found a single null"),
+    ("empty-object.json", b"{}", "no record could be read"),
+])
+def test_files_that_hold_no_records_are_refused_in_one_line(ynat_gold, name, data, reason):
+    with pytest.raises(InputError, match=reason):
+        evaluate_bytes(get_task("ynat"), ynat_gold, data, name)
+
+
+def _problems(result) -> list[str]:
+    return [f"{p.line}|{p.guid}|{p.message}" for p in result.problems]
+
+
+@pytest.mark.parametrize("first, reason", [
+    ({"label": 1e400}, "must be an integer"),  # json reads 1e400 as infinity
+    ({"label": 2**70}, "out of range"),
+    ({"probs": [float("nan")] * 7}, "finite"),
+    ({"probs": [0.1, float("inf"), 0, 0, 0, 0, 0]}, "finite"),
+    ({"probs": {"IT과학": "NaN"}}, "finite"),
+])
+def test_numbers_a_file_cannot_mean_are_listed_problems(ynat_gold, first, reason):
+    result = evaluate_bytes(get_task("ynat"), ynat_gold, jsonl(ynat_lines(ynat_gold, **first)), "p.jsonl")
+    assert result.coverage.n_invalid == 1 and reason in result.problems[0].message and result.problems[0].line == 1
+
+
+def test_an_integer_too_long_for_python_is_a_listed_problem(ynat_gold):
+    data = jsonl(ynat_lines(ynat_gold)).replace(b'"label": "', b'"label": ' + b"9" * 5000 + b', "x": "', 1)
+    result = evaluate_bytes(get_task("ynat"), ynat_gold, data, "p.jsonl")
+    assert result.problems[0].line == 1 and "cannot be read as JSON" in result.problems[0].message
+    assert result.coverage.n_scored == len(ynat_gold.rows) - 1
+
+
+def test_a_csv_field_over_the_limit_is_a_listed_problem_and_the_rest_is_scored(ynat_gold):
+    rows = ynat_lines(ynat_gold)
+    text = "guid,label\n" + "\n".join(f"{r['guid']},{r['label']}" for r in rows[1:]) + f"\n{rows[0]['guid']},{'x' * 200_000}\n"
+    result = evaluate_bytes(get_task("ynat"), ynat_gold, text.encode("utf-8"), "p.csv")
+    assert any("field larger than field limit" in p.message and p.line == len(rows) + 1 for p in result.problems)
+    assert result.coverage.n_scored == len(rows) - 1
+
+
+def test_a_guid_given_twice_in_a_json_object_is_reported(ynat_gold):
+    guids = [r["guid"] for r in ynat_gold.rows]
+    body = ", ".join(f'"{g}": "{r["gold"]}"' for g, r in zip(guids, ynat_gold.rows))
+    data = ("{" + body + f', "{guids[0]}": "정치"' + "}").encode("utf-8")
+    result = evaluate_bytes(get_task("ynat"), ynat_gold, data, "predictions.json")
+    assert [p.guid for p in result.problems if "duplicate guid" in p.message] == [guids[0]]
+    assert result.frames.examples.set_index("guid").loc[guids[0], "pred"] == ynat_gold.rows[0]["gold"]  # the first is kept
+
+
+def test_sts_scores_outside_0_to_5_and_nan_gold_labels_are_listed():
+    task = get_task("sts")
+    gold = load_gold(task, DEMO_BENCHMARK)
+    preds = [{"guid": r["guid"], "score": 2.5} for r in gold.rows]
+    preds[0]["score"], preds[1]["score"], preds[2]["score"] = 7.5, -1, "high"
+    result = evaluate_bytes(task, gold, jsonl(preds), "p.jsonl")
+    assert [p.line for p in result.problems if "from 0 to 5" in p.message] == [1, 2, 3]
+    records = json.loads((DEMO_BENCHMARK / "klue-sts-v1.1" / "klue-sts-v1.1_dev.json").read_text(encoding="utf-8"))
+    records[0]["labels"]["real-label"] = float("nan")
+    records[1]["labels"]["real-label"] = 6
+    broken = gold_from_bytes(task, json.dumps(records).encode("utf-8"), "klue-sts-v1.1_dev.json")
+    assert len(broken.rows) == len(records) - 2 and len([p for p in broken.problems if "from 0 to 5" in p.message]) == 2
+
+
+def test_a_dp_gold_head_beyond_its_sentence_is_listed():
+    task = get_task("dp")
+    text = (DEMO_BENCHMARK / "klue-dp-v1.1" / "klue-dp-v1.1_dev.tsv").read_text(encoding="utf-8")
+    lines = text.split("\n")
+    k = next(i for i, line in enumerate(lines) if line[:1].isdigit())
+    fields = lines[k].split("\t")
+    fields[4] = "99"
+    lines[k] = "\t".join(fields)
+    gold = gold_from_bytes(task, "\n".join(lines).encode("utf-8"), "klue-dp-v1.1_dev.tsv")
+    assert [p.message for p in gold.problems if "head 99" in p.message]
+    assert len(gold.rows) == len(load_gold(task, DEMO_BENCHMARK).rows) - 1
+
+
+@pytest.mark.parametrize("task_name, garbage", [("ynat", b"\x00\x01garbage"), ("ner", b"42"), ("sts", b"[" * 100_000), ("wos", b"null")])
+def test_an_official_named_gold_file_with_garbage_inside_is_one_line(tmp_path, task_name, garbage):
+    task = get_task(task_name)
+    with pytest.raises(InputError):
+        gold_from_bytes(task, garbage, f"{task.official_folder}_dev.{task.official_ext}")
+
+
+# Every parser raises RecordError (a listed problem) for any bad value, never another exception: the values a
+# file can hold in each field of a real prediction record.
+HOSTILE_VALUES = [None, "", "x", 0, -1, 2**70, float("inf"), float("nan"), True, [], [None], [{}], [2**70], [float("nan")],
+                  {}, {"x": 1}, {"x": float("nan")}, "9" * 5000, [[[]]], "[1, 2", "NaN"]
+
+
+@pytest.mark.parametrize("task_name", ["ynat", "sts", "nli", "ner", "re", "dp", "mrc", "wos"])
+def test_parsers_raise_only_record_errors_and_what_they_accept_can_be_scored(task_name):
+    from klue_viz.io import read_records
+    from klue_viz.tasks.base import RecordError
+
+    task = get_task(task_name)
+    gold = load_gold(task, DEMO_BENCHMARK)
+    run = next(p for p in demo_runs(task_name) if p.suffix == ".jsonl")
+    base = task.normalise_record(read_records(run.read_bytes(), run.name).records[0][1])
+    position = gold.locate(task.record_key(base))
+    fields = dict.fromkeys([k for k in base if k not in ("guid", "id")] + ["probs", "label", "entities", "tags", "score", "head", "deprel", "answer", "state"])
+    for field in fields:
+        for value in HOSTILE_VALUES:
+            try:
+                prediction = task.parse_prediction({**base, field: value}, gold.rows[position])
+            except RecordError:
+                continue
+            frames = task.build_frames(gold.frame.iloc[[position]].reset_index(drop=True), [prediction])
+            task.score(frames)
+            task.render(frames, gold.rows[position]["guid"])
+
+
+def test_cli_refuses_a_bad_out_and_bootstrap_before_scoring(tmp_path, capsys):
+    from klue_viz.cli import main
+
+    gold, run = str(DEMO_BENCHMARK), str(next(demo_runs("ynat")))
+    for out, reason in [(tmp_path, "is a folder"), (tmp_path / "missing" / "m.json", "does not exist")]:
+        assert main(["evaluate", "--task", "ynat", "--gold", gold, "--pred", run, "--out", str(out)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and reason in captured.err and len(captured.err.strip().splitlines()) == 1
+    with pytest.raises(SystemExit) as refused:
+        main(["evaluate", "--task", "ynat", "--gold", gold, "--pred", run, "--bootstrap", "-5"])
+    assert refused.value.code == 2 and "from 0 (off) to 100000" in capsys.readouterr().err
+
+
+def test_cli_never_writes_control_characters_from_files_to_the_terminal(tmp_path, capsys):
+    from klue_viz.cli import main
+
+    task = get_task("ynat")
+    gold = load_gold(task, DEMO_BENCHMARK)
+    rows = [{"guid": r["guid"], "label": r["gold"]} for r in gold.rows]
+    rows.append({"guid": "\x1b[2J\x1b]0;pwned\x07\rfake line\nklue-viz: all good", "label": "사회"})
+    rows[0]["label"] = "\x1b[31mred\u202e"
+    bad = tmp_path / "\x1b[1mrun.jsonl"
+    bad.write_bytes(jsonl(rows))
+    assert main(["evaluate", "--task", "ynat", "--gold", str(DEMO_BENCHMARK), "--pred", str(bad)]) == 0
+    garbage = tmp_path / "broken.json"
+    garbage.write_bytes(b'"\x1b[2J"')
+    assert main(["evaluate", "--task", "ynat", "--gold", str(DEMO_BENCHMARK), "--pred", str(garbage)]) == 1
+    captured = capsys.readouterr()
+    for stream in (captured.out, captured.err):
+        assert not any(c in stream for c in "\x1b\x07\r\u202e")
+    assert "\\u001b[2J" in captured.out and "klue-viz: all good" not in captured.out.splitlines()
+
+
+def test_cli_reports_a_broken_file_in_one_line_not_a_traceback(tmp_path, capsys):
+    from klue_viz.cli import main
+
+    deep = tmp_path / "deep.json"
+    deep.write_bytes(b"[" * 200_000)
+    gold = tmp_path / "klue_benchmark" / "ynat-v1.1"
+    gold.mkdir(parents=True)
+    (gold / "ynat-v1.1_dev.json").write_bytes(b"{[garbage")
+    assert main(["evaluate", "--task", "ynat", "--gold", str(DEMO_BENCHMARK), "--pred", str(deep)]) == 1
+    assert main(["evaluate", "--task", "ynat", "--gold", str(tmp_path / "klue_benchmark"), "--pred", str(deep)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "nested too deeply" in err and "invalid JSON" in err

@@ -150,3 +150,26 @@ def test_the_gold_folder_box_refuses_paths_outside_the_allowed_folders(typed, mo
     at.switch_page(PAGE_FILES["ner"]).run()
     assert not at.exception and not at.error
     assert any("embedded demo" in c.value.replace("\\", "") for c in at.caption)
+
+
+def test_a_broken_gold_file_and_a_broken_upload_leave_the_session_intact(tmp_path, monkeypatch):
+    folder = tmp_path / "klue_benchmark"
+    shutil.copytree(DEMO_BENCHMARK, folder)
+    (folder / "ynat-v1.1" / "ynat-v1.1_dev.json").write_bytes(b"[" * 100_000)  # official name, garbage inside
+    (folder / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv").write_bytes(b"42")
+    monkeypatch.setenv("KLUE_VIZ_DATA_DIR", str(folder))
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
+    assert not at.exception and not any("Something went wrong" in e.value for e in at.error)
+    assert any(h.value == "Annotations" for h in at.subheader), "the home page is drawn to its end"
+    at.switch_page(PAGE_FILES["ynat"]).run()
+    assert not at.exception and not at.error
+    assert any("nested too deeply" in c.value.replace("\\", "") and "embedded demo" in c.value for c in at.caption)
+    at.file_uploader(key="pred_upload").set_value([
+        ("deep.jsonl", b'{"guid": ' + b"[" * 100_000, "application/json"),
+        ("number.json", b"1e999", "application/json"),
+        ("big.csv", b"guid,label\nynat-v1_dev_00000," + b"x" * 200_000 + b"\n", "text/csv"),
+    ]).run()
+    assert not at.exception and not any("Something went wrong" in e.value for e in at.error)
+    assert len(at.error) == 3 and any("kv-example" in m.value for m in at.markdown)
+    at.switch_page(PAGE_FILES["ner"]).run()
+    assert not at.exception and not any("Something went wrong" in e.value for e in at.error)

@@ -44,13 +44,15 @@ def test_extra_duplicate_and_invalid_records(ynat_gold):
     preds[7] = {"id": preds[7]["guid"], "label": preds[7]["label"]}  # 'id' is a synonym of 'guid'
     result = evaluate_bytes(ynat, ynat_gold, jsonl(preds), "p.jsonl")
     assert result.coverage.n_extra == 1 and result.extra_guids == ["ynat-v1_dev_99999"]
-    assert result.coverage.n_invalid == 2
-    duplicate = next(p for p in result.problems if "duplicate" in p.message)
-    assert duplicate.line == 4 and "line 1" in duplicate.message
+    assert result.coverage.n_invalid == 3
+    duplicates = [p for p in result.problems if "duplicate" in p.message]
+    assert duplicates[0].line == 4 and "line 1" in duplicates[0].message
     bad_label = next(p for p in result.problems if "날씨" in p.message)
     assert bad_label.line == 6 and bad_label.guid == target and "expected one of" in bad_label.message
-    # The valid rest is scored: the first of the duplicates and the record after the bad label.
-    assert result.coverage.n_scored == len(ynat_gold.rows)
+    # The first line of a guid is the one used, even when unusable: the valid line after the bad label is a
+    # duplicate too (it used to be scored without a word), and the example counts as missing.
+    assert duplicates[1].line == 8 and duplicates[1].guid == target and "could not be used either" in duplicates[1].message
+    assert result.coverage.n_scored == len(ynat_gold.rows) - 1 and result.coverage.n_missing == 1
     assert result.scores.values["macro_f1"] == 100.0
 
 

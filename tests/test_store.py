@@ -17,7 +17,15 @@ from klue_viz.annotations import store as store_module
 from klue_viz.annotations.analysis import agreement, tag_rows, tag_table
 from klue_viz.annotations.files import parse, to_csv, to_jsonl
 from klue_viz.annotations.store import (
-    Annotation, ConflictError, InvalidRecord, Store, StoreBusy, StoreCorrupt, StoreError, StoreUnavailable, set_aside,
+    Annotation,
+    ConflictError,
+    InvalidRecord,
+    Store,
+    StoreBusy,
+    StoreCorrupt,
+    StoreError,
+    StoreUnavailable,
+    set_aside,
 )
 from klue_viz.cli import main
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs

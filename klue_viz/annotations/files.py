@@ -94,7 +94,7 @@ def parse(data: bytes, name: str) -> tuple[list[Annotation], list[Problem]]:
             )
             validate(item)  # lengths, NUL bytes, surrogates, timestamp: what either database would refuse
             items.append(item)
-        except (KeyError, ValueError, TypeError, InvalidRecord, json.JSONDecodeError) as err:
+        except (KeyError, ValueError, TypeError, RecursionError, InvalidRecord) as err:
             message = f"missing field {err}" if isinstance(err, KeyError) else str(err)
             guid = record.get("guid")
             problems.append(Problem(f"not an annotation record: {message}", line, None if guid is None else str(guid)[:200], name))

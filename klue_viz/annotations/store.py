@@ -415,7 +415,7 @@ class Store:
         for attempt in range(attempts):
             try:
                 return self._apply(plan, overwrite_conflicts)
-            except (_StalePlan, IntegrityError) as err:
+            except (_StalePlan, IntegrityError):
                 # A save or another import got in between (PostgreSQL: inserted a key we planned to add).
                 if attempt == attempts - 1:
                     raise StoreBusy(f"the annotations in {self.location} kept changing during the import; nothing was "

@@ -180,16 +180,31 @@ def require(record: dict, field_name: str, what: str) -> Any:
     return record[field_name]
 
 
+#: Largest integer a record may hold (offsets, heads, ids): what fits every integer column downstream.
+MAX_INT = 2**31 - 1
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A value as it is quoted in a problem message: repr, cut short."""
+    text = repr(value) if not isinstance(value, str) or len(value) <= limit else repr(value[:limit]) + "..."
+    return text if len(text) <= limit + 8 else text[:limit] + "..."
+
+
 def as_int(value: Any, what: str) -> int:
     if isinstance(value, bool):
         raise RecordError(f"{what} must be an integer, found {value!r}")
+    number = None
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
-    raise RecordError(f"{what} must be an integer, found {value!r}")
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value.strip()) <= 12:
+        number = int(value.strip())
+    if number is None:
+        raise RecordError(f"{what} must be an integer, found {shown(value)}")
+    if not -MAX_INT <= number <= MAX_INT:
+        raise RecordError(f"{what} {shown(number, 20)} is out of range")
+    return number
 
 
 def as_list(value: Any, what: str) -> list:

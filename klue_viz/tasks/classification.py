@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from abc import abstractmethod
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from klue_viz import markup as mk
+from klue_viz.io import JSON_FAILURES, load_json
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, RecordError, Task, as_int
 
@@ -37,23 +39,26 @@ class LabelTask(Task):
         raise RecordError(f"{what} {value!r} is not a {self.name.upper()} label (expected one of: {shown}, or an integer id)")
 
     def probs_of(self, value: Any) -> list[float]:
-        """Class probabilities in label order, from a list (HF order) or a {label: p} object."""
+        """Class probabilities in label order, from a list (HF order) or a {label: p} object; finite numbers only."""
+        expected = f"probs must be a list of {len(self.labels)} numbers (Hugging Face label order) or a label->probability object"
         if isinstance(value, str):
             try:
                 value = json.loads(value)
-            except json.JSONDecodeError:
-                raise RecordError(f"probs must be a list of {len(self.labels)} numbers or a label->probability object") from None
+            except JSON_FAILURES:
+                raise RecordError(expected) from None
         if isinstance(value, dict):
             out = [0.0] * len(self.labels)
             for key, p in value.items():
-                out[self.labels.index(self.label_of(key, "probs key"))] = float(p)
-            return out
-        if isinstance(value, list) and len(value) == len(self.labels):
-            try:
-                return [float(p) for p in value]
-            except (TypeError, ValueError):
-                pass
-        raise RecordError(f"probs must be a list of {len(self.labels)} numbers (Hugging Face label order) or a label->probability object")
+                out[self.labels.index(self.label_of(key, "probs key"))] = _number(p, expected)
+        elif isinstance(value, list) and len(value) == len(self.labels):
+            out = [_number(p, expected) for p in value]
+        else:
+            raise RecordError(expected)
+        bad = [k for k, p in enumerate(out) if not math.isfinite(p)]
+        if bad:
+            raise RecordError(f"probs must be finite numbers; found {out[bad[0]]} for {self.labels[bad[0]]!r}"
+                              + (f" and {len(bad) - 1} more" if len(bad) > 1 else ""))
+        return out
 
     def parse_prediction(self, record: dict, gold: dict) -> dict:
         probs = self.probs_of(record["probs"]) if record.get("probs") not in (None, "") else None
@@ -132,11 +137,13 @@ class LabelTask(Task):
         return Frames(self.classification_frame(gold, predictions))
 
 
-def load_json(text: str, name: str):
+def _number(value: Any, expected: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise RecordError(expected)
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(f"{name}: invalid JSON at line {err.lineno}: {err.msg}") from None
+        return float(value)
+    except (ValueError, OverflowError):
+        raise RecordError(expected) from None
 
 
 def _guid(record) -> str | None:

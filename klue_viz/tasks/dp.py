@@ -91,8 +91,22 @@ class Dp(Task):
             current["deprels"].append(fields[5])
         if not rows:
             raise InputError(f"{name}: no sentence found; expected the official KLUE-DP TSV ('## guid<TAB>sentence' then word lines)")
+        for row in rows:
+            bad = self._bad_head(row)
+            if bad and not row.get("broken"):
+                problems.append(Problem(f"{bad}; sentence left out", guid=row["guid"], file=name))
+                row["broken"] = True
         kept = [self._finish(r) for r in rows if not r.pop("broken", False) and r["words"]]
         return kept, problems
+
+    @staticmethod
+    def _bad_head(row: dict) -> str | None:
+        """Why a gold sentence's heads cannot be right: a head outside 0..number of words."""
+        n = len(row["words"])
+        for k, head in enumerate(row["heads"], 1):
+            if not 0 <= head <= n:
+                return f"word {k} has head {head}, outside 0..{n} (the sentence has {n} words)"
+        return None
 
     def looks_like_hf(self, record: dict) -> bool:
         return "word_form" in record
@@ -102,7 +116,7 @@ class Dp(Task):
         for k, record in enumerate(records):
             try:
                 words = [str(w) for w in record["word_form"]]
-                rows.append(self._finish({
+                row = {
                     "guid": str(record.get("guid") or self.hf_guid(k, split)),
                     "sentence": str(record["sentence"]),
                     "words": words,
@@ -110,8 +124,14 @@ class Dp(Task):
                     "pos": [str(x) for x in record["pos"]],
                     "heads": [int(h) for h in record["head"]],
                     "deprels": [str(x) for x in record["deprel"]],
-                }))
-            except (KeyError, TypeError, ValueError) as err:
+                }
+                if not len(row["heads"]) == len(row["deprels"]) == len(words):
+                    raise ValueError("head, deprel and word_form differ in length")
+                bad = self._bad_head(row)
+                if bad:
+                    raise ValueError(bad)
+                rows.append(self._finish(row))
+            except (KeyError, TypeError, ValueError, OverflowError) as err:
                 problems.append(Problem(f"gold record #{k + 1}: missing or bad field {err}"))
         return rows, problems
 

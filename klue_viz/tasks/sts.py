@@ -11,7 +11,7 @@ from sklearn.metrics import f1_score
 
 from klue_viz import markup as mk
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, as_int, percent
+from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, as_int, percent, shown
 from klue_viz.tasks.classification import load_json
 
 THRESHOLD = 3.0
@@ -61,6 +61,9 @@ class Sts(Task):
                 votes = list((record.get("annotations") or {}).get("annotations") or [])
                 source = str(record.get("source") or "(unknown)")
                 genre, _, method = source.partition("-")
+                gold = float(labels["real-label"])
+                if not 0.0 <= gold <= 5.0:  # also false for NaN
+                    raise ValueError(f"real-label {labels['real-label']!r} is not a similarity from 0 to 5")
                 rows.append({
                     "guid": str(record["guid"]),
                     "source": source,
@@ -68,12 +71,12 @@ class Sts(Task):
                     "method": method or "(unknown)",
                     "sentence1": str(record["sentence1"]),
                     "sentence2": str(record["sentence2"]),
-                    "gold": float(labels["real-label"]),
+                    "gold": gold,
                     "gold_rounded": float(labels["label"]),
                     "votes": votes,
                     "agreement": (f"spread {max(votes) - min(votes)}" if votes else "(no votes)"),
                 })
-            except (KeyError, TypeError, ValueError) as err:
+            except (KeyError, TypeError, ValueError, OverflowError) as err:
                 problems.append(Problem(f"gold record #{k + 1}: missing or bad field {err}", guid=record.get("guid") if isinstance(record, dict) else None))
         return rows, problems
 
@@ -82,11 +85,11 @@ class Sts(Task):
         if value is None or value == "":
             raise RecordError("missing field 'score' (a similarity from 0 to 5)")
         try:
-            score = float(value)
-        except (TypeError, ValueError):
-            raise RecordError(f"score must be a number from 0 to 5, found {value!r}") from None
-        if not math.isfinite(score):
-            raise RecordError(f"score must be a finite number, found {value!r}")
+            score = float(value) if not isinstance(value, bool) else math.nan
+        except (TypeError, ValueError, OverflowError):
+            score = math.nan
+        if not 0.0 <= score <= 5.0:  # also false for NaN and infinities
+            raise RecordError(f"score must be a number from 0 to 5, found {shown(value)}")
         binary = record.get("binary")
         if binary not in (None, ""):
             binary = as_int(binary, "binary")

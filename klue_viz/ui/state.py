@@ -91,12 +91,20 @@ def gold_for(task: Task) -> GoldChoice:
         found = official_file(task, folder)
         if found is not None:
             modified = found.stat().st_mtime
-            return GoldChoice(_gold_from_path(task.name, str(found), modified), f"file:{found}:{modified}", f"Gold: {found}", False)
+            try:
+                gold = _gold_from_path(task.name, str(found), modified)
+            except InputError as err:  # a broken file stays this task's problem; the demo stands in
+                return _demo(task, f"{err}. Showing the embedded demo for {task.name.upper()}.")
+            return GoldChoice(gold, f"file:{found}:{modified}", f"Gold: {found}", False)
         return _demo(task, f"No {task.official_folder} dev file in {folder}: showing the embedded demo for {task.name.upper()}.")
     if source == "upload" and task.name in state["gold_uploads"]:
         name, data = state["gold_uploads"][task.name]
         key = digest(data)
-        return GoldChoice(_gold_from_upload(task.name, key, name, data), f"upload:{key}", f"Gold: uploaded {name}", False)
+        try:
+            gold = _gold_from_upload(task.name, key, name, data)
+        except InputError as err:
+            return _demo(task, f"{err}. Showing the embedded demo for {task.name.upper()}.")
+        return GoldChoice(gold, f"upload:{key}", f"Gold: uploaded {name}", False)
     if source == "hf":
         loaded = _gold_from_hf(task.name)
         if isinstance(loaded, Gold):
