@@ -19,6 +19,7 @@ from klue_viz.annotations.store import (
 )
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import chart_text, md
+from klue_viz.problems import InputError
 from klue_viz.ui.common import guard, problem_table
 from klue_viz.tasks.base import Task
 
@@ -270,7 +271,11 @@ def home_section() -> None:
     right.download_button("Download CSV", to_csv(items).encode("utf-8-sig"), file_name=f"{stem}.csv", key="export_csv", on_click="ignore")
     upload = st.file_uploader("Import annotations (.jsonl or .csv exported by klue-viz)", key="import_annotations")
     if upload is not None:
-        incoming, problems = parse(upload.getvalue(), upload.name)
+        try:
+            incoming, problems = parse(upload.getvalue(), upload.name)
+        except InputError as err:
+            st.error(md(err))
+            return
         if problems:
             problem_table(problems)
         plan = db.plan_import(incoming)
