@@ -263,13 +263,13 @@ LIVE_FROM_FILES = """() => {
 def test_file_text_never_becomes_a_link_or_an_image_in_the_browser(browser, tmp_path):
     """Hostile gold text (with blank lines), a hostile file name, and a stored note with bare URLs: all shown as text."""
     from klue_viz.annotations.store import Annotation, Store
-    from tests.test_hostile_pages import LINE, NAME, PAYLOAD, hostile_gold, hostile_run
+    from tests.test_hostile_pages import NAME, PAYLOAD, TAG, hostile_gold, hostile_run
 
     folder = tmp_path / "klue_benchmark"
     shutil.copytree(DEMO_BENCHMARK, folder)
     hostile_gold(folder)
     env = {**os.environ, "KLUE_VIZ_DATA_DIR": str(folder), "KLUE_VIZ_DB": str(tmp_path / "annotations.sqlite3")}
-    Store(env["KLUE_VIZ_DB"]).save(Annotation("ynat", "ynat-v1_dev_00000", NAME, "someone", tags=[LINE], note=PAYLOAD))
+    Store(env["KLUE_VIZ_DB"]).save(Annotation("ynat", "ynat-v1_dev_00000", NAME, "someone", tags=[TAG], note=PAYLOAD))
     run = tmp_path / f"{NAME}.jsonl"
     run.write_bytes(hostile_run("ynat"))
     process, url = start_server(env)

@@ -30,6 +30,8 @@ LINE = ("**bold** _em_ ~~del~~ [link](http://evil.example/l) ![img](http://evil.
         "<a href='http://evil.example/a'>a</a> &lt;b&gt; http://evil.example/bare www.evil.example \u202eRTL\u202c \x07bell")
 #: The same with blank lines, which end an HTML block in Markdown.
 PAYLOAD = f"{LINE}\n\n{LINE}\n\n    indented {LINE}"
+#: A tag is at most 100 characters.
+TAG = "**t** [x](http://evil.example/t) :red[c] <img src=x> x@evil.example"
 #: A file name cannot hold '/' or a newline.
 NAME = "**b** _e_ ![i](mailto:x@evil.example) [l](javascript:alert(1)) $x^2$ :red[c] <img src=x onerror=alert(1)> www.evil.example"
 
@@ -120,12 +122,12 @@ def test_no_file_text_becomes_markup_on_the_home_page_or_in_the_annotate_box(hos
     monkeypatch.setenv("KLUE_VIZ_DATA_DIR", str(hostile_dir))
     monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "hostile.sqlite3"))
     store = Store()
-    store.add_tag("ynat", LINE)
-    store.save(Annotation("ynat", "ynat-v1_dev_00000", NAME, LINE, tags=[LINE], note=PAYLOAD, gold_wrong=True, corrected_label=LINE))
+    store.add_tag("ynat", TAG)
+    store.save(Annotation("ynat", "ynat-v1_dev_00000", NAME, LINE[:100], tags=[TAG], note=PAYLOAD, gold_wrong=True, corrected_label=LINE))
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
     files = [(f"{NAME}.jsonl", hostile_run("ynat"), "application/json"), (f"{NAME}.csv", b"a,b\n1,2\n", "text/csv")]
     at.file_uploader(key="home_upload").set_value(files).run()
-    export = json.dumps(Annotation("ynat", LINE, LINE, LINE, tags=[LINE], note=PAYLOAD).to_record(), ensure_ascii=False)
+    export = json.dumps(Annotation("ynat", LINE[:200], LINE[:200], LINE[:100], tags=[TAG], note=PAYLOAD).to_record(), ensure_ascii=False)
     at.file_uploader(key="import_annotations").set_value([(f"{NAME}.jsonl", export.encode("utf-8"), "application/json")]).run()
     assert not at.exception
     home = markdown_elements(at)

@@ -1,0 +1,174 @@
+"""Ten people filtering the NER page at once, on the real dev set (5,000 sentences), in headless Chromium.
+
+    python bench/bench_sessions.py [--shared ../shared/klue] [--sessions 10] [--rounds 3]
+
+Starts the app with KLUE_VIZ_DATA_DIR pointing at the real KLUE files, opens /ner in N browser sessions,
+uploads the same prediction file in each (scored once, then served from the cache), and then has every
+session apply the same filters at the same moment: "wrong", a text search, a regex search, "all". For
+each filter it records how long the session waited for its example list to be redrawn.
+
+The reference, run first in this same script against the same server, is ONE session doing the same
+filters alone; the figures are the ratio of the N-session waits to it, plus the server's CPU seconds
+per filter (from /proc, so other work on a shared machine does not count). Issue 8's target: with 10
+sessions, none waits more than 5 s for a filter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.async_api import async_playwright
+
+from klue_viz.evaluate import load_gold
+from klue_viz.tasks import get_task
+
+REPO = Path(__file__).resolve().parents[1]
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+TAGS = ["B-PS", "I-PS", "B-LC", "I-LC", "B-OG", "I-OG", "B-DT", "I-DT", "B-TI", "I-TI", "B-QT", "I-QT", "O"]
+CHANGED = "b => { const el = document.querySelector('.kv-count'); return !!el && el.dataset.shown !== b; }"
+
+
+def start(shared: Path) -> tuple[subprocess.Popen, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, KLUE_VIZ_DATA_DIR=str(shared))
+    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1",
+                                "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                               cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                return process, url
+        except OSError:
+            time.sleep(0.3)
+    process.terminate()
+    raise SystemExit("server did not start")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def prediction_file(shared: Path, folder: Path) -> Path:
+    gold = load_gold(get_task("ner"), shared)
+    rng = random.Random(0)
+    lines = [json.dumps({"guid": r["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(TAGS) for t in r["tags"]]}, ensure_ascii=False)
+             for r in gold.rows]
+    path = folder / "ner-run.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+async def open_session(browser, url: str, path: Path):
+    page = await browser.new_page(viewport={"width": 1280, "height": 1600})
+    await page.goto(f"{url}/ner")
+    await page.wait_for_selector(IDLE, timeout=300_000)
+    await page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(path))
+    await page.wait_for_function("name => document.body.innerText.includes(name)", arg=f"{path.stem} ({path.name})", timeout=300_000)
+    await page.wait_for_selector(".kv-count", timeout=300_000)
+    await page.wait_for_selector(IDLE, timeout=300_000)
+    return page
+
+
+async def wait_changed(page, before: str) -> None:
+    await page.wait_for_function(CHANGED, arg=before, timeout=300_000)
+    await page.wait_for_selector(IDLE, timeout=300_000)
+
+
+async def filter_round(page, rng: random.Random) -> list[float]:
+    """The four filters of one round, each timed from the action to the redrawn example count."""
+    waits = []
+
+    async def timed(action) -> None:
+        before = await page.locator(".kv-count").get_attribute("data-shown")
+        start = time.perf_counter()
+        await action()
+        await wait_changed(page, before)
+        waits.append(time.perf_counter() - start)
+
+    search = page.get_by_label("Search the text")
+    await timed(lambda: page.get_by_text("wrong", exact=True).first.click())
+    word = rng.choice(["서울", "대한", "정부", "한국"])
+    await timed(lambda: _type(search, word))
+    await page.get_by_text("regex", exact=True).first.click()
+    await page.wait_for_selector(IDLE, timeout=300_000)
+    await timed(lambda: _type(search, f"{word}[가-힣]{{1,3}}(이|가)"))
+    await page.get_by_text("regex", exact=True).first.click()
+    await _type(search, "")
+    await page.wait_for_selector(IDLE, timeout=300_000)
+    await timed(lambda: page.get_by_text("all", exact=True).first.click())
+    return waits
+
+
+async def _type(box, text: str) -> None:
+    await box.fill(text)
+    await box.press("Enter")
+
+
+async def run(url: str, path: Path, sessions: int, rounds: int, server_pid: int) -> dict:
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        alone = await open_session(browser, url, path)
+        cpu = cpu_seconds(server_pid)
+        single = []
+        for k in range(rounds):
+            single += await filter_round(alone, random.Random(k))
+        single_cpu = (cpu_seconds(server_pid) - cpu) / len(single)
+        await alone.close()
+        pages = [await open_session(browser, url, path) for _ in range(sessions)]
+        cpu = cpu_seconds(server_pid)
+        together: list[float] = []
+        for k in range(rounds):
+            results = await asyncio.gather(*(filter_round(page, random.Random(k)) for page in pages))
+            together += [w for waits in results for w in waits]
+        together_cpu = (cpu_seconds(server_pid) - cpu) / len(together)
+        await browser.close()
+    return {"single": single, "together": together, "single_cpu": single_cpu, "together_cpu": together_cpu}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shared", default=str(REPO.parent / "shared" / "klue"))
+    parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    shared = Path(args.shared).resolve()
+    process, url = start(shared)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            figures = asyncio.run(run(url, prediction_file(shared, Path(tmp)), args.sessions, args.rounds, process.pid))
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    single, together = figures["single"], figures["together"]
+    reference = statistics.median(single)
+    print(f"NER dev, 5,000 sentences: {args.sessions} sessions filtering at once, {args.rounds} rounds of 4 filters each")
+    print(f"  one session alone (reference): median {reference:.2f} s, max {max(single):.2f} s per filter; "
+          f"server {figures['single_cpu']:.2f} CPU s per filter")
+    print(f"  {args.sessions} sessions together:          median {statistics.median(together):.2f} s "
+          f"({statistics.median(together) / reference:.1f}x), max {max(together):.2f} s ({max(together) / reference:.1f}x); "
+          f"server {figures['together_cpu']:.2f} CPU s per filter")
+    print(f"  waits over 5 s: {sum(w > 5 for w in together)} of {len(together)} (target: none)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
