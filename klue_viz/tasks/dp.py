@@ -25,6 +25,8 @@ DEP_LABELS = (
 )
 KEPT_FOR_LAS = frozenset(DEP_LABELS[:15])
 OTHERS, PAD = "others", "PAD"
+#: The confusion column of words given the right relation but the wrong head (not a label success).
+WRONG_HEAD = "wrong head"
 
 
 def merged(relations: pd.Series) -> pd.Series:
@@ -55,6 +57,7 @@ class Dp(Task):
     unit = "sentence"
     text_columns = ("sentence",)
     confusion_label = "relation"
+    outcome_columns = (WRONG_HEAD,)
     error_tags = ("attachment", "coordination", "long distance", "relation label", "punctuation", "gold error")
     scoring_level = "words"
     hf_has_guid = False
@@ -210,8 +213,11 @@ class Dp(Task):
         })
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
+        """Gold relation against the predicted one; a word with the right relation on the wrong head is not a success
+        and goes to the `wrong head` column, so the diagonal counts words right in both head and relation."""
         words = frames.details["words"]
-        return pd.DataFrame({"guid": words["guid"], "gold": words["gold_deprel"], "pred": words["pred_deprel"]})
+        pred = words["pred_deprel"].where(words["head_ok"] | (words["pred_deprel"] != words["gold_deprel"]), WRONG_HEAD)
+        return pd.DataFrame({"guid": words["guid"], "gold": words["gold_deprel"], "pred": pred})
 
     def render(self, frames: Frames, guid: str) -> str:
         words = frames.details["words"]
