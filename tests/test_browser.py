@@ -246,3 +246,77 @@ def test_a_box_selection_on_the_sts_scatter_filters_the_pairs(server, page):
     page.wait_for_function("total => { const el = document.querySelector('.kv-count'); return !!el && Number(el.dataset.shown) < total; }", arg=total, timeout=30_000)
     assert 0 < shown(page) < total
     assert page.get_by_text("points selected on the scatter plot").is_visible()
+
+
+def filters_are_cleared(page) -> bool:
+    return (page.get_by_label("Search the text", exact=True).input_value() == ""
+            and page.locator('[data-testid="stMultiSelect"] [data-baseweb="tag"]').count() == 0
+            and page.locator('[data-testid="stRadio"] label:has(input[type=radio]:checked)').first.inner_text().strip() == "all")
+
+
+def next_page(page) -> None:
+    page.locator('[data-testid="stNumberInput"] button').last.click()  # the "+" of the page number
+    wait_idle(page)
+
+
+def test_clear_filters_resets_the_widgets_and_the_list_and_stays_cleared(server, page):
+    open_task(page, server, "ner")
+    total = shown(page)
+    page.locator('[data-testid="stRadio"] label').filter(has_text="wrong").first.click()
+    wait_idle(page)
+    page.locator('[data-testid="stMultiSelect"]').filter(has_text="Error type").click()
+    page.get_by_role("option").first.click()
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    page.get_by_label("Search the text", exact=True).fill("의")
+    page.get_by_label("Search the text", exact=True).press("Enter")
+    wait_idle(page)
+    assert shown(page) < total
+    page.get_by_role("button", name="Clear filters").click()
+    wait_idle(page)
+    assert shown(page) == total and filters_are_cleared(page)
+    next_page(page)
+    assert shown(page) == total and filters_are_cleared(page), "the next rerun must not bring the filters back"
+
+    gold, pred = most_confused("ner")
+    page.wait_for_selector(".js-plotly-plot .nsewdrag")
+    click_cell(page, gold, pred)
+    assert shown(page) < total
+    page.get_by_role("button", name="Clear filters").click()
+    wait_idle(page)
+    assert shown(page) == total and filters_are_cleared(page)
+    next_page(page)
+    assert shown(page) == total and filters_are_cleared(page)
+
+
+def test_a_copied_example_link_opens_that_example_in_a_new_browser(server, page, browser):
+    open_task(page, server, "dp")
+    page.locator('[data-testid="stRadio"] label').filter(has_text="wrong").first.click()
+    wait_idle(page)
+    card = page.locator(".kv-example").nth(1)
+    guid = card.get_attribute("data-guid")
+    link = page.locator(".kv-link").nth(1).get_attribute("href")
+    assert f"guid={guid}" in link
+    assert "show=wrong" in page.url, "the page's own URL carries its filters"
+    fresh = browser.new_context(viewport={"width": 1280, "height": 2400})
+    try:
+        other = fresh.new_page()
+        other.goto(f"{server}/dp{link}")
+        wait_idle(other)
+        other.wait_for_selector(".kv-example", timeout=90_000)
+        assert [e.get_attribute("data-guid") for e in other.locator(".kv-example").all()] == [guid]
+        assert other.get_by_text(f"Showing the linked example {guid}").is_visible()
+        ARTIFACTS.mkdir(exist_ok=True)
+        other.screenshot(path=str(ARTIFACTS / "dp-linked-example.png"))
+    finally:
+        fresh.close()
+
+
+def test_the_home_page_is_named_and_shows_no_developer_toolbar(server, page):
+    page.goto(server)
+    wait_idle(page)
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    nav.wait_for(timeout=30_000)
+    names = [link.inner_text().strip() for link in nav.locator("a").all()]
+    assert names[0] == "Home" and "app" not in names
+    assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
