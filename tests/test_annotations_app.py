@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from streamlit.testing.v1 import AppTest
 
@@ -93,3 +94,16 @@ def test_an_unreadable_database_is_explained_and_kept(monkeypatch, tmp_path):
     assert any("cannot be read" in e.value for e in at.error)
     at.button(key="new_db").click().run()
     assert not at.exception and path.exists() and list(tmp_path.glob("broken.sqlite3.unreadable-*"))
+
+
+def test_the_tag_slice_shows_shares_as_percentages_and_metrics_with_two_decimals(monkeypatch, tmp_path):
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "p.sqlite3"))
+    at = open_as("지민", PAGE_FILES["ner"])
+    at.radio(key="f_status").set_value("wrong").run()
+    tags, save = first_form(at)
+    tags.set_value(["boundary"])
+    save.click().run()
+    table = next(df.value for df in at.dataframe if "share_of_errors" in df.value.columns)
+    wrong = shown_count(at)[0]
+    assert table["share_of_errors"].tolist() == [f"{100 / wrong:.1f}%"]
+    assert all(re.fullmatch(r"\d+\.\d\d|n/a", v) for v in table[["entity_macro_f1", "character_macro_f1"]].to_numpy().ravel())

@@ -320,3 +320,20 @@ def test_the_home_page_is_named_and_shows_no_developer_toolbar(server, page):
     names = [link.inner_text().strip() for link in nav.locator("a").all()]
     assert names[0] == "Home" and "app" not in names
     assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
+
+
+def test_saving_a_tag_updates_the_tag_slice_at_once(server, page):
+    open_task(page, server, "re")
+    assert page.get_by_text("No error tags on this run yet").is_visible()
+    page.get_by_label("Your name (for annotations)", exact=True).fill("서연")
+    page.get_by_label("Your name (for annotations)", exact=True).press("Enter")
+    wait_idle(page)
+    page.get_by_text("Annotate", exact=True).first.click()
+    form = page.locator('[data-testid="stForm"]').filter(has=page.get_by_text("Error tags", exact=True)).first
+    form.wait_for(timeout=30_000)
+    form.locator('[data-testid="stMultiSelect"]').click()
+    page.get_by_role("option", name="similar relation").click()
+    form.get_by_label("Note").click()
+    form.get_by_role("button", name="Save").click()
+    page.get_by_text("Error tags as a slice").wait_for(timeout=30_000)
+    page.get_by_text("Saved by you").first.wait_for(timeout=30_000)

@@ -17,7 +17,7 @@ from klue_viz.annotations.files import parse, to_csv, to_jsonl
 from klue_viz.annotations.store import Annotation, ConflictError, Store, StoreError, database_url, set_aside
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import md
-from klue_viz.ui.common import problem_table
+from klue_viz.ui.common import metric_text, problem_table
 from klue_viz.tasks.base import Task
 
 GOLD = "gold"
@@ -110,34 +110,37 @@ def _editor_fragment(task: Task, run: str, example: dict, existing: list[Annotat
     if saved:
         item = Annotation(task.name, guid, target_run, name, tags=tags, note=note_text, gold_wrong=gold_wrong,
                           corrected_label=corrected or None, turn=turn)
-        _save(db, item, version_key)
-        mine = db.get(task.name, guid, target_run, name, turn=turn)
+        if _save(db, item, version_key):
+            st.rerun()  # the whole page: the tag slice and the tag filter above must show the save at once
     conflict = st.session_state.get(f"conflict|{version_key}")
     if conflict is not None:
         theirs, pending = conflict
         st.warning(md(f"{theirs.annotator} saved this at {theirs.updated_at[:19].replace('T', ' ')} UTC "
                       f"(tags: {', '.join(theirs.tags) or 'none'}; note: {theirs.note or '-'}).") + " Your version was not saved.")
-        st.button("Overwrite with mine", key=f"overwrite|{version_key}", on_click=_overwrite, args=(db, theirs, pending, version_key))
+        if st.button("Overwrite with mine", key=f"overwrite|{version_key}") and _overwrite(db, theirs, pending, version_key):
+            st.rerun()
     elif mine is not None:
         st.caption(f"Saved by you at {mine.updated_at[:19].replace('T', ' ')} UTC.")
 
 
-def _overwrite(db: Store, theirs: Annotation, pending: Annotation, version_key: str) -> None:
+def _overwrite(db: Store, theirs: Annotation, pending: Annotation, version_key: str) -> bool:
     """The user chose their version over the newer one they were shown."""
     st.session_state[version_key] = theirs.version
     st.session_state.pop(f"conflict|{version_key}", None)
-    _save(db, pending, version_key)
+    return _save(db, pending, version_key)
 
 
-def _save(db: Store, item: Annotation, version_key: str) -> None:
+def _save(db: Store, item: Annotation, version_key: str) -> bool:
+    """Whether the record was written (a conflict is kept in the session and shown instead)."""
     try:
         saved = db.save(item, expected_version=st.session_state.get(version_key, 0))
     except ConflictError as err:
         st.session_state[f"conflict|{version_key}"] = (err.current, item)
-        return
+        return False
     st.session_state[version_key] = saved.version
     st.session_state.pop(f"conflict|{version_key}", None)
     st.toast(md(f"Saved {', '.join(item.tags) or 'annotation'}"))
+    return True
 
 
 def bulk_tagger(task: Task, result: RunResult, shown: pd.DataFrame) -> None:
@@ -160,7 +163,8 @@ def bulk_tagger(task: Task, result: RunResult, shown: pd.DataFrame) -> None:
                 item.tags = sorted(set(item.tags) | set(tags))
                 item.note = "; ".join(n for n in (item.note, note_text) if n)
                 db.save(item)
-            st.success(md(f"Tagged {len(shown)} {task.unit}s with {', '.join(tags)}."))
+            st.toast(md(f"Tagged {len(shown)} {task.unit}s with {', '.join(tags)}."))
+            st.rerun()  # the whole page, so the tag slice shows the new tags
         new_tag = st.text_input("New tag for this task's list", key="new_tag")
         if st.button("Add tag", key="add_tag") and new_tag.strip():
             db.add_tag(task.name, new_tag)
@@ -186,7 +190,12 @@ def tag_views(task: Task, result: RunResult, results: dict[str, RunResult]) -> N
         st.caption("No error tags on this run yet: tag examples below (Annotate) and they appear here as a slice.")
         return
     st.markdown("**Error tags as a slice** (all annotators)")
-    st.dataframe(tag_table(task, result.frames, rows), hide_index=True, width="stretch")
+    table = tag_table(task, result.frames, rows)
+    for metric in task.metrics:
+        if metric.key in table:
+            table[metric.key] = [metric_text(None if pd.isna(v) else float(v)) for v in table[metric.key]]
+    table["share_of_errors"] = ["n/a" if pd.isna(v) else f"{v:.1f}%" for v in table["share_of_errors"]]
+    st.dataframe(table, hide_index=True, width="stretch")
     per_run = []
     for name in results:
         counts = run_tags(task, name, items).drop_duplicates(["guid", "tag"]).groupby("tag").size()
