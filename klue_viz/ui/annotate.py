@@ -249,7 +249,21 @@ def home_section() -> None:
             problem_table(problems)
         plan = db.plan_import(incoming)
         st.info(f"{md(upload.name)}: {plan.summary()}.")
+        if plan.added or plan.updated or plan.conflicting:
+            st.dataframe(plan_table(plan), hide_index=True, width="stretch")
         overwrite = st.checkbox("Also overwrite the conflicting (newer) stored records", key="import_overwrite") if plan.conflicting else False
         if st.button("Apply the import", key="apply_import"):
             written = db.apply_import(plan, overwrite_conflicts=overwrite)
             st.success(f"Imported {written} record(s).")
+
+
+def plan_table(plan) -> pd.DataFrame:
+    """The records an import would add, update or leave in conflict (with the newer stored record's author and time)."""
+    rows = []
+    for change, pairs in (("add", [(a, None) for a in plan.added]), ("update", [(a, None) for a in plan.updated]), ("conflict", plan.conflicting)):
+        for item, stored in pairs:
+            rows.append({"change": change, "task": item.task, "guid": item.guid, "turn": item.turn, "run": item.run,
+                         "annotator": item.annotator, "tags": ", ".join(item.tags), "note": item.note,
+                         "stored (newer)": "" if stored is None else f"{stored.annotator}, {stored.updated_at[:19].replace('T', ' ')} UTC: "
+                                                                      f"{', '.join(stored.tags) or 'no tags'}"})
+    return pd.DataFrame(rows)
