@@ -261,3 +261,10 @@ def test_task_pages_take_their_task_specific_parts_from_the_task_module():
     assert not re.search(r"task\.name\s*[!=]=", source)
     at = open_page(PAGE_FILES["re"])
     assert any(t.label == "Leave out no_relation" for t in at.toggle)
+
+
+def test_readme_says_when_the_postgresql_tests_run_and_how_to_listen_on_loopback_only():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    ci = (REPO / ".ci/run").read_text(encoding="utf-8") + (REPO / ".ci/postgres.sh").read_text(encoding="utf-8")
+    assert re.search(r"skipped unless `KLUE_VIZ_TEST_PG`", readme) and "export KLUE_VIZ_TEST_PG=" in ci
+    assert "listens on all network interfaces" in readme and "--server.address 127.0.0.1" in readme
