@@ -177,6 +177,7 @@ def test_every_page_opens_directly_and_is_saved_as_a_screenshot(server, page):
         page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=60_000)
         page.wait_for_timeout(800)
         page.screenshot(path=str(ARTIFACTS / f"{task}.png"))
+        page.locator(".kv-example").first.screenshot(path=str(ARTIFACTS / f"{task}-example.png"))
 
 
 def test_a_tag_survives_a_server_restart_and_is_exported(browser, tmp_path):

@@ -268,3 +268,14 @@ def test_readme_says_when_the_postgresql_tests_run_and_how_to_listen_on_loopback
     ci = (REPO / ".ci/run").read_text(encoding="utf-8") + (REPO / ".ci/postgres.sh").read_text(encoding="utf-8")
     assert re.search(r"skipped unless `KLUE_VIZ_TEST_PG`", readme) and "export KLUE_VIZ_TEST_PG=" in ci
     assert "listens on all network interfaces" in readme and "--server.address 127.0.0.1" in readme
+
+
+def test_metrics_in_drawings_and_slice_tables_have_two_decimals():
+    patterns = {"dp": r"UAS (\S+) · LAS (\S+)", "mrc": r"EM (\S+) · ROUGE-W ([^<\s]+)", "wos": r"slot F1 ([^<\s]+)"}
+    for task, pattern in patterns.items():
+        at = open_page(PAGE_FILES[task])
+        values = [v for card in drawn(at) for found in re.findall(pattern, card) for v in (found if isinstance(found, tuple) else (found,))]
+        assert values and all(re.fullmatch(r"\d+\.\d\d", v) for v in values), (task, values[:5])
+        table = next(df.value for df in at.dataframe if "error_rate" in df.value.columns)
+        metrics = [c for c in table.columns if c not in ("value", "n", "errors", "error_rate", "n/a because")]
+        assert all(re.fullmatch(r"-?\d+\.\d\d|n/a", v) for v in table[metrics].to_numpy().ravel())

@@ -230,7 +230,7 @@ class Dp(Task):
             arcs.append(Arc(int(w.index), int(w.pred_head), w.pred_deprel, "pred", status))
         ex = frames.examples.set_index("guid").loc[guid]
         head = mk.row("text", mk.esc(ex["sentence"]))
-        summary = mk.row("score", f'<span class="kv-kv">UAS {ex["uas"]:.1f} · LAS {ex["las"]:.1f} · {int(ex["errors"])} word error(s) — '
+        summary = mk.row("score", f'<span class="kv-kv">UAS {ex["uas"]:.2f} · LAS {ex["las"]:.2f} · {int(ex["errors"])} word error(s) — '
                                   f'gold arcs above the words, predicted below; red = wrong head, orange = wrong label</span>')
         return mk.example(head + summary + dependency_svg(items, arcs), guid)
 

@@ -195,15 +195,16 @@ class Wos(Task):
         """One dialogue, its turns in order: each user turn's gold state change and the prediction's errors;
         the first turn where the joint goal breaks is marked, the turns in `guids` are highlighted and anchored."""
         turns = frames.examples
-        chosen = set(guids)
         first = turns[turns["guid"] == guids[0]].iloc[0]
         dialogue = turns[turns["dialogue"] == first["dialogue"]].sort_values("turn")
+        chosen = set(guids) if set(guids) != set(dialogue["guid"]) else set()  # every turn shown: none singled out
         slots = frames.details["slots"]
         slots = slots[slots["dialogue"] == first["dialogue"]]
         broken = dialogue.loc[~dialogue["correct"], "turn"]
+        shown = len(chosen) or "all"
         summary = f"joint goal first breaks at user turn {int(broken.min())}" if len(broken) else "joint goal holds on every turn"
         parts = [mk.row("dialogue", f'<span class="kv-kv">{mk.esc(first["dialogue"])} · {mk.esc(first["domains"])} · '
-                                    f'{len(dialogue)} user turns · {len(chosen)} shown by the filters · {summary}</span>')]
+                                    f'{len(dialogue)} user turns · {shown} shown by the filters · {summary}</span>')]
         for turn in dialogue.itertuples():
             if turn.system:
                 parts.append(f'<div class="kv-turn" data-role="sys"><span class="kv-side">sys</span>{mk.esc(turn.system)}</div>')
