@@ -345,3 +345,25 @@ def test_saving_a_tag_updates_the_tag_slice_at_once(server, page):
     form.get_by_role("button", name="Save").click()
     page.get_by_text("Error tags as a slice").wait_for(timeout=30_000)
     page.get_by_text("Saved by you").first.wait_for(timeout=30_000)
+
+
+def test_the_loaded_runs_table_shows_every_row_without_scrolling(server, page, tmp_path):
+    page.goto(server)
+    wait_idle(page)
+    extra = []
+    for task in ("ynat", "nli", "re"):  # three more runs: more rows than a fixed-height table shows
+        lines = next(demo_runs(task)).read_text(encoding="utf-8").splitlines()
+        extra.append(tmp_path / f"another-{task}.jsonl")
+        extra[-1].write_text("\n".join(lines[1:]), encoding="utf-8")
+    page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files([str(p) for p in extra])
+    wait_idle(page)
+    page.locator('[data-testid="stDataFrame"]').nth(1).wait_for(timeout=60_000)  # the detected files, then the runs
+    table = page.locator('[data-testid="stDataFrame"]').first
+    table.wait_for(timeout=60_000)
+    page.wait_for_timeout(1000)
+    hidden = page.evaluate("""() => {
+      const tables = document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller');
+      const s = tables[tables.length - 1];
+      return s.scrollHeight - s.clientHeight;
+    }""")
+    assert hidden <= 1, f"{hidden} px of the table are cut off"
