@@ -367,3 +367,25 @@ def test_the_loaded_runs_table_shows_every_row_without_scrolling(server, page, t
       return s.scrollHeight - s.clientHeight;
     }""")
     assert hidden <= 1, f"{hidden} px of the table are cut off"
+
+
+def test_strict_and_the_page_url_survive_moving_between_pages(server, page):
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("Strict: count gold examples without a prediction as wrong").click()
+    wait_idle(page)
+    assert "strict=1" in page.url
+    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="ner").click()
+    wait_idle(page)
+    page.wait_for_selector(".kv-example", timeout=90_000)
+    assert "strict=1" in page.url and "run=" in page.url
+    page.locator('[data-testid="stRadio"] label').filter(has_text="wrong").first.click()
+    wait_idle(page)
+    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="dp").click()
+    wait_idle(page)
+    page.wait_for_selector(".kv-example", timeout=90_000)
+    assert page.get_by_text("not loaded in this session").count() == 0, "another page's runs are not carried over"
+    assert "show=wrong" not in page.url and "strict=1" in page.url
+    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Home").click()
+    wait_idle(page)
+    assert page.get_by_role("checkbox", name="Strict: count gold examples without a prediction as wrong").is_checked()

@@ -279,3 +279,25 @@ def test_metrics_in_drawings_and_slice_tables_have_two_decimals():
         table = next(df.value for df in at.dataframe if "error_rate" in df.value.columns)
         metrics = [c for c in table.columns if c not in ("value", "n", "errors", "error_rate", "n/a because")]
         assert all(re.fullmatch(r"-?\d+\.\d\d|n/a", v) for v in table[metrics].to_numpy().ravel())
+
+
+def test_home_links_open_the_run_with_the_sessions_settings():
+    at = open_page()
+    next(c for c in at.checkbox if c.label.startswith("Strict")).check().run()
+    overview = next(df.value for df in at.dataframe if "page" in df.value.columns)
+    links = dict(zip(overview["run"], overview["page"]))
+    assert links["char-bilstm"] == "/ner?strict=1&run=char-bilstm"
+    at.switch_page(PAGE_FILES["ner"])
+    at.query_params = {"run": "char-bilstm", "strict": "1"}
+    at.run()
+    assert at.selectbox(key="run").value == "char-bilstm"
+
+
+def test_a_gold_source_in_the_url_is_the_sessions_until_changed():
+    at = open_page()
+    at.switch_page(PAGE_FILES["sts"])
+    at.query_params = {"source": "upload"}
+    at.run()
+    assert any("No gold file uploaded for STS" in c.value.replace("\\", "") for c in at.caption)
+    at.switch_page("app.py").run()
+    assert at.radio(key="gold_source_widget").value == "upload"
