@@ -301,3 +301,16 @@ def test_a_gold_source_in_the_url_is_the_sessions_until_changed():
     assert any("No gold file uploaded for STS" in c.value.replace("\\", "") for c in at.caption)
     at.switch_page("app.py").run()
     assert at.radio(key="gold_source_widget").value == "upload"
+
+
+def test_a_hostile_or_stale_link_is_shown_as_text_and_falls_back_to_what_is_loaded():
+    hostile = "<img src=x onerror=alert(1)>![x](http://e.vil)"
+    at = open_page()
+    at.switch_page(PAGE_FILES["ynat"])
+    at.query_params = {"run": [hostile, "bert-base"], "show": "sideways", "gold_label": hostile, "page": "999", "guid": hostile}
+    at.run()
+    assert not at.exception and at.radio(key="f_status").value == "all"
+    texts = [w.value for w in at.warning] + [i.value for i in at.info]
+    assert any("not loaded in this session" in t for t in texts) and any("linked example" in t for t in texts)
+    assert not any("<img src=x" in t and "\\<img" not in t for t in texts)
+    assert shown_count(at)[0] == shown_count(at)[1], "the filters fall back to the whole run"

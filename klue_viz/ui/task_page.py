@@ -28,6 +28,7 @@ from klue_viz.ui.state import add_run, evaluate_runs, gold_for
 
 PAGE_SIZE = 10
 NO_COMPARISON = "(none)"
+STATUSES = ["all", "wrong", "correct"]
 CARD_STYLE = """<style>
 .kv-head{font-size:.8rem;color:#57606a;margin-top:.6rem}
 .kv-guid{user-select:all;font-size:.8rem}
@@ -252,7 +253,9 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None, remarks:
     if st.button("Clear filters", key="clear_filters", on_click=clear_filters):
         st.rerun()  # the whole page, so the charts drop their selection too
     row1 = st.columns([1.2, 2, 2, 2])
-    status = row1[0].radio("Examples to show", ["all", "wrong", "correct"], horizontal=True, key="f_status")
+    if st.session_state.get("f_status") not in (None, *STATUSES):
+        st.session_state["f_status"] = "all"
+    status = row1[0].radio("Examples to show", STATUSES, horizontal=True, key="f_status")
     labels = _labels(result.key, pairs) if pairs is not None else []
     for key in ("f_gold", "f_pred"):
         if key in st.session_state:
