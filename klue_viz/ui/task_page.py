@@ -35,7 +35,6 @@ CARD_STYLE = """<style>
 .kv-link{margin-left:.5rem}
 .kv-turn[data-selected=true]{background:#fff8c5;outline:2px solid #bf8700;border-radius:.2rem}
 .kv-slot[data-change]{background:#eef6ff}
-.kv-arcs-row{margin-bottom:.3rem}
 </style>"""
 
 
