@@ -167,9 +167,9 @@ def _confusion(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> Non
     with right:
         hide = tuple(label for label in task.hideable_labels if st.toggle(f"Leave out {label}", value=True, key=f"hide|{label}"))
         max_labels = st.slider("Labels shown (the rest are pooled as (other))", 5, 40, 15, key="max_labels") if pairs["gold"].nunique() > 15 else 40
-        outcomes = "".join(f" Column **{md(o)}**: the right {task.confusion_label} but not a success, counted apart from the diagonal." for o in task.outcome_columns)
-        st.caption(f"Rows: gold {task.confusion_label}; columns: predicted. The diagonal counts exact successes only.{outcomes} "
-                   "Click a cell to list its examples below.")
+        outcomes = "".join(f" Column **{md(o)}**: the right {task.confusion_label} but not a success; the diagonal counts exact successes only."
+                           for o in task.outcome_columns)
+        st.caption(f"Rows: gold {task.confusion_label}; columns: predicted.{outcomes} Click a cell to list its examples below.")
         figure, top = _confusion_view(result.key, max_labels, hide, task, pairs)
         if not top.empty:
             st.markdown("**Most frequent confusions**")
