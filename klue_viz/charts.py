@@ -52,11 +52,12 @@ def confusion_figure(counts: pd.DataFrame, axis_name: str) -> go.Figure:
         hovertemplate="gold %{y}<br>pred %{x}<br>%{customdata} — click to show these examples<extra></extra>",
     ))
     side = max(320, 34 * len(labels_y) + 140)
+    few = len(labels_x) <= 12
     fig.update_layout(
         height=side, margin={"l": 10, "r": 10, "t": 30, "b": 10}, font={"family": FONT},
         xaxis={"title": f"predicted {axis_name}", "side": "top", "type": "category", "tickvals": labels_x,
-               "ticktext": [label.replace(" ", "<br>") if len(labels_x) <= 12 else label for label in labels_x],
-               "tickangle": 0 if len(labels_x) <= 12 else -90},
+               "ticktext": [label.replace(" ", "<br>") if few else label for label in labels_x],
+               "tickangle": 0 if few else -90},
         yaxis={"title": f"gold {axis_name}", "autorange": "reversed", "type": "category"},
         showlegend=False, clickmode="event+select", dragmode=False,
     )

@@ -163,7 +163,10 @@ def _confusion(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> Non
     if pairs is None or pairs.empty:
         return
     st.subheader("Confusion matrix")
-    left, right = st.columns([3, 2])
+    if pairs["gold"].nunique() > 12:  # many labels: controls first, then the matrix over the whole width
+        right, left = st.container(), st.container()
+    else:
+        left, right = st.columns([3, 2])
     with right:
         hide = tuple(label for label in task.hideable_labels if st.toggle(f"Leave out {label}", value=True, key=f"hide|{label}"))
         max_labels = st.slider("Labels shown (the rest are pooled as (other))", 5, 40, 15, key="max_labels") if pairs["gold"].nunique() > 15 else 40
