@@ -12,18 +12,24 @@ OTHER = "(other)"
 FONT = "Noto Sans CJK KR, Noto Sans KR, Malgun Gothic, sans-serif"
 
 
-def confusion_counts(pairs: pd.DataFrame, max_labels: int = 15, hide: tuple[str, ...] = ()) -> pd.DataFrame:
-    """Gold x predicted counts; labels beyond the `max_labels` most frequent are pooled as '(other)'."""
+def confusion_counts(pairs: pd.DataFrame, max_labels: int = 15, hide: tuple[str, ...] = (), outcomes: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Gold x predicted counts; labels beyond the `max_labels` most frequent are pooled as '(other)'.
+
+    `outcomes` are predicted-side columns that are not labels (NER's "wrong boundary", DP's "wrong head"):
+    they are never pooled, come last, and have no row of their own.
+    """
     pairs = pairs[~pairs["gold"].astype(str).isin(hide) & ~pairs["pred"].astype(str).isin(hide)]
     gold, pred = pairs["gold"].astype(str), pairs["pred"].astype(str)
-    frequency = pd.concat([gold, pred]).value_counts()
-    kept = list(frequency.index[:max_labels])
+    frequency = pd.concat([gold, pred[~pred.isin(outcomes)]]).value_counts()
+    kept = list(frequency.index[:max_labels]) + list(outcomes)
     gold = gold.where(gold.isin(kept), OTHER)
     pred = pred.where(pred.isin(kept), OTHER)
     table = pd.crosstab(gold, pred)
-    labels = [label for label in sorted(set(table.index) | set(table.columns)) if label != OTHER]
-    labels += [OTHER] if OTHER in set(table.index) | set(table.columns) else []
-    return table.reindex(index=labels, columns=labels, fill_value=0)
+    present = set(table.index) | set(table.columns)
+    labels = [label for label in sorted(present - set(outcomes)) if label != OTHER]
+    labels += [OTHER] if OTHER in present else []
+    columns = labels + [o for o in outcomes if o in set(table.columns)]
+    return table.reindex(index=labels, columns=columns, fill_value=0)
 
 
 def confusion_figure(counts: pd.DataFrame, axis_name: str) -> go.Figure:
@@ -49,9 +55,12 @@ def confusion_figure(counts: pd.DataFrame, axis_name: str) -> go.Figure:
         hovertemplate="gold %{y}<br>pred %{x}<br>%{customdata} — click to show these examples<extra></extra>",
     ))
     side = max(320, 34 * len(labels_y) + 140)
+    few = len(labels_x) <= 12
     fig.update_layout(
         height=side, margin={"l": 10, "r": 10, "t": 30, "b": 10}, font={"family": FONT},
-        xaxis={"title": f"predicted {axis_name}", "side": "top", "type": "category"},
+        xaxis={"title": f"predicted {axis_name}", "side": "top", "type": "category", "tickvals": labels_x,
+               "ticktext": [label.replace(" ", "<br>") if few else label for label in labels_x],
+               "tickangle": 0 if few else -90},
         yaxis={"title": f"gold {axis_name}", "autorange": "reversed", "type": "category"},
         showlegend=False, clickmode="event+select", dragmode=False,
     )

@@ -16,6 +16,8 @@ FONT = 14
 SMALL = 11
 LEVEL_HEIGHT = 22
 GAP = 18
+#: Widest row of a drawing before the sentence wraps (the page's main column at 1280 px is a little wider).
+MAX_ROW_WIDTH = 960
 COLOURS = {"correct": "#57606a", "wrong_head": "#cf222e", "wrong_label": "#bf8700"}
 
 
@@ -40,62 +42,123 @@ def text_width(text: str, size: int) -> float:
     return sum(size if unicodedata.east_asian_width(c) in "WF" else size * 0.6 for c in text)
 
 
-def levels(arcs: list[Arc]) -> dict[Arc, int]:
-    """Height level of each arc: one more than the highest arc it encloses, so nested arcs never cross."""
-    spans = sorted((a for a in arcs if a.head > 0), key=lambda a: abs(a.head - a.dependent))
-    out: dict[Arc, int] = {}
-    for arc in spans:
-        low, high = sorted((arc.head, arc.dependent))
-        inner = [out[o] for o in out if low <= min(o.head, o.dependent) and max(o.head, o.dependent) <= high]
-        out[arc] = 1 + max(inner, default=0)
-    return out
+@dataclass
+class Label:
+    """An arc label's text and box (centre x, baseline y); moved outwards until it overlaps no other label."""
+
+    text: str
+    x: float
+    y: float
+    width: float
+
+    def overlaps(self, other: "Label") -> bool:
+        return abs(self.x - other.x) * 2 < self.width + other.width + 4 and abs(self.y - other.y) < SMALL + 2
 
 
-def dependency_svg(words: list[Word], arcs: list[Arc]) -> str:
+def row_ranges(widths: list[float], max_width: float) -> list[tuple[int, int]]:
+    """Words (0-based, end exclusive) of each row: as many as fit in `max_width`, at least one per row."""
+    rows, start, used = [], 0, 0.0
+    for k, width in enumerate(widths):
+        if k > start and used + width > max_width:
+            rows.append((start, k))
+            start, used = k, 0.0
+        used += width
+    rows.append((start, len(widths)))
+    return rows
+
+
+def dependency_svg(words: list[Word], arcs: list[Arc], max_width: float = MAX_ROW_WIDTH) -> str:
+    """Gold arcs above the words, predicted below; a long sentence wraps into rows of at most `max_width` pixels.
+
+    An arc whose head is on another row runs to the edge of its row and says where it goes ("→ 12 word");
+    every word shows its index. Each row scales down to the width of a narrow column (compare view).
+    """
     widths = [max(text_width(w.form, FONT), text_width(w.lemma, SMALL), text_width(w.pos, SMALL)) + GAP for w in words]
-    centres, x = [], 10.0
-    for width in widths:
-        centres.append(x + width / 2)
-        x += width
-    total_width = x + 90  # room for the last word's "(root)" label
-    gold = [a for a in arcs if a.side == "gold"]
-    pred = [a for a in arcs if a.side == "pred"]
-    gold_levels, pred_levels = levels(gold), levels(pred)
-    top = (max(gold_levels.values(), default=0) + 1) * LEVEL_HEIGHT + 16
+    rows = [_row(words, widths, arcs, start, end) for start, end in row_ranges(widths, max_width)]
+    return f'<div class="kv-arcs-wrap">{"".join(rows)}</div>'
+
+
+def _row(words: list[Word], widths: list[float], arcs: list[Arc], start: int, end: int) -> str:
+    centres, x = {}, 10.0
+    for k in range(start, end):
+        centres[k + 1] = x + widths[k] / 2
+        x += widths[k]
+    total_width = x + 110  # room for a "(root)" label or an arc leaving to the right
+    left_edge, right_edge = 4.0, total_width - 4
+    drawn = []  # (side, arc, x_head or edge, x_dep, kind)
+    for arc in arcs:
+        if arc.dependent not in centres:
+            continue
+        if arc.head <= 0 or arc.head > len(words):
+            drawn.append((arc.side, arc, centres[arc.dependent], centres[arc.dependent], "root"))
+        elif arc.head in centres:
+            drawn.append((arc.side, arc, centres[arc.head], centres[arc.dependent], "arc"))
+        else:
+            drawn.append((arc.side, arc, left_edge if arc.head < start + 1 else right_edge, centres[arc.dependent], "away"))
+    heights, labels = {}, {}
+    for side in ("gold", "pred"):
+        spans = sorted((d for d in drawn if d[0] == side and d[4] != "root"), key=lambda d: abs(d[2] - d[3]))
+        level: dict[int, int] = {}
+        for k, (_, _, a, b, _) in enumerate(spans):
+            low, high = min(a, b), max(a, b)
+            inner = [level[j] for j in level if low <= min(spans[j][2], spans[j][3]) and max(spans[j][2], spans[j][3]) <= high]
+            level[k] = 1 + max(inner, default=0)
+        placed: list[Label] = []
+        for k in sorted(level, key=level.get):
+            _, arc, a, b, kind = spans[k]
+            text = arc.label if kind == "arc" else f"{arc.label} → {arc.head} {words[arc.head - 1].form}"
+            width = text_width(text, SMALL)
+            x_label = (a + b) / 2 if kind == "arc" else (a + width / 2 + 2 if a < b else a - width / 2 - 2)
+            label = Label(text, x_label, level[k] * LEVEL_HEIGHT * 0.75 + 4, width)
+            while any(label.overlaps(other) for other in placed):
+                label.y += SMALL + 3
+            placed.append(label)
+            labels[id(spans[k])] = label
+            heights[id(spans[k])] = level[k] * LEVEL_HEIGHT
+        for d in drawn:
+            if d[0] == side and d[4] == "root":
+                labels[id(d)] = Label(f"{d[1].label} (root)", d[3] + 4 + text_width(f"{d[1].label} (root)", SMALL) / 2, 0, 0)
+    reach = {side: max([labels[id(d)].y + SMALL for d in drawn if d[0] == side and d[4] != "root"]
+                       + [heights[id(d)] for d in drawn if d[0] == side and d[4] != "root"] + [LEVEL_HEIGHT]) + 12 for side in ("gold", "pred")}
+    top = reach["gold"] + 4
     word_y = top + FONT
-    bottom_words = word_y + 2 * SMALL + 10  # word, lemma, POS
-    below = (max(pred_levels.values(), default=0) + 1) * LEVEL_HEIGHT + 16
-    height = bottom_words + below
+    bottom_words = word_y + 3 * SMALL + 14  # word, lemma, POS, index
+    height = bottom_words + reach["pred"] + 4
     parts = [
         f'<svg class="kv-arcs" xmlns="http://www.w3.org/2000/svg" width="{total_width:.0f}" height="{height:.0f}" '
-        f'viewBox="0 0 {total_width:.0f} {height:.0f}" role="img">'
+        f'viewBox="0 0 {total_width:.0f} {height:.0f}" style="max-width:100%;height:auto" role="img">'
     ]
-    for k, (word, cx) in enumerate(zip(words, centres), 1):
-        parts.append(f'<text x="{cx:.1f}" y="{word_y:.1f}" text-anchor="middle" font-size="{FONT}" data-index="{k}">{esc(word.form)}</text>')
+    for k in range(start, end):
+        word, cx = words[k], centres[k + 1]
+        parts.append(f'<text x="{cx:.1f}" y="{word_y:.1f}" text-anchor="middle" font-size="{FONT}" data-index="{k + 1}">{esc(word.form)}</text>')
         parts.append(f'<text x="{cx:.1f}" y="{word_y + SMALL + 3:.1f}" text-anchor="middle" font-size="{SMALL}" fill="#57606a">{esc(word.lemma)}</text>')
         parts.append(f'<text x="{cx:.1f}" y="{word_y + 2 * SMALL + 5:.1f}" text-anchor="middle" font-size="{SMALL}" fill="#8c959f">{esc(word.pos)}</text>')
-    for side, side_arcs, side_levels in (("gold", gold, gold_levels), ("pred", pred, pred_levels)):
+        parts.append(f'<text x="{cx:.1f}" y="{word_y + 3 * SMALL + 7:.1f}" text-anchor="middle" font-size="{SMALL - 1}" fill="#8c959f">{k + 1}</text>')
+    for d in drawn:
+        side, arc, a, b, kind = d
         base = top - 4 if side == "gold" else bottom_words + 4
         sign = -1 if side == "gold" else 1
-        for arc in side_arcs:
-            colour = COLOURS.get(arc.status, COLOURS["correct"])
-            dash = ' stroke-dasharray="4 3"' if arc.status == "wrong_label" else ""
-            meta = f'class="kv-arc" data-side="{side}" data-status="{esc(arc.status)}" data-dep="{arc.dependent}" data-head="{arc.head}" data-label="{esc(arc.label)}"'
-            x_dep = centres[arc.dependent - 1]
-            if arc.head <= 0 or arc.head > len(centres):
-                # Root (or an unusable head): a straight stroke to the edge of the drawing.
-                end = 4 if side == "gold" else height - 4
-                parts.append(f'<g {meta}><line x1="{x_dep:.1f}" y1="{base:.1f}" x2="{x_dep:.1f}" y2="{end:.1f}" stroke="{colour}" stroke-width="1.5"{dash}/>'
-                             f'<text x="{x_dep + 4:.1f}" y="{(base + end) / 2:.1f}" font-size="{SMALL}" fill="{colour}">{esc(arc.label)} (root)</text></g>')
-                continue
-            x_head = centres[arc.head - 1]
-            peak = base + sign * side_levels[arc] * LEVEL_HEIGHT
-            parts.append(
-                f'<g {meta}><path d="M{x_head:.1f},{base:.1f} C{x_head:.1f},{peak:.1f} {x_dep:.1f},{peak:.1f} {x_dep:.1f},{base:.1f}" '
-                f'fill="none" stroke="{colour}" stroke-width="1.5"{dash}/>'
-                f'<path d="M{x_dep - 3:.1f},{base + sign * 6:.1f} L{x_dep:.1f},{base:.1f} L{x_dep + 3:.1f},{base + sign * 6:.1f}" fill="none" stroke="{colour}" stroke-width="1.5"/>'
-                f'<text x="{(x_head + x_dep) / 2:.1f}" y="{base + sign * (side_levels[arc] * LEVEL_HEIGHT * 0.75) + (4 if side == "gold" else 10):.1f}" '
-                f'text-anchor="middle" font-size="{SMALL}" fill="{colour}" paint-order="stroke" stroke="#fff" stroke-width="3">{esc(arc.label)}</text></g>'
-            )
+        colour = COLOURS.get(arc.status, COLOURS["correct"])
+        dash = ' stroke-dasharray="4 3"' if arc.status == "wrong_label" else ""
+        meta = f'class="kv-arc" data-side="{side}" data-status="{esc(arc.status)}" data-dep="{arc.dependent}" data-head="{arc.head}" data-label="{esc(arc.label)}"'
+        label = labels[id(d)]
+        if kind == "root":
+            # Root (or an unusable head): a straight stroke to the edge of the drawing.
+            end_y = 4 if side == "gold" else height - 4
+            parts.append(f'<g {meta}><line x1="{b:.1f}" y1="{base:.1f}" x2="{b:.1f}" y2="{end_y:.1f}" stroke="{colour}" stroke-width="1.5"{dash}/>'
+                         f'<text x="{b + 4:.1f}" y="{(base + end_y) / 2:.1f}" font-size="{SMALL}" fill="{colour}">{esc(label.text)}</text></g>')
+            continue
+        peak = base + sign * heights[id(d)]
+        if kind == "arc":
+            stroke = f'M{a:.1f},{base:.1f} C{a:.1f},{peak:.1f} {b:.1f},{peak:.1f} {b:.1f},{base:.1f}'
+        else:
+            stroke = f'M{a:.1f},{peak:.1f} L{b:.1f},{peak:.1f} L{b:.1f},{base:.1f}'
+        label_y = base + sign * label.y + (4 if side == "gold" else 0)
+        parts.append(
+            f'<g {meta}><path d="{stroke}" fill="none" stroke="{colour}" stroke-width="1.5"{dash}/>'
+            f'<path d="M{b - 3:.1f},{base + sign * 6:.1f} L{b:.1f},{base:.1f} L{b + 3:.1f},{base + sign * 6:.1f}" fill="none" stroke="{colour}" stroke-width="1.5"/>'
+            f'<text x="{label.x:.1f}" y="{label_y:.1f}" text-anchor="middle" font-size="{SMALL}" fill="{colour}" '
+            f'paint-order="stroke" stroke="#fff" stroke-width="3">{esc(label.text)}</text></g>'
+        )
     parts.append("</svg>")
-    return f'<div style="overflow-x:auto">{"".join(parts)}</div>'
+    return "".join(parts)

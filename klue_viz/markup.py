@@ -38,6 +38,8 @@ def visible(text) -> str:
 #: HTML's own characters, Markdown's syntax characters and newlines as numeric character references.
 #: An entity is text to both readers: the browser shows the character, Markdown never reads it as syntax.
 HTML_TEXT = {ord(c): f"&#{ord(c)};" for c in "&<>\"'*_[]()!$:~`@\\#|{}+.=^\n"}
+#: Inside a quoted attribute of a raw HTML tag Markdown reads nothing: only HTML's own characters and newlines need references.
+HTML_ATTRIBUTE = {ord(c): f"&#{ord(c)};" for c in "&<>\"'\n"}
 
 
 def esc(text) -> str:
@@ -64,7 +66,7 @@ def chart_text(text) -> str:
 
 def attrs(**values) -> str:
     """Escaped HTML attributes; keys use '_' for '-' (data_label -> data-label)."""
-    return " ".join(f'{k.replace("_", "-")}="{visible(v).translate(HTML_TEXT)}"' for k, v in values.items() if v is not None)
+    return " ".join(f'{k.replace("_", "-")}="{visible(v).translate(HTML_ATTRIBUTE)}"' for k, v in values.items() if v is not None)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from streamlit.testing.v1 import AppTest
 
@@ -80,6 +81,9 @@ def test_home_page_exports_and_imports_with_the_plan_shown_first(monkeypatch, tm
               "gold_wrong": False, "corrected_label": None, "annotator": "서연", "updated_at": "2026-01-01T00:00:00.000+00:00"}
     at.file_uploader(key="import_annotations").set_value(("shared.jsonl", json.dumps(record, ensure_ascii=False).encode(), "application/json")).run()
     assert any("1 to add, 0 to update, 0 in conflict" in i.value for i in at.info)
+    plan = next(df.value for df in at.dataframe if "change" in df.value.columns)
+    assert plan[["change", "task", "guid", "run", "annotator", "tags"]].values.tolist() == [
+        ["add", "re", "klue-re-v1_dev_00002", "x", "서연", "similar relation"]]
     assert len(Store(str(tmp_path / "d.sqlite3")).find()) == 1  # nothing written before the user applies it
     at.button(key="apply_import").click().run()
     assert len(Store(str(tmp_path / "d.sqlite3")).find()) == 2
@@ -152,3 +156,27 @@ def test_an_error_inside_the_example_list_stays_inside_it(monkeypatch):
     assert not at.exception
     assert any("Something went wrong" in e.value and "KeyError" in e.value for e in at.error)
     assert at.metric, "the page above the example list is still drawn"
+
+def test_the_tag_slice_shows_shares_as_percentages_and_metrics_with_two_decimals(monkeypatch, tmp_path):
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "p.sqlite3"))
+    at = open_as("지민", PAGE_FILES["ner"])
+    at.radio(key="f_status").set_value("wrong").run()
+    tags, save = first_form(at)
+    tags.set_value(["boundary"])
+    save.click().run()
+    table = next(df.value for df in at.dataframe if "share_of_errors" in df.value.columns)
+    wrong = shown_count(at)[0]
+    assert table["share_of_errors"].tolist() == [f"{100 / wrong:.1f}%"]
+    assert all(re.fullmatch(r"\d+\.\d\d|n/a", v) for v in table[["entity_macro_f1", "character_macro_f1"]].to_numpy().ravel())
+
+
+def test_the_import_plan_lists_the_records_in_conflict_with_the_newer_stored_one(monkeypatch, tmp_path):
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "e.sqlite3"))
+    Store(str(tmp_path / "e.sqlite3")).save(Annotation("re", "klue-re-v1_dev_00001", "gold", "지민", tags=["gold error"]))
+    old = {"task": "re", "guid": "klue-re-v1_dev_00001", "turn": None, "run": "gold", "tags": ["ambiguous"], "note": "",
+           "gold_wrong": False, "corrected_label": None, "annotator": "지민", "updated_at": "2020-01-01T00:00:00.000+00:00"}
+    at = open_as("지민")
+    at.file_uploader(key="import_annotations").set_value(("old.jsonl", json.dumps(old, ensure_ascii=False).encode(), "application/json")).run()
+    plan = next(df.value for df in at.dataframe if "change" in df.value.columns)
+    assert plan["change"].tolist() == ["conflict"] and plan["tags"].tolist() == ["ambiguous"]
+    assert plan["stored (newer)"].iloc[0].startswith("지민, ") and plan["stored (newer)"].iloc[0].endswith("UTC: gold error")

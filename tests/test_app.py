@@ -113,7 +113,9 @@ def test_two_runs_compare_side_by_side():
     at.selectbox(key="compare").set_value(at.selectbox(key="compare").options[1]).run()
     assert not at.exception
     shown, _ = shown_count(at)
-    assert 0 < shown < 18 and len(drawn(at)) == 2 * min(shown, 10)
+    block = next(m.value for m in at.markdown if "kv-count" in m.value)
+    cards = int(re.search(r"data-cards='(\d+)'", block).group(1))
+    assert 0 < cards <= shown < 18 and len(drawn(at)) == 2 * min(cards, 10)  # WoS: one card per dialogue, per run
 
 
 def test_home_page_detects_the_task_of_each_upload():

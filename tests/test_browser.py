@@ -143,7 +143,8 @@ def test_upload_click_a_confusion_cell_and_read_the_examples(server, page, tmp_p
     page.wait_for_function("total => { const el = document.querySelector('.kv-count'); return !!el && Number(el.dataset.shown) < total; }", arg=total, timeout=30_000)
     narrowed = shown(page)
     assert 0 < narrowed < total
-    assert page.locator(".kv-example").count() == min(narrowed, 10)
+    cards = int(page.locator(".kv-count").get_attribute("data-cards"))  # WoS: one card per dialogue
+    assert page.locator(".kv-example").count() == min(cards, 10) and cards <= narrowed
     assert page.locator(selector).count() > 0
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{task}-filtered.png"))
@@ -176,6 +177,7 @@ def test_every_page_opens_directly_and_is_saved_as_a_screenshot(server, page):
         page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=60_000)
         page.wait_for_timeout(800)
         page.screenshot(path=str(ARTIFACTS / f"{task}.png"))
+        page.locator(".kv-example").first.screenshot(path=str(ARTIFACTS / f"{task}-example.png"))
 
 
 def test_a_tag_survives_a_server_restart_and_is_exported(browser, tmp_path):
@@ -245,7 +247,7 @@ def test_a_box_selection_on_the_sts_scatter_filters_the_pairs(server, page):
     page.mouse.up()
     page.wait_for_function("total => { const el = document.querySelector('.kv-count'); return !!el && Number(el.dataset.shown) < total; }", arg=total, timeout=30_000)
     assert 0 < shown(page) < total
-    assert page.get_by_text("points selected on the scatter plot").is_visible()
+    assert page.get_by_text("points selected on the chart above").is_visible()
 
 
 LIVE_FROM_FILES = """() => {
@@ -296,3 +298,144 @@ def test_file_text_never_becomes_a_link_or_an_image_in_the_browser(browser, tmp_
         context.close()
         process.terminate()
         process.wait(timeout=30)
+
+
+def filters_are_cleared(page) -> bool:
+    return (page.get_by_label("Search the text", exact=True).input_value() == ""
+            and page.locator('[data-testid="stMultiSelect"] [data-baseweb="tag"]').count() == 0
+            and page.locator('[data-testid="stRadio"] label:has(input[type=radio]:checked)').first.inner_text().strip() == "all")
+
+
+def clear(page, total: int) -> None:
+    page.get_by_role("button", name="Clear filters").click()
+    page.wait_for_function("total => Number(document.querySelector('.kv-count').dataset.shown) === total", arg=total, timeout=30_000)
+    wait_idle(page)
+
+
+def next_page(page) -> None:
+    page.locator('[data-testid="stNumberInput"] button').last.click()  # the "+" of the page number
+    wait_idle(page)
+    page.wait_for_timeout(1000)
+    wait_idle(page)
+
+
+def test_clear_filters_resets_the_widgets_and_the_list_and_stays_cleared(server, page):
+    open_task(page, server, "ner")
+    total = shown(page)
+    page.locator('[data-testid="stRadio"] label').filter(has_text="wrong").first.click()
+    wait_idle(page)
+    page.locator('[data-testid="stMultiSelect"]').filter(has_text="Error type").click()
+    page.get_by_role("option").first.click()
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    page.get_by_label("Search the text", exact=True).fill("의")
+    page.get_by_label("Search the text", exact=True).press("Enter")
+    wait_idle(page)
+    assert shown(page) < total
+    clear(page, total)
+    assert shown(page) == total and filters_are_cleared(page)
+    next_page(page)
+    assert shown(page) == total and filters_are_cleared(page), "the next rerun must not bring the filters back"
+
+    gold, pred = most_confused("ner")
+    page.wait_for_selector(".js-plotly-plot .nsewdrag")
+    click_cell(page, gold, pred)
+    assert shown(page) < total
+    clear(page, total)
+    assert shown(page) == total and filters_are_cleared(page)
+    next_page(page)
+    assert shown(page) == total and filters_are_cleared(page)
+
+
+def test_a_copied_example_link_opens_that_example_in_a_new_browser(server, page, browser):
+    open_task(page, server, "dp")
+    page.locator('[data-testid="stRadio"] label').filter(has_text="wrong").first.click()
+    wait_idle(page)
+    card = page.locator(".kv-example").nth(1)
+    guid = card.get_attribute("data-guid")
+    link = page.locator(".kv-link").nth(1).get_attribute("href")
+    assert f"guid={guid}" in link
+    assert "show=wrong" in page.url, "the page's own URL carries its filters"
+    fresh = browser.new_context(viewport={"width": 1280, "height": 2400})
+    try:
+        other = fresh.new_page()
+        other.goto(f"{server}/dp{link}")
+        wait_idle(other)
+        other.wait_for_selector(".kv-example", timeout=90_000)
+        assert [e.get_attribute("data-guid") for e in other.locator(".kv-example").all()] == [guid]
+        assert other.get_by_text(f"Showing the linked example {guid}").is_visible()
+        ARTIFACTS.mkdir(exist_ok=True)
+        other.screenshot(path=str(ARTIFACTS / "dp-linked-example.png"))
+    finally:
+        fresh.close()
+
+
+def test_the_home_page_is_named_and_shows_no_developer_toolbar(server, page):
+    page.goto(server)
+    wait_idle(page)
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    nav.wait_for(timeout=30_000)
+    names = [link.inner_text().strip() for link in nav.locator("a").all()]
+    assert names[0] == "Home" and "app" not in names
+    assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
+
+
+def test_saving_a_tag_updates_the_tag_slice_at_once(server, page):
+    open_task(page, server, "re")
+    assert page.get_by_text("No error tags on this run yet").is_visible()
+    page.get_by_label("Your name (for annotations)", exact=True).fill("서연")
+    page.get_by_label("Your name (for annotations)", exact=True).press("Enter")
+    wait_idle(page)
+    page.get_by_text("Annotate", exact=True).first.click()
+    form = page.locator('[data-testid="stForm"]').filter(has=page.get_by_text("Error tags", exact=True)).first
+    form.wait_for(timeout=30_000)
+    form.locator('[data-testid="stMultiSelect"]').click()
+    page.get_by_role("option", name="similar relation").click()
+    form.get_by_label("Note").click()
+    form.get_by_role("button", name="Save").click()
+    page.get_by_text("Error tags as a slice").wait_for(timeout=30_000)
+    page.get_by_text("Saved by you").first.wait_for(timeout=30_000)
+
+
+def test_the_loaded_runs_table_shows_every_row_without_scrolling(server, page, tmp_path):
+    page.goto(server)
+    wait_idle(page)
+    extra = []
+    for task in ("ynat", "nli", "re"):  # three more runs: more rows than a fixed-height table shows
+        lines = next(demo_runs(task)).read_text(encoding="utf-8").splitlines()
+        extra.append(tmp_path / f"another-{task}.jsonl")
+        extra[-1].write_text("\n".join(lines[1:]), encoding="utf-8")
+    page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files([str(p) for p in extra])
+    wait_idle(page)
+    page.locator('[data-testid="stDataFrame"]').nth(1).wait_for(timeout=60_000)  # the detected files, then the runs
+    table = page.locator('[data-testid="stDataFrame"]').first
+    table.wait_for(timeout=60_000)
+    page.wait_for_timeout(1000)
+    hidden = page.evaluate("""() => {
+      const tables = document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller');
+      const s = tables[tables.length - 1];
+      return s.scrollHeight - s.clientHeight;
+    }""")
+    assert hidden <= 1, f"{hidden} px of the table are cut off"
+
+
+def test_strict_and_the_page_url_survive_moving_between_pages(server, page):
+    page.goto(server)
+    wait_idle(page)
+    page.get_by_text("Strict: count gold examples without a prediction as wrong").click()
+    wait_idle(page)
+    assert "strict=1" in page.url
+    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="ner").click()
+    wait_idle(page)
+    page.wait_for_selector(".kv-example", timeout=90_000)
+    assert "strict=1" in page.url and "run=" in page.url
+    page.locator('[data-testid="stRadio"] label').filter(has_text="wrong").first.click()
+    wait_idle(page)
+    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="dp").click()
+    wait_idle(page)
+    page.wait_for_selector(".kv-example", timeout=90_000)
+    assert page.get_by_text("not loaded in this session").count() == 0, "another page's runs are not carried over"
+    assert "show=wrong" not in page.url and "strict=1" in page.url
+    page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Home").click()
+    wait_idle(page)
+    assert page.get_by_role("checkbox", name="Strict: count gold examples without a prediction as wrong").is_checked()

@@ -96,6 +96,12 @@ class Task(ABC):
     scoring_level: str = "examples"
     #: Hugging Face records of this task carry no guid (NER, DP): gold guids are made from positions.
     hf_has_guid: bool = True
+    #: Confusion labels the page offers to leave out, left out by default (RE's no_relation).
+    hideable_labels: tuple[str, ...] = ()
+    #: Confusion columns that are outcomes rather than labels (NER's "wrong boundary"): drawn as columns only.
+    outcome_columns: tuple[str, ...] = ()
+    #: Examples drawn together on one card (WoS: the turns of one dialogue); None: one card per example.
+    card_column: str | None = None
 
     # ---- gold -------------------------------------------------------------------------------
     @abstractmethod
@@ -172,6 +178,14 @@ class Task(ABC):
     def confusion(self, frames: Frames) -> pd.DataFrame | None:
         """Long-form gold/pred pairs for the confusion matrix (`gold`, `pred`, `guid`), where it means something."""
         return None
+
+    def selection_charts(self, frames: Frames) -> list[tuple[str, Any]]:
+        """(title, plotly figure) pairs whose selected points (customdata = guid) filter the examples (STS's scatter)."""
+        return []
+
+    def render_card(self, frames: Frames, guids: list[str]) -> str:
+        """One card of the example list: the examples in `guids` share it (see `card_column`), the first is the anchor."""
+        return self.render(frames, guids[0])
 
 
 def require(record: dict, field_name: str, what: str) -> Any:

@@ -25,6 +25,8 @@ DEP_LABELS = (
 )
 KEPT_FOR_LAS = frozenset(DEP_LABELS[:15])
 OTHERS, PAD = "others", "PAD"
+#: The confusion column of words given the right relation but the wrong head (not a label success).
+WRONG_HEAD = "wrong head"
 
 
 def merged(relations: pd.Series) -> pd.Series:
@@ -55,6 +57,7 @@ class Dp(Task):
     unit = "sentence"
     text_columns = ("sentence",)
     confusion_label = "relation"
+    outcome_columns = (WRONG_HEAD,)
     error_tags = ("attachment", "coordination", "long distance", "relation label", "punctuation", "gold error")
     scoring_level = "words"
     hf_has_guid = False
@@ -230,8 +233,11 @@ class Dp(Task):
         })
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
+        """Gold relation against the predicted one; a word with the right relation on the wrong head is not a success
+        and goes to the `wrong head` column, so the diagonal counts words right in both head and relation."""
         words = frames.details["words"]
-        return pd.DataFrame({"guid": words["guid"], "gold": words["gold_deprel"], "pred": words["pred_deprel"]})
+        pred = words["pred_deprel"].where(words["head_ok"] | (words["pred_deprel"] != words["gold_deprel"]), WRONG_HEAD)
+        return pd.DataFrame({"guid": words["guid"], "gold": words["gold_deprel"], "pred": pred})
 
     def render(self, frames: Frames, guid: str) -> str:
         words = frames.details["words"]
@@ -244,7 +250,7 @@ class Dp(Task):
             arcs.append(Arc(int(w.index), int(w.pred_head), w.pred_deprel, "pred", status))
         ex = frames.examples.set_index("guid").loc[guid]
         head = mk.row("text", mk.esc(ex["sentence"]))
-        summary = mk.row("score", f'<span class="kv-kv">UAS {ex["uas"]:.1f} · LAS {ex["las"]:.1f} · {int(ex["errors"])} word error(s) — '
+        summary = mk.row("score", f'<span class="kv-kv">UAS {ex["uas"]:.2f} · LAS {ex["las"]:.2f} · {int(ex["errors"])} word error(s) — '
                                   f'gold arcs above the words, predicted below; red = wrong head, orange = wrong label</span>')
         return mk.example(head + summary + dependency_svg(items, arcs), guid)
 

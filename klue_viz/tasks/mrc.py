@@ -180,7 +180,7 @@ class Mrc(Task):
             mk.row("question", f'<b>{mk.esc(ex["question"])}</b> <span class="kv-kv">({mk.esc(ex["question_type"])}){flag}</span>'),
             mk.row("gold", mk.badge(ex["gold"], "correct")),
             mk.row("pred", mk.badge(pred if pred else "(no answer)", status)
-                   + f'<span class="kv-kv">EM {ex["em"]:.0f} · ROUGE-W {ex["rouge_w"]:.1f}'
+                   + f'<span class="kv-kv">EM {ex["em"]:.2f} · ROUGE-W {ex["rouge_w"]:.2f}'
                    + ("" if pred_span or not pred else " · not found verbatim in the passage") + "</span>"),
             mk.row("passage", f'<span class="kv-kv">{mk.esc(ex["title"])} — <span class="kv-legend" data-side="gold">gold</span> '
                               f'<span class="kv-legend" data-side="pred">predicted</span> <span class="kv-legend" data-side="both">both</span></span>'

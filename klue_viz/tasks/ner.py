@@ -28,6 +28,8 @@ IS_B = np.array([t.startswith("B-") for t in TAGS])
 IS_I = np.array([t.startswith("I-") for t in TAGS])
 TYPE_OF = np.array([TYPES.index(t[2:]) if t != "O" else -1 for t in TAGS])
 NONE = "none"
+#: The confusion column of gold entities found with the right type but the wrong span (never on the diagonal).
+WRONG_BOUNDARY = "wrong boundary"
 #: A sentence line of the official TSV; header lines have spaces before their tab, guids never do.
 SENTENCE_HEADER = re.compile(r"^## (\S+)\t(.*)$", re.M)
 COUNT_COLUMNS = [f"char_{kind}_{tag}" for tag in TAGS for kind in ("tp", "fp", "fn")]
@@ -127,6 +129,7 @@ class Ner(Task):
     unit = "sentence"
     text_columns = ("sentence",)
     confusion_label = "entity type"
+    outcome_columns = (WRONG_BOUNDARY,)
     error_tags = ("boundary", "type confusion", "missed", "spurious", "nested/overlap", "gold error")
     hf_has_guid = False
 
@@ -330,13 +333,16 @@ class Ner(Task):
         }
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
+        """Gold entity type against what was predicted there: the diagonal is exact matches only; a right type on
+        the wrong span goes to the `wrong boundary` column, a missed entity to `none`, a spurious one to the `none` row."""
         ents = frames.details["entities"]
         gold_side = ents[ents["side"] == "gold"]
         spurious = ents[(ents["side"] == "pred") & (ents["error_type"] == "spurious")]
+        predicted = gold_side["other_label"].where(gold_side["error_type"] != "wrong boundary", WRONG_BOUNDARY)
         return pd.DataFrame({
             "guid": pd.concat([gold_side["guid"], spurious["guid"]]),
             "gold": pd.concat([gold_side["label"], pd.Series(NONE, index=spurious.index)]),
-            "pred": pd.concat([gold_side["other_label"], spurious["label"]]),
+            "pred": pd.concat([predicted, spurious["label"]]),
         }).reset_index(drop=True)
 
     def render(self, frames: Frames, guid: str) -> str:

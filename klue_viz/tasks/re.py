@@ -53,6 +53,7 @@ class Re(LabelTask):
     unit = "sentence"
     text_columns = ("sentence",)
     confusion_label = "relation"
+    hideable_labels = (NO_RELATION,)
     error_tags = ("wrong direction", "similar relation", "missed relation", "spurious relation", "needs world knowledge", "gold error")
 
     def looks_like_hf(self, record: dict) -> bool:

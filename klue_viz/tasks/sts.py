@@ -133,6 +133,11 @@ class Sts(Task):
         ex = frames.examples
         return pd.DataFrame({"guid": ex["guid"], "gold": ex["gold_bin"], "pred": ex["pred_bin"]})
 
+    def selection_charts(self, frames: Frames) -> list[tuple[str, object]]:
+        from klue_viz.charts import sts_scatter  # plotly: loaded by the app only, not by the CLI
+
+        return [("Gold against predicted similarity — select points (box or lasso) to list them below", sts_scatter(frames.examples))]
+
     def render(self, frames: Frames, guid: str) -> str:
         ex = frames.examples.set_index("guid").loc[guid]
         status = "correct" if ex["correct"] else "wrong"

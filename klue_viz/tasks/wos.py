@@ -59,6 +59,7 @@ class Wos(Task):
     unit = "turn"
     text_columns = ("text", "system")
     confusion_label = "value class"
+    card_column = "dialogue"
     error_tags = ("carried-over slot", "missed update", "value normalisation", "dontcare", "wrong domain", "gold error")
 
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
@@ -188,36 +189,61 @@ class Wos(Task):
         return pd.DataFrame({"guid": slots["guid"], "gold": gold, "pred": pred})
 
     def render(self, frames: Frames, guid: str) -> str:
+        return self.render_card(frames, [guid])
+
+    def render_card(self, frames: Frames, guids: list[str]) -> str:
+        """One dialogue, its turns in order: each user turn's gold state change and the prediction's errors;
+        the first turn where the joint goal breaks is marked, the turns in `guids` are highlighted and anchored."""
         turns = frames.examples
-        selected = turns[turns["guid"] == guid].iloc[0]
-        dialogue = turns[turns["dialogue"] == selected["dialogue"]].sort_values("turn")
+        first = turns[turns["guid"] == guids[0]].iloc[0]
+        dialogue = turns[turns["dialogue"] == first["dialogue"]].sort_values("turn")
+        chosen = set(guids) if set(guids) != set(dialogue["guid"]) else set()  # every turn shown: none singled out
         slots = frames.details["slots"]
-        slots = slots[slots["dialogue"] == selected["dialogue"]]
-        parts = [mk.row("dialogue", f'<span class="kv-kv">{mk.esc(selected["dialogue"])} · {mk.esc(selected["domains"])}</span>')]
+        slots = slots[slots["dialogue"] == first["dialogue"]]
+        broken = dialogue.loc[~dialogue["correct"], "turn"]
+        shown = len(chosen) or "all"
+        summary = f"joint goal first breaks at user turn {int(broken.min())}" if len(broken) else "joint goal holds on every turn"
+        parts = [mk.row("dialogue", f'<span class="kv-kv">{mk.esc(first["dialogue"])} · {mk.esc(first["domains"])} · '
+                                    f'{len(dialogue)} user turns · {shown} shown by the filters · {summary}</span>')]
         for turn in dialogue.itertuples():
             if turn.system:
                 parts.append(f'<div class="kv-turn" data-role="sys"><span class="kv-side">sys</span>{mk.esc(turn.system)}</div>')
-            chips = []
-            for s in slots[slots["guid"] == turn.guid].itertuples():
-                status = s.status.replace(" ", "_")
-                if s.status == "correct":
-                    text = f"{s.domain_slot} = {s.gold_value}"
-                elif s.status == "missing":
-                    text = f"{s.domain_slot} = {s.gold_value} (missed)"
-                elif s.status == "extra":
-                    text = f"{s.domain_slot} = {s.pred_value} (extra)"
-                else:
-                    text = f"{s.domain_slot}: gold {s.gold_value} / pred {s.pred_value}"
-                chips.append(f'<span class="kv-slot" {mk.attrs(data_status=status, data_slot=s.domain_slot)}>{mk.esc(text)}</span>')
-            joint = "ok" if turn.correct else "broken"
-            marker = " · " + mk.badge("joint goal breaks here", "wrong") if turn.first_break else ""
-            selected_mark = ' style="background:#f6f8fa"' if turn.guid == guid else ""
+            selected = turn.guid in chosen
+            marks = (mk.badge("joint goal breaks here", "wrong") if turn.first_break else "") + (mk.badge("matches the filters", "partial") if selected else "")
+            changes = state_changes(turn.previous_gold, turn.gold_state)
+            errors = [self._slot_chip(s) for s in slots[(slots["guid"] == turn.guid) & (slots["status"] != "correct")].itertuples()]
+            verdict = "".join(errors) if errors else f'<span class="kv-kv">prediction = gold ({len(turn.gold_state)} slots)</span>'
             parts.append(
-                f'<div class="kv-turn" data-role="user" data-joint="{joint}"{selected_mark}><span class="kv-side">user {turn.turn}</span>'
-                f'{mk.esc(turn.text)}{marker}<div>{"".join(chips) or "<span class=kv-kv>(empty state)</span>"}'
-                f'<span class="kv-kv"> slot F1 {turn.f1:.0f}</span></div></div>'
+                f'<div class="kv-turn" {mk.attrs(id=f"kv-{turn.guid}", data_role="user", data_joint="ok" if turn.correct else "broken", data_turn=turn.turn, data_selected="true" if selected else None)}>'
+                f'<span class="kv-side">user {turn.turn}</span>{mk.esc(turn.text)} {marks}'
+                f'<div><span class="kv-side">state Δ</span>{"".join(changes) or "<span class=kv-kv>(no change)</span>"}</div>'
+                f'<div><span class="kv-side">pred</span>{verdict}<span class="kv-kv"> · slot F1 {turn.f1:.2f}</span></div></div>'
             )
-        return mk.example("".join(parts), guid)
+        return mk.example("".join(parts), guids[0])
+
+    @staticmethod
+    def _slot_chip(s) -> str:
+        if s.status == "missing":
+            text = f"{s.domain_slot} = {s.gold_value} (missed)"
+        elif s.status == "extra":
+            text = f"{s.domain_slot} = {s.pred_value} (extra)"
+        else:
+            text = f"{s.domain_slot}: gold {s.gold_value} / pred {s.pred_value}"
+        return f'<span class="kv-slot" {mk.attrs(data_status=s.status.replace(" ", "_"), data_slot=s.domain_slot)}>{mk.esc(text)}</span>'
+
+
+def state_changes(previous: list[str], current: list[str]) -> list[str]:
+    """Chips for what a user turn changed in the gold state: slots added, changed and removed."""
+    before = {f"{d}-{s}": v for d, s, v in map(split_item, previous)}
+    after = {f"{d}-{s}": v for d, s, v in map(split_item, current)}
+    chips = []
+    for key in sorted(before.keys() | after.keys()):
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        kind, text = ("added", f"+ {key} = {new}") if old is None else ("removed", f"− {key} = {old}") if new is None else ("changed", f"{key}: {old} → {new}")
+        chips.append(f'<span class="kv-slot" {mk.attrs(data_change=kind, data_slot=key)}>{mk.esc(text)}</span>')
+    return chips
 
 
 TASK = Wos()

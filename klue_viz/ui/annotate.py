@@ -20,7 +20,7 @@ from klue_viz.annotations.store import (
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import chart_text, md
 from klue_viz.problems import InputError
-from klue_viz.ui.common import guard, problem_table
+from klue_viz.ui.common import guard, metric_text, problem_table
 from klue_viz.tasks.base import Task
 
 GOLD = "gold"
@@ -116,43 +116,48 @@ def _editor_fragment(task: Task, run: str, example: dict, existing: list[Annotat
     if saved:
         item = Annotation(task.name, guid, target_run, name, tags=tags, note=note_text, gold_wrong=gold_wrong,
                           corrected_label=corrected or None, turn=turn)
-        _save(db, item, version_key)
-        mine = db.get(task.name, guid, target_run, name, turn=turn)
+        if _save(db, item, version_key):
+            st.rerun()  # the whole page: the tag slice and the tag filter above must show the save at once
     conflict = st.session_state.get(f"conflict|{version_key}")
     if conflict is not None:
         theirs, pending = conflict
         st.warning(md(f"{theirs.annotator} saved this at {theirs.updated_at[:19].replace('T', ' ')} UTC "
                       f"(tags: {', '.join(theirs.tags) or 'none'}; note: {theirs.note or '-'}).") + " Your version was not saved.")
-        st.button("Overwrite with mine", key=f"overwrite|{version_key}", on_click=_overwrite, args=(db, theirs, pending, version_key))
+        if st.button("Overwrite with mine", key=f"overwrite|{version_key}") and _overwrite(db, theirs, pending, version_key):
+            st.rerun()
     elif mine is not None:
         st.caption(md(f"Saved by you at {mine.updated_at[:19].replace('T', ' ')} UTC."))
 
 
-def _overwrite(db: Store, theirs: Annotation, pending: Annotation, version_key: str) -> None:
+def _overwrite(db: Store, theirs: Annotation, pending: Annotation, version_key: str) -> bool:
     """The user chose their version over the newer one they were shown."""
     st.session_state[version_key] = theirs.version
     st.session_state.pop(f"conflict|{version_key}", None)
-    _save(db, pending, version_key)
+    return _save(db, pending, version_key)
 
 
-def _save(db: Store, item: Annotation, version_key: str) -> None:
-    """Save, waiting (with a message) while another writer holds the database; on failure the form keeps what was typed."""
+def _save(db: Store, item: Annotation, version_key: str) -> bool:
+    """Whether the record was written; waits (with a message) while another writer holds the database.
+
+    A conflict is kept in the session and shown instead; on failure the form keeps what was typed.
+    """
     try:
         with st.spinner("Saving… (waiting if another save or import is writing)"):
             saved = db.save(item, expected_version=st.session_state.get(version_key, 0))
     except ConflictError as err:
         st.session_state[f"conflict|{version_key}"] = (err.current, item)
-        return
+        return False
     except (StoreError, InvalidRecord) as err:
         st.error(f"Not saved: {md(err)}. What you typed is still in the form; press Save again.")
-        return
+        return False
     except Exception as err:  # noqa: BLE001 - a database that went away mid-session (server stopped, file removed)
         st.error(f"Not saved ({md(type(err).__name__)}: {md(str(err).splitlines()[0] if str(err) else '')}). "
                  "What you typed is still in the form; press Save again.")
-        return
+        return False
     st.session_state[version_key] = saved.version
     st.session_state.pop(f"conflict|{version_key}", None)
     st.toast(md(f"Saved {', '.join(item.tags) or 'annotation'}"))
+    return True
 
 
 def bulk_tagger(task: Task, result: RunResult, shown: pd.DataFrame) -> None:
@@ -179,9 +184,11 @@ def bulk_tagger(task: Task, result: RunResult, shown: pd.DataFrame) -> None:
                         item.note = "; ".join(n for n in (item.note, note_text) if n)
                         db.save(item)
                         done += 1
-                st.success(md(f"Tagged {len(shown)} {task.unit}s with {', '.join(tags)}."))
             except (StoreError, InvalidRecord) as err:
                 st.error(md(f"Tagged {done} of {len(shown)} {task.unit}s, then: {err}"))
+            else:
+                st.toast(md(f"Tagged {len(shown)} {task.unit}s with {', '.join(tags)}."))
+                st.rerun()  # the whole page, so the tag slice shows the new tags
         new_tag = st.text_input("New tag for this task's list", key="new_tag")
         if st.button("Add tag", key="add_tag") and new_tag.strip():
             try:
@@ -210,7 +217,12 @@ def tag_views(task: Task, result: RunResult, results: dict[str, RunResult]) -> N
         st.caption("No error tags on this run yet: tag examples below (Annotate) and they appear here as a slice.")
         return
     st.markdown("**Error tags as a slice** (all annotators)")
-    st.dataframe(tag_table(task, result.frames, rows), hide_index=True, width="stretch")
+    table = tag_table(task, result.frames, rows)
+    for metric in task.metrics:
+        if metric.key in table:
+            table[metric.key] = [metric_text(None if pd.isna(v) else float(v)) for v in table[metric.key]]
+    table["share_of_errors"] = ["n/a" if pd.isna(v) else f"{v:.1f}%" for v in table["share_of_errors"]]
+    st.dataframe(table, hide_index=True, width="stretch")
     per_run = []
     for name in results:
         counts = run_tags(task, name, items).drop_duplicates(["guid", "tag"]).groupby("tag").size()
@@ -280,6 +292,8 @@ def home_section() -> None:
             problem_table(problems)
         plan = db.plan_import(incoming)
         st.info(f"{md(upload.name)}: {plan.summary()}.")
+        if plan.added or plan.updated or plan.conflicting:
+            st.dataframe(plan_table(plan), hide_index=True, width="stretch")
         overwrite = st.checkbox("Also overwrite the conflicting (newer) stored records", key="import_overwrite") if plan.conflicting else False
         if st.button("Apply the import", key="apply_import"):
             try:
@@ -290,3 +304,15 @@ def home_section() -> None:
                 return
             changed = f" The annotations changed meanwhile, so the import was planned again: {plan.summary()}." if plan.replanned else ""
             st.success(f"Imported {written} record(s).{changed}")
+
+
+def plan_table(plan) -> pd.DataFrame:
+    """The records an import would add, update or leave in conflict (with the newer stored record's author and time)."""
+    rows = []
+    for change, pairs in (("add", [(a, None) for a in plan.added]), ("update", [(a, None) for a in plan.updated]), ("conflict", plan.conflicting)):
+        for item, stored in pairs:
+            rows.append({"change": change, "task": item.task, "guid": item.guid, "turn": item.turn, "run": item.run,
+                         "annotator": item.annotator, "tags": ", ".join(item.tags), "note": item.note,
+                         "stored (newer)": "" if stored is None else f"{stored.annotator}, {stored.updated_at[:19].replace('T', ' ')} UTC: "
+                                                                      f"{', '.join(stored.tags) or 'no tags'}"})
+    return pd.DataFrame(rows)

@@ -62,5 +62,9 @@ def problem_table(problems: list[Problem]) -> None:
     st.dataframe(pd.DataFrame([p.to_dict() for p in problems], columns=["file", "line", "guid", "message"]), hide_index=True, width="stretch")
 
 
+#: Every metric (0..100) is shown with two decimals, in text and in tables alike.
+METRIC_FORMAT = "%.2f"
+
+
 def metric_text(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
+    return "n/a" if value is None else METRIC_FORMAT % value

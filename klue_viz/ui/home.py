@@ -11,6 +11,7 @@ from klue_viz.problems import InputError, Problem
 from klue_viz.tasks import TASKS
 from klue_viz.ui.annotate import home_section
 from klue_viz.ui.common import guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.links import enter_page, query_string, settings_params, write_url
 from klue_viz.ui.state import SOURCES, add_run, evaluate_runs, gold_for, register_gold_upload, sniff_task
 
 PAGE_FILES = {name: f"pages/{k}_{name}.py" for k, name in enumerate(TASKS, 1)}
@@ -18,7 +19,9 @@ PAGE_FILES = {name: f"pages/{k}_{name}.py" for k, name in enumerate(TASKS, 1)}
 
 def home_page() -> None:
     setup_page("Home")
+    enter_page("home")
     guarded(_body)
+    write_url(settings_params())
 
 
 def _body() -> None:
@@ -57,7 +60,8 @@ def _gold_source() -> None:
                 st.error(md(err))
     elif choice == "hf":
         st.caption("Loads `klue/klue` through `datasets`. Without access to the Hugging Face hub each task says so and shows the demo instead.")
-    st.checkbox("Strict: count gold examples without a prediction as wrong", key="strict")
+    # The setting lives in its own key: a widget's key is dropped when its page is left.
+    state["strict"] = st.checkbox("Strict: count gold examples without a prediction as wrong", value=state["strict"], key="strict_widget")
 
 
 def _uploads() -> None:
@@ -87,12 +91,12 @@ def _overview() -> None:
         for run, result in results.items():
             c = result.coverage
             metrics = " · ".join(f"{m.key} {metric_text(result.scores.values.get(m.key))}" for m in task.metrics)
-            rows.append({"task": name, "page": f"/{name}", "run": run, "metrics": metrics, "scored": f"{c.n_scored}/{c.n_gold}",
+            rows.append({"task": name, "page": f"/{name}" + query_string({**settings_params(), "run": [run]}), "run": run, "metrics": metrics, "scored": f"{c.n_scored}/{c.n_gold}",
                          "missing": c.n_missing, "extra": c.n_extra, "unreadable": c.n_invalid, "gold": "demo" if choice.is_demo else choice.note})
             problems += result.problems
         problems += [Problem(reason, file=f"{name}/{run}") for run, reason in failures.items()]
     if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=min(36 * (len(rows) + 1) + 4, 640),
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height="content",
                      column_config={"page": st.column_config.LinkColumn("page", display_text="open")})
     cols = st.columns(4)
     for k, (name, path) in enumerate(PAGE_FILES.items()):

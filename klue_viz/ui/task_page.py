@@ -1,29 +1,42 @@
 """The page of one KLUE task: metrics, confusion matrix, slices, filters and the examples themselves.
 
-Every page in pages/ is one call to `task_page(name)`; what is drawn comes from the task module.
+Every page in pages/ is one call to `task_page(name)`; what is drawn, and the task's own parts of the
+page (labels to leave out of the confusion matrix, charts whose selection filters), come from the
+task module. The URL carries what is on screen (`klue_viz.ui.links`).
 """
 
 from __future__ import annotations
 
 import html
+from functools import partial
 
 import pandas as pd
 import streamlit as st
 
 from klue_viz.bootstrap import compare_runs, confidence_intervals
-from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, sts_scatter, top_confusions
+from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, top_confusions
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import esc, md
 from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
-from klue_viz.tasks.base import Task
+from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
-from klue_viz.ui.common import guard, guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.links import (FOCUS, PAGE_KEY, RUNS_WANTED, SELECTED_GUIDS, apply_task_url, clear_filters, enter_page,
+                               example_params, query_string, view_params, write_url)
 from klue_viz.ui.state import add_run, evaluate_runs, gold_for
 
 PAGE_SIZE = 10
-FILTER_KEYS = ("f_status", "f_gold", "f_pred", "f_errors", "f_slice_values", "f_text", "f_regex", "f_guids", "f_tags", "page_no")
+NO_COMPARISON = "(none)"
+STATUSES = ["all", "wrong", "correct"]
+CARD_STYLE = """<style>
+.kv-head{font-size:.8rem;color:#57606a;margin-top:.6rem}
+.kv-guid{user-select:all;font-size:.8rem}
+.kv-link{margin-left:.5rem}
+.kv-turn[data-selected=true]{background:#fff8c5;outline:2px solid #bf8700;border-radius:.2rem}
+.kv-slot[data-change]{background:#eef6ff}
+</style>"""
 
 
 def task_page(name: str) -> None:
@@ -33,9 +46,13 @@ def task_page(name: str) -> None:
 
 
 def _body(task: Task) -> None:
+    url = enter_page(task.name)
+    if url is not None:
+        apply_task_url(url)
+    st.markdown(CARD_STYLE, unsafe_allow_html=True)
     st.title(task.title)
     choice = gold_for(task)
-    st.caption(f"{md(choice.note)} · {len(choice.gold.rows):,} gold {task.unit}s")
+    st.caption(f"{md(choice.note)} · {len(choice.gold.rows):,} gold {task.unit}s" + (" · strict: missing predictions count as wrong" if st.session_state.get("strict") else ""))
     if choice.gold.problems:
         with st.expander(f"{len(choice.gold.problems)} problem(s) in the gold file"):
             problem_table(choice.gold.problems)
@@ -52,17 +69,31 @@ def _body(task: Task) -> None:
         return
 
     _metrics(task, results)
-    names = list(results)
-    run = st.selectbox("Run to inspect", names, key="run") if len(names) > 1 else names[0]
-    result = results[run]
-    if len(names) == 1:
-        st.caption(f"Inspecting run **{md(run)}**")
+    result = results[_inspected_run(list(results))]
     pairs = task.confusion(result.frames)
     _confusion(task, result, pairs)
+    _selection_charts(task, result)
     _slices(task, result)
     st.subheader("Error tags")
     tag_views(task, result, results)
     _examples(task, result, pairs, results)
+
+
+def _inspected_run(names: list[str]) -> str:
+    """The run the page inspects: the URL's first `run` when it is loaded, else the one chosen (or the only one)."""
+    state = st.session_state
+    wanted = state.pop(RUNS_WANTED, None) or []
+    missing = [name for name in wanted if name not in names]
+    if missing:
+        st.warning(md(f"The link names run(s) not loaded in this session: {', '.join(missing)}. Showing what is loaded."))
+    if wanted[1:] and wanted[1] in names:
+        state["compare"] = wanted[1]
+    if len(names) == 1:
+        st.caption(f"Inspecting run **{md(names[0])}**")
+        return names[0]
+    if wanted and wanted[0] in names:
+        state["run"] = wanted[0]
+    return st.selectbox("Run to inspect", names, key="run")
 
 
 UI_RESAMPLES = 200
@@ -101,9 +132,14 @@ def _metrics(task: Task, results: dict[str, RunResult]) -> None:
                 problem_table(result.problems)
 
 
-def _select_cell() -> None:
+def _chart_key(name: str) -> str:
+    """Chart keys change when the filters are cleared, so a chart's selection is dropped with them."""
+    return f"{name}-{st.session_state.get('chart_epoch', 0)}"
+
+
+def _select_cell(key: str) -> None:
     """A click on a confusion cell becomes the gold/predicted label filters."""
-    event = st.session_state.get("confusion")
+    event = st.session_state.get(key)
     points = (event or {}).get("selection", {}).get("points", []) if isinstance(event, dict) else getattr(getattr(event, "selection", None), "points", [])
     if not points:
         return
@@ -112,37 +148,47 @@ def _select_cell() -> None:
     st.session_state["f_gold"] = [] if gold == OTHER else [gold]
     st.session_state["f_pred"] = [] if pred == OTHER else [pred]
     st.session_state["f_status"] = "all"
-    st.session_state["page_no"] = 1
+    st.session_state[PAGE_KEY] = 1
+    st.session_state[FOCUS] = None
 
 
-def _select_points() -> None:
-    event = st.session_state.get("scatter")
+def _select_points(key: str) -> None:
+    event = st.session_state.get(key)
     points = event["selection"]["points"] if event else []
-    st.session_state["f_guids"] = [p["customdata"] for p in points] if points else []
-    st.session_state["page_no"] = 1
+    st.session_state[SELECTED_GUIDS] = [p["customdata"] for p in points] if points else []
+    st.session_state[PAGE_KEY] = 1
+    st.session_state[FOCUS] = None
 
 
 def _confusion(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> None:
     if pairs is None or pairs.empty:
         return
     st.subheader("Confusion matrix")
-    left, right = st.columns([3, 2])
+    if pairs["gold"].nunique() > 12:  # many labels: controls first, then the matrix over the whole width
+        right, left = st.container(), st.container()
+    else:
+        left, right = st.columns([3, 2])
     with right:
-        hide = ()
-        if task.name == "re":
-            hide = ("no_relation",) if st.toggle("Leave out no_relation", value=True, key="hide_no_relation") else ()
+        hide = tuple(label for label in task.hideable_labels if st.toggle(f"Leave out {label}", value=True, key=f"hide|{label}"))
         max_labels = st.slider("Labels shown (the rest are pooled as (other))", 5, 40, 15, key="max_labels") if pairs["gold"].nunique() > 15 else 40
-        st.caption(f"Rows: gold {task.confusion_label}; columns: predicted. Click a cell to list its examples below.")
+        outcomes = "".join(f" Column **{md(o)}**: the right {task.confusion_label} but not a success; the diagonal counts exact successes only."
+                           for o in task.outcome_columns)
+        st.caption(f"Rows: gold {task.confusion_label}; columns: predicted.{outcomes} Click a cell to list its examples below.")
         figure, top = _confusion_view(result.key, max_labels, hide, task, pairs)
         if not top.empty:
             st.markdown("**Most frequent confusions**")
             st.dataframe(top, hide_index=True, width="stretch")
     with left:
-        st.plotly_chart(figure, key="confusion", on_select=_select_cell,
-                        selection_mode="points", config={"displayModeBar": False})
-    if task.name == "sts":
-        st.markdown("**Gold against predicted similarity** — select points (box or lasso) to list them below")
-        st.plotly_chart(sts_scatter(result.frames.examples), key="scatter", on_select=_select_points, selection_mode=("box", "lasso"))
+        key = _chart_key("confusion")
+        st.plotly_chart(figure, key=key, on_select=partial(_select_cell, key), selection_mode="points", config={"displayModeBar": False})
+
+
+def _selection_charts(task: Task, result: RunResult) -> None:
+    """The task's own charts (STS's scatter): selecting points lists those examples below."""
+    for k, (title, figure) in enumerate(task.selection_charts(result.frames)):
+        st.markdown(f"**{md(title)}**")
+        key = _chart_key(f"selection{k}")
+        st.plotly_chart(figure, key=key, on_select=partial(_select_points, key), selection_mode=("box", "lasso"))
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
@@ -152,7 +198,7 @@ def _slice_table(result_key: str, slice_key: str, _task: Task, _result: RunResul
 
 @st.cache_resource(max_entries=128, show_spinner=False)
 def _confusion_view(result_key: str, max_labels: int, hide: tuple[str, ...], _task: Task, _pairs: pd.DataFrame):
-    counts = confusion_counts(_pairs, max_labels=max_labels, hide=hide)
+    counts = confusion_counts(_pairs, max_labels=max_labels, hide=hide, outcomes=_task.outcome_columns)
     return confusion_figure(counts, _task.confusion_label), top_confusions(_pairs)
 
 
@@ -160,6 +206,11 @@ def _confusion_view(result_key: str, max_labels: int, hide: tuple[str, ...], _ta
 def _labels(result_key: str, _pairs: pd.DataFrame) -> list[str]:
     """Every gold or predicted label of the confusion pairs, for the label filters."""
     return sorted(set(_pairs["gold"].astype(str)) | set(_pairs["pred"].astype(str)))
+
+
+#: Why a detail-level slice metric is undefined (the detail scores return None without a reason).
+DETAIL_REASONS = {"precision": "nothing predicted in this slice", "recall": "nothing in the gold of this slice",
+                  "f1": "nothing in gold or prediction in this slice"}
 
 
 def _slices(task: Task, result: RunResult) -> None:
@@ -170,41 +221,81 @@ def _slices(task: Task, result: RunResult) -> None:
     metric_columns = [c for c in table.columns if c not in ("value", "n", "errors", "error_rate")]
     metric = "f1" if "f1" in metric_columns else (metric_columns[0] if metric_columns else "error_rate")
     left, right = st.columns([3, 2])
-    left.dataframe(table, hide_index=True, width="stretch", column_config={c: st.column_config.NumberColumn(format="%.2f") for c in metric_columns + ["error_rate"]})
+    left.dataframe(slice_display(task, result, chosen, table, metric_columns), hide_index=True, width="stretch",
+                   column_config={"error_rate": st.column_config.NumberColumn("error rate", format="%.1f%%")})
     right.plotly_chart(slice_figure(table, metric, chosen.label), key="slice_chart", config={"displayModeBar": False})
+
+
+def slice_display(task: Task, result: RunResult, spec: Slice, table: pd.DataFrame, metric_columns: list[str]) -> pd.DataFrame:
+    """The slice table as shown: metrics with two decimals, an undefined one as 'n/a' with its reason beside it."""
+    shown = table.copy()
+    reasons = []
+    for row in table.to_dict("records"):
+        undefined = [m for m in metric_columns if pd.isna(row[m])]
+        if not undefined:
+            reasons.append("")
+            continue
+        if spec.level == "examples":
+            frame = result.frames.examples
+            values = frame[spec.key]
+            mask = values.isna() if row["value"] == "(missing)" else values.astype(str) == row["value"]
+            why = task.score(result.frames.subset(frame.loc[mask, "guid"])).reasons
+        else:
+            why = DETAIL_REASONS
+        reasons.append("; ".join(f"{m}: {why.get(m, 'undefined on this slice')}" for m in undefined))
+    for column in metric_columns:
+        shown[column] = [metric_text(None if pd.isna(v) else float(v)) for v in table[column]]
+    if any(reasons):
+        shown["n/a because"] = reasons
+    return shown
 
 
 def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None, remarks: list) -> ExampleFilter:
     ex = result.frames.examples
     st.subheader("Examples")
-    if st.button("Clear filters", key="clear_filters"):
-        for key in FILTER_KEYS:
-            st.session_state.pop(key, None)
+    if st.button("Clear filters", key="clear_filters", on_click=clear_filters):
+        st.rerun()  # the whole page, so the charts drop their selection too
     row1 = st.columns([1.2, 2, 2, 2])
-    status = row1[0].radio("Show", ["all", "wrong", "correct"], horizontal=True, key="f_status")
+    if st.session_state.get("f_status") not in (None, *STATUSES):
+        st.session_state["f_status"] = "all"
+    status = row1[0].radio("Examples to show", STATUSES, horizontal=True, key="f_status")
     labels = _labels(result.key, pairs) if pairs is not None else []
     for key in ("f_gold", "f_pred"):
         if key in st.session_state:
             st.session_state[key] = [v for v in st.session_state[key] if v in labels]
     gold = row1[1].multiselect(f"Gold {task.confusion_label}", labels, key="f_gold")
     pred = row1[2].multiselect(f"Predicted {task.confusion_label}", labels, key="f_pred")
-    errors = row1[3].multiselect("Error type", error_type_options(ex), key="f_errors")
+    error_types = error_type_options(ex)
+    _keep_known("f_errors", error_types)
+    errors = row1[3].multiselect("Error type", error_types, key="f_errors")
     row2 = st.columns([2, 2, 2, 2, 1])
     slice_specs = {spec.label: spec for spec in task.slices}
+    if st.session_state.get("f_slice") not in (None, "(any)", *slice_specs):
+        st.session_state["f_slice"] = "(any)"
     slice_label = row2[0].selectbox("Slice", ["(any)"] + list(slice_specs), key="f_slice")
     spec = slice_specs.get(slice_label)
     values = []
     if spec is not None:
         frame = ex if spec.level == "examples" else result.frames.details[spec.level]
-        values = row2[1].multiselect("Slice values", sorted(frame[spec.key].dropna().astype(str).unique()), key="f_slice_values")
-    tags = row2[2].multiselect("Tagged with", sorted(set(task.error_tags) | set(run_tags(task, result.run, remarks)["tag"])), key="f_tags")
+        options = sorted(frame[spec.key].dropna().astype(str).unique())
+        _keep_known("f_slice_values", options)
+        values = row2[1].multiselect("Slice values", options, key="f_slice_values")
+    tag_options = sorted(set(task.error_tags) | set(run_tags(task, result.run, remarks)["tag"]))
+    _keep_known("f_tags", tag_options)
+    tags = row2[2].multiselect("Tagged with", tag_options, key="f_tags")
     text = row2[3].text_input("Search the text", key="f_text", help="A substring, or a regular expression with 'regex' ticked")
     regex = row2[4].checkbox("regex", key="f_regex")
-    guids = st.session_state.get("f_guids") or None
+    guids = st.session_state.get(SELECTED_GUIDS) or None
     if guids:
-        st.caption(f"Restricted to the {len(guids)} points selected on the scatter plot.")
+        st.caption(f"Restricted to the {len(guids)} points selected on the chart above.")
     return ExampleFilter(status, gold, pred, errors, spec, values, text, regex, frozenset(guids) if guids else None,
                          tagged_guids(task, result.run, tags, remarks))
+
+
+def _keep_known(key: str, options: list[str]) -> None:
+    """Values from a link that are not options here are dropped (a widget refuses unknown values)."""
+    if key in st.session_state:
+        st.session_state[key] = [v for v in st.session_state[key] if v in options]
 
 
 @st.fragment
@@ -219,52 +310,103 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
         st.error(md(err))
         return
     others = [r for r in results if r != result.run]
-    other = st.selectbox("Compare with run", ["(none)"] + others, key="compare") if others else "(none)"
-    if other != "(none)":
-        shown = _comparison(result, results[other], shown)
+    if st.session_state.get("compare") not in (None, NO_COMPARISON, *others):
+        st.session_state["compare"] = NO_COMPARISON
+    other = st.selectbox("Compare with run", [NO_COMPARISON] + others, key="compare") if others else NO_COMPARISON
+    second = results.get(other)
+    if second is not None:
+        shown = _comparison(result, second, shown)
+    shown = _focus(task, result, shown)
+    cards = _cards(task, shown)
     total = len(result.frames.examples)
-    pages = max(1, -(-len(shown) // PAGE_SIZE))
+    pages = max(1, -(-len(cards) // PAGE_SIZE))
     top = st.columns([1, 3, 2])
-    if st.session_state.get("page_no", 1) > pages:
-        st.session_state["page_no"] = pages
-    page = int(top[0].number_input("Page", 1, pages, key="page_no")) if pages > 1 else 1
+    if st.session_state.get(PAGE_KEY, 1) > pages:
+        st.session_state[PAGE_KEY] = pages
+    page = int(top[0].number_input("Page", 1, pages, key=PAGE_KEY)) if pages > 1 else 1
     first = (page - 1) * PAGE_SIZE
-    top[1].markdown(f"<div class='kv-count' data-shown='{len(shown)}' data-total='{total}'>{len(shown):,} of {total:,} {task.unit}s match "
-                    f"(showing {min(first + 1, len(shown))}–{min(first + PAGE_SIZE, len(shown))})</div>", unsafe_allow_html=True)
+    grouped = f" in {len(cards):,} {task.card_column}s" if task.card_column else ""
+    top[1].markdown(f"<div class='kv-count' data-shown='{len(shown)}' data-total='{total}' data-cards='{len(cards)}'>{len(shown):,} of {total:,} "
+                    f"{task.unit}s match{grouped} (showing {min(first + 1, len(cards))}–{min(first + PAGE_SIZE, len(cards))})</div>", unsafe_allow_html=True)
     top[2].download_button("Download the filtered table (CSV)", lambda: export_frame(shown).to_csv(index=False).encode("utf-8-sig"),
                            file_name=f"{task.name}-{result.run}-examples.csv", mime="text/csv", key="download", on_click="ignore")
     bulk_tagger(task, result, shown)
+    view = view_params([result.run] + ([other] if second is not None else []), page)
+    focus = st.session_state.get(FOCUS)
+    write_url(example_params(view, *focus) if focus else view)
     by_example = annotations_by_example(task, result.run, remarks)
-    for example in shown.iloc[first:first + PAGE_SIZE].to_dict("records"):
-        guid = example["guid"]
-        if other == "(none)":
-            st.markdown(task.render(result.frames, guid), unsafe_allow_html=True)
-            editor(task, result, example, by_example.get(guid, []))
-        else:
-            left, right = st.columns(2)
-            left.caption(md(result.run))
-            left.markdown(task.render(result.frames, guid), unsafe_allow_html=True)
-            right.caption(md(other))
-            right.markdown(task.render(results[other].frames, guid) if guid in set(results[other].frames.examples["guid"]) else "(not in this run)",
-                           unsafe_allow_html=True)
+    for card in cards[first:first + PAGE_SIZE]:
+        _card(task, result, second, card, view, by_example)
+
+
+def _focus(task: Task, result: RunResult, shown: pd.DataFrame) -> pd.DataFrame:
+    """A link to one example shows that example alone (whatever the filters), until the user asks for the list."""
+    focus = st.session_state.get(FOCUS)
+    if not focus:
+        return shown
+    guid = task.example_guid(*focus)
+    examples = result.frames.examples
+    linked = examples[examples["guid"] == guid]
+    if linked.empty:
+        st.warning(md(f"The linked example {guid} is not in run {result.run}; showing the filtered list."))
+        st.session_state[FOCUS] = None
+        return shown
+    left, right = st.columns([3, 1])
+    left.info(md(f"Showing the linked example {guid}."))
+    right.button("Show every matching example", key="unfocus", on_click=lambda: st.session_state.update({FOCUS: None}))
+    return linked
+
+
+def _cards(task: Task, shown: pd.DataFrame) -> list[list[dict]]:
+    """The examples grouped into cards in their order: one per example, or per `task.card_column` (a WoS dialogue)."""
+    records = shown.to_dict("records")
+    if not task.card_column:
+        return [[r] for r in records]
+    cards: dict[str, list[dict]] = {}
+    for record in records:
+        cards.setdefault(record[task.card_column], []).append(record)
+    return list(cards.values())
+
+
+def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[dict], view: dict, by_example: dict) -> None:
+    """One card: its id (selectable) and link, the drawing (beside the second run's when comparing), the annotation boxes."""
+    guids = [r["guid"] for r in rows]
+    key, turn = task.annotation_key(rows[0])
+    link = query_string(example_params(view, key, turn))
+    head = (f'<div class="kv-head">{"id" if turn is None else "dialogue"} <code class="kv-guid">{esc(key)}</code>'
+            f'{"" if turn is None else f" turn {turn}"}<a class="kv-link" href="{esc(link)}" target="_blank">link</a></div>')
+    if second is None:
+        st.markdown(head + task.render_card(result.frames, guids), unsafe_allow_html=True)
+    else:
+        left, right = st.columns(2)
+        left.markdown(head + f"<div class='kv-kv'>{esc(result.run)}</div>" + task.render_card(result.frames, guids), unsafe_allow_html=True)
+        present = [g for g in guids if g in set(second.frames.examples["guid"])]
+        right.markdown(f"<div class='kv-head'>&nbsp;</div><div class='kv-kv'>{esc(second.run)}</div>"
+                       + (task.render_card(second.frames, present) if present else "(not in this run)"), unsafe_allow_html=True)
+    for row in rows:
+        if len(rows) > 1:
+            st.caption(f"{task.unit} {row.get('turn', row['guid'])}")
+        editor(task, result, row, by_example.get(row["guid"], []))
 
 
 def _comparison(first: RunResult, second: RunResult, shown: pd.DataFrame) -> pd.DataFrame:
-    """Where two runs differ: counts of each agreement case, and the examples of the chosen case."""
-    a = first.frames.examples.set_index("guid")["correct"]
-    b = second.frames.examples.set_index("guid")["correct"].reindex(a.index)
+    """Where two runs differ among the filtered examples: counts of each agreement case, and the examples of the chosen case."""
+    a = first.frames.examples.set_index("guid")["correct"].reindex(shown["guid"])
+    b = second.frames.examples.set_index("guid")["correct"].reindex(a.index).fillna(False).astype(bool)
     case = pd.Series("both wrong", index=a.index)
-    case[a & b.fillna(False).astype(bool)] = "both right"
-    case[a & ~b.fillna(False).astype(bool)] = f"only {first.run} right"
-    case[~a & b.fillna(False).astype(bool)] = f"only {second.run} right"
+    case[a & b] = "both right"
+    case[a & ~b] = f"only {first.run} right"
+    case[~a & b] = f"only {second.run} right"
     counts = case.value_counts()
     left, right = st.columns([2, 3])
-    left.dataframe(counts.rename("examples").rename_axis("case").reset_index(), hide_index=True)
+    left.dataframe(counts.rename("examples").rename_axis("case (filtered examples)").reset_index(), hide_index=True)
     if right.toggle("Is the difference real? (paired bootstrap)", key="paired"):
         right.dataframe(_paired(first.key, second.key, first.task, first, second), hide_index=True,
-                        column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("difference", "95% low", "95% high")})
+                        column_config={c: st.column_config.NumberColumn(format=METRIC_FORMAT) for c in ("difference", "95% low", "95% high")})
     options = ["where they differ", "all"] + list(counts.index)
-    pick = st.radio("Show", options, horizontal=True, key="compare_case", format_func=md)
+    if st.session_state.get("compare_case") not in (None, *options):
+        st.session_state["compare_case"] = "where they differ"
+    pick = st.radio("Where the two runs agree", options, horizontal=True, key="compare_case", format_func=md)
     if pick == "all":
         return shown
     keep = case[case.str.startswith("only")].index if pick == "where they differ" else case[case == pick].index

@@ -1,0 +1,144 @@
+"""What is on screen, as a URL: runs, settings, filters, page and one example, through `st.query_params`.
+
+A task page reads its URL once, when it is entered (a pasted link, a new tab, a reload, a page
+change), and from then on writes what the user sees back to the URL after every run. Settings
+chosen on the home page (gold source, strict) live in session-state keys that no widget owns, so
+they hold on every page; a URL only changes them when it names them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from klue_viz.ui.state import SOURCES
+
+
+@dataclass(frozen=True)
+class Param:
+    """A filter widget's session key, its URL name, its shape ("one", "many", "flag") and its cleared value."""
+
+    key: str
+    name: str
+    shape: str
+    default: object
+
+    def fresh(self):
+        return list(self.default) if isinstance(self.default, list) else self.default
+
+
+FILTERS = (
+    Param("f_status", "show", "one", "all"),
+    Param("f_gold", "gold_label", "many", []),
+    Param("f_pred", "pred_label", "many", []),
+    Param("f_errors", "error", "many", []),
+    Param("f_slice", "slice", "one", "(any)"),
+    Param("f_slice_values", "value", "many", []),
+    Param("f_text", "q", "one", ""),
+    Param("f_regex", "regex", "flag", False),
+    Param("f_tags", "tag", "many", []),
+)
+PAGE_KEY = "page_no"
+#: Not widgets: a chart selection, and the one example a link points at.
+SELECTED_GUIDS = "f_guids"
+FOCUS = "f_focus"
+RUNS_WANTED = "url_runs"
+ENTERED = "url_page"
+
+
+def _url() -> dict[str, list[str]]:
+    return {name: st.query_params.get_all(name) for name in st.query_params}
+
+
+def enter_page(page: str) -> dict[str, list[str]] | None:
+    """The URL's parameters when this page has just been entered, else None; settings named in it are applied."""
+    state = st.session_state
+    if state.get(ENTERED) == page:
+        return None
+    state[ENTERED] = page
+    url = _url()
+    source = (url.get("source") or [None])[0]
+    if source in SOURCES:
+        state["gold_source"] = source
+    if "strict" in url:
+        state["strict"] = url["strict"][0] == "1"
+    return url
+
+
+def apply_task_url(url: dict[str, list[str]]) -> None:
+    """A task page's URL becomes its filters, page, runs and linked example (missing filters are cleared)."""
+    state = st.session_state
+    for param in FILTERS:
+        values = url.get(param.name, [])
+        if param.shape == "many":
+            state[param.key] = list(values)
+        elif param.shape == "flag":
+            state[param.key] = bool(values) and values[0] == "1"
+        else:
+            state[param.key] = values[0] if values else param.fresh()
+    page = (url.get("page") or ["1"])[0]
+    state[PAGE_KEY] = int(page) if page.isdigit() and int(page) > 0 else 1
+    state[RUNS_WANTED] = list(url.get("run", []))[:2]
+    state.pop(SELECTED_GUIDS, None)
+    guid = (url.get("guid") or [None])[0]
+    turn = (url.get("turn") or [None])[0]
+    state[FOCUS] = (guid, int(turn) if turn and turn.isdigit() else None) if guid else None
+
+
+def clear_filters() -> None:
+    """Every filter back to its cleared value (a widget callback: runs before the widgets are drawn again)."""
+    state = st.session_state
+    for param in FILTERS:
+        state[param.key] = param.fresh()
+    state[PAGE_KEY] = 1
+    state.pop(SELECTED_GUIDS, None)
+    state[FOCUS] = None
+    state["chart_epoch"] = state.get("chart_epoch", 0) + 1  # fresh chart keys drop a confusion-cell or scatter selection
+
+
+def settings_params() -> dict[str, list[str]]:
+    """The session's gold source and strict setting, as URL parameters (only what differs from the defaults)."""
+    state = st.session_state
+    params = {}
+    if state.get("gold_source", "demo") != "demo":
+        params["source"] = [state["gold_source"]]
+    if state.get("strict"):
+        params["strict"] = ["1"]
+    return params
+
+
+def view_params(runs: list[str], page: int) -> dict[str, list[str]]:
+    """The current view: settings, runs, every filter that is set, and the page."""
+    state = st.session_state
+    params = settings_params()
+    params["run"] = list(runs)
+    for param in FILTERS:
+        value = state.get(param.key, param.default)
+        if param.shape == "many" and value:
+            params[param.name] = [str(v) for v in value]
+        elif param.shape == "flag" and value:
+            params[param.name] = ["1"]
+        elif param.shape == "one" and value != param.default and value:
+            params[param.name] = [str(value)]
+    if page > 1:
+        params["page"] = [str(page)]
+    return params
+
+
+def example_params(view: dict[str, list[str]], guid: str, turn: int | None) -> dict[str, list[str]]:
+    params = {k: v for k, v in view.items() if k != "page"}
+    params["guid"] = [guid]
+    if turn is not None:
+        params["turn"] = [str(turn)]
+    return params
+
+
+def write_url(params: dict[str, list[str]]) -> None:
+    if _url() != params:
+        st.query_params.from_dict(params)
+
+
+def query_string(params: dict[str, list[str]]) -> str:
+    return "?" + urlencode([(k, v) for k, values in params.items() for v in values])
