@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 
 DB_ENV = "KLUE_VIZ_DB"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 NO_TURN = -1  # stored instead of NULL so that the unique key holds on every database
 
 metadata = sa.MetaData()
@@ -51,7 +51,16 @@ custom_tags = sa.Table(
 )
 
 #: Schema version -> what it adds; a database is brought up to SCHEMA_VERSION one step at a time.
-MIGRATIONS = {1: lambda connection: metadata.create_all(connection, tables=[annotations, custom_tags])}
+MIGRATIONS = {
+    1: lambda connection: metadata.create_all(connection, tables=[annotations, custom_tags]),
+    2: lambda connection: _runs_module().create_tables(connection),  # stored prediction runs (klue_viz/annotations/runs.py)
+}
+
+
+def _runs_module():
+    from klue_viz.annotations import runs  # defines its tables on this module's metadata
+
+    return runs
 
 
 class StoreError(Exception):
