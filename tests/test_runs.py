@@ -10,7 +10,8 @@ import sqlalchemy as sa
 
 from klue_viz.annotations import runs as runs_module
 from klue_viz.annotations import store as store_module
-from klue_viz.annotations.runs import RunConflict, RunStore, RunTooLarge
+from klue_viz.annotations.runs import RunConflict, RunStore
+from klue_viz.uploads import MAX_UPLOAD_ENV, RunTooLarge
 from klue_viz.annotations.store import Annotation, Store, StoreError
 from klue_viz.demo import demo_runs
 from klue_viz.problems import InputError
@@ -88,7 +89,7 @@ def test_rename_carries_the_annotations_and_remove_keeps_them_unless_asked(db_ur
 
 
 def test_a_file_over_the_limit_is_refused_before_anything_is_stored(db_url, monkeypatch):
-    monkeypatch.setenv(runs_module.MAX_UPLOAD_ENV, "0.001")  # about 1 KB
+    monkeypatch.setenv(MAX_UPLOAD_ENV, "0.001")  # about 1 KB
     runs = RunStore(Store(db_url))
     name, data = ner_file()
     assert len(data) > 1100
@@ -97,7 +98,7 @@ def test_a_file_over_the_limit_is_refused_before_anything_is_stored(db_url, monk
     message = str(info.value)
     assert "over the 1.0 KB limit" in message and "&lt;" not in message and "KLUE_VIZ_MAX_UPLOAD_MB" in message and "nothing was stored" in message
     assert runs.list() == []
-    monkeypatch.setenv(runs_module.MAX_UPLOAD_ENV, "1")
+    monkeypatch.setenv(MAX_UPLOAD_ENV, "1")
     assert runs.add("ner", name, data).name == "bert-crf"
 
 

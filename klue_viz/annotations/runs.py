@@ -11,7 +11,6 @@ refused (`RunConflict`) instead of overwriting someone else's.
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +20,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from klue_viz.annotations.store import Store, annotations, metadata, now
 from klue_viz.problems import InputError
-
-MAX_UPLOAD_ENV = "KLUE_VIZ_MAX_UPLOAD_MB"
-DEFAULT_MAX_UPLOAD_MB = 100
-MAX_NAME = 200
+from klue_viz.uploads import check_size, clean_name
 
 run_blobs = sa.Table(
     "run_blobs", metadata,
@@ -36,9 +32,9 @@ runs = sa.Table(
     "runs", metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("task", sa.String(16), nullable=False),
-    sa.Column("name", sa.String(MAX_NAME), nullable=False),
+    sa.Column("name", sa.String(200), nullable=False),
     sa.Column("file_name", sa.Text, nullable=False),
-    sa.Column("model", sa.String(MAX_NAME), nullable=False, server_default=""),
+    sa.Column("model", sa.String(200), nullable=False, server_default=""),
     sa.Column("uploader", sa.String(100), nullable=False, server_default=""),
     sa.Column("created_at", sa.String(40), nullable=False),
     sa.Column("sha256", sa.String(64), sa.ForeignKey("run_blobs.sha256"), nullable=False),
@@ -55,34 +51,6 @@ def create_tables(connection) -> None:
 
 class RunConflict(Exception):
     """The run was renamed or removed since it was read; the message says what happened."""
-
-
-class RunTooLarge(InputError):
-    """A file over the upload limit, refused before it is read."""
-
-
-def max_upload_bytes() -> int:
-    """The operator's limit (KLUE_VIZ_MAX_UPLOAD_MB, default 100 MB) in bytes."""
-    value = os.environ.get(MAX_UPLOAD_ENV, "")
-    try:
-        megabytes = float(value) if value.strip() else DEFAULT_MAX_UPLOAD_MB
-    except ValueError:
-        megabytes = DEFAULT_MAX_UPLOAD_MB
-    return int(max(megabytes, 0) * 1024 * 1024)
-
-
-def check_size(name: str, size: int) -> None:
-    """Refuse a file over the limit before anything reads it, saying the limit and how to raise it."""
-    limit = max_upload_bytes()
-    if size > limit:
-        raise RunTooLarge(
-            f"{name} is {human_size(size)}, over the {human_size(limit)} limit for a prediction file; nothing was stored. "
-            f"The operator can raise it with {MAX_UPLOAD_ENV}=<megabytes> (and STREAMLIT_SERVER_MAX_UPLOAD_SIZE for the app's uploader)."
-        )
-
-
-def human_size(size: int) -> str:
-    return f"{size / 1024 / 1024:.1f} MB" if size >= 1024 * 1024 else f"{size / 1024:.1f} KB"
 
 
 def sha256(data: bytes) -> str:
@@ -224,8 +192,3 @@ class RunStore:
         if row.version != expected_version:
             raise RunConflict(f"the {task.upper()} run {name} was changed meanwhile (version {row.version}, you had {expected_version}); reload to see it")
         return row
-
-
-def clean_name(text: str) -> str:
-    """A run or model name: one line, no surrounding blanks, at most MAX_NAME characters."""
-    return " ".join(str(text).split())[:MAX_NAME]

@@ -18,7 +18,8 @@ from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import guarded, metric_text, problem_table, setup_page
-from klue_viz.ui.state import add_run, evaluate_runs, gold_for
+from klue_viz.ui.state import evaluate_runs, gold_for, receive_uploads
+from klue_viz.uploads import human_size, max_upload_bytes
 
 PAGE_SIZE = 10
 FILTER_KEYS = ("f_status", "f_gold", "f_pred", "f_errors", "f_slice_values", "f_text", "f_regex", "f_guids", "f_tags", "page_no")
@@ -38,9 +39,9 @@ def _body(task: Task) -> None:
         with st.expander(f"{len(choice.gold.problems)} problem(s) in the gold file"):
             problem_table(choice.gold.problems)
 
-    uploads = st.file_uploader(f"Add {task.name.upper()} prediction files (JSONL, JSON, CSV, TSV)", accept_multiple_files=True, key="pred_upload")
-    for upload in uploads or []:
-        add_run(task.name, upload.name, upload.getvalue())
+    uploads = st.file_uploader(f"Add {task.name.upper()} prediction files (JSONL, JSON, CSV, TSV; up to {human_size(max_upload_bytes())} a file)", accept_multiple_files=True, key="pred_upload")
+    for outcome in receive_uploads(uploads, task=task.name):
+        st.error(md(outcome.error)) if outcome.error else None
 
     results, failures = evaluate_runs(task, choice)
     for run, reason in failures.items():
