@@ -49,6 +49,8 @@ def guess_task(paths: list[str]) -> str:
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
+    if any(Path(p).is_dir() for p in args.pred):
+        return evaluate_folders(args)
     try:
         task = get_task(args.task) if args.task else get_task(guess_task(args.pred))
         gold = load_gold(task, args.gold)
@@ -77,6 +79,41 @@ def evaluate_command(args: argparse.Namespace) -> int:
             payload["metrics"] = results[0].scores.values
         Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
     return 0 if results else 1
+
+
+def evaluate_folders(args: argparse.Namespace) -> int:
+    """Folders of prediction files of several tasks: each file's task detected, one table of models by task."""
+    from klue_viz.workspace import FolderEvaluation, evaluate_folder, text_table
+
+    if args.task:
+        print("klue-viz: --task does not apply to a folder (each file's task is detected); give files instead", file=sys.stderr)
+        return 2
+    if not all(Path(p).is_dir() for p in args.pred):
+        print("klue-viz: give either prediction files or folders of them, not both", file=sys.stderr)
+        return 2
+    done = FolderEvaluation()
+    for folder in args.pred:
+        try:
+            found = evaluate_folder(args.gold, Path(folder), strict=args.strict)
+        except InputError as err:
+            done.failures.append(str(err))
+            continue
+        done.runs += found.runs
+        done.failures += found.failures
+        done.gold_sources.update(found.gold_sources)
+    for failure in done.failures:
+        print(f"klue-viz: {failure}", file=sys.stderr)
+    for run in done.runs:
+        if args.bootstrap:
+            run.result.intervals = run.intervals = confidence_intervals(run.result.task, run.result.frames, samples=args.bootstrap)
+    if done.runs:
+        print(text_table(done.runs))
+    if args.out:
+        payload = {"gold": done.gold_sources, "strict": args.strict, "runs": [run.to_dict() for run in done.runs]}
+        if done.failures:
+            payload["failed"] = done.failures
+        Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+    return 0 if done.runs else 1
 
 
 def annotations_command(args: argparse.Namespace) -> int:
@@ -122,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--task", choices=list(TASKS), help="the KLUE task (guessed from the first file when left out)")
     evaluate.add_argument("--gold", required=True,
                           help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
-    evaluate.add_argument("--pred", required=True, action="append", help="prediction file (repeat for several runs)")
+    evaluate.add_argument("--pred", required=True, action="append",
+                          help="prediction file (repeat for several runs), or a folder of files of several tasks (one model per folder)")
     evaluate.add_argument("--out", help="write metrics, coverage and problems as JSON")
     evaluate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     evaluate.add_argument("--bootstrap", type=int, default=0, metavar="N",

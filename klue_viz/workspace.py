@@ -165,7 +165,7 @@ def model_table(runs: list[ModelRun]) -> pd.DataFrame:
     for run in runs:
         cells.setdefault(run.model, {})[column_title(run.task)] = f"{cell_text(run)} ({coverage_text(run)})"
     columns = [column_title(name) for name in TASKS]
-    frame = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=columns).fillna("")
+    frame = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=columns).astype(object).fillna("")
     return frame.rename_axis("model").reset_index()
 
 

@@ -144,3 +144,34 @@ def test_the_cache_is_bounded_in_bytes_and_forgets_what_nobody_used():
     assert cache.get("huge", lambda: "h" * 500) == "h" * 500 and "huge" not in cache  # larger than the budget: not kept
     now[0] = 61
     assert cache.get("d", lambda: "d") == "d" and len(cache) == 1 and cache.total == 1  # a and c expired
+
+
+def test_cli_evaluates_a_folder_of_several_tasks_against_the_real_dev_sets(shared, tmp_path, capsys):
+    """Each file's task is detected; the numbers agree with scikit-learn and scipy reading the same files."""
+    from scipy.stats import pearsonr
+    from sklearn.metrics import accuracy_score
+
+    from klue_viz.cli import main
+
+    rng = __import__("random").Random(7)
+    nli_gold = json.loads((shared / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json").read_text(encoding="utf-8"))
+    sts_gold = json.loads((shared / "klue-sts-v1.1" / "klue-sts-v1.1_dev.json").read_text(encoding="utf-8"))
+    labels = ["entailment", "neutral", "contradiction"]
+    nli_pred = [r["gold_label"] if rng.random() < 0.8 else rng.choice(labels) for r in nli_gold]
+    sts_pred = [min(5.0, max(0.0, r["labels"]["label"] + rng.gauss(0, 0.8))) for r in sts_gold]
+    model = tmp_path / "predictions" / "my-model"
+    model.mkdir(parents=True)
+    (model / "nli.jsonl").write_text("\n".join(json.dumps({"guid": r["guid"], "label": p}) for r, p in zip(nli_gold, nli_pred)), encoding="utf-8")
+    (model / "sts.jsonl").write_text("\n".join(json.dumps({"guid": r["guid"], "score": p}) for r, p in zip(sts_gold, sts_pred)), encoding="utf-8")
+    (tmp_path / "predictions" / "notes.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    out = tmp_path / "table.json"
+    assert main(["evaluate", "--gold", str(shared), "--pred", str(tmp_path / "predictions"), "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "my-model" in printed.out and "NLI accuracy" in printed.out and "notes.csv: cannot tell which KLUE task" in printed.err
+    payload = json.loads(out.read_text(encoding="utf-8"))
+    by_task = {r["task"]: r for r in payload["runs"]}
+    assert set(by_task) == {"nli", "sts"} and {r["model"] for r in payload["runs"]} == {"my-model"}
+    assert by_task["nli"]["metrics"]["accuracy"] == pytest.approx(100 * accuracy_score([r["gold_label"] for r in nli_gold], nli_pred))
+    assert by_task["sts"]["metrics"]["pearsonr"] == pytest.approx(100 * pearsonr([r["labels"]["real-label"] for r in sts_gold], sts_pred)[0])
+    assert by_task["nli"]["coverage"]["n_scored"] == 3000 and by_task["nli"]["run"] == "nli"
+    assert len(payload["failed"]) == 1
