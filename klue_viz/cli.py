@@ -116,6 +116,30 @@ def evaluate_folders(args: argparse.Namespace) -> int:
     return 0 if done.runs else 1
 
 
+def report_command(args: argparse.Namespace) -> int:
+    """One self-contained HTML report of one or two runs, with the annotations stored for them."""
+    from klue_viz.report import build_report
+
+    try:
+        task = get_task(args.task)
+        gold = load_gold(task, args.gold)
+        results = [evaluate_file(task, gold, path, strict=args.strict) for path in args.pred]
+    except (InputError, KeyError) as err:
+        print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
+        return 2
+    remarks = []
+    try:
+        from klue_viz.annotations.store import Store, StoreError
+
+        remarks = Store().find(task=task.name)
+    except StoreError as err:
+        print(f"klue-viz: annotations left out: {err}", file=sys.stderr)
+    html = build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
+    Path(args.out).write_text(html, encoding="utf-8")
+    print(f"wrote {args.out}: {' vs '.join(r.run for r in results)}, {len(remarks)} stored annotation(s) of {task.name.upper()} considered")
+    return 0
+
+
 def annotations_command(args: argparse.Namespace) -> int:
     """export / import / new-db against the store named by KLUE_VIZ_DB (or the default file)."""
     from klue_viz.annotations.files import export_text, parse
@@ -165,6 +189,14 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     evaluate.add_argument("--bootstrap", type=int, default=0, metavar="N",
                           help="also give 95%% confidence intervals from N bootstrap resamples of the examples")
+    report = commands.add_parser("report", help="one self-contained HTML report of one or two runs (opens offline)")
+    report.add_argument("--task", required=True, choices=list(TASKS))
+    report.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
+    report.add_argument("--pred", required=True, action="append", help="prediction file; give two for a paired comparison")
+    report.add_argument("--out", required=True, help="the HTML file to write")
+    report.add_argument("--errors", type=int, default=50, metavar="N", help="how many instructive errors to draw (default 50)")
+    report.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples for the 95%% intervals (default 1000)")
+    report.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     notes = commands.add_parser("annotations", help="export or import error annotations (the store named by KLUE_VIZ_DB)")
     actions = notes.add_subparsers(dest="action", required=True)
     export = actions.add_parser("export", help="write annotations to a .jsonl or .csv file")
@@ -175,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--overwrite-conflicts", action="store_true", help="also write records older than the stored ones")
     actions.add_parser("new-db", help="set an unreadable SQLite database aside and start a new one")
     args = parser.parse_args(argv)
-    return evaluate_command(args) if args.command == "evaluate" else annotations_command(args)
+    commands_by_name = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command}
+    return commands_by_name[args.command](args)
 
 
 if __name__ == "__main__":

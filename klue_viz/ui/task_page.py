@@ -18,6 +18,7 @@ from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.report_download import report_button
 from klue_viz.ui.state import evaluate_runs, gold_for, receive_uploads
 from klue_viz.uploads import human_size, max_upload_bytes
 
@@ -231,6 +232,7 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
                     f"(showing {min(first + 1, len(shown))}–{min(first + PAGE_SIZE, len(shown))})</div>", unsafe_allow_html=True)
     top[2].download_button("Download the filtered table (CSV)", lambda: export_frame(shown).to_csv(index=False).encode("utf-8-sig"),
                            file_name=f"{task.name}-{result.run}-examples.csv", mime="text/csv", key="download", on_click="ignore")
+    report_button(task, [result] + ([results[other]] if other != "(none)" else []))
     bulk_tagger(task, result, shown)
     by_example = annotations_by_example(task, result.run, remarks)
     for example in shown.iloc[first:first + PAGE_SIZE].to_dict("records"):
