@@ -46,8 +46,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(env: dict) -> tuple[subprocess.Popen, str]:
-    port = free_port()
+def start_server(env: dict, port: int | None = None) -> tuple[subprocess.Popen, str]:
+    port = port or free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
@@ -246,3 +246,79 @@ def test_a_box_selection_on_the_sts_scatter_filters_the_pairs(server, page):
     page.wait_for_function("total => { const el = document.querySelector('.kv-count'); return !!el && Number(el.dataset.shown) < total; }", arg=total, timeout=30_000)
     assert 0 < shown(page) < total
     assert page.get_by_text("points selected on the scatter plot").is_visible()
+
+
+def metric_values(page) -> list[str]:
+    return [m.inner_text() for m in page.locator('[data-testid="stMetricValue"]').all()]
+
+
+def test_an_uploaded_run_survives_a_restart_and_once_removed_is_gone_from_every_page(browser, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "KLUE_VIZ_DATA_DIR"}
+    env["KLUE_VIZ_DB"] = str(tmp_path / "workspace.sqlite3")
+    uploaded = uploaded_copy("ner", tmp_path)
+    expected = evaluate_file(TASKS["ner"], load_gold(TASKS["ner"], DEMO_BENCHMARK), uploaded)
+    values = [f"{expected.scores.values[m.key]:.2f}" for m in TASKS["ner"].metrics]
+    label = f"{uploaded.stem} ({uploaded.name})"
+    context = browser.new_context(viewport={"width": 1280, "height": 2400})
+    page = context.new_page()
+    process, url = start_server(env)
+    try:
+        open_task(page, url, "ner")
+        upload(page, uploaded)
+        page.wait_for_function("name => document.body.innerText.includes(name)", arg=label, timeout=60_000)
+        assert metric_values(page)[-3:-1] == values
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    process, url = start_server(env, port=int(url.rsplit(":", 1)[1]))  # the same address: a reload of the same page
+    try:
+        page.reload()
+        wait_idle(page)
+        page.wait_for_function("name => document.body.innerText.includes(name)", arg=label, timeout=90_000)
+        assert metric_values(page)[-3:-1] == values  # the run and its metrics are back after the restart
+        page.goto(url)
+        wait_idle(page)
+        link = page.locator(f'.kv-model-table a[href="/ner?run={uploaded.stem}"]')
+        link.wait_for(timeout=60_000)
+        assert link.inner_text().startswith(" / ".join(values))
+        page.get_by_text("Rename or remove a stored run").click()
+        page.get_by_role("button", name="Remove this run").click()
+        page.get_by_text(f"Removed {uploaded.stem}").wait_for(timeout=30_000)
+        wait_idle(page)
+        assert page.locator(f'.kv-model-table a[href="/ner?run={uploaded.stem}"]').count() == 0
+        assert uploaded.stem not in page.locator(".kv-model-table").inner_text()
+        open_task(page, url, "ner")
+        page.wait_for_function("() => document.querySelectorAll('[data-testid=\"stMetricValue\"]').length >= 6", timeout=60_000)
+        wait_idle(page)
+        assert label not in page.inner_text("body") and len(metric_values(page)) == 2 * 3  # the two demo runs only
+    finally:
+        context.close()
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_the_downloaded_report_opens_offline_with_the_pages_numbers(server, browser, tmp_path):
+    context = browser.new_context(viewport={"width": 1280, "height": 2400}, accept_downloads=True)
+    page = context.new_page()
+    try:
+        open_task(page, server, "nli")
+        accuracy = metric_values(page)[0]
+        button = page.get_by_text("Download a report of")
+        button.wait_for(timeout=30_000)
+        with page.expect_download(timeout=120_000) as download:
+            button.click()
+        report = tmp_path / "report.html"
+        download.value.save_as(report)
+    finally:
+        context.close()
+    offline = browser.new_context(offline=True)
+    try:
+        reader = offline.new_page()
+        requests = []
+        reader.on("request", lambda request: requests.append(request.url))
+        reader.goto(report.as_uri())
+        assert reader.locator("[data-metric='accuracy']").first.inner_text() == accuracy
+        assert reader.locator(".kv-example").count() > 0 and reader.locator("table.kv-confusion").count() == 1
+        assert requests == [report.as_uri()]  # the file itself and nothing else
+    finally:
+        offline.close()

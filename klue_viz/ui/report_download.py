@@ -18,10 +18,11 @@ def report_button(task: Task, results: list[RunResult]) -> None:
     left, right = st.columns([1, 3])
     count = int(left.number_input("Errors drawn in the report", 1, 1000, DEFAULT_ERRORS, key="report_errors"))
 
+    gold_note, db = gold_for(task).note, store()  # read here: the file is built later, outside this page run
+
     def html() -> bytes:
-        db = store()
         remarks = db.find(task=task.name) if db else []
-        return build_report(task, results, gold_for(task).note, remarks, errors=count, samples=REPORT_RESAMPLES).encode("utf-8")
+        return build_report(task, results, gold_note, remarks, errors=count, samples=REPORT_RESAMPLES).encode("utf-8")
 
     names = "-vs-".join(r.run for r in results)
     right.download_button(f"Download a report of {' vs '.join(r.run for r in results)} (one HTML file that opens offline)", html,
