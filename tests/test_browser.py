@@ -164,7 +164,7 @@ def test_every_page_opens_directly_and_is_saved_as_a_screenshot(server, page):
     ARTIFACTS.mkdir(exist_ok=True)
     page.goto(server)
     wait_idle(page)
-    assert page.get_by_text("Loaded runs").is_visible()
+    assert page.get_by_text("Models across the benchmark").is_visible()
     page.wait_for_selector('[data-testid="stDataFrame"] canvas', timeout=60_000)
     page.wait_for_selector('[data-testid="stPageLink"]', timeout=60_000)
     page.wait_for_timeout(1000)
@@ -248,7 +248,9 @@ def test_a_box_selection_on_the_sts_scatter_filters_the_pairs(server, page):
     assert page.get_by_text("points selected on the scatter plot").is_visible()
 
 
-def metric_values(page) -> list[str]:
+def metric_values(page, at_least: int = 1) -> list[str]:
+    """The st.metric values on the page, once at least `at_least` of them are drawn."""
+    page.wait_for_function("n => document.querySelectorAll('[data-testid=\"stMetricValue\"]').length >= n", arg=at_least, timeout=60_000)
     return [m.inner_text() for m in page.locator('[data-testid="stMetricValue"]').all()]
 
 
@@ -266,7 +268,7 @@ def test_an_uploaded_run_survives_a_restart_and_once_removed_is_gone_from_every_
         open_task(page, url, "ner")
         upload(page, uploaded)
         page.wait_for_function("name => document.body.innerText.includes(name)", arg=label, timeout=60_000)
-        assert metric_values(page)[-3:-1] == values
+        assert metric_values(page, 9)[-3:-1] == values
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -275,7 +277,7 @@ def test_an_uploaded_run_survives_a_restart_and_once_removed_is_gone_from_every_
         page.reload()
         wait_idle(page)
         page.wait_for_function("name => document.body.innerText.includes(name)", arg=label, timeout=90_000)
-        assert metric_values(page)[-3:-1] == values  # the run and its metrics are back after the restart
+        assert metric_values(page, 9)[-3:-1] == values  # the run and its metrics are back after the restart
         page.goto(url)
         wait_idle(page)
         link = page.locator(f'.kv-model-table a[href="/ner?run={uploaded.stem}"]')
@@ -288,9 +290,9 @@ def test_an_uploaded_run_survives_a_restart_and_once_removed_is_gone_from_every_
         assert page.locator(f'.kv-model-table a[href="/ner?run={uploaded.stem}"]').count() == 0
         assert uploaded.stem not in page.locator(".kv-model-table").inner_text()
         open_task(page, url, "ner")
-        page.wait_for_function("() => document.querySelectorAll('[data-testid=\"stMetricValue\"]').length >= 6", timeout=60_000)
+        metric_values(page, 6)
         wait_idle(page)
-        assert label not in page.inner_text("body") and len(metric_values(page)) == 2 * 3  # the two demo runs only
+        assert label not in page.inner_text("body") and len(metric_values(page, 6)) == 2 * 3  # the two demo runs only
     finally:
         context.close()
         process.terminate()
@@ -302,7 +304,7 @@ def test_the_downloaded_report_opens_offline_with_the_pages_numbers(server, brow
     page = context.new_page()
     try:
         open_task(page, server, "nli")
-        accuracy = metric_values(page)[0]
+        accuracy = metric_values(page, 4)[0]
         button = page.get_by_text("Download a report of")
         button.wait_for(timeout=30_000)
         with page.expect_download(timeout=120_000) as download:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 
 import pytest
@@ -102,6 +103,24 @@ def test_a_file_over_the_limit_is_refused_with_the_limit_and_how_to_raise_it(db,
     message = " ".join(e.value for e in at.error).replace("\\", "")
     assert "over the 1.0 KB limit" in message and "KLUE_VIZ_MAX_UPLOAD_MB" in message
     assert RunStore(Store(db)).list() == []
+
+
+def test_a_file_of_another_task_or_with_nothing_readable_is_not_stored(db):
+    at = open_page(PAGE_FILES["ner"])
+    ynat = next(demo_runs("ynat"))
+    at.file_uploader(key="pred_upload").set_value([("ynat.jsonl", ynat.read_bytes(), "application/json"),
+                                                   ("broken.jsonl", b'{"guid": 1\n{{{', "application/json")]).run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "looks like a YNAT file, not NER" in errors and "no record could be read" in errors
+    assert RunStore(Store(db)).list() == []
+
+
+def test_intervals_in_the_model_table_on_demand(db):
+    at = open_page()
+    at.toggle(key="home_ci").set_value(True).run()
+    table = next(m.value for m in at.markdown if "kv-model-table" in m.value)
+    assert not at.exception and re.search(r"\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\]", table)
 
 
 def test_rename_then_remove_a_run_keeping_or_deleting_its_annotations(db):

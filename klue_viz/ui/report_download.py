@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from klue_viz.evaluate import RunResult
+from klue_viz.markup import md
 from klue_viz.report import DEFAULT_ERRORS, build_report
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import store
@@ -24,6 +27,6 @@ def report_button(task: Task, results: list[RunResult]) -> None:
         remarks = db.find(task=task.name) if db else []
         return build_report(task, results, gold_note, remarks, errors=count, samples=REPORT_RESAMPLES).encode("utf-8")
 
-    names = "-vs-".join(r.run for r in results)
-    right.download_button(f"Download a report of {' vs '.join(r.run for r in results)} (one HTML file that opens offline)", html,
+    names = re.sub(r"[^\w.-]+", "_", "-vs-".join(r.run for r in results))[:120]
+    right.download_button(f"Download a report of {md(' vs '.join(r.run for r in results))} (one HTML file that opens offline)", html,
                           file_name=f"{task.name}-{names}-report.html", mime="text/html", key="report_download", on_click="ignore")

@@ -175,15 +175,6 @@ def run_store_or_none() -> RunStore | None:
         return None
 
 
-def sniff_task(name: str, data: bytes) -> str:
-    """The task a prediction file is for, from its guids and fields."""
-    records = read_records(data, name).records
-    found = detect_task([r for _, r in records])
-    if found is None:
-        raise InputError(f"{name}: cannot tell which KLUE task this file is for (no known guid prefix or field)")
-    return found
-
-
 def add_run(task_name: str, name: str, data: bytes, model: str = "") -> str:
     """Store a prediction file as a run of a task (the same bytes give back their run); returns the run's name."""
     return run_store().add(task_name, name, data, model=model, uploader=st.session_state.get("annotator_name", "")).name
@@ -211,12 +202,29 @@ def receive_uploads(uploads, task: str | None = None, model: str = "") -> list[U
         for file in files:
             outcome = UploadOutcome(file.name, model=model.strip() or file.model)
             try:
-                outcome.task = task or sniff_task(file.name, file.data)
+                outcome.task = task_of(file.name, file.data, task)
                 outcome.run = add_run(outcome.task, file.name, file.data, outcome.model)
             except (InputError, StoreError, RunConflict) as err:
                 outcome.error = str(err)
             outcomes.append(outcome)
     return outcomes
+
+
+def task_of(name: str, data: bytes, page_task: str | None = None) -> str:
+    """The task a file will be stored under, checked before anything is stored: a file with no readable
+    record, or plainly another task's file given to one task's page, is refused with the reason."""
+    records = read_records(data, name)
+    if not records.records:
+        raise InputError(f"{name}: no record could be read" + (f" ({records.problems[0]})" if records.problems else "") + "; nothing was stored")
+    found = detect_task([r for _, r in records.records])
+    if page_task is None:
+        if found is None:
+            raise InputError(f"{name}: cannot tell which KLUE task this file is for (no known guid prefix or field)")
+        return found
+    if found is not None and found != page_task:
+        raise InputError(f"{name} looks like a {found.upper()} file, not {page_task.upper()}: nothing was stored. "
+                         f"Drop it on the home page (each file goes to its task) or on the {found.upper()} page.")
+    return page_task
 
 
 def runs_for(task: Task, choice: GoldChoice) -> dict[str, RunSource]:
