@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 from klue_viz.problems import InputError
@@ -24,6 +25,16 @@ def max_upload_bytes() -> int:
     except ValueError:
         megabytes = DEFAULT_MAX_UPLOAD_MB
     return int(max(megabytes, 0) * 1024 * 1024)
+
+
+def limit_megabytes() -> int:
+    """The limit in whole megabytes, for Streamlit's uploader (`max_upload_size`), so the browser refuses a larger file at once."""
+    return max(1, math.ceil(max_upload_bytes() / 1024 / 1024))
+
+
+def limit_text() -> str:
+    """The limit and how to raise it, for the uploaders' labels."""
+    return f"up to {human_size(max_upload_bytes())} a file; the operator raises it with {MAX_UPLOAD_ENV}"
 
 
 def check_size(name: str, size: int) -> None:

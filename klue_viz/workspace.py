@@ -203,5 +203,5 @@ def html_table(runs: list[ModelRun]) -> str:
             cells.append(f"<td data-task=\"{esc(name)}\"><a href=\"{esc(run_link(name, run.result.run))}\" target=\"_self\">{esc(cell_text(run))}</a>"
                          f"<br><small>{esc(run.result.run)} · {esc(coverage_text(run))} scored</small></td>")
         rows.append(f"<tr><th scope='row'>{esc(model)}</th>{''.join(cells)}</tr>")
-    return (f"<div class='kv-models' style='overflow-x:auto'><table class='kv-model-table'><thead><tr><th>model</th>{head}</tr></thead>"
+    return (f"<div class='kv-models' style='overflow-x:auto;font-size:.85rem'><table class='kv-model-table' style='white-space:nowrap'><thead><tr><th>model</th>{head}</tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table></div>")

@@ -17,7 +17,7 @@ from klue_viz.ui.annotate import home_section
 from klue_viz.ui.annotate import store as annotation_store
 from klue_viz.ui.common import guarded, problem_table, setup_page
 from klue_viz.ui.state import SOURCES, evaluate_runs, gold_for, receive_uploads, register_gold_upload, run_store, runs_for
-from klue_viz.uploads import human_size, max_upload_bytes
+from klue_viz.uploads import limit_megabytes, limit_text
 from klue_viz.workspace import ModelRun, html_table
 
 UI_RESAMPLES = 200
@@ -67,8 +67,8 @@ def _uploads() -> None:
     st.subheader("Prediction files")
     model = st.text_input("Model name (optional; a zip or the folder inside it names the model when left empty)", key="upload_model")
     files = st.file_uploader(f"Prediction files for any task (JSONL, JSON, CSV, TSV), or a zip of one model's files; each file's task is "
-                             f"detected from guids and fields. Up to {human_size(max_upload_bytes())} a file.",
-                             type=["json", "jsonl", "csv", "tsv", "zip"], accept_multiple_files=True, key="home_upload")
+                             f"detected from guids and fields ({md(limit_text())}).",
+                             type=["json", "jsonl", "csv", "tsv", "zip"], accept_multiple_files=True, key="home_upload", max_upload_size=limit_megabytes())
     outcomes = receive_uploads(files, model=model)
     for outcome in outcomes:
         if outcome.error:

@@ -20,7 +20,7 @@ from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, ru
 from klue_viz.ui.common import guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.report_download import report_button
 from klue_viz.ui.state import evaluate_runs, gold_for, receive_uploads
-from klue_viz.uploads import human_size, max_upload_bytes
+from klue_viz.uploads import limit_megabytes, limit_text
 
 PAGE_SIZE = 10
 FILTER_KEYS = ("f_status", "f_gold", "f_pred", "f_errors", "f_slice_values", "f_text", "f_regex", "f_guids", "f_tags", "page_no")
@@ -40,7 +40,7 @@ def _body(task: Task) -> None:
         with st.expander(f"{len(choice.gold.problems)} problem(s) in the gold file"):
             problem_table(choice.gold.problems)
 
-    uploads = st.file_uploader(f"Add {task.name.upper()} prediction files (JSONL, JSON, CSV, TSV; up to {human_size(max_upload_bytes())} a file)", accept_multiple_files=True, key="pred_upload")
+    uploads = st.file_uploader(f"Add {task.name.upper()} prediction files (JSONL, JSON, CSV, TSV; {md(limit_text())})", accept_multiple_files=True, key="pred_upload", max_upload_size=limit_megabytes())
     for outcome in receive_uploads(uploads, task=task.name):
         st.error(md(outcome.error)) if outcome.error else None
 
