@@ -21,6 +21,7 @@ from klue_viz.cache import BoundedCache, frame_bytes
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import Gold, RunResult, evaluate_bytes, gold_from_bytes, load_gold, load_hf, official_file
 from klue_viz.io import read_records
+from klue_viz.markup import md
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, Task, detect_task
 from klue_viz.uploads import check_size
@@ -271,11 +272,8 @@ def evaluate_runs(task: Task, choice: GoldChoice) -> tuple[dict[str, RunResult],
     runs = run_store_or_none()
     for name, source in runs_for(task, choice).items():
         key = (task.name, choice.key, source.digest, source.file_name, name, strict)
-        if key in cache:
-            outcome = cache.get(key, lambda: None)
-        else:
-            with st.spinner(f"Scoring {name}…"):
-                outcome = cache.get(key, lambda source=source: _score(task, choice, source, strict, runs))
+        with st.spinner(f"Scoring {md(name)}…"):  # drawn only when scoring takes a moment (a cached run returns at once)
+            outcome = cache.get(key, lambda source=source: _score(task, choice, source, strict, runs))
         if isinstance(outcome, str):
             failures[name] = outcome
         else:
