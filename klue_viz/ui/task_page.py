@@ -42,7 +42,8 @@ def _body(task: Task) -> None:
 
     uploads = st.file_uploader(f"Add {task.name.upper()} prediction files (JSONL, JSON, CSV, TSV; {md(limit_text())})", accept_multiple_files=True, key="pred_upload", max_upload_size=limit_megabytes())
     for outcome in receive_uploads(uploads, task=task.name):
-        st.error(md(outcome.error)) if outcome.error else None
+        if outcome.error:
+            st.error(md(outcome.error))
 
     results, failures = evaluate_runs(task, choice)
     for run, reason in failures.items():
