@@ -70,6 +70,8 @@ def check_out(path: str | None) -> None:
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
+    if any(Path(p).is_dir() for p in args.pred):
+        return evaluate_folders(args)
     try:
         check_out(args.out)
         task = get_task(args.task) if args.task else get_task(guess_task(args.pred))
@@ -103,6 +105,65 @@ def evaluate_command(args: argparse.Namespace) -> int:
             say(f"klue-viz: cannot write --out {args.out}: {err.strerror or err}", error=True)
             return 2
     return 0 if results else 1
+
+
+def evaluate_folders(args: argparse.Namespace) -> int:
+    """Folders of prediction files of several tasks: each file's task detected, one table of models by task."""
+    from klue_viz.workspace import FolderEvaluation, evaluate_folder, text_table
+
+    if args.task:
+        print("klue-viz: --task does not apply to a folder (each file's task is detected); give files instead", file=sys.stderr)
+        return 2
+    if not all(Path(p).is_dir() for p in args.pred):
+        print("klue-viz: give either prediction files or folders of them, not both", file=sys.stderr)
+        return 2
+    done = FolderEvaluation()
+    for folder in args.pred:
+        try:
+            found = evaluate_folder(args.gold, Path(folder), strict=args.strict)
+        except InputError as err:
+            done.failures.append(str(err))
+            continue
+        done.runs += found.runs
+        done.failures += found.failures
+        done.gold_sources.update(found.gold_sources)
+    for failure in done.failures:
+        print(f"klue-viz: {failure}", file=sys.stderr)
+    for run in done.runs:
+        if args.bootstrap:
+            run.result.intervals = run.intervals = confidence_intervals(run.result.task, run.result.frames, samples=args.bootstrap)
+    if done.runs:
+        print(text_table(done.runs))
+    if args.out:
+        payload = {"gold": done.gold_sources, "strict": args.strict, "runs": [run.to_dict() for run in done.runs]}
+        if done.failures:
+            payload["failed"] = done.failures
+        Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+    return 0 if done.runs else 1
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """One self-contained HTML report of one or two runs, with the annotations stored for them."""
+    from klue_viz.report import build_report
+
+    try:
+        task = get_task(args.task)
+        gold = load_gold(task, args.gold)
+        results = [evaluate_file(task, gold, path, strict=args.strict) for path in args.pred]
+    except (InputError, KeyError) as err:
+        print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
+        return 2
+    remarks = []
+    try:
+        from klue_viz.annotations.store import Store, StoreError
+
+        remarks = Store().find(task=task.name)
+    except StoreError as err:
+        print(f"klue-viz: annotations left out: {err}", file=sys.stderr)
+    html = build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
+    Path(args.out).write_text(html, encoding="utf-8")
+    print(f"wrote {args.out}: {' vs '.join(r.run for r in results)}, {len(remarks)} stored annotation(s) of {task.name.upper()} considered")
+    return 0
 
 
 def annotations_command(args: argparse.Namespace) -> int:
@@ -162,11 +223,20 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--task", choices=list(TASKS), help="the KLUE task (guessed from the first file when left out)")
     evaluate.add_argument("--gold", required=True,
                           help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
-    evaluate.add_argument("--pred", required=True, action="append", help="prediction file (repeat for several runs)")
+    evaluate.add_argument("--pred", required=True, action="append",
+                          help="prediction file (repeat for several runs), or a folder of files of several tasks (one model per folder)")
     evaluate.add_argument("--out", help="write metrics, coverage and problems as JSON")
     evaluate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     evaluate.add_argument("--bootstrap", type=resamples, default=0, metavar="N",
                           help="also give 95%% confidence intervals from N bootstrap resamples of the examples")
+    report = commands.add_parser("report", help="one self-contained HTML report of one or two runs (opens offline)")
+    report.add_argument("--task", required=True, choices=list(TASKS))
+    report.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
+    report.add_argument("--pred", required=True, action="append", help="prediction file; give two for a paired comparison")
+    report.add_argument("--out", required=True, help="the HTML file to write")
+    report.add_argument("--errors", type=int, default=50, metavar="N", help="how many instructive errors to draw (default 50)")
+    report.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples for the 95%% intervals (default 1000)")
+    report.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     notes = commands.add_parser("annotations", help="export or import error annotations (the store named by KLUE_VIZ_DB)")
     actions = notes.add_subparsers(dest="action", required=True)
     export = actions.add_parser("export", help="write annotations to a .jsonl or .csv file")
@@ -177,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--overwrite-conflicts", action="store_true", help="also write records older than the stored ones")
     actions.add_parser("new-db", help="set an unreadable SQLite database aside and start a new one")
     args = parser.parse_args(argv)
-    return evaluate_command(args) if args.command == "evaluate" else annotations_command(args)
+    commands_by_name = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command}
+    return commands_by_name[args.command](args)
 
 
 if __name__ == "__main__":

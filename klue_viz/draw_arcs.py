@@ -10,7 +10,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from klue_viz.markup import esc
+from klue_viz.markup import esc, esc_attr
 
 FONT = 14
 SMALL = 11
@@ -140,7 +140,7 @@ def _row(words: list[Word], widths: list[float], arcs: list[Arc], start: int, en
         sign = -1 if side == "gold" else 1
         colour = COLOURS.get(arc.status, COLOURS["correct"])
         dash = ' stroke-dasharray="4 3"' if arc.status == "wrong_label" else ""
-        meta = f'class="kv-arc" data-side="{side}" data-status="{esc(arc.status)}" data-dep="{arc.dependent}" data-head="{arc.head}" data-label="{esc(arc.label)}"'
+        meta = f'class="kv-arc" data-side="{side}" data-status="{esc_attr(arc.status)}" data-dep="{arc.dependent}" data-head="{arc.head}" data-label="{esc_attr(arc.label)}"'
         label = labels[id(d)]
         if kind == "root":
             # Root (or an unusable head): a straight stroke to the edge of the drawing.

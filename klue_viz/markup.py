@@ -64,9 +64,14 @@ def chart_text(text) -> str:
     return html.escape(visible(text).replace("\n", " "), quote=False)
 
 
+def esc_attr(text) -> str:
+    """File text made literal for a quoted HTML attribute value (Markdown does not read inside a tag)."""
+    return visible(text).translate(HTML_ATTRIBUTE)
+
+
 def attrs(**values) -> str:
     """Escaped HTML attributes; keys use '_' for '-' (data_label -> data-label)."""
-    return " ".join(f'{k.replace("_", "-")}="{visible(v).translate(HTML_ATTRIBUTE)}"' for k, v in values.items() if v is not None)
+    return " ".join(f'{k.replace("_", "-")}="{esc_attr(v)}"' for k, v in values.items() if v is not None)
 
 
 @dataclass(frozen=True)

@@ -28,3 +28,9 @@ def jsonl(records) -> bytes:
     import json
 
     return "\n".join(json.dumps(r, ensure_ascii=False) for r in records).encode("utf-8")
+
+
+@pytest.fixture(autouse=True)
+def own_database(tmp_path, monkeypatch):
+    """Each test its own database: runs and annotations stored by one test never show in another."""
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "klue-viz.sqlite3"))

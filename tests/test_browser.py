@@ -46,8 +46,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(env: dict) -> tuple[subprocess.Popen, str]:
-    port = free_port()
+def start_server(env: dict, port: int | None = None) -> tuple[subprocess.Popen, str]:
+    port = port or free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
@@ -165,7 +165,7 @@ def test_every_page_opens_directly_and_is_saved_as_a_screenshot(server, page):
     ARTIFACTS.mkdir(exist_ok=True)
     page.goto(server)
     wait_idle(page)
-    assert page.get_by_text("Loaded runs").is_visible()
+    assert page.get_by_text("Models across the benchmark").is_visible()
     page.wait_for_selector('[data-testid="stDataFrame"] canvas', timeout=60_000)
     page.wait_for_selector('[data-testid="stPageLink"]', timeout=60_000)
     page.wait_for_timeout(1000)
@@ -294,6 +294,57 @@ def test_file_text_never_becomes_a_link_or_an_image_in_the_browser(browser, tmp_
         assert page.evaluate(LIVE_FROM_FILES) == {"links": [], "images": [], "scripts": 0, "styled": 0}
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "hostile-ynat.png"), full_page=True)
+    finally:
+        context.close()
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def metric_values(page, at_least: int = 1) -> list[str]:
+    """The st.metric values on the page, once at least `at_least` of them are drawn."""
+    page.wait_for_function("n => document.querySelectorAll('[data-testid=\"stMetricValue\"]').length >= n", arg=at_least, timeout=60_000)
+    return [m.inner_text() for m in page.locator('[data-testid="stMetricValue"]').all()]
+
+
+def test_an_uploaded_run_survives_a_restart_and_once_removed_is_gone_from_every_page(browser, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "KLUE_VIZ_DATA_DIR"}
+    env["KLUE_VIZ_DB"] = str(tmp_path / "workspace.sqlite3")
+    uploaded = uploaded_copy("ner", tmp_path)
+    expected = evaluate_file(TASKS["ner"], load_gold(TASKS["ner"], DEMO_BENCHMARK), uploaded)
+    values = [f"{expected.scores.values[m.key]:.2f}" for m in TASKS["ner"].metrics]
+    label = f"{uploaded.stem} ({uploaded.name})"
+    context = browser.new_context(viewport={"width": 1280, "height": 2400})
+    page = context.new_page()
+    process, url = start_server(env)
+    try:
+        open_task(page, url, "ner")
+        upload(page, uploaded)
+        page.wait_for_function("name => document.body.innerText.includes(name)", arg=label, timeout=60_000)
+        assert metric_values(page, 9)[-3:-1] == values
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    process, url = start_server(env, port=int(url.rsplit(":", 1)[1]))  # the same address: a reload of the same page
+    try:
+        page.reload()
+        wait_idle(page)
+        page.wait_for_function("name => document.body.innerText.includes(name)", arg=label, timeout=90_000)
+        assert metric_values(page, 9)[-3:-1] == values  # the run and its metrics are back after the restart
+        page.goto(url)
+        wait_idle(page)
+        link = page.locator(f'.kv-model-table a[href="/ner?run={uploaded.stem}"]')
+        link.wait_for(timeout=60_000)
+        assert link.inner_text().startswith(" / ".join(values))
+        page.get_by_text("Rename or remove a stored run").click()
+        page.get_by_role("button", name="Remove this run").click()
+        page.get_by_text(f"Removed {uploaded.stem}").wait_for(timeout=30_000)
+        wait_idle(page)
+        assert page.locator(f'.kv-model-table a[href="/ner?run={uploaded.stem}"]').count() == 0
+        assert uploaded.stem not in page.locator(".kv-model-table").inner_text()
+        open_task(page, url, "ner")
+        metric_values(page, 6)
+        wait_idle(page)
+        assert label not in page.inner_text("body") and len(metric_values(page, 6)) == 2 * 3  # the two demo runs only
     finally:
         context.close()
         process.terminate()
@@ -439,3 +490,29 @@ def test_strict_and_the_page_url_survive_moving_between_pages(server, page):
     page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Home").click()
     wait_idle(page)
     assert page.get_by_role("checkbox", name="Strict: count gold examples without a prediction as wrong").is_checked()
+
+def test_the_downloaded_report_opens_offline_with_the_pages_numbers(server, browser, tmp_path):
+    context = browser.new_context(viewport={"width": 1280, "height": 2400}, accept_downloads=True)
+    page = context.new_page()
+    try:
+        open_task(page, server, "nli")
+        accuracy = metric_values(page, 4)[0]
+        button = page.get_by_text("Download a report of")
+        button.wait_for(timeout=30_000)
+        with page.expect_download(timeout=120_000) as download:
+            button.click()
+        report = tmp_path / "report.html"
+        download.value.save_as(report)
+    finally:
+        context.close()
+    offline = browser.new_context(offline=True)
+    try:
+        reader = offline.new_page()
+        requests = []
+        reader.on("request", lambda request: requests.append(request.url))
+        reader.goto(report.as_uri())
+        assert reader.locator("[data-metric='accuracy']").first.inner_text() == accuracy
+        assert reader.locator(".kv-example").count() > 0 and reader.locator("table.kv-confusion").count() == 1
+        assert requests == [report.as_uri()]  # the file itself and nothing else
+    finally:
+        offline.close()

@@ -31,7 +31,7 @@ DB_ENV = "KLUE_VIZ_DB"
 BUSY_TIMEOUT = 10.0
 #: How many times a write that found the database busy is tried again.
 WRITE_ATTEMPTS = 5
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 NO_TURN = -1  # stored instead of NULL so that the unique key holds on every database
 
 metadata = sa.MetaData()
@@ -60,7 +60,16 @@ custom_tags = sa.Table(
 )
 
 #: Schema version -> what it adds; a database is brought up to SCHEMA_VERSION one step at a time.
-MIGRATIONS = {1: lambda connection: metadata.create_all(connection, tables=[annotations, custom_tags])}
+MIGRATIONS = {
+    1: lambda connection: metadata.create_all(connection, tables=[annotations, custom_tags]),
+    2: lambda connection: _runs_module().create_tables(connection),  # stored prediction runs (klue_viz/annotations/runs.py)
+}
+
+
+def _runs_module():
+    from klue_viz.annotations import runs  # defines its tables on this module's metadata
+
+    return runs
 
 
 class StoreError(Exception):

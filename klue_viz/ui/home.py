@@ -5,14 +5,23 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from klue_viz.evaluate import DATA_DIR_ENV, GOLD_ROOTS_ENV, allowed_gold_folder, gold_roots
+from klue_viz.annotations.runs import RunConflict
+from klue_viz.annotations.store import StoreError
+from klue_viz.bootstrap import confidence_intervals
+from klue_viz.evaluate import DATA_DIR_ENV, GOLD_ROOTS_ENV, RunResult, allowed_gold_folder, gold_roots
 from klue_viz.markup import md
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks import TASKS
+from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import home_section
-from klue_viz.ui.common import guarded, metric_text, problem_table, setup_page
-from klue_viz.ui.links import enter_page, query_string, settings_params, write_url
-from klue_viz.ui.state import SOURCES, add_run, evaluate_runs, gold_for, register_gold_upload, sniff_task
+from klue_viz.ui.annotate import store as annotation_store
+from klue_viz.ui.common import guarded, problem_table, setup_page
+from klue_viz.ui.links import enter_page, settings_params, write_url
+from klue_viz.ui.state import SOURCES, evaluate_runs, gold_for, receive_uploads, register_gold_upload, run_store, runs_for
+from klue_viz.uploads import limit_megabytes, limit_text
+from klue_viz.workspace import ModelRun, html_table
+
+UI_RESAMPLES = 200
 
 PAGE_FILES = {name: f"pages/{k}_{name}.py" for k, name in enumerate(TASKS, 1)}
 
@@ -29,6 +38,8 @@ def _body() -> None:
     st.markdown("Official KLUE metrics, confusion matrices, slices and error inspection for the eight KLUE tasks. "
                 "Pick where the gold comes from, drop prediction files below, then open a task page.")
     _gold_source()
+    if "run_change" in st.session_state:
+        st.success(md(st.session_state.pop("run_change")))
     _uploads()
     _overview()
     home_section()
@@ -66,41 +77,89 @@ def _gold_source() -> None:
 
 def _uploads() -> None:
     st.subheader("Prediction files")
-    files = st.file_uploader("Prediction files for any task (JSONL, JSON, CSV, TSV); the task is detected from guids and fields",
-                             accept_multiple_files=True, key="home_upload")
-    found = []
-    for upload in files or []:
-        data = upload.getvalue()
-        try:
-            task = sniff_task(upload.name, data)
-        except InputError as err:
-            found.append({"file": upload.name, "task": "?", "run": "", "note": str(err)})
-            continue
-        run = add_run(task, upload.name, data)
-        found.append({"file": upload.name, "task": task, "run": run, "note": f"{len(data):,} bytes, loaded as a {task.upper()} run"})
-    if found:
-        st.dataframe(pd.DataFrame(found), hide_index=True, width="stretch")
+    model = st.text_input("Model name (optional; a zip or the folder inside it names the model when left empty)", key="upload_model")
+    files = st.file_uploader(f"Prediction files for any task (JSONL, JSON, CSV, TSV), or a zip of one model's files; each file's task is "
+                             f"detected from guids and fields ({md(limit_text())}).",
+                             type=["json", "jsonl", "csv", "tsv", "zip"], accept_multiple_files=True, key="home_upload", max_upload_size=limit_megabytes())
+    outcomes = receive_uploads(files, model=model)
+    for outcome in outcomes:
+        if outcome.error:
+            st.error(md(outcome.error))
+    if outcomes:
+        st.dataframe(pd.DataFrame([{"file": o.file, "task": o.task, "run": o.run, "model": o.model, "stored": "no" if o.error else "yes"}
+                                   for o in outcomes]), hide_index=True, width="stretch")
+
+
+@st.cache_resource(max_entries=256, show_spinner="Resampling…")
+def _intervals(result_key: str, _task: Task, _result: RunResult):
+    return confidence_intervals(_task, _result.frames, samples=UI_RESAMPLES)
 
 
 def _overview() -> None:
-    st.subheader("Loaded runs")
-    rows, problems = [], []
+    st.subheader("Models across the benchmark")
+    show_ci = st.toggle(f"95% confidence intervals (bootstrap, {UI_RESAMPLES} resamples)", key="home_ci")
+    model_runs, rows, problems = [], [], []
     for name, task in TASKS.items():
         choice = gold_for(task)
+        sources = runs_for(task, choice)
         results, failures = evaluate_runs(task, choice)
         for run, result in results.items():
+            model_runs.append(ModelRun(sources[run].model, result, _intervals(result.key, task, result) if show_ci else None))
             c = result.coverage
-            metrics = " · ".join(f"{m.key} {metric_text(result.scores.values.get(m.key))}" for m in task.metrics)
-            rows.append({"task": name, "page": f"/{name}" + query_string({**settings_params(), "run": [run]}), "run": run, "metrics": metrics, "scored": f"{c.n_scored}/{c.n_gold}",
-                         "missing": c.n_missing, "extra": c.n_extra, "unreadable": c.n_invalid, "gold": "demo" if choice.is_demo else choice.note})
+            stored = sources[run].stored
+            rows.append({"task": name, "run": run, "model": sources[run].model, "file": result.file, "scored": f"{c.n_scored}/{c.n_gold}",
+                         "missing": c.n_missing, "extra": c.n_extra, "unreadable": c.n_invalid,
+                         "uploaded by": stored.uploader if stored else "", "uploaded at": stored.created_at[:19] if stored else "(demo)"})
             problems += result.problems
         problems += [Problem(reason, file=f"{name}/{run}") for run, reason in failures.items()]
-    if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height="content",
-                     column_config={"page": st.column_config.LinkColumn("page", display_text="open")})
+    if model_runs:
+        st.markdown(html_table(model_runs, settings_params()), unsafe_allow_html=True)
+        st.caption("Each cell: the task's official metrics (in the column's order), the run and how many gold examples it covers; "
+                   "click a cell to open that run's page.")
     cols = st.columns(4)
     for k, (name, path) in enumerate(PAGE_FILES.items()):
         cols[k % 4].page_link(path, label=f"{name.upper()} page", help=TASKS[name].title)
+    if rows:
+        st.subheader("Runs")
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height="content")
+    _manage_runs()
     if problems:
         with st.expander(f"{len(problems)} problem(s) found in files"):
             problem_table(problems)
+
+
+def _manage_runs() -> None:
+    """Rename or remove a stored run; removing its annotations too is a separate, explicit choice."""
+    try:
+        runs = run_store()
+    except StoreError as err:
+        st.error(f"Stored runs are unavailable: {md(err)}")
+        return
+    stored = {f"{run.task.upper()} · {run.name}": run for run in runs.list()}
+    if not stored:
+        return
+    with st.expander(f"Rename or remove a stored run ({len(stored)} stored)"):
+        label = st.selectbox("Run", list(stored), key="manage_run")
+        run = stored[label]
+        st.caption(md(f"{run.file_name} · model {run.model or '(none)'} · {run.size:,} bytes · uploaded {run.created_at[:19]}"
+                      f"{' by ' + run.uploader if run.uploader else ''}"))
+        left, right = st.columns(2)
+        new_name = left.text_input("New name", value=run.name, key=f"rename_{run.task}_{run.version}_{run.name}")
+        if left.button("Rename", key="rename_run"):
+            _change(lambda: runs.rename(run.task, run.name, new_name, expected_version=run.version), f"Renamed to {new_name}.")
+        kept = len(annotation_store().find(task=run.task, run=run.name)) if annotation_store() else 0
+        also = right.checkbox(f"Also delete its {kept} annotation(s)", key="remove_annotations", disabled=not kept,
+                              help="Left unticked, the annotations are kept and come back if a run of that name is stored again.")
+        if right.button("Remove this run", key="remove_run", type="primary"):
+            _change(lambda: runs.remove(run.task, run.name, expected_version=run.version, delete_annotations=also),
+                    f"Removed {run.name}" + (f" and its {kept} annotation(s)." if also else "; its annotations are kept."))
+
+
+def _change(action, done: str) -> None:
+    try:
+        action()
+    except (RunConflict, InputError) as err:
+        st.error(md(err))
+        return
+    st.session_state["run_change"] = done
+    st.rerun()

@@ -16,7 +16,7 @@ import streamlit as st
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, top_confusions
 from klue_viz.evaluate import RunResult
-from klue_viz.markup import esc, md
+from klue_viz.markup import esc, esc_attr, md
 from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
@@ -25,7 +25,9 @@ from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, ru
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.links import (FOCUS, PAGE_KEY, RUNS_WANTED, SELECTED_GUIDS, apply_task_url, clear_filters, enter_page,
                                example_params, query_string, view_params, write_url)
-from klue_viz.ui.state import add_run, evaluate_runs, gold_for
+from klue_viz.ui.report_download import report_button
+from klue_viz.ui.state import evaluate_runs, gold_for, receive_uploads
+from klue_viz.uploads import limit_megabytes, limit_text
 
 PAGE_SIZE = 10
 NO_COMPARISON = "(none)"
@@ -57,9 +59,10 @@ def _body(task: Task) -> None:
         with st.expander(f"{len(choice.gold.problems)} problem(s) in the gold file"):
             problem_table(choice.gold.problems)
 
-    uploads = st.file_uploader(f"Add {task.name.upper()} prediction files (JSONL, JSON, CSV, TSV)", accept_multiple_files=True, key="pred_upload")
-    for upload in uploads or []:
-        add_run(task.name, upload.name, upload.getvalue())
+    uploads = st.file_uploader(f"Add {task.name.upper()} prediction files (JSONL, JSON, CSV, TSV; {md(limit_text())})", accept_multiple_files=True, key="pred_upload", max_upload_size=limit_megabytes())
+    for outcome in receive_uploads(uploads, task=task.name):
+        if outcome.error:
+            st.error(md(outcome.error))
 
     results, failures = evaluate_runs(task, choice)
     for run, reason in failures.items():
@@ -330,6 +333,7 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
                     f"{task.unit}s match{grouped} (showing {min(first + 1, len(cards))}–{min(first + PAGE_SIZE, len(cards))})</div>", unsafe_allow_html=True)
     top[2].download_button("Download the filtered table (CSV)", lambda: export_frame(shown).to_csv(index=False).encode("utf-8-sig"),
                            file_name=f"{task.name}-{result.run}-examples.csv", mime="text/csv", key="download", on_click="ignore")
+    report_button(task, [result] + ([second] if second is not None else []))
     bulk_tagger(task, result, shown)
     view = view_params([result.run] + ([other] if second is not None else []), page)
     focus = st.session_state.get(FOCUS)
@@ -374,7 +378,7 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
     key, turn = task.annotation_key(rows[0])
     link = query_string(example_params(view, key, turn))
     head = (f'<div class="kv-head">{"id" if turn is None else "dialogue"} <code class="kv-guid">{esc(key)}</code>'
-            f'{"" if turn is None else f" turn {turn}"}<a class="kv-link" href="{esc(link)}" target="_blank">link</a></div>')
+            f'{"" if turn is None else f" turn {turn}"}<a class="kv-link" href="{esc_attr(link)}" target="_blank">link</a></div>')
     if second is None:
         st.markdown(head + task.render_card(result.frames, guids), unsafe_allow_html=True)
     else:

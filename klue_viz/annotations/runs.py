@@ -1,0 +1,194 @@
+"""Prediction runs kept in the annotation database, so they outlive a session, a tab and a server.
+
+A run is a named prediction file of one task: its bytes (content-addressed, the same bytes are
+stored once however many runs point at them), the original file name, the model it belongs to,
+who uploaded it and when. It uses the annotation `Store`'s engine and transactions: adding a run
+writes its bytes and its row in one transaction, so no reader ever sees one without the other;
+renaming and removing carry a version number, and a change made against an older version is
+refused (`RunConflict`) instead of overwriting someone else's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from klue_viz.annotations.store import Store, annotations, metadata, now
+from klue_viz.problems import InputError
+from klue_viz.uploads import check_size, clean_name
+
+run_blobs = sa.Table(
+    "run_blobs", metadata,
+    sa.Column("sha256", sa.String(64), primary_key=True),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("data", sa.LargeBinary, nullable=False),
+)
+runs = sa.Table(
+    "runs", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("task", sa.String(16), nullable=False),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("file_name", sa.Text, nullable=False),
+    sa.Column("model", sa.String(200), nullable=False, server_default=""),
+    sa.Column("uploader", sa.String(100), nullable=False, server_default=""),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("sha256", sa.String(64), sa.ForeignKey("run_blobs.sha256"), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False, server_default="1"),
+    sa.UniqueConstraint("task", "name", name="one_run_per_name"),
+)
+sa.Index("runs_by_blob", runs.c.sha256)
+
+
+def create_tables(connection) -> None:
+    """Schema migration 1 -> 2: the run tables (called by the store's MIGRATIONS)."""
+    metadata.create_all(connection, tables=[run_blobs, runs])
+
+
+class RunConflict(Exception):
+    """The run was renamed or removed since it was read; the message says what happened."""
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class Run:
+    """A stored run without its bytes (read them with `RunStore.data`)."""
+
+    task: str
+    name: str
+    file_name: str
+    model: str
+    uploader: str
+    created_at: str
+    sha256: str
+    size: int
+    version: int
+
+
+class RunStore:
+    """Runs in the annotation database; every change is one transaction."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # ---- reading ---------------------------------------------------------------------------------
+    def _query(self):
+        return sa.select(runs, run_blobs.c.size).join(run_blobs, runs.c.sha256 == run_blobs.c.sha256)
+
+    @staticmethod
+    def _from_row(row) -> Run:
+        return Run(row.task, row.name, row.file_name, row.model, row.uploader, row.created_at, row.sha256, row.size, row.version)
+
+    def list(self, task: str | None = None) -> list[Run]:
+        """Runs of a task (or all), oldest first."""
+        query = self._query()
+        if task is not None:
+            query = query.where(runs.c.task == task)
+        with self.store.engine.connect() as connection:
+            return [self._from_row(row) for row in connection.execute(query.order_by(runs.c.task, runs.c.id))]
+
+    def get(self, task: str, name: str) -> Run | None:
+        with self.store.engine.connect() as connection:
+            row = connection.execute(self._query().where((runs.c.task == task) & (runs.c.name == name))).first()
+        return self._from_row(row) if row else None
+
+    def data(self, digest: str) -> bytes:
+        with self.store.engine.connect() as connection:
+            data = connection.execute(sa.select(run_blobs.c.data).where(run_blobs.c.sha256 == digest)).scalar()
+        if data is None:
+            raise RunConflict("this run's file was removed meanwhile")
+        return bytes(data)
+
+    # ---- writing ---------------------------------------------------------------------------------
+    def _retrying(self, work):
+        """Run one write transaction, again when two writers met on a new key or SQLite stayed busy."""
+        for attempt in range(6):
+            try:
+                with self.store.writer.begin() as connection:
+                    return work(connection)
+            except (IntegrityError, OperationalError):
+                if attempt == 5:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def add(self, task: str, file_name: str, data: bytes, model: str = "", uploader: str = "", name: str | None = None) -> Run:
+        """Store a prediction file as a run of a task and return it.
+
+        The same bytes already stored for this task give back that run (nothing new is written). A new
+        run is named after the file's stem (or `name`), with a suffix when that name is taken.
+        """
+        check_size(file_name, len(data))
+        digest = sha256(data)
+        wanted = clean_name(name or Path(file_name).stem) or "run"
+        model = clean_name(model)
+
+        def work(connection) -> Run:
+            existing = connection.execute(self._query().where((runs.c.task == task) & (runs.c.sha256 == digest)).with_for_update()).first()
+            if existing is not None:
+                return self._from_row(existing)
+            if connection.execute(sa.select(run_blobs.c.sha256).where(run_blobs.c.sha256 == digest)).first() is None:
+                connection.execute(run_blobs.insert().values(sha256=digest, size=len(data), data=data))
+            taken = set(connection.execute(sa.select(runs.c.name).where(runs.c.task == task)).scalars())
+            chosen, k = wanted, 2
+            while chosen in taken:
+                chosen, k = f"{wanted}-{k}", k + 1
+            created = now()
+            connection.execute(runs.insert().values(task=task, name=chosen, file_name=file_name[:1000], model=model,
+                                                    uploader=uploader[:100], created_at=created, sha256=digest, version=1))
+            return Run(task, chosen, file_name[:1000], model, uploader[:100], created, digest, len(data), 1)
+
+        return self._retrying(work)
+
+    def rename(self, task: str, name: str, new_name: str, expected_version: int) -> Run:
+        """Give a run a new name; its annotations follow it. Refused when the run changed since it was read."""
+        new_name = clean_name(new_name)
+        if not new_name:
+            raise InputError("a run needs a name")
+
+        def work(connection) -> Run:
+            row = self._locked(connection, task, name, expected_version)
+            if new_name == name:
+                return self._from_row(row)
+            if connection.execute(sa.select(runs.c.id).where((runs.c.task == task) & (runs.c.name == new_name))).first():
+                raise InputError(f"there is already a {task.upper()} run named {new_name}")
+            clash = connection.execute(sa.select(sa.func.count()).select_from(annotations).where(
+                (annotations.c.task == task) & (annotations.c.run == new_name))).scalar()
+            if clash:
+                raise InputError(f"{clash} annotation(s) kept from an earlier run named {new_name} would mix with this run's: choose another name")
+            connection.execute(runs.update().where(runs.c.id == row.id).values(name=new_name, version=row.version + 1))
+            connection.execute(annotations.update().where((annotations.c.task == task) & (annotations.c.run == name)).values(run=new_name))
+            return Run(task, new_name, row.file_name, row.model, row.uploader, row.created_at, row.sha256, row.size, row.version + 1)
+
+        return self._retrying(work)
+
+    def remove(self, task: str, name: str, expected_version: int, delete_annotations: bool = False) -> int:
+        """Remove a run (its bytes too when no other run shares them); its annotations are kept unless asked.
+
+        Returns the number of annotations deleted.
+        """
+        def work(connection) -> int:
+            row = self._locked(connection, task, name, expected_version)
+            connection.execute(runs.delete().where(runs.c.id == row.id))
+            if not connection.execute(sa.select(runs.c.id).where(runs.c.sha256 == row.sha256)).first():
+                connection.execute(run_blobs.delete().where(run_blobs.c.sha256 == row.sha256))
+            if not delete_annotations:
+                return 0
+            return connection.execute(annotations.delete().where((annotations.c.task == task) & (annotations.c.run == name))).rowcount
+
+        return self._retrying(work)
+
+    def _locked(self, connection, task: str, name: str, expected_version: int):
+        row = connection.execute(self._query().where((runs.c.task == task) & (runs.c.name == name)).with_for_update(of=runs)).first()
+        if row is None:
+            raise RunConflict(f"the {task.upper()} run {name} was removed or renamed meanwhile")
+        if row.version != expected_version:
+            raise RunConflict(f"the {task.upper()} run {name} was changed meanwhile (version {row.version}, you had {expected_version}); reload to see it")
+        return row

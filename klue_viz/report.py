@@ -1,0 +1,201 @@
+"""A report to send: one self-contained HTML file of a task's runs that opens offline.
+
+Pure: runs and annotations in, an HTML string out (no Streamlit, no network, no script). It holds
+the official metrics with 95% bootstrap intervals, the confusion matrix and the most frequent
+confusions as static tables, every slice table, the paired comparison when two runs are given, and
+the N most instructive errors drawn exactly as the app draws them (`task.render` with
+`markup.STYLE`), each with the tags, notes and gold remarks stored for it. Every string that came
+from a file or the database goes through `markup.esc`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+import pandas as pd
+
+from klue_viz.annotations.store import Annotation
+from klue_viz.bootstrap import compare_runs, confidence_intervals
+from klue_viz.charts import confusion_counts, top_confusions
+from klue_viz.evaluate import RunResult
+from klue_viz.markup import STYLE, esc, esc_attr
+from klue_viz.slicing import slice_table
+from klue_viz.tasks.base import Task
+
+GOLD_RUN = "gold"
+DEFAULT_ERRORS = 50
+
+REPORT_STYLE = """
+<style>
+body{font-family:'Noto Sans CJK KR','Noto Sans KR','Malgun Gothic',sans-serif;margin:2rem auto;max-width:1200px;color:#24292f;padding:0 1rem}
+table.kv-table{border-collapse:collapse;margin:.5rem 0 1.2rem;font-size:.85rem}
+table.kv-table th,table.kv-table td{border:1px solid #d0d7de;padding:.2rem .5rem;text-align:left;vertical-align:top}
+table.kv-table td.num{text-align:right;font-variant-numeric:tabular-nums}
+.kv-remarks{margin:-.6rem 0 1.2rem 1rem;font-size:.85rem;color:#57606a}
+.kv-error{border-top:1px solid #eaeef2;padding-top:.4rem}
+h2{border-bottom:1px solid #d0d7de;padding-bottom:.2rem;margin-top:2rem}
+</style>
+"""
+
+
+def number(value) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and value != value) else f"{value:.2f}"
+
+
+def table(frame: pd.DataFrame, numeric: Iterable[str] = ()) -> str:
+    """A DataFrame as an escaped HTML table (numbers to two decimals)."""
+    numeric = set(numeric)
+    head = "".join(f"<th>{esc(str(c))}</th>" for c in frame.columns)
+    rows = []
+    for record in frame.itertuples(index=False):
+        cells = []
+        for column, value in zip(frame.columns, record):
+            if column in numeric or isinstance(value, float):
+                cells.append(f"<td class='num'>{number(value)}</td>")
+            else:
+                cells.append(f"<td>{esc(str(value))}</td>")
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return f"<table class='kv-table'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def metrics_section(task: Task, result: RunResult, intervals: dict) -> str:
+    rows = []
+    for metric in task.metrics:
+        value = result.scores.values.get(metric.key)
+        span = intervals.get(metric.key)
+        reason = result.scores.reasons.get(metric.key, "")
+        rows.append(f"<tr><td>{esc(metric.label)}</td><td class='num' data-metric='{esc_attr(metric.key)}'>{number(value)}</td>"
+                    f"<td class='num'>{'[' + number(span[0]) + ', ' + number(span[1]) + ']' if span else 'n/a'}</td><td>{esc(reason)}</td></tr>")
+    c = result.coverage
+    coverage = (f"{c.n_scored:,} of {c.n_gold:,} gold {task.unit}s scored · {c.n_missing:,} missing · {c.n_extra:,} extra · "
+                f"{c.n_invalid:,} unreadable")
+    notes = "".join(f"<li>{esc(note)}</li>" for note in result.notes)
+    return (f"<section class='kv-run' data-run='{esc_attr(result.run)}'><h3>{esc(result.run)} <small>({esc(result.file)})</small></h3>"
+            f"<table class='kv-table'><thead><tr><th>metric</th><th>value</th><th>95% interval</th><th></th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table><p>{esc(coverage)}</p>{'<ul>' + notes + '</ul>' if notes else ''}</section>")
+
+
+def confusion_section(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> str:
+    if pairs is None or pairs.empty:
+        return ""
+    counts = confusion_counts(pairs, max_labels=15)
+    head = "".join(f"<th>{esc(str(c))}</th>" for c in counts.columns)
+    rows = []
+    for gold, row in counts.iterrows():
+        total = max(int(row.sum()), 1)
+        cells = "".join(f"<td class='num' style='background:rgba(33,102,172,{0.85 * int(v) / total:.2f})'>{int(v)}</td>" for v in row)
+        rows.append(f"<tr><th>{esc(str(gold))}</th>{cells}</tr>")
+    matrix = (f"<p>Rows: gold {esc(task.confusion_label)}; columns: predicted; shading: share of the row. "
+              f"Labels beyond the 15 most frequent are pooled as (other).</p>"
+              f"<table class='kv-table kv-confusion'><thead><tr><th>gold \\ predicted</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    top = top_confusions(pairs)
+    return (f"<h3>Confusion matrix: {esc(result.run)}</h3>{matrix}"
+            f"<h3>Most frequent confusions: {esc(result.run)}</h3>{table(top) if not top.empty else '<p>None.</p>'}")
+
+
+def slices_section(task: Task, result: RunResult) -> str:
+    parts = []
+    for spec in task.slices:
+        frame = slice_table(task, result.frames, spec)
+        parts.append(f"<h4>{esc(spec.label)}</h4>{table(frame)}")
+    return f"<h3>Metrics per slice: {esc(result.run)}</h3>{''.join(parts)}"
+
+
+def comparison_section(task: Task, first: RunResult, second: RunResult, samples: int, seed: int) -> str:
+    rows = compare_runs(task, first.frames, second.frames, samples=samples, seed=seed)
+    frame = pd.DataFrame([{"metric": c.metric, f"{first.run} − {second.run}": c.difference, "95% low": c.low, "95% high": c.high,
+                           f"resamples where {first.run} is higher (%)": 100 * c.first_better} for c in rows])
+    return (f"<h2>Paired comparison</h2><p>Paired bootstrap over the {task.unit}s both runs predicted ({samples} resamples): "
+            f"an interval that excludes 0 means the difference is unlikely to be chance.</p>{table(frame)}")
+
+
+def remarks_by_example(task: Task, run: str, remarks: Iterable[Annotation]) -> dict[str, list[Annotation]]:
+    """The stored remarks on this run and on the gold, by example guid (as the app groups them)."""
+    grouped: dict[str, list[Annotation]] = {}
+    for item in remarks:
+        if item.task == task.name and item.run in (run, GOLD_RUN):
+            grouped.setdefault(task.example_guid(item.guid, item.turn), []).append(item)
+    return grouped
+
+
+def instructive_errors(task: Task, result: RunResult, pairs: pd.DataFrame | None, annotated: set[str], n: int) -> list[str]:
+    """Up to n wrong examples: first those someone annotated, then one from each of the most frequent
+    confusions in turn (so each common mistake is shown), then the rest in file order."""
+    ex = result.frames.examples
+    wrong = [str(g) for g in ex.loc[~ex["correct"].astype(bool), "guid"]]
+    wrong_set = set(wrong)
+    chosen: list[str] = [g for g in wrong if g in annotated]
+    if pairs is not None and not pairs.empty:
+        errors = pairs[pairs["gold"].astype(str) != pairs["pred"].astype(str)]
+        queues = [list(dict.fromkeys(group["guid"].astype(str))) for _, group in
+                  sorted(errors.groupby(["gold", "pred"], observed=True), key=lambda item: -len(item[1]))]
+        while len(chosen) < n and any(queues):
+            for queue in queues:
+                while queue and (queue[0] in chosen or queue[0] not in wrong_set):
+                    queue.pop(0)
+                if queue:
+                    chosen.append(queue.pop(0))
+                if len(chosen) >= n:
+                    break
+    seen = set(chosen)
+    chosen += [g for g in wrong if g not in seen]
+    return list(dict.fromkeys(chosen))[:n]
+
+
+def remark_html(item: Annotation) -> str:
+    parts = [f"<b>{esc(item.annotator or '(anonymous)')}</b>"]
+    if item.run == GOLD_RUN:
+        parts.append("on the gold")
+    if item.turn is not None:
+        parts.append(f"turn {item.turn}")
+    if item.tags:
+        parts.append("tags: " + ", ".join(esc(t) for t in item.tags))
+    if item.gold_wrong:
+        parts.append("gold marked wrong" + (f", should be {esc(item.corrected_label)}" if item.corrected_label else ""))
+    if item.note:
+        parts.append(f"note: {esc(item.note)}")
+    parts.append(f"<small>{esc(item.updated_at[:19])}</small>")
+    return f"<li>{' · '.join(parts)}</li>"
+
+
+def errors_section(task: Task, result: RunResult, pairs: pd.DataFrame | None, remarks: list[Annotation], n: int) -> str:
+    grouped = remarks_by_example(task, result.run, remarks)
+    guids = instructive_errors(task, result, pairs, set(grouped), n)
+    total = int((~result.frames.examples["correct"].astype(bool)).sum())
+    parts = [f"<h3>The {len(guids)} most instructive errors of {esc(result.run)} (of {total:,})</h3>"
+             "<p>Annotated errors first, then one from each of the most frequent confusions in turn, then the rest in file order.</p>"]
+    for guid in guids:
+        drawn = task.render(result.frames, guid)
+        notes = "".join(remark_html(item) for item in grouped.get(guid, []))
+        parts.append(f"<div class='kv-error' data-guid='{esc_attr(guid)}'>{drawn}{'<ul class=kv-remarks>' + notes + '</ul>' if notes else ''}</div>")
+    return "".join(parts)
+
+
+def build_report(task: Task, results: list[RunResult], gold_source: str = "", remarks: Iterable[Annotation] = (),
+                 errors: int = DEFAULT_ERRORS, samples: int = 1000, seed: int = 0) -> str:
+    """The whole report as one HTML document (one or two runs of one task)."""
+    if not results:
+        raise ValueError("a report needs at least one run")
+    remarks = list(remarks)
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    body = [f"<h1>{esc(task.title)}</h1>",
+            f"<p>klue-viz report · {stamp} · gold: {esc(gold_source or 'not stated')} · 95% intervals from {samples} bootstrap resamples "
+            f"of the {task.unit}s (seed {seed})</p>",
+            "<h2>Official metrics</h2>"]
+    for result in results:
+        body.append(metrics_section(task, result, confidence_intervals(task, result.frames, samples=samples, seed=seed)))
+    if len(results) >= 2:
+        body.append(comparison_section(task, results[0], results[1], samples, seed))
+    pairs_of = {result.run: task.confusion(result.frames) for result in results}
+    body.append("<h2>Confusions</h2>")
+    for result in results:
+        body.append(confusion_section(task, result, pairs_of[result.run]) or f"<p>{esc(result.run)}: no confusion matrix for this task.</p>")
+    body.append("<h2>Slices</h2>")
+    body += [slices_section(task, result) for result in results]
+    body.append("<h2>Errors</h2>")
+    body += [errors_section(task, result, pairs_of[result.run], remarks, errors) for result in results]
+    title = f"{task.name.upper()} report: " + " vs ".join(r.run for r in results)
+    return ("<!DOCTYPE html><html lang='ko'><head><meta charset='utf-8'>"
+            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
+            f"<title>{esc(title)}</title>{STYLE}{REPORT_STYLE}</head><body>{''.join(body)}</body></html>")

@@ -1,0 +1,89 @@
+"""`klue-viz report`: one self-contained HTML file with the right numbers, escaped, with the stored annotations."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+
+from sklearn.metrics import accuracy_score
+
+from klue_viz.annotations.store import Annotation, Store
+from klue_viz.cli import main
+from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
+from klue_viz.markup import STYLE
+from klue_viz.report import build_report
+from klue_viz.tasks import TASKS
+
+HOSTILE = '<img src=x onerror="alert(1)">'
+
+
+def nli_accuracy(path) -> float:
+    gold_file = next((DEMO_BENCHMARK / "klue-nli-v1.1").glob("*_dev.json"))
+    gold = {r["guid"]: r["gold_label"] for r in json.loads(gold_file.read_text(encoding="utf-8"))}
+    preds = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    names = [p["label"] if isinstance(p["label"], str) else TASKS["nli"].labels[p["label"]] for p in preds]
+    return 100 * accuracy_score([gold[p["guid"]] for p in preds], names)
+
+
+def shown_metrics(html: str) -> list[str]:
+    return re.findall(r"data-metric='accuracy'>([^<]+)<", html)
+
+
+def test_cli_report_of_two_runs_has_the_official_numbers_the_comparison_and_opens_offline(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "db.sqlite3"))
+    first, second = demo_runs("nli")
+    out = tmp_path / "report.html"
+    assert main(["report", "--task", "nli", "--gold", str(DEMO_BENCHMARK), "--pred", str(first), "--pred", str(second),
+                 "--out", str(out), "--bootstrap", "200", "--errors", "3"]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert shown_metrics(html) == [f"{nli_accuracy(first):.2f}", f"{nli_accuracy(second):.2f}"]
+    gold = load_gold(TASKS["nli"], DEMO_BENCHMARK)
+    wrong = [int((~evaluate_file(TASKS["nli"], gold, p).frames.examples["correct"]).sum()) for p in (first, second)]
+    assert "Paired comparison" in html and html.count("class='kv-error'") == sum(min(3, n) for n in wrong) > 3
+    assert "<script" not in html and not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html), "nothing is fetched"
+    assert STYLE.strip() in html and "default-src 'none'" in html
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_errors_are_drawn_as_the_app_draws_them_annotated_first_and_every_string_escaped():
+    task = TASKS["ner"]
+    gold = load_gold(task, DEMO_BENCHMARK)
+    path = next(demo_runs("ner"))
+    result = evaluate_bytes(task, gold, path.read_bytes(), f"{HOSTILE}.jsonl", run=HOSTILE)
+    ex = result.frames.examples
+    wrong = ex.loc[~ex["correct"], "guid"].tolist()
+    last = wrong[-1]
+    remarks = [Annotation("ner", last, HOSTILE, f"{HOSTILE}지민", tags=[HOSTILE], note=f"경계 {HOSTILE} **bold**"),
+               Annotation("ner", last, "gold", "서연", gold_wrong=True, corrected_label=f"{HOSTILE}:LC"),
+               Annotation("ner", wrong[0], "another run", "x", note="not this run's")]
+    html = build_report(task, [result], "demo", remarks, errors=2, samples=50)
+    blocks = [unescape(b) for b in re.findall(r"<div class='kv-error' data-guid='([^']+)'>", html)]
+    assert blocks[0] == last and len(blocks) == 2  # the annotated error leads
+    assert task.render(result.frames, last) in html
+    assert HOSTILE not in html and "<img" not in html and HOSTILE in unescape(html)
+    assert "gold marked wrong" in html and "not this run" not in html
+
+
+def test_report_metrics_match_the_store_free_evaluation_for_every_task():
+    for name, task in TASKS.items():
+        gold = load_gold(task, DEMO_BENCHMARK)
+        result = evaluate_file(task, gold, next(demo_runs(name)))
+        html = build_report(task, [result], "demo", errors=1, samples=20)
+        for metric in task.metrics:
+            value = result.scores.values.get(metric.key)
+            shown = unescape(re.search(rf"data-metric='{metric.key}'>([^<]+)<", html).group(1))
+            assert shown == ("n/a" if value is None else f"{value:.2f}"), (name, metric.key)
+
+
+def test_a_report_considers_the_annotations_of_the_default_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "db.sqlite3"))
+    path = next(demo_runs("ynat"))
+    result = evaluate_file(TASKS["ynat"], load_gold(TASKS["ynat"], DEMO_BENCHMARK), path)
+    wrong = result.frames.examples.loc[~result.frames.examples["correct"], "guid"].tolist()
+    Store().save(Annotation("ynat", wrong[-1], path.stem, "지민", tags=["ambiguous"], note="제목만으로는 모호함"))
+    out = tmp_path / "ynat.html"
+    assert main(["report", "--task", "ynat", "--gold", str(DEMO_BENCHMARK), "--pred", str(path), "--out", str(out), "--bootstrap", "20", "--errors", "1"]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "제목만으로는 모호함" in html and unescape(re.findall(r"data-guid='([^']+)'>", html)[-1]) == wrong[-1]
