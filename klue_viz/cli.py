@@ -70,13 +70,24 @@ def evaluate_command(args: argparse.Namespace) -> int:
         results.append(result)
         print(report(result))
     if args.out:
-        payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [r.to_dict() for r in results]}
+        payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [run_record(r) for r in results]}
         if failures:
             payload["failed"] = failures
         if len(args.pred) == 1 and results:
             payload["metrics"] = results[0].scores.values
         Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
     return 0 if results else 1
+
+
+def run_record(result: RunResult) -> dict:
+    """A run as written by --out: metrics and coverage, plus calibration when the run gave probabilities."""
+    from klue_viz.discovery.calibration import run_calibration
+
+    record = result.to_dict()
+    found = run_calibration(result.task, result.frames.examples)
+    if found is not None:
+        record["calibration"] = found.to_dict()
+    return record
 
 
 def annotations_command(args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ class Ynat(LabelTask):
         Slice("agreement", "Annotator agreement"),
         Slice("title_length", "Title length"),
         Slice("month", "Month"),
+        Slice("confidence_bin", "Confidence (p of the predicted class)"),
     )
     unit = "headline"
     text_columns = ("title",)

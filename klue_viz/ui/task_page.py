@@ -17,6 +17,7 @@ from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
+from klue_viz.ui.discovery import discovery_panel
 from klue_viz.ui.common import guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.state import add_run, evaluate_runs, gold_for
 
@@ -58,6 +59,7 @@ def _body(task: Task) -> None:
     pairs = task.confusion(result.frames)
     _confusion(task, result, pairs)
     _slices(task, result)
+    discovery_panel(task, result, results)
     st.subheader("Error tags")
     tag_views(task, result, results)
     _examples(task, result, pairs, results)
