@@ -126,6 +126,61 @@ def annotations_command(args: argparse.Namespace) -> int:
         return 2
 
 
+def add_discovery_commands(commands) -> None:
+    """`klue-viz slices` and `klue-viz suspects`: the discovery views, headless."""
+    for name, help_text, top in (("slices", "the slices where a run fails most (or where one run is worse than another)", 10),):
+        command = commands.add_parser(name, help=help_text)
+        command.add_argument("--task", choices=list(TASKS), required=True)
+        command.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
+        command.add_argument("--pred", required=True, action="append", help="prediction file (repeat for several runs)")
+        command.add_argument("--top", type=int, default=top, help=f"how many to list (default {top})")
+        command.add_argument("--out", help="write the list as JSON")
+        command.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+        if name == "slices":
+            command.add_argument("--bootstrap", type=int, default=200, metavar="N",
+                                 help="resamples for each slice's 95%% interval (default 200; 0 leaves intervals out)")
+
+
+def _load_runs(args: argparse.Namespace):
+    task = get_task(args.task)
+    gold = load_gold(task, args.gold)
+    results = [evaluate_file(task, gold, path, strict=args.strict) for path in args.pred]
+    return task, gold, results
+
+
+def _terminal(value) -> str:
+    """File text made safe for a terminal: control characters (escape sequences) become '?'."""
+    return "".join(c if c.isprintable() else "?" for c in str(value))
+
+
+def slices_command(args: argparse.Namespace) -> int:
+    from klue_viz.discovery.slices import paired_slices, weak_slices
+
+    try:
+        task, _, results = _load_runs(args)
+        if len(results) > 2:
+            raise InputError("slices compares at most two runs: give --pred once (weak slices) or twice (where one run is worse)")
+        first = results[0]
+        extra = None
+        if len(results) == 1:
+            found = weak_slices(task, first.frames, extra=extra, top=args.top, ci_samples=args.bootstrap)
+        else:
+            found = paired_slices(task, first, results[1], extra=extra, top=args.top, ci_samples=args.bootstrap)
+    except (InputError, KeyError) as err:
+        print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
+        return 2
+    for k, item in enumerate(found, 1):
+        conditions = " & ".join(f"{key}={value}" for key, value in item["conditions"].items())
+        who = f"  {item['worse']} worse by {item['difference']:.1f} points" if "worse" in item else ""
+        print(_terminal(f"{k:>3}. {conditions}  size {item['size']} {item['unit']}, {item['errors']} errors ({item['error_rate']:.1f}%){who}"))
+    if not found:
+        print("no slice is worse than the whole run by enough to list")
+    if args.out:
+        payload = {"task": task.name, "runs": [r.run for r in results], "slices": found}
+        Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="klue-viz", description="Evaluation and error analysis for the KLUE benchmark")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -147,8 +202,10 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("file")
     load.add_argument("--overwrite-conflicts", action="store_true", help="also write records older than the stored ones")
     actions.add_parser("new-db", help="set an unreadable SQLite database aside and start a new one")
+    add_discovery_commands(commands)
     args = parser.parse_args(argv)
-    return evaluate_command(args) if args.command == "evaluate" else annotations_command(args)
+    handlers = {"evaluate": evaluate_command, "annotations": annotations_command, "slices": slices_command}
+    return handlers[args.command](args)
 
 
 if __name__ == "__main__":

@@ -2,12 +2,38 @@
 
 from __future__ import annotations
 
-from tests.test_app import open_page, plain
+from tests.test_app import open_page, plain, shown_count
 from klue_viz.ui.home import PAGE_FILES
 
 
 def test_calibration_view_shows_ece_for_a_run_with_probabilities():
     at = open_page(PAGE_FILES["ynat"])
     assert not at.exception
+    at.segmented_control(key="discovery_view").set_value("Calibration").run()
     assert any("ECE" in m.value and "MCE" in m.value for m in at.markdown)
     assert any(list(df.value.columns)[:3] == ["from", "to", "n"] for df in at.dataframe)
+
+
+def test_weak_slices_view_lists_slices_for_one_run_and_for_two():
+    at = open_page(PAGE_FILES["nli"])
+    at.segmented_control(key="discovery_view").set_value("Weak slices").run()
+    assert not at.exception
+    tables = [df.value for df in at.dataframe if "slice" in df.value.columns]
+    assert tables and len(tables[0]) >= 1
+    other = next(name for name in ("llm-few-shot", "roberta-base") if name not in at.selectbox(key="discovery_against").options[0])
+    at.selectbox(key="discovery_against").set_value(other).run()
+    assert not at.exception
+    assert any("worse run" in df.value.columns for df in at.dataframe)
+
+
+def test_a_chosen_slice_gives_its_interval_and_becomes_the_filter():
+    at = open_page(PAGE_FILES["nli"])
+    at.segmented_control(key="discovery_view").set_value("Weak slices").run()
+    at.session_state["weak_slice_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception and any("95% interval" in plain(c.value) for c in at.caption)
+    before = shown_count(at)
+    at.button(key="apply_weak_slice").click().run()
+    after = shown_count(at)
+    assert not at.exception and after[0] < before[0] and after[1] == before[1]
+    assert len(at.session_state["f_guids"]) == after[0]

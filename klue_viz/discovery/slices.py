@@ -251,7 +251,7 @@ def paired_units(task: Task, first: Frames, second: Frames, tags=None, extra=Non
         b = Units("examples", second.examples.reset_index(drop=True), _example_features(task, second.examples), a.labels)
     keep_a = a.frame["side"].eq("gold").to_numpy() if level == "entities" else np.ones(len(a.frame), dtype=bool)
     keep_b = b.frame["side"].eq("gold").to_numpy() if level == "entities" else np.ones(len(b.frame), dtype=bool)
-    left = a.frame[keep_a][keys + ["correct"]].reset_index().rename(columns={"index": "row_a", "correct": "ok_a"})
+    left = a.frame[keep_a][keys + ["correct"]].rename(columns={"correct": "ok_a"}).assign(row_a=np.flatnonzero(keep_a))
     right = b.frame[keep_b][keys + ["correct"]].rename(columns={"correct": "ok_b"})
     joined = left.merge(right, on=keys, how="inner")
     rows = joined["row_a"].to_numpy()

@@ -1,0 +1,67 @@
+"""CPU time of the discovery views on the real NER and DP dev sets, against scoring the same run.
+
+    python bench/bench_discovery.py [--shared ../shared/klue] [--repeat 3]
+
+For each dev set: two plausible runs (the gold with seeded corruptions, as in bench_core.py) are
+scored once; then, in this process, the median CPU seconds of scoring a run (the reference), the
+weak-slice search of one run, the paired search of two runs, and the suspect queue of two runs.
+What the app computes when a panel opens is the search (cached per run); intervals are computed
+for one chosen slice only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import predictions  # noqa: E402
+
+from klue_viz.evaluate import evaluate_bytes, load_gold  # noqa: E402
+from klue_viz.tasks import get_task  # noqa: E402
+
+
+def cpu(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared" / "klue"))
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    from klue_viz.discovery.slices import paired_slices, weak_slices
+
+    try:
+        from klue_viz.discovery.suspects import suspects
+    except ImportError:
+        suspects = None
+    for name in ("ner", "dp"):
+        task = get_task(name)
+        gold = load_gold(task, args.shared)
+        data = ["\n".join(json.dumps(p, ensure_ascii=False) for p in predictions(name, gold, random.Random(seed))).encode() for seed in (0, 1)]
+        first, second = (evaluate_bytes(task, gold, d, f"run{k}.jsonl") for k, d in enumerate(data))
+        score = cpu(lambda: evaluate_bytes(task, gold, data[0], "run0.jsonl"), args.repeat)
+        found = cpu(lambda: weak_slices(task, first.frames), args.repeat)
+        paired = cpu(lambda: paired_slices(task, first, second), args.repeat)
+        line = (f"{name}: {len(first.frames.examples):,} sentences · score a run {score:.2f} CPU s · weak slices {found:.2f} s "
+                f"({found / score:.1f}x) · paired slices {paired:.2f} s ({paired / score:.1f}x)")
+        if suspects is not None:
+            queue = cpu(lambda: suspects(task, [first, second]), args.repeat)
+            line += f" · suspects {queue:.2f} s ({queue / score:.1f}x)"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
