@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import predictions  # noqa: E402
+from bench_core import predictions
 
-from klue_viz.evaluate import evaluate_bytes, load_gold  # noqa: E402
-from klue_viz.tasks import get_task  # noqa: E402
+from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.tasks import get_task
 
 
 def cpu(fn, repeat: int) -> float:
@@ -40,27 +40,31 @@ def main() -> int:
     parser.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared" / "klue"))
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    from klue_viz.discovery.slices import paired_slices, weak_slices
-
     try:
         from klue_viz.discovery.suspects import suspects
     except ImportError:
         suspects = None
     for name in ("ner", "dp"):
-        task = get_task(name)
-        gold = load_gold(task, args.shared)
-        data = ["\n".join(json.dumps(p, ensure_ascii=False) for p in predictions(name, gold, random.Random(seed))).encode() for seed in (0, 1)]
-        first, second = (evaluate_bytes(task, gold, d, f"run{k}.jsonl") for k, d in enumerate(data))
-        score = cpu(lambda: evaluate_bytes(task, gold, data[0], "run0.jsonl"), args.repeat)
-        found = cpu(lambda: weak_slices(task, first.frames), args.repeat)
-        paired = cpu(lambda: paired_slices(task, first, second), args.repeat)
-        line = (f"{name}: {len(first.frames.examples):,} sentences · score a run {score:.2f} CPU s · weak slices {found:.2f} s "
-                f"({found / score:.1f}x) · paired slices {paired:.2f} s ({paired / score:.1f}x)")
-        if suspects is not None:
-            queue = cpu(lambda: suspects(task, [first, second]), args.repeat)
-            line += f" · suspects {queue:.2f} s ({queue / score:.1f}x)"
-        print(line)
+        print(bench_task(name, args.shared, args.repeat, suspects))
     return 0
+
+
+def bench_task(name: str, shared: str, repeat: int, suspects) -> str:
+    from klue_viz.discovery.slices import paired_slices, weak_slices
+
+    task = get_task(name)
+    gold = load_gold(task, shared)
+    data = ["\n".join(json.dumps(p, ensure_ascii=False) for p in predictions(name, gold, random.Random(seed))).encode() for seed in (0, 1)]
+    first, second = (evaluate_bytes(task, gold, d, f"run{k}.jsonl") for k, d in enumerate(data))
+    score = cpu(lambda: evaluate_bytes(task, gold, data[0], "run0.jsonl"), repeat)
+    found = cpu(lambda: weak_slices(task, first.frames), repeat)
+    paired = cpu(lambda: paired_slices(task, first, second), repeat)
+    line = (f"{name}: {len(first.frames.examples):,} sentences · score a run {score:.2f} CPU s · weak slices {found:.2f} s "
+            f"({found / score:.1f}x) · paired slices {paired:.2f} s ({paired / score:.1f}x)")
+    if suspects is not None:
+        queue = cpu(lambda: suspects(task, [first, second]), repeat)
+        line += f" · suspects {queue:.2f} s ({queue / score:.1f}x)"
+    return line
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tests.test_app import open_page, plain, shown_count
 from klue_viz.ui.home import PAGE_FILES
+from tests.test_app import open_page, plain, shown_count
 
 
 def test_calibration_view_shows_ece_for_a_run_with_probabilities():

@@ -10,7 +10,7 @@ import pytest
 from sliceline import Slicefinder
 
 from klue_viz.cli import main
-from klue_viz.discovery.slices import search, paired_slices, weak_slices
+from klue_viz.discovery.slices import paired_slices, search, weak_slices
 from klue_viz.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
 from tests.conftest import jsonl
@@ -62,7 +62,7 @@ def test_planted_example_slice_comes_first_and_paired_names_the_worse_run(shared
     task = get_task("nli")
     gold = load_gold(task, shared)
     flip = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
-    bad = lambda row: row["source"] == "wikinews" and row["overlap"].startswith("low")  # noqa: E731
+    bad = lambda row: row["source"] == "wikinews" and row["overlap"].startswith("low")
     planted = evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "label": flip[r["gold"]] if bad(r) else r["gold"]} for r in gold.rows]), "planted.jsonl")
     perfect = evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "label": r["gold"]} for r in gold.rows]), "perfect.jsonl")
     found = weak_slices(task, planted.frames, top=3, ci_samples=20)

@@ -87,7 +87,7 @@ def coverage_curve(confidence: np.ndarray, correct: np.ndarray, steps: int = 20)
     cumulative = np.cumsum(sorted_ok)
     rows = []
     for share in np.linspace(1.0, 1.0 / steps, steps):
-        k = max(1, int(round(share * n)))
+        k = max(1, round(share * n))
         threshold = sorted_conf[k - 1]
         k = int(np.searchsorted(-sorted_conf, -threshold, side="right"))  # keep every tie of the threshold
         rows.append({"coverage": 100.0 * k / n, "accuracy": 100.0 * cumulative[k - 1] / k, "threshold": float(threshold), "kept": k})

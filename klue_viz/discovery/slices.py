@@ -16,9 +16,9 @@ The tests hold the two to the same top slices on data both can handle.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Iterable
 
 import numpy as np
 import pandas as pd
@@ -84,7 +84,7 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
 
 def _strings(values: pd.Series) -> np.ndarray:
     out = values.astype(object).to_numpy()
-    return np.array([None if v is None or (isinstance(v, float) and v != v) else str(v) for v in out], dtype=object)
+    return np.array([None if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else str(v) for v in out], dtype=object)
 
 
 @dataclass

@@ -10,10 +10,16 @@ import pandas as pd
 import streamlit as st
 
 from klue_viz.bootstrap import confidence_intervals
-from klue_viz.discovery.calibration import coverage_curve, coverage_figure, predicted_confidence, reliability_figure, run_calibration
+from klue_viz.discovery.calibration import (
+    coverage_curve,
+    coverage_figure,
+    predicted_confidence,
+    reliability_figure,
+    run_calibration,
+)
+from klue_viz.discovery.slices import paired_slices, slice_guids, weak_slices
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import esc, md
-from klue_viz.discovery.slices import paired_slices, slice_guids, weak_slices
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import run_tags, task_remarks
 
