@@ -128,7 +128,8 @@ def annotations_command(args: argparse.Namespace) -> int:
 
 def add_discovery_commands(commands) -> None:
     """`klue-viz slices` and `klue-viz suspects`: the discovery views, headless."""
-    for name, help_text, top in (("slices", "the slices where a run fails most (or where one run is worse than another)", 10),):
+    for name, help_text, top in (("slices", "the slices where a run fails most (or where one run is worse than another)", 10),
+                                 ("suspects", "gold records that look wrong, most suspicious first", 100)):
         command = commands.add_parser(name, help=help_text)
         command.add_argument("--task", choices=list(TASKS), required=True)
         command.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
@@ -181,6 +182,24 @@ def slices_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def suspects_command(args: argparse.Namespace) -> int:
+    from klue_viz.discovery.suspects import suspects
+
+    try:
+        task, gold, results = _load_runs(args)
+        found = suspects(task, results, top=args.top)
+    except (InputError, KeyError) as err:
+        print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
+        return 2
+    for k, item in enumerate(found, 1):
+        turn = f" turn {item['turn']}" if item["turn"] is not None else ""
+        print(_terminal(f"{k:>3}. {item['guid']}{turn} {item['unit']}: gold {item['gold']} -> {item['proposed']}  score {item['score']:.3f}"))
+    if args.out:
+        payload = {"task": task.name, "runs": [r.run for r in results], "suspects": found}
+        Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="klue-viz", description="Evaluation and error analysis for the KLUE benchmark")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -204,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     actions.add_parser("new-db", help="set an unreadable SQLite database aside and start a new one")
     add_discovery_commands(commands)
     args = parser.parse_args(argv)
-    handlers = {"evaluate": evaluate_command, "annotations": annotations_command, "slices": slices_command}
+    handlers = {"evaluate": evaluate_command, "annotations": annotations_command, "slices": slices_command, "suspects": suspects_command}
     return handlers[args.command](args)
 
 

@@ -37,3 +37,20 @@ def test_a_chosen_slice_gives_its_interval_and_becomes_the_filter():
     after = shown_count(at)
     assert not at.exception and after[0] < before[0] and after[1] == before[1]
     assert len(at.session_state["f_guids"]) == after[0]
+
+
+def test_suspect_queue_marks_gold_wrong_and_offers_the_patch():
+    at = open_page(PAGE_FILES["ynat"])
+    at.sidebar.text_input(key="annotator_widget").set_value("검토자").run()
+    at.segmented_control(key="discovery_view").set_value("Likely gold errors").run()
+    assert not at.exception
+    queue = next(df.value for df in at.dataframe if "proposed" in df.value.columns)
+    at.session_state["suspect_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    at.button(key="mark_suspect").click().run()
+    assert not at.exception
+    from klue_viz.annotations.store import Store
+
+    stored = [a for a in Store().find(task="ynat", run="gold") if a.annotator == "검토자"]
+    assert [(a.guid, a.corrected_label, a.gold_wrong) for a in stored] == [(queue["guid"][0], queue["proposed"][0], True)]
+    assert any(b.label.startswith("Download the 1 corrected") for b in at.get("download_button"))

@@ -6,6 +6,8 @@ and only the view the user picked is computed.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
@@ -17,21 +19,26 @@ from klue_viz.discovery.calibration import (
     reliability_figure,
     run_calibration,
 )
+from klue_viz.discovery.patch import corrections_from, make_patch
 from klue_viz.discovery.slices import paired_slices, slice_guids, weak_slices
+from klue_viz.discovery.suspects import mark_gold_wrong, queue_frame, suspects
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import esc, md
+from klue_viz.problems import InputError
 from klue_viz.tasks.base import Task
-from klue_viz.ui.annotate import run_tags, task_remarks
+from klue_viz.ui.annotate import annotator, run_tags, store, task_remarks
+from klue_viz.ui.state import gold_for
 
 CALIBRATION = "Calibration"
 SLICES = "Weak slices"
+SUSPECTS = "Likely gold errors"
 UI_RESAMPLES = 200
 
 
 def discovery_panel(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
     """What to look at first, for the inspected run (and the other runs of the page)."""
     st.subheader("Find the errors")
-    views = [SLICES]
+    views = [SLICES, SUSPECTS]
     if _calibration_of(result.key, task, result)[0] is not None:
         views.append(CALIBRATION)
     view = st.segmented_control("View", views, default=views[0], key="discovery_view", label_visibility="collapsed")
@@ -39,6 +46,8 @@ def discovery_panel(task: Task, result: RunResult, results: dict[str, RunResult]
         _calibration(task, result, results)
     elif view == SLICES:
         _weak_slices(task, result, results)
+    elif view == SUSPECTS:
+        _suspects(task, results)
 
 
 def _tags(task: Task, run: str) -> tuple[str, dict[str, set[str]]]:
@@ -139,3 +148,73 @@ def _calibration(task: Task, result: RunResult, results: dict[str, RunResult]) -
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("accuracy", "confidence")})
     st.caption(md("Confidence is also a slice (Metrics per slice, filters) and a sort key of the example list."))
+
+
+@st.cache_resource(max_entries=32, show_spinner="Looking for gold that several runs disagree with…")
+def _queue(result_keys: tuple[str, ...], _task: Task, _results: list[RunResult]) -> list[dict]:
+    return suspects(_task, _results, top=None)
+
+
+def _official_text(task: Task) -> tuple[str, str] | None:
+    """The text and name of the gold file in use, for the patch (None for gold from the Hugging Face hub)."""
+    choice = gold_for(task)
+    upload = st.session_state.get("gold_uploads", {}).get(task.name)
+    if upload and not choice.is_demo and upload[0] in choice.gold.source:
+        return upload[1].decode("utf-8-sig"), upload[0]
+    path = Path(choice.gold.source)
+    return (path.read_text(encoding="utf-8-sig"), path.name) if path.is_file() else None
+
+
+def _suspects(task: Task, results: dict[str, RunResult]) -> None:
+    runs = list(results.values())
+    found = _queue(tuple(r.key for r in runs), task, runs)
+    st.caption(md(f"Units whose gold every run ({len(runs)}) disagrees with in the same way; more runs and more confident runs rank "
+                  "higher, and cleanlab's label quality adds in where runs give probabilities. Load more runs for a sharper queue."))
+    if not found:
+        st.caption("No unit where the runs agree against the gold.")
+        return
+    table = queue_frame(found)
+    event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="suspect_table",
+                         column_config={"score": st.column_config.NumberColumn(format="%.3f")})
+    chosen = event.selection.rows if event is not None else []
+    if chosen:
+        suspect = found[chosen[0]]
+        guid = task.example_guid(suspect["guid"], suspect["turn"])
+        first = runs[0]
+        if guid in set(first.frames.examples["guid"]):
+            st.markdown(task.render(first.frames, guid), unsafe_allow_html=True)
+        st.markdown("**Evidence**")
+        st.json(suspect["evidence"], expanded=False)
+        st.button(f"Gold looks wrong: propose {md(suspect['proposed'])}", key="mark_suspect", on_click=_mark, args=(task, suspect),
+                  disabled=not annotator(), help=None if annotator() else "Set your name in the sidebar to annotate.")
+    _patch(task)
+
+
+def _mark(task: Task, suspect: dict) -> None:
+    db = store()
+    if db is None:
+        return
+    mark_gold_wrong(db, task, suspect, annotator())
+    st.toast(md(f"Marked {suspect['guid']}: gold looks wrong, proposed {suspect['proposed']}"))
+
+
+def _patch(task: Task) -> None:
+    """The marked corrections as a patch in the official format (corrected records only)."""
+    corrections = corrections_from([a for a in task_remarks(task) if a.run == "gold"], task)
+    if not corrections:
+        return
+    source = _official_text(task)
+    if source is None:
+        st.caption("A patch needs the official gold file; gold from the Hugging Face hub has none.")
+        return
+    text, name = source
+    try:
+        patch = make_patch(task, text, name, corrections)
+    except InputError as err:
+        st.error(md(err))
+        return
+    stem, _, ext = name.rpartition(".")
+    st.download_button(f"Download the {patch.records} corrected record(s) as a patch ({md(name)} format)", patch.text.encode("utf-8"),
+                       file_name=f"{stem}.corrections.{ext}", key="download_patch", on_click="ignore")
+    if patch.problems:
+        st.caption(f"{len(patch.problems)} correction(s) could not be read and are left out of the patch.")
