@@ -138,6 +138,7 @@ def add_discovery_commands(commands) -> None:
         command.add_argument("--out", help="write the list as JSON")
         command.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
         if name == "slices":
+            command.add_argument("--train", help="the task's training file in the official format: adds 'seen in training' (NER, RE, MRC, WoS)")
             command.add_argument("--bootstrap", type=int, default=200, metavar="N",
                                  help="resamples for each slice's 95%% interval (default 200; 0 leaves intervals out)")
 
@@ -155,6 +156,7 @@ def _terminal(value) -> str:
 
 
 def slices_command(args: argparse.Namespace) -> int:
+    from klue_viz.discovery.features import training_features
     from klue_viz.discovery.slices import paired_slices, weak_slices
 
     try:
@@ -162,7 +164,7 @@ def slices_command(args: argparse.Namespace) -> int:
         if len(results) > 2:
             raise InputError("slices compares at most two runs: give --pred once (weak slices) or twice (where one run is worse)")
         first = results[0]
-        extra = None
+        extra = training_features(task, first.frames, load_gold(task, args.train)) if args.train else None
         if len(results) == 1:
             found = weak_slices(task, first.frames, extra=extra, top=args.top, ci_samples=args.bootstrap)
         else:

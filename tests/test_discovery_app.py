@@ -54,3 +54,13 @@ def test_suspect_queue_marks_gold_wrong_and_offers_the_patch():
     stored = [a for a in Store().find(task="ynat", run="gold") if a.annotator == "검토자"]
     assert [(a.guid, a.corrected_label, a.gold_wrong) for a in stored] == [(queue["guid"][0], queue["proposed"][0], True)]
     assert any(b.label.startswith("Download the 1 corrected") for b in at.get("download_button"))
+
+
+def test_training_upload_adds_the_seen_in_training_slice(shared):
+    text = (shared / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv").read_text(encoding="utf-8")
+    at = open_page(PAGE_FILES["ner"])
+    at.segmented_control(key="discovery_view").set_value("Weak slices").run()
+    at.file_uploader(key="train_upload").set_value([("klue-ner-v1.1_train.tsv", "\n\n".join(text.split("\n\n")[:400]).encode(), "text/plain")]).run()
+    assert not at.exception
+    assert any("Entity seen in training" in m.value for m in at.markdown)
+    assert any(set(df.value.get("value", [])) & {"not in training", "seen once"} for df in at.dataframe)

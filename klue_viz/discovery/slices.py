@@ -73,7 +73,7 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
         columns[name], labels[name] = _strings(values), spec.label
     if extra is not None:
         for name in extra.columns:
-            columns[name], labels[name] = _strings(extra[name].reset_index(drop=True)), name
+            columns[name], labels[name] = _strings(extra[name].reset_index(drop=True)), name.replace("_", " ")
     for tag in sorted({t for ts in (tags or {}).values() for t in ts}):
         has = {g for g, ts in tags.items() if tag in ts}
         name = TAG_PREFIX + tag
@@ -244,7 +244,7 @@ def paired_units(task: Task, first: Frames, second: Frames, tags=None, extra=Non
     level = unit_level(task)
     keys = list(PAIR_KEYS.get(level, ("guid",)))
     a = units(task, first, tags, extra)
-    b = units(task, second, tags, extra)
+    b = units(task, second, tags)  # only its rows and correctness are used; features come from the first run
     if level not in PAIR_KEYS:  # slots differ between runs: compare on the examples instead
         keys = ["guid"]
         a = Units("examples", first.examples.reset_index(drop=True), _example_features(task, first.examples), {s.key: s.label for s in task.slices})

@@ -19,20 +19,23 @@ from klue_viz.discovery.calibration import (
     reliability_figure,
     run_calibration,
 )
+from klue_viz.discovery.features import training_features, with_training
 from klue_viz.discovery.patch import corrections_from, make_patch
 from klue_viz.discovery.slices import paired_slices, slice_guids, weak_slices
 from klue_viz.discovery.suspects import mark_gold_wrong, queue_frame, suspects
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import esc, md
 from klue_viz.problems import InputError
+from klue_viz.slicing import slice_table
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import annotator, run_tags, store, task_remarks
-from klue_viz.ui.state import gold_for
+from klue_viz.ui.state import digest, gold_for
 
 CALIBRATION = "Calibration"
 SLICES = "Weak slices"
 SUSPECTS = "Likely gold errors"
 UI_RESAMPLES = 200
+TRAINING_TASKS = ("ner", "re", "mrc", "wos")
 
 
 def discovery_panel(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
@@ -60,13 +63,48 @@ def _tags(task: Task, run: str) -> tuple[str, dict[str, set[str]]]:
 
 
 @st.cache_resource(max_entries=64, show_spinner="Searching slices…")
-def _found(result_key: str, tags_key: str, _task: Task, _result: RunResult, _tags: dict) -> list[dict]:
-    return weak_slices(_task, _result.frames, tags=_tags, top=10)
+def _found(result_key: str, tags_key: str, train_key: str, _task: Task, _result: RunResult, _tags: dict, _train) -> list[dict]:
+    return weak_slices(_task, _result.frames, tags=_tags, extra=_extra(train_key, _task, _result, _train), top=10)
 
 
 @st.cache_resource(max_entries=32, show_spinner="Searching where the runs differ…")
-def _found_paired(first_key: str, second_key: str, tags_key: str, _task: Task, _first: RunResult, _second: RunResult, _tags: dict) -> list[dict]:
-    return paired_slices(_task, _first, _second, tags=_tags, top=10)
+def _found_paired(first_key: str, second_key: str, tags_key: str, train_key: str, _task: Task, _first: RunResult, _second: RunResult,
+                  _tags: dict, _train) -> list[dict]:
+    return paired_slices(_task, _first, _second, tags=_tags, extra=_extra(train_key, _task, _first, _train), top=10)
+
+
+def _extra(train_key: str, task: Task, result: RunResult, train):
+    return training_features(task, result.frames, train) if train is not None else None
+
+
+@st.cache_resource(max_entries=8, show_spinner="Reading the training file…")
+def _train_gold(task_name: str, key: str, name: str, _data: bytes):
+    from klue_viz.evaluate import gold_from_bytes
+    from klue_viz.tasks import get_task
+
+    return gold_from_bytes(get_task(task_name), _data, name)
+
+
+def _training(task: Task):
+    """The training gold the user uploaded for this task (kept for the session), and its cache key."""
+    if task.name not in TRAINING_TASKS:
+        return "", None
+    upload = st.file_uploader(f"{task.name.upper()} training file, official format (optional: adds 'seen in training' slices)",
+                              key="train_upload")
+    if upload is not None:
+        st.session_state.setdefault("train_files", {})[task.name] = (upload.name, upload.getvalue())
+    kept = st.session_state.get("train_files", {}).get(task.name)
+    if kept is None:
+        return "", None
+    name, data = kept
+    key = digest(data)
+    try:
+        train = _train_gold(task.name, key, name, data)
+    except InputError as err:
+        st.error(md(err))
+        return "", None
+    st.caption(md(f"Training file {name}: {len(train.rows):,} records") + (f" ({len(train.problems)} skipped)" if train.problems else ""))
+    return key, train
 
 
 @st.cache_resource(max_entries=128, show_spinner="Resampling the slice…")
@@ -87,13 +125,18 @@ def _apply(guids: list[str]) -> None:
 
 def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
     tags_key, tags = _tags(task, result.run)
+    train_key, train = _training(task)
+    if train is not None:
+        frames, spec = with_training(task, result.frames, train.rows)
+        st.markdown(f"**{esc(spec.label)}**")
+        st.dataframe(slice_table(task, frames, spec), hide_index=True, width="stretch")
     others = [name for name in results if name != result.run]
     other = st.selectbox("Slices where", [None] + others, key="discovery_against",
                          format_func=lambda o: f"{result.run} fails most" if o is None else f"{result.run} and {o} differ most") if others else None
     if other is None:
-        found = _found(result.key, tags_key, task, result, tags)
+        found = _found(result.key, tags_key, train_key, task, result, tags, train)
     else:
-        found = _found_paired(result.key, results[other].key, tags_key, task, result, results[other], tags)
+        found = _found_paired(result.key, results[other].key, tags_key, train_key, task, result, results[other], tags, train)
     if not found:
         st.caption("No slice of at least 1% of the units is worse than the whole run.")
         return
@@ -114,7 +157,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
     if not chosen:
         return
     item = found[chosen[0]]
-    guids = slice_guids(task, result.frames, item["conditions"], tags)
+    guids = slice_guids(task, result.frames, item["conditions"], tags, _extra(train_key, task, result, train))
     spans = _slice_intervals(result.key, repr(item["conditions"]), task, result, guids)
     st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
                   + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)))
