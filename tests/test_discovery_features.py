@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
 from klue_viz.cli import main
-from klue_viz.discovery.features import WHOLE, attached_particle, eojeol_bucket, script_mix, training_features, with_training
+from klue_viz.discovery.features import (
+    WHOLE,
+    attached_particle,
+    eojeol_bucket,
+    script_mix,
+    training_features,
+    with_training,
+)
 from klue_viz.discovery.slices import weak_slices
 from klue_viz.evaluate import evaluate_bytes, load_gold
 from klue_viz.slicing import slice_table
@@ -49,20 +57,20 @@ def test_ner_frames_carry_the_korean_features(ner):
     assert first.loc[("gold", "경찰"), "particle"] == "+은" and first.loc[("gold", "16명"), "script"] == "Hangul+digits"
     table = slice_table(task, run.frames, next(s for s in task.slices if s.key == "particle"))
     # independent count: entities in the official markup directly followed by 은, closing punctuation, then a space or the end
-    text = (gold.source and open(gold.source, encoding="utf-8").read())
-    headers = re.findall(r"^## klue-ner\S*\t(.*)$", text, re.M)
+    text = Path(gold.source).read_text(encoding="utf-8")
+    headers = re.findall(r"^## klue-ner\S*\t(.*)$", text, re.MULTILINE)
     by_hand = sum(len(re.findall(r":[A-Z]{2}>은(?=[.,!?\"')\]}”’…]*(?: |$))", h)) for h in headers)
     assert int(table.set_index("value").at["+은", "n"]) == 2 * by_hand  # gold and predicted rows of a perfect run
 
 
 def test_seen_in_training_counts_and_feeds_the_slice_table_and_the_finder(ner, tmp_path):
     task, gold, run = ner
-    source = open(gold.source, encoding="utf-8").read()
+    source = Path(gold.source).read_text(encoding="utf-8")
     blocks = source.split("\n\n")
     train = tmp_path / "klue-ner-v1.1_train.tsv"
     train.write_text("\n\n".join(blocks[:300]), encoding="utf-8")
     train_gold = load_gold(task, train)
-    headers = re.findall(r"^## klue-ner\S*\t(.*)$", train.read_text(encoding="utf-8"), re.M)
+    headers = re.findall(r"^## klue-ner\S*\t(.*)$", train.read_text(encoding="utf-8"), re.MULTILINE)
     times = sum(len(re.findall(r"<경찰:[A-Z]{2}>", h)) for h in headers)
     assert times >= 2
     frames, spec = with_training(task, run.frames, train_gold.rows)
