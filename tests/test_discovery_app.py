@@ -64,3 +64,27 @@ def test_training_upload_adds_the_seen_in_training_slice(shared):
     assert not at.exception
     assert any("Entity seen in training" in m.value for m in at.markdown)
     assert any(set(df.value.get("value", [])) & {"not in training", "seen once"} for df in at.dataframe)
+
+
+def test_sort_page_size_and_compact_table():
+    at = open_page(PAGE_FILES["sts"])
+    at.selectbox(key="sort_by").set_value("largest |gold - predicted| first").run()
+    at.selectbox(key="page_size").set_value(25).run()
+    assert not at.exception
+    drawn_guids = [m.value.split('data-guid="')[1].split('"')[0] for m in at.markdown if 'class="kv-example"' in m.value]
+    from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+    from klue_viz.evaluate import evaluate_file, load_gold
+    from klue_viz.tasks import get_task
+
+    task = get_task("sts")
+    run = evaluate_file(task, load_gold(task, DEMO_BENCHMARK), next(demo_runs("sts")))
+    errors = run.frames.examples.set_index("guid")["abs_error"]
+    assert len(drawn_guids) == min(25, len(errors))
+    assert [errors[g] for g in drawn_guids] == sorted(errors[drawn_guids], reverse=True)
+    at.toggle(key="compact").set_value(True).run()
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if "sentence1" in df.value.columns)
+    assert len(table) == len(drawn_guids)
+    at.session_state["compact_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert len([m for m in at.markdown if 'class="kv-example"' in m.value]) == 1

@@ -22,13 +22,20 @@ from klue_viz.discovery.calibration import (
 from klue_viz.discovery.features import training_features, with_training
 from klue_viz.discovery.patch import corrections_from, make_patch
 from klue_viz.discovery.slices import paired_slices, slice_guids, weak_slices
+from klue_viz.discovery.sorting import (
+    SUSPECT_RANK,
+    sort_examples,
+    sort_keys,
+    suspect_ranks,
+)
 from klue_viz.discovery.suspects import mark_gold_wrong, queue_frame, suspects
 from klue_viz.evaluate import RunResult
+from klue_viz.filtering import export_frame
 from klue_viz.markup import esc, md
 from klue_viz.problems import InputError
 from klue_viz.slicing import slice_table
 from klue_viz.tasks.base import Task
-from klue_viz.ui.annotate import annotator, run_tags, store, task_remarks
+from klue_viz.ui.annotate import annotator, editor, run_tags, store, task_remarks
 from klue_viz.ui.state import digest, gold_for
 
 CALIBRATION = "Calibration"
@@ -36,6 +43,9 @@ SLICES = "Weak slices"
 SUSPECTS = "Likely gold errors"
 UI_RESAMPLES = 200
 TRAINING_TASKS = ("ner", "re", "mrc", "wos")
+PAGE_SIZES = (10, 25, 50, 100)
+COMPACT_TASKS = ("ynat", "nli", "sts")
+COMPACT_COLUMNS = ("gold", "pred", "correct", "confidence", "abs_error")
 
 
 def discovery_panel(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
@@ -261,3 +271,34 @@ def _patch(task: Task) -> None:
                        file_name=f"{stem}.corrections.{ext}", key="download_patch", on_click="ignore")
     if patch.problems:
         st.caption(f"{len(patch.problems)} correction(s) could not be read and are left out of the patch.")
+
+
+def order_control(task: Task, result: RunResult, results: dict[str, RunResult], shown: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The example list's order (what matters first) and page size, as the user chose them."""
+    left, right = st.columns([3, 1])
+    keys = [*sort_keys(task, result.frames), SUSPECT_RANK]
+    key = left.selectbox("Sort by", keys, key="sort_by")
+    size = right.selectbox("Per page", PAGE_SIZES, key="page_size")
+    ranks = None
+    if key == SUSPECT_RANK:
+        runs = list(results.values())
+        ranks = suspect_ranks(task, _queue(tuple(r.key for r in runs), task, runs))
+    return sort_examples(task, result.frames, shown, key, ranks), int(size)
+
+
+def compact_view(task: Task, result: RunResult, rows: pd.DataFrame, by_example: dict) -> bool:
+    """YNAT, NLI, STS: one table row per example, the full drawing of the chosen one below; False when not used."""
+    if task.name not in COMPACT_TASKS or not st.toggle("Compact table (one row per example)", key="compact"):
+        return False
+    columns = ["guid", *task.text_columns, *(c for c in COMPACT_COLUMNS if c in rows)]
+    event = st.dataframe(export_frame(rows[columns]), hide_index=True, width="stretch", on_select="rerun",
+                         selection_mode="single-row", key="compact_table",
+                         column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "abs_error")})
+    chosen = event.selection.rows if event is not None else []
+    if chosen:
+        example = rows.iloc[chosen[0]].to_dict()
+        st.markdown(task.render(result.frames, example["guid"]), unsafe_allow_html=True)
+        editor(task, result, example, by_example.get(example["guid"], []))
+    else:
+        st.caption("Select a row for its full drawing.")
+    return True

@@ -9,19 +9,39 @@ import pandas as pd
 import streamlit as st
 
 from klue_viz.bootstrap import compare_runs, confidence_intervals
-from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, sts_scatter, top_confusions
+from klue_viz.charts import (
+    OTHER,
+    confusion_counts,
+    confusion_figure,
+    slice_figure,
+    sts_scatter,
+    top_confusions,
+)
 from klue_viz.evaluate import RunResult
+from klue_viz.filtering import (
+    ExampleFilter,
+    FilterError,
+    apply_filter,
+    error_type_options,
+    export_frame,
+)
 from klue_viz.markup import esc, md
-from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
-from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
-from klue_viz.ui.discovery import discovery_panel
+from klue_viz.ui.annotate import (
+    annotations_by_example,
+    bulk_tagger,
+    editor,
+    run_tags,
+    tag_views,
+    tagged_guids,
+    task_remarks,
+)
 from klue_viz.ui.common import guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.discovery import compact_view, discovery_panel, order_control
 from klue_viz.ui.state import add_run, evaluate_runs, gold_for
 
-PAGE_SIZE = 10
 FILTER_KEYS = ("f_status", "f_gold", "f_pred", "f_errors", "f_slice_values", "f_text", "f_regex", "f_guids", "f_tags", "page_no")
 
 
@@ -221,20 +241,23 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
     other = st.selectbox("Compare with run", ["(none)"] + others, key="compare") if others else "(none)"
     if other != "(none)":
         shown = _comparison(result, results[other], shown)
+    shown, page_size = order_control(task, result, results, shown)
     total = len(result.frames.examples)
-    pages = max(1, -(-len(shown) // PAGE_SIZE))
+    pages = max(1, -(-len(shown) // page_size))
     top = st.columns([1, 3, 2])
     if st.session_state.get("page_no", 1) > pages:
         st.session_state["page_no"] = pages
     page = int(top[0].number_input("Page", 1, pages, key="page_no")) if pages > 1 else 1
-    first = (page - 1) * PAGE_SIZE
+    first = (page - 1) * page_size
     top[1].markdown(f"<div class='kv-count' data-shown='{len(shown)}' data-total='{total}'>{len(shown):,} of {total:,} {task.unit}s match "
-                    f"(showing {min(first + 1, len(shown))}–{min(first + PAGE_SIZE, len(shown))})</div>", unsafe_allow_html=True)
+                    f"(showing {min(first + 1, len(shown))}–{min(first + page_size, len(shown))})</div>", unsafe_allow_html=True)
     top[2].download_button("Download the filtered table (CSV)", lambda: export_frame(shown).to_csv(index=False).encode("utf-8-sig"),
                            file_name=f"{task.name}-{result.run}-examples.csv", mime="text/csv", key="download", on_click="ignore")
     bulk_tagger(task, result, shown)
     by_example = annotations_by_example(task, result.run, remarks)
-    for example in shown.iloc[first:first + PAGE_SIZE].to_dict("records"):
+    if other == "(none)" and compact_view(task, result, shown.iloc[first:first + page_size], by_example):
+        return
+    for example in shown.iloc[first:first + page_size].to_dict("records"):
         guid = example["guid"]
         if other == "(none)":
             st.markdown(task.render(result.frames, guid), unsafe_allow_html=True)
