@@ -9,37 +9,16 @@ import pandas as pd
 import streamlit as st
 
 from klue_viz.bootstrap import compare_runs, confidence_intervals
-from klue_viz.charts import (
-    OTHER,
-    confusion_counts,
-    confusion_figure,
-    slice_figure,
-    sts_scatter,
-    top_confusions,
-)
+from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, sts_scatter, top_confusions
 from klue_viz.evaluate import RunResult
-from klue_viz.filtering import (
-    ExampleFilter,
-    FilterError,
-    apply_filter,
-    error_type_options,
-    export_frame,
-)
 from klue_viz.markup import esc, md
+from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
-from klue_viz.ui.annotate import (
-    annotations_by_example,
-    bulk_tagger,
-    editor,
-    run_tags,
-    tag_views,
-    tagged_guids,
-    task_remarks,
-)
-from klue_viz.ui.common import guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.discovery import compact_view, discovery_panel, order_control
+from klue_viz.ui.common import guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.state import add_run, evaluate_runs, gold_for
 
 FILTER_KEYS = ("f_status", "f_gold", "f_pred", "f_errors", "f_slice_values", "f_text", "f_regex", "f_guids", "f_tags", "page_no")
