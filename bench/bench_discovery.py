@@ -46,7 +46,41 @@ def main() -> int:
         suspects = None
     for name in ("ner", "dp"):
         print(bench_task(name, args.shared, args.repeat, suspects))
+    for name in ("ner", "dp"):
+        print(bench_page(name, args.shared))
     return 0
+
+
+def bench_page(name: str, shared: str) -> str:
+    """CPU seconds of the task page's rerun when a panel is opened for the first time (empty caches), two real-size runs loaded.
+
+    Streamlit's AppTest runs the page in this process, so process_time counts the page's own work;
+    the reference is a rerun of the same page with nothing new to compute.
+    """
+    import os
+
+    from streamlit.testing.v1 import AppTest
+
+    from klue_viz.ui.home import PAGE_FILES
+
+    os.environ["KLUE_VIZ_DATA_DIR"] = shared
+    task = get_task(name)
+    gold = load_gold(task, shared)
+    data = ["\n".join(json.dumps(p, ensure_ascii=False) for p in predictions(name, gold, random.Random(seed))).encode() for seed in (0, 1)]
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=600).run()
+    at.switch_page(PAGE_FILES[name]).run()
+    timings = {}
+    for label, action in (("upload two runs -> page with weak slices (scoring included)",
+                           lambda: at.file_uploader(key="pred_upload").set_value([(f"run{k}.jsonl", d, "application/json") for k, d in enumerate(data)])),
+                          ("rerun with nothing new (reference)", lambda: None),
+                          ("slices where the runs differ", lambda: at.selectbox(key="discovery_against").set_value("run1")),
+                          ("likely gold errors", lambda: at.segmented_control(key="discovery_view").set_value("Likely gold errors"))):
+        start = time.process_time()
+        action()
+        at.run()
+        timings[label] = time.process_time() - start
+        assert not at.exception, at.exception
+    return f"{name} page, first opening of each panel (CPU s): " + " · ".join(f"{k} {v:.2f}" for k, v in timings.items())
 
 
 def bench_task(name: str, shared: str, repeat: int, suspects) -> str:
