@@ -88,3 +88,34 @@ def test_sort_page_size_and_compact_table():
     at.session_state["compact_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
     assert len([m for m in at.markdown if 'class="kv-example"' in m.value]) == 1
+
+
+def test_hostile_run_name_stays_text_in_every_discovery_view():
+    """A run named with HTML and Markdown: escaped in the reliability title, captions, buttons and tables."""
+    import json
+    import re
+
+    from klue_viz.demo import DEMO_BENCHMARK
+    from klue_viz.evaluate import load_gold
+    from klue_viz.tasks import get_task
+
+    hostile = "<img src=x onerror=alert(1)>[x](javascript:alert(1))"  # no '/': the run is named after the file
+    rows = load_gold(get_task("ynat"), DEMO_BENCHMARK).rows
+    labels = get_task("ynat").labels
+    data = "\n".join(json.dumps({"guid": r["guid"], "label": labels[(labels.index(r["gold"]) + 1) % 7],
+                                 "probs": [0.9 if l == labels[(labels.index(r["gold"]) + 1) % 7] else 0.1 / 6 for l in labels]})
+                     for r in rows).encode()
+    at = open_page(PAGE_FILES["ynat"])
+    at.file_uploader(key="pred_upload").set_value([(f"{hostile}.jsonl", data, "application/json")]).run()
+    at.selectbox(key="run").set_value(next(o for o in at.selectbox(key="run").options if "javascript" in o)).run()
+    for view in ("Calibration", "Weak slices", "Likely gold errors"):
+        at.segmented_control(key="discovery_view").set_value(view).run()
+        assert not at.exception
+        # the run header of the metrics section (task_page's own, "<b>run</b> (file)") is checked by test_app.py
+        texts = [m.value for m in at.markdown if not m.value.startswith("<b>")] + [c.value for c in at.caption] + [b.label for b in at.button]
+        raw = re.compile(r"(?<!\\)<img src=x|(?<!\\)\]\(javascript")  # unescaped HTML or Markdown link
+        assert not any(raw.search(t) for t in texts), [t for t in texts if raw.search(t)]
+        charts = [str(e.proto) for e in at.get("plotly_chart")]
+        assert not any("<img src=x" in c for c in charts)
+        if view == "Calibration":
+            assert any("&lt;img" in c for c in charts)

@@ -185,7 +185,7 @@ def _calibration(task: Task, result: RunResult, results: dict[str, RunResult]) -
     cal, _ = _calibration_of(result.key, task, result)
     left, right = st.columns(2)
     with left:
-        st.markdown(f"**Reliability of {esc(result.run)}** — ECE {cal.ece:.2f} · MCE {cal.mce:.2f} "
+        st.markdown(f"**Reliability of {md(result.run)}** — ECE {cal.ece:.2f} · MCE {cal.mce:.2f} "
                     f"<span class='kv-kv'>(10 equal-width bins, 0..100; {cal.n:,} {esc(task.unit)}s with probabilities)</span>",
                     unsafe_allow_html=True)
         st.plotly_chart(reliability_figure(cal, result.run), key="reliability", config={"displayModeBar": False})
