@@ -105,3 +105,15 @@ def test_paired_word_slices_on_dp(shared):
     assert weak_slices(task, spoilt.frames, top=1)[0]["conditions"] == {"last_pos": "JKO"}
     top = paired_slices(task, good, spoilt, top=1)[0]
     assert (top["conditions"], top["worse"], top["unit"]) == ({"last_pos": "JKO"}, "spoilt", "words")
+
+
+def test_error_tags_are_slice_conditions(shared):
+    task = get_task("nli")
+    gold = load_gold(task, shared)
+    rng = np.random.default_rng(0)
+    wrong = {r["guid"] for r in gold.rows if rng.random() < 0.04}
+    run = evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "label": "neutral" if r["guid"] in wrong and r["gold"] != "neutral" else
+                                             ("entailment" if r["guid"] in wrong else r["gold"])} for r in gold.rows]), "run.jsonl")
+    tags = {g: {"negation"} for g in sorted(wrong)[: len(wrong) // 2]}  # half the errors tagged by a user
+    found = weak_slices(task, run.frames, tags=tags, top=1)
+    assert found[0]["conditions"] == {"tag: negation": "yes"} and found[0]["error_rate"] == 100.0

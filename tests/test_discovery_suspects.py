@@ -158,3 +158,40 @@ def test_suspects_command_writes_the_documented_json(shared, nli_flipped, tmp_pa
     assert written["task"] == "nli" and len(written["suspects"]) == 5
     assert set(written["suspects"][0]) == {"guid", "turn", "unit", "gold", "proposed", "score", "evidence"}
     assert written["suspects"][0]["guid"] in flipped
+
+
+def test_dp_heads_moved_in_the_gold_are_found_and_patched_back(shared, tmp_path):
+    task = get_task("dp")
+    source = (shared / "klue-dp-v1.1" / "klue-dp-v1.1_dev.tsv").read_text(encoding="utf-8")
+    original = load_gold(task, shared)
+    chosen = {r["guid"]: r for r in random.Random(5).sample([r for r in original.rows if r["n_words"] >= 4], 12)}
+    moved = {}
+    lines, guid = [], None
+    for line in source.split("\n"):
+        if line.startswith("## klue-dp") and "\t" in line:
+            guid = line.split("\t")[0][3:]
+        elif guid in chosen and guid not in moved and line[:1].isdigit():
+            fields = line.split("\t")
+            if fields[4] != "0":  # move the first non-root word's head to the word after it (or before, at the end)
+                index, head = int(fields[0]), int(fields[4])
+                n = chosen[guid]["n_words"]
+                new = next(h for h in (head + 1, head - 1, head + 2, head - 2) if 1 <= h <= n and h not in (head, index))
+                fields[4] = str(new)
+                moved[guid] = (index, head, fields[5])
+                line = "\t".join(fields)
+        lines.append(line)
+    edited = tmp_path / "klue-dp-v1.1_dev.tsv"
+    edited.write_text("\n".join(lines), encoding="utf-8")
+    gold = load_gold(task, edited)
+    runs = [evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "head": r["heads"], "deprel": r["deprels"]} for r in original.rows]), f"run{k}.jsonl")
+            for k in range(2)]
+    queue = suspects(task, runs, top=None)
+    assert {s["guid"] for s in queue} == set(moved)
+    assert {(s["guid"], s["proposed"]) for s in queue} == {(g, f"{i}:{h}:{rel}") for g, (i, h, rel) in moved.items()}
+    db = Store(str(tmp_path / "notes.sqlite3"))
+    for suspect in queue:
+        mark_gold_wrong(db, task, suspect, "reviewer")
+    patch = make_patch(task, edited.read_text(encoding="utf-8"), edited.name, corrections_from(db.find(task="dp"), task))
+    assert patch.records == len(moved) and not patch.problems
+    blocks = {b.split("\n")[0].split("\t")[0]: b.strip("\n") for b in source.split("\n\n") if b.startswith("## klue-dp")}
+    assert sorted(b.strip("\n") for b in patch.text.split("\n\n") if b.strip()) == sorted(blocks[f"## {g}"] for g in moved)
