@@ -141,6 +141,7 @@ def test_upload_click_a_confusion_cell_and_read_the_examples(server, page, tmp_p
     page.wait_for_selector(".js-plotly-plot .nsewdrag")
     click_cell(page, gold, pred)
     page.wait_for_function("total => { const el = document.querySelector('.kv-count'); return !!el && Number(el.dataset.shown) < total; }", arg=total, timeout=30_000)
+    wait_idle(page)  # the count is drawn before the examples: let the rerun finish replacing them
     narrowed = shown(page)
     assert 0 < narrowed < total
     assert page.locator(".kv-example").count() == min(narrowed, 10)
