@@ -136,7 +136,10 @@ def _wos(task, text, name, corrections, problems):
                         problems.append(Problem(f"correction {item!r} is not 'domain-slot-value'", guid=f"{guid}-{user_turn}", file=name))
                         continue
                     slot = f"{parts[0]}-{parts[1]}-"
-                    state = [s for s in state if not s.startswith(slot)] + ([item.strip()] if parts[2] != "none" else [])
+                    at = next((k for k, s in enumerate(state) if s.startswith(slot)), len(state))  # keep the slot's place
+                    state = [s for s in state if not s.startswith(slot)]
+                    if parts[2] != "none":
+                        state.insert(at, item.strip())
                     changed = True
                 turn = {**turn, "state": state}
                 user_turn += 1
