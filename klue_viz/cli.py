@@ -139,8 +139,8 @@ def add_discovery_commands(commands) -> None:
         command.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
         if name == "slices":
             command.add_argument("--train", help="the task's training file in the official format: adds 'seen in training' (NER, RE, MRC, WoS)")
-            command.add_argument("--bootstrap", type=int, default=200, metavar="N",
-                                 help="resamples for each slice's 95%% interval (default 200; 0 leaves intervals out)")
+            command.add_argument("--bootstrap", type=int, default=100, metavar="N",
+                                 help="resamples for each slice's 95%% interval (default 100; 0 leaves intervals out)")
 
 
 def _load_runs(args: argparse.Namespace):

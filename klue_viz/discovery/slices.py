@@ -269,34 +269,49 @@ def _example_features(task: Task, examples: pd.DataFrame) -> pd.DataFrame:
 def paired_slices(task: Task, first, second, tags=None, extra=None, top: int = 10, ci_samples: int = 0, **options) -> list[dict]:
     """Slices where one run is worse than the other, ranked on the paired difference (both directions).
 
-    `first` and `second` are RunResults. A unit counts as an error for 'first is worse' where the
-    first run is wrong and the second right, and the other way round; each direction is searched and
-    the two lists are merged on their SliceLine score.
+    `first` and `second` are RunResults, compared on the units both scored. For 'first is worse',
+    SliceLine's search over the units where the first run is wrong and the second right proposes
+    candidates; each is then ranked by the paired t statistic of the per-unit difference
+    (first wrong - second wrong): the difference in error rate weighted by the slice's size.
     """
     shared, ok_a, ok_b = paired_units(task, first.frames, second.frames, tags, extra)
     found = []
-    for worse, better, ok_w, ok_b2 in ((first, second, ok_a, ok_b), (second, first, ok_b, ok_a)):
-        errors = (~ok_w & ok_b2).astype(float)
-        for c in search(shared.features, errors, top=top, **options):
+    for worse, better, ok_w, ok_o in ((first, second, ok_a, ok_b), (second, first, ok_b, ok_a)):
+        difference = (~ok_w).astype(float) - (~ok_o).astype(float)
+        for c in search(shared.features, (~ok_w & ok_o).astype(float), top=max(3 * top, 30), **options):
             mask = condition_mask(shared.features, c.conditions)
-            guids = sorted(set(shared.frame.loc[mask, "guid"].astype(str)))
-            runs = {}
-            for run, ok in ((worse, ok_w), (better, ok_b2)):
-                wrong = int((~ok[mask]).sum())
-                runs[run.run] = {"errors": wrong, "error_rate": 100.0 * wrong / int(mask.sum()),
-                                 "metrics": task.score(run.frames.subset(guids)).values}
-            item = {"conditions": c.conditions, "labels": {k: shared.labels.get(k, k) for k in c.conditions}, "unit": shared.level,
-                    "size": int(mask.sum()), "examples": len(guids), "worse": worse.run, "better": better.run, "score": c.score,
-                    "errors": runs[worse.run]["errors"], "error_rate": runs[worse.run]["error_rate"],
-                    "difference": runs[worse.run]["error_rate"] - runs[better.run]["error_rate"], "runs": runs,
-                    "metrics": runs[worse.run]["metrics"]}
-            if ci_samples:
-                from klue_viz.bootstrap import compare_runs
+            d = difference[mask]
+            if d.mean() <= 0:
+                continue
+            spread = d.std(ddof=1) if len(d) > 1 else 0.0
+            statistic = float("inf") if spread == 0 else float(d.mean() / (spread / np.sqrt(len(d))))
+            found.append((statistic, int(mask.sum()), c, worse, better, ok_w, ok_o, mask))
+    found.sort(key=lambda item: (-item[0], -item[1]))
+    out, seen = [], set()
+    for statistic, size, c, worse, better, ok_w, ok_o, mask in found:
+        key = tuple(sorted(c.conditions.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        guids = sorted(set(shared.frame.loc[mask, "guid"].astype(str)))
+        runs = {}
+        for run, ok in ((worse, ok_w), (better, ok_o)):
+            wrong = int((~ok[mask]).sum())
+            runs[run.run] = {"errors": wrong, "error_rate": 100.0 * wrong / size, "metrics": task.score(run.frames.subset(guids)).values}
+        item = {"conditions": c.conditions, "labels": {k: shared.labels.get(k, k) for k in c.conditions}, "unit": shared.level,
+                "size": size, "examples": len(guids), "worse": worse.run, "better": better.run, "score": statistic,
+                "errors": runs[worse.run]["errors"], "error_rate": runs[worse.run]["error_rate"],
+                "difference": runs[worse.run]["error_rate"] - runs[better.run]["error_rate"], "runs": runs,
+                "metrics": runs[worse.run]["metrics"]}
+        if ci_samples:
+            from klue_viz.bootstrap import compare_runs
 
-                item["ci95"] = {c2.metric: [c2.low, c2.high] for c2 in compare_runs(task, better.frames.subset(guids), worse.frames.subset(guids), samples=ci_samples)}
-            found.append(item)
-    found.sort(key=lambda item: -item["score"])
-    return found[:top]
+            # the interval of (better - worse) on each official metric, over the slice's examples
+            item["ci95"] = {x.metric: [x.low, x.high] for x in compare_runs(task, better.frames.subset(guids), worse.frames.subset(guids), samples=ci_samples)}
+        out.append(item)
+        if len(out) == top:
+            break
+    return out
 
 
 def slice_guids(task: Task, frames: Frames, conditions: dict[str, str], tags=None, extra=None) -> list[str]:
