@@ -66,8 +66,9 @@ def eojeol_bucket(sentences: pd.Series) -> pd.Series:
 
 def entity_features(sentences: list[str], sent: np.ndarray, starts: np.ndarray, ends: np.ndarray, texts: list[str]) -> dict[str, list[str]]:
     """Script mix and attached particle of each entity row (NER build_frames)."""
+    scripts = {t: script_mix(t) for t in set(texts)}  # entity texts repeat a lot
     return {
-        "script": [script_mix(t) for t in texts],
+        "script": [scripts[t] for t in texts],
         "particle": [attached_particle(sentences[s], e) for s, e in zip(sent.tolist(), ends.tolist())],
     }
 
