@@ -94,7 +94,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
         results.append(result)
         print(report(result))
     if args.out:
-        payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [r.to_dict() for r in results]}
+        payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [run_record(r) for r in results]}
         if failures:
             payload["failed"] = failures
         if len(args.pred) == 1 and results:
@@ -166,6 +166,17 @@ def report_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_record(result: RunResult) -> dict:
+    """A run as written by --out: metrics and coverage, plus calibration when the run gave probabilities."""
+    from klue_viz.discovery.calibration import run_calibration
+
+    record = result.to_dict()
+    found = run_calibration(result.task, result.frames.examples)
+    if found is not None:
+        record["calibration"] = found.to_dict()
+    return record
+
+
 def annotations_command(args: argparse.Namespace) -> int:
     """export / import / new-db against the store named by KLUE_VIZ_DB (or the default file)."""
     from klue_viz.annotations.files import export_text, parse
@@ -216,6 +227,88 @@ def resamples(text: str) -> int:
     return value
 
 
+def positive(text: str) -> int:
+    """--top N: a whole number from 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number from 1, found {value}")
+    return value
+
+
+def add_discovery_commands(commands) -> None:
+    """`klue-viz slices` and `klue-viz suspects`: the discovery views, headless."""
+    for name, help_text, top in (("slices", "the slices where a run fails most (or where one run is worse than another)", 10),
+                                 ("suspects", "gold records that look wrong, most suspicious first", 100)):
+        command = commands.add_parser(name, help=help_text)
+        command.add_argument("--task", choices=list(TASKS), required=True)
+        command.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
+        command.add_argument("--pred", required=True, action="append", help="prediction file (repeat for several runs)")
+        command.add_argument("--top", type=positive, default=top, help=f"how many to list (default {top})")
+        command.add_argument("--out", help="write the list as JSON")
+        command.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+        if name == "slices":
+            command.add_argument("--train", help="the task's training file in the official format: adds 'seen in training' (NER, RE, MRC, WoS)")
+            command.add_argument("--bootstrap", type=resamples, default=100, metavar="N",
+                                 help="resamples for each slice's 95%% interval (default 100; 0 leaves intervals out)")
+
+
+def _load_runs(args: argparse.Namespace):
+    task = get_task(args.task)
+    gold = load_gold(task, args.gold)
+    results = [evaluate_file(task, gold, path, strict=args.strict) for path in args.pred]
+    return task, gold, results
+
+
+def slices_command(args: argparse.Namespace) -> int:
+    from klue_viz.discovery.features import training_features
+    from klue_viz.discovery.slices import paired_slices, weak_slices
+
+    try:
+        task, _, results = _load_runs(args)
+        if len(results) > 2:
+            raise InputError("slices compares at most two runs: give --pred once (weak slices) or twice (where one run is worse)")
+        first = results[0]
+        extra = training_features(task, first.frames, load_gold(task, args.train)) if args.train else None
+        if len(results) == 1:
+            found = weak_slices(task, first.frames, extra=extra, top=args.top, ci_samples=args.bootstrap)
+        else:
+            found = paired_slices(task, first, results[1], extra=extra, top=args.top, ci_samples=args.bootstrap)
+    except (InputError, KeyError) as err:
+        print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
+        return 2
+    for k, item in enumerate(found, 1):
+        conditions = " & ".join(f"{key}={value}" for key, value in item["conditions"].items())
+        who = f"  {item['worse']} worse by {item['difference']:.1f} points" if "worse" in item else ""
+        print(terminal(f"{k:>3}. {conditions}  size {item['size']} {item['unit']}, {item['errors']} errors ({item['error_rate']:.1f}%){who}"))
+    if not found:
+        print("no slice is worse than the whole run by enough to list")
+    if args.out:
+        payload = {"task": task.name, "runs": [r.run for r in results], "slices": found}
+        Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+    return 0
+
+
+def suspects_command(args: argparse.Namespace) -> int:
+    from klue_viz.discovery.suspects import suspects
+
+    try:
+        task, gold, results = _load_runs(args)
+        found = suspects(task, results, top=args.top)
+    except (InputError, KeyError) as err:
+        print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
+        return 2
+    for k, item in enumerate(found, 1):
+        turn = f" turn {item['turn']}" if item["turn"] is not None else ""
+        print(terminal(f"{k:>3}. {item['guid']}{turn} {item['unit']}: gold {item['gold']} -> {item['proposed']}  score {item['score']:.3f}"))
+    if args.out:
+        payload = {"task": task.name, "runs": [r.run for r in results], "suspects": found}
+        Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="klue-viz", description="Evaluation and error analysis for the KLUE benchmark")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -235,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--pred", required=True, action="append", help="prediction file; give two for a paired comparison")
     report.add_argument("--out", required=True, help="the HTML file to write")
     report.add_argument("--errors", type=int, default=50, metavar="N", help="how many instructive errors to draw (default 50)")
-    report.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples for the 95%% intervals (default 1000)")
+    report.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="bootstrap resamples for the 95%% intervals (default 1000)")
     report.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     notes = commands.add_parser("annotations", help="export or import error annotations (the store named by KLUE_VIZ_DB)")
     actions = notes.add_subparsers(dest="action", required=True)
@@ -246,9 +339,11 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("file")
     load.add_argument("--overwrite-conflicts", action="store_true", help="also write records older than the stored ones")
     actions.add_parser("new-db", help="set an unreadable SQLite database aside and start a new one")
+    add_discovery_commands(commands)
     args = parser.parse_args(argv)
-    commands_by_name = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command}
-    return commands_by_name[args.command](args)
+    handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
+                "slices": slices_command, "suspects": suspects_command}
+    return handlers[args.command](args)
 
 
 if __name__ == "__main__":

@@ -141,6 +141,7 @@ def test_upload_click_a_confusion_cell_and_read_the_examples(server, page, tmp_p
     page.wait_for_selector(".js-plotly-plot .nsewdrag")
     click_cell(page, gold, pred)
     page.wait_for_function("total => { const el = document.querySelector('.kv-count'); return !!el && Number(el.dataset.shown) < total; }", arg=total, timeout=30_000)
+    wait_idle(page)  # the count is drawn before the examples: let the rerun finish replacing them
     narrowed = shown(page)
     assert 0 < narrowed < total
     cards = int(page.locator(".kv-count").get_attribute("data-cards"))  # WoS: one card per dialogue
@@ -247,7 +248,7 @@ def test_a_box_selection_on_the_sts_scatter_filters_the_pairs(server, page):
     page.mouse.up()
     page.wait_for_function("total => { const el = document.querySelector('.kv-count'); return !!el && Number(el.dataset.shown) < total; }", arg=total, timeout=30_000)
     assert 0 < shown(page) < total
-    assert page.get_by_text("points selected on the chart above").is_visible()
+    assert page.get_by_text("selected above (points on a chart").is_visible()
 
 
 LIVE_FROM_FILES = """() => {

@@ -12,6 +12,7 @@ import pandas as pd
 
 from klue_viz import markup as mk
 from klue_viz.io import JSON_FAILURES, load_json
+from klue_viz.discovery.calibration import confidence_bucket
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, RecordError, Task, as_int
 
@@ -112,6 +113,7 @@ class LabelTask(Task):
         index = {label: i for i, label in enumerate(self.labels)}
         frame["confidence"] = [max(p) if p is not None else np.nan for p in probs]
         frame["gold_prob"] = [p[index[g]] if p is not None else np.nan for p, g in zip(probs, frame["gold"])]
+        frame["confidence_bin"] = confidence_bucket(frame["confidence"])
         return frame
 
     def probs_row(self, probs: list[float] | None, top: int) -> str:

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from klue_viz import markup as mk
+from klue_viz.discovery.features import script_mix
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, bucket
 from klue_viz.tasks.classification import load_json
@@ -65,6 +66,7 @@ class Mrc(Task):
         Slice("source", "Source"),
         Slice("news_category", "News category"),
         Slice("answer_length", "Gold answer length"),
+        Slice("answer_script", "Scripts in the gold answer (Hangul, Hanja, Latin, digits)"),
         Slice("context_length", "Passage length"),
     )
     signature_fields = frozenset({"answer", "prediction_text"})
@@ -151,6 +153,7 @@ class Mrc(Task):
         frame["gold"] = [" | ".join(a) if a else "(unanswerable)" for a in frame["answers"]]
         frame["answer_length"] = bucket(pd.Series([len(a[0]) if a else 0 for a in frame["answers"]], index=frame.index),
                                         [-1, 0, 5, 10, 20, float("inf")], "chars").str.replace("0-0 chars", "unanswerable")
+        frame["answer_script"] = pd.array([script_mix(a[0]) if a else "unanswerable" for a in frame["answers"]], dtype="string")
         frame["context_length"] = bucket(frame["context"].str.len(), [0, 500, 1000, 1500, float("inf")], "chars")
         return Frames(frame)
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from klue_viz import markup as mk
+from klue_viz.discovery.features import eojeol_bucket, entity_features
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, as_int, as_list, bucket, percent
 
@@ -120,8 +121,11 @@ class Ner(Task):
         Slice("source", "Source"),
         Slice("sentence_length", "Sentence length"),
         Slice("n_entities", "Gold entities in sentence"),
+        Slice("eojeols", "Eojeols in sentence"),
         Slice("label", "Entity type", level="entities"),
         Slice("length", "Entity length", level="entities"),
+        Slice("script", "Entity script (Hangul, Hanja, Latin, digits)", level="entities"),
+        Slice("particle", "Particle attached to the entity (경찰+은)", level="entities"),
         Slice("error_type", "Entity error type", level="entities"),
     )
     signature_fields = frozenset({"entities", "tags", "ner_tags"})
@@ -231,6 +235,7 @@ class Ner(Task):
             types = joined(mine["guid"], mine["label"], " ")
             examples[f"{side}_types"] = [types.get(g, "") for g in examples["guid"]]
         examples["sentence_length"] = bucket(pd.Series(lengths, index=examples.index), [0, 30, 60, 100, float("inf")], "chars")
+        examples["eojeols"] = eojeol_bucket(examples["sentence"])
         examples["n_entities"] = bucket(examples["n_gold_entities"], [-1, 0, 2, 5, float("inf")], "entities").str.replace("0-0 entities", "no entities")
         return Frames(examples, {"entities": entities})
 
@@ -299,8 +304,10 @@ class Ner(Task):
         sentences = gold["sentence"].tolist()
         frame["text"] = [sentences[s][a:b] for s, a, b in zip(frame["sent"].tolist(), frame["start"].tolist(), frame["end"].tolist())]
         frame["length"] = bucket(frame["ns_end"] - frame["ns_start"], [0, 1, 3, 6, float("inf")], "chars")
+        for column, values in entity_features(sentences, frame["sent"].to_numpy(), frame["start"].to_numpy(), frame["end"].to_numpy(), frame["text"].tolist()).items():
+            frame[column] = pd.array(values, dtype="string")
         frame["correct"] = frame["matched"]
-        columns = ["guid", "side", "label", "start", "end", "text", "length", "matched", "correct", "error_type", "other_label"]
+        columns = ["guid", "side", "label", "start", "end", "text", "length", "script", "particle", "matched", "correct", "error_type", "other_label"]
         return frame[columns].astype({"guid": "string", "label": "string", "text": "string"})
 
     def score(self, frames: Frames) -> Scores:

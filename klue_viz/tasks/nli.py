@@ -26,6 +26,7 @@ class Nli(LabelTask):
         Slice("agreement", "Annotator agreement"),
         Slice("hypothesis_length", "Hypothesis length"),
         Slice("overlap", "Hypothesis words found in premise"),
+        Slice("confidence_bin", "Confidence (p of the predicted class)"),
     )
     unit = "pair"
     text_columns = ("premise", "hypothesis")

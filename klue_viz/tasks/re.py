@@ -49,6 +49,7 @@ class Re(LabelTask):
         Slice("relation_group", "Gold relation group"),
         Slice("gold", "Gold relation"),
         Slice("sentence_length", "Sentence length"),
+        Slice("confidence_bin", "Confidence (p of the predicted class)"),
     )
     unit = "sentence"
     text_columns = ("sentence",)

@@ -6,6 +6,7 @@ import pandas as pd
 from sklearn.metrics import f1_score
 
 from klue_viz import markup as mk
+from klue_viz.discovery.features import script_mix
 from klue_viz.tasks.base import Frames, Metric, Scores, Slice, bucket, percent
 from klue_viz.tasks.classification import LabelTask
 
@@ -22,7 +23,9 @@ class Ynat(LabelTask):
         Slice("predefined_news_category", "News section filed under"),
         Slice("agreement", "Annotator agreement"),
         Slice("title_length", "Title length"),
+        Slice("title_script", "Scripts in the title (Hangul, Hanja, Latin, digits)"),
         Slice("month", "Month"),
+        Slice("confidence_bin", "Confidence (p of the predicted class)"),
     )
     unit = "headline"
     text_columns = ("title",)
@@ -52,6 +55,7 @@ class Ynat(LabelTask):
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         frame = self.classification_frame(gold, predictions)
         frame["title_length"] = bucket(frame["title"].str.len(), [0, 20, 30, 40, float("inf")], "chars")
+        frame["title_script"] = pd.array([script_mix(t) for t in frame["title"]], dtype="string")
         return Frames(frame)
 
     def score(self, frames: Frames) -> Scores:

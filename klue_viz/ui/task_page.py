@@ -23,13 +23,13 @@ from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.discovery import compact_view, discovery_panel, order_control
 from klue_viz.ui.links import (FOCUS, PAGE_KEY, RUNS_WANTED, SELECTED_GUIDS, apply_task_url, clear_filters, enter_page,
                                example_params, query_string, view_params, write_url)
 from klue_viz.ui.report_download import report_button
 from klue_viz.ui.state import evaluate_runs, gold_for, receive_uploads
 from klue_viz.uploads import limit_megabytes, limit_text
 
-PAGE_SIZE = 10
 NO_COMPARISON = "(none)"
 STATUSES = ["all", "wrong", "correct"]
 CARD_STYLE = """<style>
@@ -77,6 +77,7 @@ def _body(task: Task) -> None:
     _confusion(task, result, pairs)
     _selection_charts(task, result)
     _slices(task, result)
+    discovery_panel(task, result, results)
     st.subheader("Error tags")
     tag_views(task, result, results)
     _examples(task, result, pairs, results)
@@ -290,7 +291,7 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None, remarks:
     regex = row2[4].checkbox("regex", key="f_regex")
     guids = st.session_state.get(SELECTED_GUIDS) or None
     if guids:
-        st.caption(f"Restricted to the {len(guids)} points selected on the chart above.")
+        st.caption(f"Restricted to the {len(guids)} {task.unit}s selected above (points on a chart, or a found slice).")
     return ExampleFilter(status, gold, pred, errors, spec, values, text, regex, frozenset(guids) if guids else None,
                          tagged_guids(task, result.run, tags, remarks))
 
@@ -320,17 +321,18 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
     if second is not None:
         shown = _comparison(result, second, shown)
     shown = _focus(task, result, shown)
+    shown, page_size = order_control(task, result, results, shown)
     cards = _cards(task, shown)
     total = len(result.frames.examples)
-    pages = max(1, -(-len(cards) // PAGE_SIZE))
+    pages = max(1, -(-len(cards) // page_size))
     top = st.columns([1, 3, 2])
     if st.session_state.get(PAGE_KEY, 1) > pages:
         st.session_state[PAGE_KEY] = pages
     page = int(top[0].number_input("Page", 1, pages, key=PAGE_KEY)) if pages > 1 else 1
-    first = (page - 1) * PAGE_SIZE
+    first = (page - 1) * page_size
     grouped = f" in {len(cards):,} {task.card_column}s" if task.card_column else ""
     top[1].markdown(f"<div class='kv-count' data-shown='{len(shown)}' data-total='{total}' data-cards='{len(cards)}'>{len(shown):,} of {total:,} "
-                    f"{task.unit}s match{grouped} (showing {min(first + 1, len(cards))}–{min(first + PAGE_SIZE, len(cards))})</div>", unsafe_allow_html=True)
+                    f"{task.unit}s match{grouped} (showing {min(first + 1, len(cards))}–{min(first + page_size, len(cards))})</div>", unsafe_allow_html=True)
     top[2].download_button("Download the filtered table (CSV)", lambda: export_frame(shown).to_csv(index=False).encode("utf-8-sig"),
                            file_name=f"{task.name}-{result.run}-examples.csv", mime="text/csv", key="download", on_click="ignore")
     report_button(task, [result] + ([second] if second is not None else []))
@@ -339,7 +341,9 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
     focus = st.session_state.get(FOCUS)
     write_url(example_params(view, *focus) if focus else view)
     by_example = annotations_by_example(task, result.run, remarks)
-    for card in cards[first:first + PAGE_SIZE]:
+    if second is None and not task.card_column and compact_view(task, result, shown.iloc[first:first + page_size], by_example):
+        return
+    for card in cards[first:first + page_size]:
         _card(task, result, second, card, view, by_example)
 
 

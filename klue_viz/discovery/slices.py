@@ -1,0 +1,320 @@
+"""Weak slices, found: the conjunctions of up to three conditions where a run fails most.
+
+The unit is the finest row the task scores (an NER entity, a DP word, a WoS slot; otherwise the
+example), described by every slice feature of the task at that level and at the example level
+(joined by guid), plus the user's error tags. Each conjunction is scored with SliceLine's objective
+(Sagadeeva & Boehm 2021, the `sliceline` package, which Zeno's slice finder builds on):
+
+    score = alpha * (error_rate(slice) / error_rate(all) - 1) - (1 - alpha) * (N / size(slice) - 1)
+
+i.e. how much worse than the whole run, weighted by size. SliceLine prunes a lattice of sparse
+matrix products to stay tractable on wide data; KLUE's slice features are few and categorical, so
+every conjunction of up to three conditions is counted exactly, with one `bincount` per feature
+triple (30k NER units: well under a second, where `sliceline.Slicefinder` takes 17 CPU s at level 3).
+The tests hold the two to the same top slices on data both can handle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from klue_viz.tasks.base import Frames, Task
+
+#: Features never used as conditions: they restate the error itself.
+LEAKING = frozenset({"error_type", "correct", "matched", "status"})
+#: How the units of two runs are paired (the rows both runs share).
+PAIR_KEYS = {"entities": ("guid", "start", "end", "label"), "words": ("guid", "index"), "examples": ("guid",)}
+TAG_PREFIX = "tag: "
+MISSING = -1
+
+
+@dataclass
+class Units:
+    """The rows a finder counts: features (strings, None where a condition does not apply) and errors."""
+
+    level: str
+    frame: pd.DataFrame  # the unit rows themselves (guid first)
+    features: pd.DataFrame  # one column per feature, aligned with `frame`
+    labels: dict[str, str] = field(default_factory=dict)  # feature -> readable name
+
+
+def unit_level(task: Task) -> str:
+    """The detail level the task's slices describe (entities, words, slots), or 'examples'."""
+    return next((s.level for s in task.slices if s.level != "examples"), "examples")
+
+
+def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, extra: pd.DataFrame | None = None) -> Units:
+    """The unit rows of a run with their slice features; `tags` maps an example guid to its error tags."""
+    level = unit_level(task)
+    examples = frames.examples.reset_index(drop=True)
+    frame = examples if level == "examples" else frames.details[level].reset_index(drop=True)
+    if level == "entities":
+        # Only entities decide entity F1: gold side = recall errors, predicted side = precision errors.
+        frame = frame.reset_index(drop=True)
+    columns, labels = {}, {}
+    if level == "entities":
+        columns["side"], labels["side"] = frame["side"].astype(str).to_numpy(), "Gold or predicted entity"
+    by_guid = examples.set_index("guid") if level != "examples" else None
+    for spec in task.slices:
+        if spec.key in LEAKING:
+            continue
+        if spec.level == level:
+            values = frame[spec.key]
+        elif spec.level == "examples":
+            values = frame["guid"].map(by_guid[spec.key]) if by_guid is not None else frame[spec.key]
+        else:
+            continue
+        name = spec.key if spec.key not in columns else f"{spec.level}.{spec.key}"
+        columns[name], labels[name] = _strings(values), spec.label
+    if extra is not None:
+        for name in extra.columns:
+            columns[name], labels[name] = _strings(extra[name].reset_index(drop=True)), name.replace("_", " ")
+    for tag in sorted({t for ts in (tags or {}).values() for t in ts}):
+        has = {g for g, ts in tags.items() if tag in ts}
+        name = TAG_PREFIX + tag
+        columns[name] = np.where(frame["guid"].isin(has).to_numpy(), "yes", None)  # "not tagged" is no slice
+        labels[name] = f"Tagged '{tag}'"
+    return Units(level, frame, pd.DataFrame(columns, index=frame.index), labels)
+
+
+def _strings(values: pd.Series) -> np.ndarray:
+    out = values.astype(object).to_numpy()
+    return np.array([None if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else str(v) for v in out], dtype=object)
+
+
+@dataclass
+class Candidate:
+    conditions: dict[str, str]
+    size: int
+    errors: float
+    score: float
+
+
+def encode(features: pd.DataFrame) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Integer codes per feature (MISSING where None) and the value of each code."""
+    codes, values = [], []
+    for name in features.columns:
+        column = features[name].to_numpy(dtype=object)
+        present = np.array([v is not None for v in column])
+        uniques, inverse = np.unique(column[present].astype(str), return_inverse=True) if present.any() else (np.array([], dtype=str), np.array([], dtype=int))
+        code = np.full(len(column), MISSING, dtype=np.int64)
+        code[present] = inverse
+        codes.append(code)
+        values.append(uniques)
+    return (np.column_stack(codes) if codes else np.zeros((len(features), 0), dtype=np.int64)), values
+
+
+def slice_scores(sizes: np.ndarray, errors: np.ndarray, n: int, average: float, alpha: float) -> np.ndarray:
+    """SliceLine's score of slices with these sizes and error sums (the same formula as sliceline 0.3)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = alpha * ((errors / sizes) / average - 1) - (1 - alpha) * (n / sizes - 1)
+    return np.nan_to_num(scores, nan=-np.inf)
+
+
+def search(features: pd.DataFrame, errors: np.ndarray, max_conditions: int = 3, min_size: int | None = None,
+           alpha: float = 0.95, top: int = 10) -> list[Candidate]:
+    """The `top` conjunctions with the highest positive SliceLine score, counted exactly.
+
+    A conjunction that selects exactly the same rows as one with fewer conditions is left out (it
+    says nothing more), so the list shows distinct groups.
+    """
+    errors = np.asarray(errors, dtype=float)
+    n = len(errors)
+    average = errors.mean() if n else 0.0
+    if n == 0 or average == 0:
+        return []
+    min_size = min_size if min_size is not None else default_min_size(n)
+    codes, values = encode(features)
+    names = list(features.columns)
+    cardinality = [max(len(v), 1) for v in values]
+    stats: dict[frozenset, tuple[int, float]] = {}
+    found: list[tuple[float, tuple]] = []
+    for level in range(1, max_conditions + 1):
+        for combo in combinations(range(len(names)), level):
+            present = (codes[:, combo] >= 0).all(axis=1)
+            key = np.zeros(int(present.sum()), dtype=np.int64)
+            for j in combo:
+                key = key * cardinality[j] + codes[present, j]
+            bins = int(np.prod([cardinality[j] for j in combo]))
+            if bins > 4_000_000:
+                key_values, key = np.unique(key, return_inverse=True)
+                bins = len(key_values)
+            else:
+                key_values = None
+            sizes = np.bincount(key, minlength=bins)
+            errs = np.bincount(key, weights=errors[present], minlength=bins)
+            keep = np.flatnonzero(sizes >= min_size)
+            scores = slice_scores(sizes[keep].astype(float), errs[keep], n, average, alpha)
+            for k, score in zip(keep.tolist(), scores.tolist()):
+                flat = key_values[k] if key_values is not None else k
+                parts = []
+                for j in reversed(combo):
+                    parts.append((j, int(flat % cardinality[j])))
+                    flat //= cardinality[j]
+                condition = frozenset(parts)
+                stats[condition] = (int(sizes[k]), float(errs[k]))
+                if score > 0:
+                    found.append((score, tuple(sorted(parts))))
+    found.sort(key=lambda item: (-item[0], len(item[1]), item[1]))
+    out: list[Candidate] = []
+    for score, parts in found:
+        size, errs = stats[frozenset(parts)]
+        if any(stats.get(frozenset(sub)) == (size, errs) and _same_rows(codes, parts, sub)
+               for r in range(1, len(parts)) for sub in combinations(parts, r)):
+            continue
+        out.append(Candidate({names[j]: str(values[j][v]) for j, v in parts}, size, errs, score))
+        if len(out) == top:
+            break
+    return out
+
+
+def _same_rows(codes: np.ndarray, parts: tuple, sub: tuple) -> bool:
+    """Whether the extra conditions leave the rows of `sub` unchanged (equal counts can still differ in rows)."""
+    return bool((mask_of(codes, parts) == mask_of(codes, sub)).all())
+
+
+def mask_of(codes: np.ndarray, parts: Iterable[tuple[int, int]]) -> np.ndarray:
+    mask = np.ones(len(codes), dtype=bool)
+    for j, v in parts:
+        mask &= codes[:, j] == v
+    return mask
+
+
+def default_min_size(n: int) -> int:
+    """Smallest slice worth a line: 1% of the units, at least 10 (sliceline's default), at most 100."""
+    return int(min(100, max(10, n // 100)))
+
+
+def condition_mask(features: pd.DataFrame, conditions: dict[str, str]) -> np.ndarray:
+    mask = np.ones(len(features), dtype=bool)
+    for name, value in conditions.items():
+        mask &= (features[name].to_numpy(dtype=object) == value)
+    return mask
+
+
+# ---- one run, two runs ---------------------------------------------------------------------------
+
+def describe(task: Task, frames: Frames, found: Units, conditions: dict[str, str], ci_samples: int = 0) -> dict:
+    """Size, errors, error rate, official metrics (and their interval) of the examples in one slice."""
+    from klue_viz.bootstrap import confidence_intervals
+
+    mask = condition_mask(found.features, conditions)
+    rows = found.frame[mask]
+    guids = sorted(set(rows["guid"].astype(str)))
+    subset = frames.subset(guids)
+    errors = int((~rows["correct"].astype(bool)).sum())
+    out = {
+        "conditions": conditions,
+        "unit": found.level,
+        "size": int(mask.sum()),
+        "errors": errors,
+        "error_rate": 100.0 * errors / max(int(mask.sum()), 1),
+        "examples": len(guids),
+        "metrics": task.score(subset).values,
+    }
+    if found.level != "examples":
+        out["detail_metrics"] = task.detail_scores(found.level, rows)
+    if ci_samples:
+        out["ci95"] = {k: list(v) if v else None for k, v in confidence_intervals(task, subset, samples=ci_samples).items()}
+    return out
+
+
+def weak_slices(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, extra: pd.DataFrame | None = None,
+                top: int = 10, ci_samples: int = 0, **options) -> list[dict]:
+    """The slices where one run fails most, best first, each described with its metrics."""
+    found = units(task, frames, tags, extra)
+    errors = (~found.frame["correct"].astype(bool)).to_numpy(dtype=float)
+    candidates = search(found.features, errors, top=top, **options)
+    out = []
+    for c in candidates:
+        item = describe(task, frames, found, c.conditions, ci_samples)
+        item["score"] = c.score
+        item["labels"] = {k: found.labels.get(k, k) for k in c.conditions}
+        out.append(item)
+    return out
+
+
+def paired_units(task: Task, first: Frames, second: Frames, tags=None, extra=None) -> tuple[Units, np.ndarray, np.ndarray]:
+    """The units both runs share (gold entities, words, examples), with each run's correctness on them."""
+    level = unit_level(task)
+    keys = list(PAIR_KEYS.get(level, ("guid",)))
+    a = units(task, first, tags, extra)
+    b = units(task, second, tags)  # only its rows and correctness are used; features come from the first run
+    if level not in PAIR_KEYS:  # slots differ between runs: compare on the examples instead
+        keys = ["guid"]
+        a = Units("examples", first.examples.reset_index(drop=True), _example_features(task, first.examples), {s.key: s.label for s in task.slices})
+        b = Units("examples", second.examples.reset_index(drop=True), _example_features(task, second.examples), a.labels)
+    keep_a = a.frame["side"].eq("gold").to_numpy() if level == "entities" else np.ones(len(a.frame), dtype=bool)
+    keep_b = b.frame["side"].eq("gold").to_numpy() if level == "entities" else np.ones(len(b.frame), dtype=bool)
+    left = a.frame[keep_a][keys + ["correct"]].rename(columns={"correct": "ok_a"}).assign(row_a=np.flatnonzero(keep_a))
+    right = b.frame[keep_b][keys + ["correct"]].rename(columns={"correct": "ok_b"})
+    joined = left.merge(right, on=keys, how="inner")
+    rows = joined["row_a"].to_numpy()
+    shared = Units(a.level, a.frame.iloc[rows].reset_index(drop=True), a.features.iloc[rows].reset_index(drop=True), a.labels)
+    if "side" in shared.features:
+        shared.features = shared.features.drop(columns="side")
+    return shared, joined["ok_a"].to_numpy(dtype=bool), joined["ok_b"].to_numpy(dtype=bool)
+
+
+def _example_features(task: Task, examples: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({s.key: _strings(examples[s.key].reset_index(drop=True)) for s in task.slices
+                         if s.level == "examples" and s.key not in LEAKING})
+
+
+def paired_slices(task: Task, first, second, tags=None, extra=None, top: int = 10, ci_samples: int = 0, **options) -> list[dict]:
+    """Slices where one run is worse than the other, ranked on the paired difference (both directions).
+
+    `first` and `second` are RunResults, compared on the units both scored. For 'first is worse',
+    SliceLine's search over the units where the first run is wrong and the second right proposes
+    candidates; each is then ranked by the paired t statistic of the per-unit difference
+    (first wrong - second wrong): the difference in error rate weighted by the slice's size.
+    """
+    shared, ok_a, ok_b = paired_units(task, first.frames, second.frames, tags, extra)
+    found = []
+    for worse, better, ok_w, ok_o in ((first, second, ok_a, ok_b), (second, first, ok_b, ok_a)):
+        difference = (~ok_w).astype(float) - (~ok_o).astype(float)
+        for c in search(shared.features, (~ok_w & ok_o).astype(float), top=max(3 * top, 30), **options):
+            mask = condition_mask(shared.features, c.conditions)
+            d = difference[mask]
+            if d.mean() <= 0:
+                continue
+            spread = d.std(ddof=1) if len(d) > 1 else 0.0
+            statistic = float("inf") if spread == 0 else float(d.mean() / (spread / np.sqrt(len(d))))
+            found.append((statistic, int(mask.sum()), c, worse, better, ok_w, ok_o, mask))
+    found.sort(key=lambda item: (-item[0], -item[1]))
+    out, seen = [], set()
+    for statistic, size, c, worse, better, ok_w, ok_o, mask in found:
+        key = tuple(sorted(c.conditions.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        guids = sorted(set(shared.frame.loc[mask, "guid"].astype(str)))
+        runs = {}
+        for run, ok in ((worse, ok_w), (better, ok_o)):
+            wrong = int((~ok[mask]).sum())
+            runs[run.run] = {"errors": wrong, "error_rate": 100.0 * wrong / size, "metrics": task.score(run.frames.subset(guids)).values}
+        item = {"conditions": c.conditions, "labels": {k: shared.labels.get(k, k) for k in c.conditions}, "unit": shared.level,
+                "size": size, "examples": len(guids), "worse": worse.run, "better": better.run, "score": statistic,
+                "errors": runs[worse.run]["errors"], "error_rate": runs[worse.run]["error_rate"],
+                "difference": runs[worse.run]["error_rate"] - runs[better.run]["error_rate"], "runs": runs,
+                "metrics": runs[worse.run]["metrics"]}
+        if ci_samples:
+            from klue_viz.bootstrap import compare_runs
+
+            # the interval of (better - worse) on each official metric, over the slice's examples
+            item["ci95"] = {x.metric: [x.low, x.high] for x in compare_runs(task, better.frames.subset(guids), worse.frames.subset(guids), samples=ci_samples)}
+        out.append(item)
+        if len(out) == top:
+            break
+    return out
+
+
+def slice_guids(task: Task, frames: Frames, conditions: dict[str, str], tags=None, extra=None) -> list[str]:
+    """The example guids a found slice covers (what the app's filter restricts to)."""
+    found = units(task, frames, tags, extra)
+    return sorted(set(found.frame.loc[condition_mask(found.features, conditions), "guid"].astype(str)))

@@ -1,0 +1,304 @@
+"""The 'Find the errors' panel of a task page: calibration, weak slices and likely gold errors.
+
+Thin: every number comes from `klue_viz.discovery`, cached per run (and pair of runs) by RunResult.key,
+and only the view the user picked is computed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from klue_viz.bootstrap import confidence_intervals
+from klue_viz.discovery.calibration import (
+    coverage_curve,
+    coverage_figure,
+    predicted_confidence,
+    reliability_figure,
+    run_calibration,
+)
+from klue_viz.discovery.features import training_features, with_training
+from klue_viz.discovery.patch import corrections_from, make_patch
+from klue_viz.discovery.slices import paired_slices, slice_guids, weak_slices
+from klue_viz.discovery.sorting import (
+    SUSPECT_RANK,
+    sort_examples,
+    sort_keys,
+    suspect_ranks,
+)
+from klue_viz.discovery.suspects import mark_gold_wrong, queue_frame, suspects
+from klue_viz.evaluate import RunResult
+from klue_viz.filtering import export_frame
+from klue_viz.markup import esc, md
+from klue_viz.problems import InputError
+from klue_viz.slicing import slice_table
+from klue_viz.tasks.base import Task
+from klue_viz.ui.annotate import annotator, editor, run_tags, store, task_remarks
+from klue_viz.ui.state import digest, gold_for
+
+CALIBRATION = "Calibration"
+SLICES = "Weak slices"
+SUSPECTS = "Likely gold errors"
+UI_RESAMPLES = 200
+TRAINING_TASKS = ("ner", "re", "mrc", "wos")
+PAGE_SIZES = (10, 25, 50, 100)
+COMPACT_TASKS = ("ynat", "nli", "sts")
+COMPACT_COLUMNS = ("gold", "pred", "correct", "confidence", "abs_error")
+
+
+def discovery_panel(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
+    """What to look at first, for the inspected run (and the other runs of the page)."""
+    st.subheader("Find the errors")
+    views = [SLICES, SUSPECTS]
+    if _calibration_of(result.key, task, result)[0] is not None:
+        views.append(CALIBRATION)
+    view = st.segmented_control("View", views, default=views[0], key="discovery_view", label_visibility="collapsed")
+    if view == CALIBRATION:
+        _calibration(task, result, results)
+    elif view == SLICES:
+        _weak_slices(task, result, results)
+    elif view == SUSPECTS:
+        _suspects(task, results)
+
+
+def _tags(task: Task, run: str) -> tuple[str, dict[str, set[str]]]:
+    """The error tags of a run by example guid, and a key that changes when they do (for the caches)."""
+    rows = run_tags(task, run, task_remarks(task))
+    tags: dict[str, set[str]] = {}
+    for guid, tag in zip(rows["guid"], rows["tag"]):
+        tags.setdefault(str(guid), set()).add(str(tag))
+    return str(sorted((g, sorted(t)) for g, t in tags.items())), tags
+
+
+@st.cache_resource(max_entries=64, show_spinner="Searching slices…")
+def _found(result_key: str, tags_key: str, train_key: str, _task: Task, _result: RunResult, _tags: dict, _train) -> list[dict]:
+    return weak_slices(_task, _result.frames, tags=_tags, extra=_extra(train_key, _task, _result, _train), top=10)
+
+
+@st.cache_resource(max_entries=32, show_spinner="Searching where the runs differ…")
+def _found_paired(first_key: str, second_key: str, tags_key: str, train_key: str, _task: Task, _first: RunResult, _second: RunResult,
+                  _tags: dict, _train) -> list[dict]:
+    return paired_slices(_task, _first, _second, tags=_tags, extra=_extra(train_key, _task, _first, _train), top=10)
+
+
+def _extra(train_key: str, task: Task, result: RunResult, train):
+    return training_features(task, result.frames, train) if train is not None else None
+
+
+@st.cache_resource(max_entries=8, show_spinner="Reading the training file…")
+def _train_gold(task_name: str, key: str, name: str, _data: bytes):
+    from klue_viz.evaluate import gold_from_bytes
+    from klue_viz.tasks import get_task
+
+    return gold_from_bytes(get_task(task_name), _data, name)
+
+
+def _training(task: Task):
+    """The training gold the user uploaded for this task (kept for the session), and its cache key."""
+    if task.name not in TRAINING_TASKS:
+        return "", None
+    upload = st.file_uploader(f"{task.name.upper()} training file, official format (optional: adds 'seen in training' slices)",
+                              key="train_upload")
+    if upload is not None:
+        st.session_state.setdefault("train_files", {})[task.name] = (upload.name, upload.getvalue())
+    kept = st.session_state.get("train_files", {}).get(task.name)
+    if kept is None:
+        return "", None
+    name, data = kept
+    key = digest(data)
+    try:
+        train = _train_gold(task.name, key, name, data)
+    except InputError as err:
+        st.error(md(err))
+        return "", None
+    st.caption(md(f"Training file {name}: {len(train.rows):,} records") + (f" ({len(train.problems)} skipped)" if train.problems else ""))
+    return key, train
+
+
+@st.cache_resource(max_entries=128, show_spinner="Resampling the slice…")
+def _slice_intervals(result_key: str, conditions: str, _task: Task, _result: RunResult, _guids: list[str]):
+    return confidence_intervals(_task, _result.frames.subset(_guids), samples=UI_RESAMPLES)
+
+
+def _condition_text(item: dict) -> str:
+    return " & ".join(f"{item['labels'].get(k, k)} = {v}" for k, v in item["conditions"].items())
+
+
+def _apply(guids: list[str]) -> None:
+    """A found slice becomes the example filter (a guid restriction, as a chart selection is)."""
+    st.session_state["f_guids"] = guids
+    st.session_state["f_status"] = "all"
+    st.session_state["page_no"] = 1
+
+
+def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
+    tags_key, tags = _tags(task, result.run)
+    train_key, train = _training(task)
+    if train is not None:
+        frames, spec = with_training(task, result.frames, train.rows)
+        st.markdown(f"**{md(spec.label)}**")
+        st.dataframe(slice_table(task, frames, spec), hide_index=True, width="stretch")
+    others = [name for name in results if name != result.run]
+    other = st.selectbox("Slices where", [None] + others, key="discovery_against",
+                         format_func=lambda o: f"{result.run} fails most" if o is None else f"{result.run} and {o} differ most") if others else None
+    if other is None:
+        found = _found(result.key, tags_key, train_key, task, result, tags, train)
+    else:
+        found = _found_paired(result.key, results[other].key, tags_key, train_key, task, result, results[other], tags, train)
+    if not found:
+        st.caption("No slice of at least 1% of the units is worse than the whole run.")
+        return
+    metric_keys = [m.key for m in task.metrics]
+    rows = []
+    for item in found:
+        row = {"slice": _condition_text(item), "size": item["size"], "unit": item["unit"], "errors": item["errors"], "error rate": item["error_rate"]}
+        if "worse" in item:
+            row.update({"worse run": item["worse"], "difference": item["difference"]})
+        row.update({k: item["metrics"].get(k) for k in metric_keys})
+        rows.append(row)
+    st.caption(md("Conjunctions of up to 3 conditions over the slice features and your error tags, ranked by how much worse than "
+                  "the whole run they are, weighted by size (SliceLine's score). Select a row for its 95% interval and its examples."))
+    table = pd.DataFrame(rows)
+    event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="weak_slice_table",
+                         column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ["error rate", "difference", *metric_keys] if c in table})
+    chosen = event.selection.rows if event is not None else []
+    if not chosen:
+        return
+    item = found[chosen[0]]
+    guids = slice_guids(task, result.frames, item["conditions"], tags, _extra(train_key, task, result, train))
+    spans = _slice_intervals(result.key, repr(item["conditions"]), task, result, guids)
+    st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
+                  + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)))
+    st.button(f"Show these {len(guids)} {task.unit}s below", key="apply_weak_slice", on_click=_apply, args=(guids,))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _calibration_of(result_key: str, _task: Task, _result: RunResult):
+    cal = run_calibration(_task, _result.frames.examples)
+    curve = coverage_curve(*predicted_confidence(_result.frames.examples, _task.labels)) if cal else None
+    return cal, curve
+
+
+def _calibration(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
+    cal, _ = _calibration_of(result.key, task, result)
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**Reliability of {md(result.run)}** — ECE {cal.ece:.2f} · MCE {cal.mce:.2f} "
+                    f"<span class='kv-kv'>(10 equal-width bins, 0..100; {cal.n:,} {esc(task.unit)}s with probabilities)</span>",
+                    unsafe_allow_html=True)
+        st.plotly_chart(reliability_figure(cal, result.run), key="reliability", config={"displayModeBar": False})
+    curves = {}
+    for name, other in results.items():
+        found, curve = _calibration_of(other.key, task, other)
+        if found is not None:
+            curves[name] = curve
+    with right:
+        st.markdown("**Accuracy when the least confident are set aside**")
+        st.plotly_chart(coverage_figure(curves), key="coverage", config={"displayModeBar": False})
+    table = pd.DataFrame(cal.bins).rename(columns={"low": "from", "high": "to"})
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("accuracy", "confidence")})
+    st.caption(md("Confidence is also a slice (Metrics per slice, filters) and a sort key of the example list."))
+
+
+@st.cache_resource(max_entries=32, show_spinner="Looking for gold that several runs disagree with…")
+def _queue(result_keys: tuple[str, ...], _task: Task, _results: list[RunResult]) -> list[dict]:
+    return suspects(_task, _results, top=None)
+
+
+def _official_text(task: Task) -> tuple[str, str] | None:
+    """The text and name of the gold file in use, for the patch (None for gold from the Hugging Face hub)."""
+    choice = gold_for(task)
+    upload = st.session_state.get("gold_uploads", {}).get(task.name)
+    if upload and not choice.is_demo and upload[0] in choice.gold.source:
+        return upload[1].decode("utf-8-sig"), upload[0]
+    path = Path(choice.gold.source)
+    return (path.read_text(encoding="utf-8-sig"), path.name) if path.is_file() else None
+
+
+def _suspects(task: Task, results: dict[str, RunResult]) -> None:
+    runs = list(results.values())
+    found = _queue(tuple(r.key for r in runs), task, runs)
+    st.caption(md(f"Units whose gold every run ({len(runs)}) disagrees with in the same way; more runs and more confident runs rank "
+                  "higher, and cleanlab's label quality adds in where runs give probabilities. Load more runs for a sharper queue."))
+    if not found:
+        st.caption("No unit where the runs agree against the gold.")
+        return
+    table = queue_frame(found)
+    event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="suspect_table",
+                         column_config={"score": st.column_config.NumberColumn(format="%.3f")})
+    chosen = event.selection.rows if event is not None else []
+    if chosen:
+        suspect = found[chosen[0]]
+        guid = task.example_guid(suspect["guid"], suspect["turn"])
+        first = runs[0]
+        if guid in set(first.frames.examples["guid"]):
+            st.markdown(task.render(first.frames, guid), unsafe_allow_html=True)
+        st.markdown("**Evidence**")
+        st.json(suspect["evidence"], expanded=False)
+        st.button(f"Gold looks wrong: propose {md(suspect['proposed'])}", key="mark_suspect", on_click=_mark, args=(task, suspect),
+                  disabled=not annotator(), help=None if annotator() else "Set your name in the sidebar to annotate.")
+    _patch(task)
+
+
+def _mark(task: Task, suspect: dict) -> None:
+    db = store()
+    if db is None:
+        return
+    mark_gold_wrong(db, task, suspect, annotator())
+    st.toast(md(f"Marked {suspect['guid']}: gold looks wrong, proposed {suspect['proposed']}"))
+
+
+def _patch(task: Task) -> None:
+    """The marked corrections as a patch in the official format (corrected records only)."""
+    corrections = corrections_from([a for a in task_remarks(task) if a.run == "gold"], task)
+    if not corrections:
+        return
+    source = _official_text(task)
+    if source is None:
+        st.caption("A patch needs the official gold file; gold from the Hugging Face hub has none.")
+        return
+    text, name = source
+    try:
+        patch = make_patch(task, text, name, corrections)
+    except InputError as err:
+        st.error(md(err))
+        return
+    stem, _, ext = name.rpartition(".")
+    st.download_button(f"Download the {patch.records} corrected record(s) as a patch ({md(name)} format)", patch.text.encode("utf-8"),
+                       file_name=f"{stem}.corrections.{ext}", key="download_patch", on_click="ignore")
+    if patch.problems:
+        st.caption(f"{len(patch.problems)} correction(s) could not be read and are left out of the patch.")
+
+
+def order_control(task: Task, result: RunResult, results: dict[str, RunResult], shown: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The example list's order (what matters first) and page size, as the user chose them."""
+    left, right = st.columns([3, 1])
+    keys = [*sort_keys(task, result.frames), SUSPECT_RANK]
+    key = left.selectbox("Sort by", keys, key="sort_by")
+    size = right.selectbox("Per page", PAGE_SIZES, key="page_size")
+    ranks = None
+    if key == SUSPECT_RANK:
+        runs = list(results.values())
+        ranks = suspect_ranks(task, _queue(tuple(r.key for r in runs), task, runs))
+    return sort_examples(task, result.frames, shown, key, ranks), int(size)
+
+
+def compact_view(task: Task, result: RunResult, rows: pd.DataFrame, by_example: dict) -> bool:
+    """YNAT, NLI, STS: one table row per example, the full drawing of the chosen one below; False when not used."""
+    if task.name not in COMPACT_TASKS or not st.toggle("Compact table (one row per example)", key="compact"):
+        return False
+    columns = ["guid", *task.text_columns, *(c for c in COMPACT_COLUMNS if c in rows)]
+    event = st.dataframe(export_frame(rows[columns]), hide_index=True, width="stretch", on_select="rerun",
+                         selection_mode="single-row", key="compact_table",
+                         column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "abs_error")})
+    chosen = event.selection.rows if event is not None else []
+    if chosen:
+        example = rows.iloc[chosen[0]].to_dict()
+        st.markdown(task.render(result.frames, example["guid"]), unsafe_allow_html=True)
+        editor(task, result, example, by_example.get(example["guid"], []))
+    else:
+        st.caption("Select a row for its full drawing.")
+    return True

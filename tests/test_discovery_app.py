@@ -1,0 +1,121 @@
+"""The 'Find the errors' panel through Streamlit's AppTest, on the demo runs."""
+
+from __future__ import annotations
+
+from klue_viz.ui.home import PAGE_FILES
+from tests.test_app import open_page, plain, shown_count
+
+
+def test_calibration_view_shows_ece_for_a_run_with_probabilities():
+    at = open_page(PAGE_FILES["ynat"])
+    assert not at.exception
+    at.segmented_control(key="discovery_view").set_value("Calibration").run()
+    assert any("ECE" in m.value and "MCE" in m.value for m in at.markdown)
+    assert any(list(df.value.columns)[:3] == ["from", "to", "n"] for df in at.dataframe)
+
+
+def test_weak_slices_view_lists_slices_for_one_run_and_for_two():
+    at = open_page(PAGE_FILES["nli"])
+    at.segmented_control(key="discovery_view").set_value("Weak slices").run()
+    assert not at.exception
+    tables = [df.value for df in at.dataframe if "slice" in df.value.columns]
+    assert tables and len(tables[0]) >= 1
+    other = next(name for name in ("llm-few-shot", "roberta-base") if name not in at.selectbox(key="discovery_against").options[0])
+    at.selectbox(key="discovery_against").set_value(other).run()
+    assert not at.exception
+    assert any("worse run" in df.value.columns for df in at.dataframe)
+
+
+def test_a_chosen_slice_gives_its_interval_and_becomes_the_filter():
+    at = open_page(PAGE_FILES["nli"])
+    at.segmented_control(key="discovery_view").set_value("Weak slices").run()
+    at.session_state["weak_slice_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception and any("95% interval" in plain(c.value) for c in at.caption)
+    before = shown_count(at)
+    at.button(key="apply_weak_slice").click().run()
+    after = shown_count(at)
+    assert not at.exception and after[0] < before[0] and after[1] == before[1]
+    assert len(at.session_state["f_guids"]) == after[0]
+
+
+def test_suspect_queue_marks_gold_wrong_and_offers_the_patch():
+    at = open_page(PAGE_FILES["ynat"])
+    at.sidebar.text_input(key="annotator_widget").set_value("검토자").run()
+    at.segmented_control(key="discovery_view").set_value("Likely gold errors").run()
+    assert not at.exception
+    queue = next(df.value for df in at.dataframe if "proposed" in df.value.columns)
+    at.session_state["suspect_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    at.button(key="mark_suspect").click().run()
+    assert not at.exception
+    from klue_viz.annotations.store import Store
+
+    stored = [a for a in Store().find(task="ynat", run="gold") if a.annotator == "검토자"]
+    assert [(a.guid, a.corrected_label, a.gold_wrong) for a in stored] == [(queue["guid"][0], queue["proposed"][0], True)]
+    assert any(b.label.startswith("Download the 1 corrected") for b in at.get("download_button"))
+
+
+def test_training_upload_adds_the_seen_in_training_slice(shared):
+    text = (shared / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv").read_text(encoding="utf-8")
+    at = open_page(PAGE_FILES["ner"])
+    at.segmented_control(key="discovery_view").set_value("Weak slices").run()
+    at.file_uploader(key="train_upload").set_value([("klue-ner-v1.1_train.tsv", "\n\n".join(text.split("\n\n")[:400]).encode(), "text/plain")]).run()
+    assert not at.exception
+    assert any("Entity seen in training" in m.value for m in at.markdown)
+    assert any(set(df.value.get("value", [])) & {"not in training", "seen once"} for df in at.dataframe)
+
+
+def test_sort_page_size_and_compact_table():
+    at = open_page(PAGE_FILES["sts"])
+    at.selectbox(key="sort_by").set_value("largest |gold - predicted| first").run()
+    at.selectbox(key="page_size").set_value(25).run()
+    assert not at.exception
+    drawn_guids = [m.value.split('data-guid="')[1].split('"')[0] for m in at.markdown if 'class="kv-example"' in m.value]
+    from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+    from klue_viz.evaluate import evaluate_file, load_gold
+    from klue_viz.tasks import get_task
+
+    task = get_task("sts")
+    run = evaluate_file(task, load_gold(task, DEMO_BENCHMARK), next(demo_runs("sts")))
+    errors = run.frames.examples.set_index("guid")["abs_error"]
+    assert len(drawn_guids) == min(25, len(errors))
+    assert [errors[g] for g in drawn_guids] == sorted(errors[drawn_guids], reverse=True)
+    at.toggle(key="compact").set_value(True).run()
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if "sentence1" in df.value.columns)
+    assert len(table) == len(drawn_guids)
+    at.session_state["compact_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert len([m for m in at.markdown if 'class="kv-example"' in m.value]) == 1
+
+
+def test_hostile_run_name_stays_text_in_every_discovery_view():
+    """A run named with HTML and Markdown: escaped in the reliability title, captions, buttons and tables."""
+    import json
+    import re
+
+    from klue_viz.demo import DEMO_BENCHMARK
+    from klue_viz.evaluate import load_gold
+    from klue_viz.tasks import get_task
+
+    hostile = "<img src=x onerror=alert(1)>[x](javascript:alert(1))"  # no '/': the run is named after the file
+    rows = load_gold(get_task("ynat"), DEMO_BENCHMARK).rows
+    labels = get_task("ynat").labels
+    data = "\n".join(json.dumps({"guid": r["guid"], "label": labels[(labels.index(r["gold"]) + 1) % 7],
+                                 "probs": [0.9 if l == labels[(labels.index(r["gold"]) + 1) % 7] else 0.1 / 6 for l in labels]})
+                     for r in rows).encode()
+    at = open_page(PAGE_FILES["ynat"])
+    at.file_uploader(key="pred_upload").set_value([(f"{hostile}.jsonl", data, "application/json")]).run()
+    at.selectbox(key="run").set_value(next(o for o in at.selectbox(key="run").options if "javascript" in o)).run()
+    for view in ("Calibration", "Weak slices", "Likely gold errors"):
+        at.segmented_control(key="discovery_view").set_value(view).run()
+        assert not at.exception
+        # the run header of the metrics section (task_page's own, "<b>run</b> (file)") is checked by test_app.py
+        texts = [m.value for m in at.markdown if not m.value.startswith("<b>")] + [c.value for c in at.caption] + [b.label for b in at.button]
+        raw = re.compile(r"(?<!\\)<img src=x|(?<!\\)\]\(javascript")  # unescaped HTML or Markdown link
+        assert not any(raw.search(t) for t in texts), [t for t in texts if raw.search(t)]
+        charts = [str(e.proto) for e in at.get("plotly_chart")]
+        assert not any("<img src=x" in c for c in charts)
+        if view == "Calibration":
+            assert any("&lt;img" in c for c in charts)
