@@ -14,9 +14,11 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+import numpy as np
 import pandas as pd
 
 from klue_viz.io import BARE_VALUE
+from klue_viz.metrics import Statistics
 from klue_viz.problems import Problem
 
 
@@ -61,10 +63,6 @@ class Scores:
     reasons: dict[str, str] = field(default_factory=dict)
 
 
-def percent(value: float) -> float | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value) * 100.0
-
-
 GUID_NUMBER = re.compile(r"_(\d{5})(?:[-_]|$)")
 
 
@@ -96,6 +94,8 @@ class Task(ABC):
     scoring_level: str = "examples"
     #: Hugging Face records of this task carry no guid (NER, DP): gold guids are made from positions.
     hf_has_guid: bool = True
+    #: Why a metric can be undefined on examples that exist (docs/metrics.md).
+    undefined_reasons: dict[str, str] = {}
 
     # ---- gold -------------------------------------------------------------------------------
     @abstractmethod
@@ -136,12 +136,35 @@ class Task(ABC):
         """Tidy per-example frames for gold rows and their predictions (same order)."""
 
     @abstractmethod
+    def statistics(self, frames: Frames) -> Statistics:
+        """Per-example sufficient statistics of `frames` (rows in `frames.examples` order) and their aggregate."""
+
     def score(self, frames: Frames) -> Scores:
-        """The official metrics over the examples in `frames`."""
+        """The official metrics over the examples in `frames`: the aggregate of their summed statistics."""
+        stats = self.statistics(frames)
+        return self.as_scores(stats.scores(stats.totals()), 0, stats.n)
+
+    def as_scores(self, values: dict[str, np.ndarray], row: int, n: int) -> Scores:
+        """Row `row` of aggregated metric arrays as Scores; NaN becomes None with its reason."""
+        scores = Scores({})
+        for metric in self.metrics:
+            value = float(values[metric.key][row])
+            if np.isnan(value):
+                scores.values[metric.key] = None
+                scores.reasons[metric.key] = self.undefined_reasons.get(metric.key, "undefined") if n else f"no scored {self.unit}s"
+            else:
+                scores.values[metric.key] = value
+        return scores
+
+    def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
+        """Statistics of the rows of a detail frame (an entity, a word, a slot), one row each."""
+        raise KeyError(f"{self.name} has no detail level {level!r}")
 
     def detail_scores(self, level: str, frame: pd.DataFrame) -> dict[str, float | None]:
         """Metrics of a slice taken at a detail level (an entity type, a word relation, a slot)."""
-        raise KeyError(f"{self.name} has no detail level {level!r}")
+        stats = self.detail_statistics(level, frame)
+        values = stats.scores(stats.totals())
+        return {key: None if np.isnan(v[0]) else float(v[0]) for key, v in values.items()}
 
     @abstractmethod
     def render(self, frames: Frames, guid: str) -> str:

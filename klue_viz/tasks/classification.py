@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from abc import abstractmethod
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
 from klue_viz import markup as mk
+from klue_viz.metrics import Aggregate, Statistics, label_statistics
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, RecordError, Task, as_int
 
@@ -23,6 +24,8 @@ class LabelTask(Task):
     official_label_field: str = "label"
     signature_fields = frozenset()
     unit = "example"
+    #: The aggregate of the task's metric, made for a number of classes (metrics.py).
+    aggregate_for: Callable[[int], Aggregate]
 
     def label_of(self, value: Any, what: str = "label") -> str:
         """A label name from a name or a Hugging Face integer id."""
@@ -130,6 +133,19 @@ class LabelTask(Task):
 
     def build_frames(self, gold: pd.DataFrame, predictions: list[Any]) -> Frames:
         return Frames(self.classification_frame(gold, predictions))
+
+    def class_codes(self, frames: Frames) -> tuple[np.ndarray, np.ndarray]:
+        """Gold and predicted class ids: label order, then one class for a missing prediction (--strict)."""
+        ex = frames.examples
+        gold = pd.Categorical(ex["gold"], categories=self.labels).codes.astype(np.int64)
+        pred = pd.Categorical(ex["pred"], categories=self.labels).codes.astype(np.int64)
+        return gold, np.where(pred < 0, len(self.labels), pred)
+
+    def statistics(self, frames: Frames) -> Statistics:
+        gold, pred = self.class_codes(frames)
+        classes = len(self.labels) + 1
+        rows, cols, values = label_statistics(gold, pred, classes)
+        return Statistics(len(gold), 3 * classes + 1, rows, cols, values, self.aggregate_for(classes))
 
 
 def load_json(text: str, name: str):

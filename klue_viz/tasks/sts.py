@@ -6,15 +6,14 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy.stats import pearsonr
-from sklearn.metrics import f1_score
 
 from klue_viz import markup as mk
+from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_aggregate, sts_statistics
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, as_int, percent
+from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, as_int
 from klue_viz.tasks.classification import load_json
 
-THRESHOLD = 3.0
+THRESHOLD = STS_THRESHOLD
 SCORE_BINS = [-np.inf, 1, 2, 3, 4, np.inf]
 SCORE_BIN_LABELS = ["0-1", "1-2", "2-3", "3-4", "4-5"]
 
@@ -43,6 +42,7 @@ class Sts(Task):
     text_columns = ("sentence1", "sentence2")
     confusion_label = "score bin"
     error_tags = ("ambiguous", "needs world knowledge", "negation", "lexical overlap", "paraphrase missed", "gold error")
+    undefined_reasons = {"pearsonr": "undefined: fewer than 2 pairs or constant scores"}
 
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
         data = load_json(text, name)
@@ -113,18 +113,12 @@ class Sts(Task):
         frame["pred_bin"] = score_bin(frame["pred"])
         return Frames(frame)
 
-    def score(self, frames: Frames) -> Scores:
+    def statistics(self, frames: Frames) -> Statistics:
         ex = frames.examples
-        if ex.empty:
-            return self.undefined("no scored pairs")
-        scores = Scores({"pearsonr": None, "f1": None})
-        pred, gold = ex["pred"].to_numpy(np.float64), ex["gold"].to_numpy(np.float64)
-        if len(ex) < 2 or np.ptp(pred) == 0 or np.ptp(gold) == 0:
-            scores.reasons["pearsonr"] = "undefined: fewer than 2 pairs or constant scores"
-        else:
-            scores.values["pearsonr"] = percent(pearsonr(pred, gold)[0])
-        scores.values["f1"] = percent(f1_score(ex["gold_binary"], ex["pred_binary"], zero_division=0))
-        return scores
+        rows, cols, values = sts_statistics(
+            ex["gold"].to_numpy(np.float64), ex["pred"].to_numpy(np.float64), ex["gold_binary"].to_numpy(), ex["pred_binary"].to_numpy()
+        )
+        return Statistics(len(ex), 9, rows, cols, values, sts_aggregate)
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
         ex = frames.examples
