@@ -7,11 +7,14 @@ import json
 import sys
 from pathlib import Path
 
-from klue_viz.bootstrap import confidence_intervals
-from klue_viz.evaluate import RunResult, evaluate_file, load_gold
+from typing import TYPE_CHECKING
+
 from klue_viz.io import read_bytes, read_records
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, detect_task, get_task
+
+if TYPE_CHECKING:
+    from klue_viz.evaluate import RunResult
 
 SHOWN_PROBLEMS = 10
 
@@ -49,6 +52,8 @@ def guess_task(paths: list[str]) -> str:
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
+    from klue_viz.evaluate import evaluate_file, load_gold  # pandas: only for the command that scores
+
     try:
         task = get_task(args.task) if args.task else get_task(guess_task(args.pred))
         gold = load_gold(task, args.gold)
@@ -62,6 +67,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
         try:
             result = evaluate_file(task, gold, path, strict=args.strict)
             if args.bootstrap:
+                from klue_viz.bootstrap import confidence_intervals
+
                 result.intervals = confidence_intervals(task, result.frames, samples=args.bootstrap)
         except InputError as err:
             failures.append(str(err))

@@ -125,27 +125,29 @@ def gold_from_bytes(task: Task, data: bytes, name: str) -> Gold:
     if task.official_ext == "tsv" and not stripped.startswith(("[", "{")):
         rows, problems = task.read_official(text, name)
         return _gold(task, rows, problems, name, positional=False)
-    if stripped.startswith("[") or (stripped.startswith("{") and not name.endswith(".jsonl") and _single_json(stripped)):
-        try:
-            data_json = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(f"{name}: invalid JSON at line {err.lineno}: {err.msg}") from None
+    data_json = _parsed_json(text, name)  # the one parse of a JSON gold file
+    if data_json is not None:
         if isinstance(data_json, list) and data_json and isinstance(data_json[0], dict) and task.looks_like_hf(data_json[0]):
             rows, problems = task.rows_from_hf(data_json)
             return _gold(task, rows, problems, name, positional=not task.hf_has_guid)
-        rows, problems = task.read_official(text, name)
+        rows, problems = task.read_official_json(data_json, name) if task.official_ext == "json" else task.read_official(text, name)
         return _gold(task, rows, problems, name, positional=False)
     records = read_records(data, name)
     rows, problems = task.rows_from_hf([r for _, r in records.records])
     return _gold(task, rows, records.problems + problems, name, positional=not task.hf_has_guid)
 
 
-def _single_json(text: str) -> bool:
+def _parsed_json(text: str, name: str) -> object | None:
+    """The file as one JSON document, or None for JSON lines (an object per line); a broken JSON list is an error."""
+    stripped = text.lstrip()
+    if not stripped.startswith("[") and (not stripped.startswith("{") or name.endswith(".jsonl")):
+        return None
     try:
-        json.loads(text)
-    except json.JSONDecodeError:
-        return False
-    return True
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        if stripped.startswith("{"):
+            return None
+        raise InputError(f"{name}: invalid JSON at line {err.lineno}: {err.msg}") from None
 
 
 def load_hf(task: Task, split: str = "validation", loader: Callable | None = None) -> Gold:

@@ -8,6 +8,7 @@ official metrics, slice them and draw one example. Matching predictions to gold 
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from abc import ABC, abstractmethod
@@ -19,7 +20,7 @@ import pandas as pd
 
 from klue_viz.io import BARE_VALUE
 from klue_viz.metrics import Statistics
-from klue_viz.problems import Problem
+from klue_viz.problems import InputError, Problem
 
 
 class RecordError(ValueError):
@@ -98,9 +99,20 @@ class Task(ABC):
     undefined_reasons: dict[str, str] = {}
 
     # ---- gold -------------------------------------------------------------------------------
-    @abstractmethod
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
-        """Gold rows (one per evaluation example, with a `guid`) from the official file's text."""
+        """Gold rows (one per evaluation example, with a `guid`) from the official file's text.
+
+        JSON tasks parse the text here and read the data in `read_official_json`; TSV tasks override this.
+        """
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise InputError(f"{name}: invalid JSON at line {err.lineno}: {err.msg}") from None
+        return self.read_official_json(data, name)
+
+    def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
+        """Gold rows from the official file already parsed as JSON (so that a file is parsed once)."""
+        raise InputError(f"{name}: the official {self.title} file is not JSON")
 
     @abstractmethod
     def rows_from_hf(self, records: Iterable[dict], split: str = "dev") -> tuple[list[dict], list[Problem]]:

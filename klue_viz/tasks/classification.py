@@ -71,8 +71,7 @@ class LabelTask(Task):
     def empty_prediction(self, gold: dict) -> dict:
         return {"label": None, "probs": None}
 
-    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
-        data = load_json(text, name)
+    def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
             raise InputError(f"{name}: expected the official {self.title} JSON list of examples")
         rows, problems = [], []
@@ -146,13 +145,6 @@ class LabelTask(Task):
         classes = len(self.labels) + 1
         rows, cols, values = label_statistics(gold, pred, classes)
         return Statistics(len(gold), 3 * classes + 1, rows, cols, values, self.aggregate_for(classes))
-
-
-def load_json(text: str, name: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(f"{name}: invalid JSON at line {err.lineno}: {err.msg}") from None
 
 
 def _guid(record) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -9,7 +11,6 @@ from klue_viz import markup as mk
 from klue_viz.metrics import Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, bucket
-from klue_viz.tasks.classification import load_json
 
 QUESTION_TYPES = {1: "paraphrase", 2: "multi-sentence reasoning", 3: "unanswerable"}
 
@@ -51,8 +52,7 @@ class Mrc(Task):
     confusion_label = "answerability / outcome"
     error_tags = ("wrong sentence", "partial span", "should be unanswerable", "paraphrase missed", "needs world knowledge", "gold error")
 
-    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
-        data = load_json(text, name)
+    def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, dict) or not isinstance(data.get("data"), list):
             raise InputError(f"{name}: expected the official KLUE-MRC JSON object with a 'data' list of documents")
         rows, problems = [], []

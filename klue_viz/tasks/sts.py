@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 import numpy as np
@@ -11,7 +13,6 @@ from klue_viz import markup as mk
 from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_aggregate, sts_statistics
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, as_int
-from klue_viz.tasks.classification import load_json
 
 THRESHOLD = STS_THRESHOLD
 SCORE_BINS = [-np.inf, 1, 2, 3, 4, np.inf]
@@ -44,8 +45,7 @@ class Sts(Task):
     error_tags = ("ambiguous", "needs world knowledge", "negation", "lexical overlap", "paraphrase missed", "gold error")
     undefined_reasons = {"pearsonr": "undefined: fewer than 2 pairs or constant scores"}
 
-    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
-        data = load_json(text, name)
+    def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
             raise InputError(f"{name}: expected the official KLUE-STS JSON list of pairs")
         return self.rows_from_hf(data)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -9,7 +11,6 @@ from klue_viz import markup as mk
 from klue_viz.metrics import Statistics, mean_statistics, prf_aggregate, prf_statistics, turn_prf, wos_aggregate
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, as_int, as_list
-from klue_viz.tasks.classification import load_json
 
 SPECIAL_VALUES = ("dontcare", "yes", "no")
 
@@ -50,8 +51,7 @@ class Wos(Task):
     confusion_label = "value class"
     error_tags = ("carried-over slot", "missed update", "value normalisation", "dontcare", "wrong domain", "gold error")
 
-    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
-        data = load_json(text, name)
+    def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
             raise InputError(f"{name}: expected the official WoS JSON list of dialogues")
         return self.rows_from_hf(data)
