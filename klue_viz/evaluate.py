@@ -13,7 +13,7 @@ import pandas as pd
 from klue_viz.io import RecordFile, decode, read_bytes, read_records
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks import detect_task
-from klue_viz.tasks.base import Frames, RecordError, Scores, Task
+from klue_viz.tasks.base import Frames, RecordError, Repaired, Scores, Task
 
 #: How many problems of one kind are listed before the rest are only counted.
 MAX_LISTED = 200
@@ -233,7 +233,11 @@ def evaluate_records(task: Task, gold: Gold, file: RecordFile, strict: bool = Fa
             problems.append(Problem(f"duplicate guid, already given on line {first_line[pos]}; this line is left out", line, guid, name))
             continue
         try:
-            predictions[pos] = task.parse_prediction(record, gold.rows[pos])
+            parsed = task.parse_prediction(record, gold.rows[pos])
+            if isinstance(parsed, Repaired):  # scored, and what was repaired is listed (convention 9)
+                problems.extend(Problem(note, line, guid, name) for note in parsed.notes)
+                parsed = parsed.prediction
+            predictions[pos] = parsed
         except (RecordError, KeyError, TypeError, ValueError) as err:
             n_invalid += 1
             problems.append(Problem(str(err) if isinstance(err, RecordError) else f"unusable record: {err!r}", line, guid, name))

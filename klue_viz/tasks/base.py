@@ -56,6 +56,14 @@ class Frames:
         return Frames(examples, {k: v[v["guid"].isin(keep)] for k, v in self.details.items()})
 
 
+@dataclass(frozen=True)
+class Repaired:
+    """A prediction scored although part of it had to be repaired; each note becomes a problem on its record's line."""
+
+    prediction: Any
+    notes: tuple[str, ...]
+
+
 @dataclass
 class Scores:
     """Official metrics on the 0..100 scale; a None value comes with its reason."""

@@ -20,7 +20,7 @@ from klue_viz.metrics import (
     ner_statistics, prf_aggregate, prf_statistics,
 )
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, as_int, as_list, bucket
+from klue_viz.tasks.base import Frames, Metric, RecordError, Repaired, Slice, Task, as_int, as_list, bucket
 
 #: Hugging Face ClassLabel order of `ner_tags`.
 TAGS, TYPES, TAG_ID = NER_TAGS, NER_TYPES, NER_TAG_ID
@@ -50,9 +50,17 @@ def markup_to_plain(markup: str) -> str:
     return "".join(out)
 
 
-def tags_from_entities(sentence: str, entities: list) -> list[str]:
-    """Character tags (spaces included) for predicted `{start, end, label}` spans, end exclusive."""
+def tags_from_entities(sentence: str, entities: list) -> tuple[list[str], list[str], list[tuple[int, int, str]]]:
+    """Character tags (spaces included) for predicted `{start, end, label}` spans, end exclusive.
+
+    Spans become tags in the order given, a later span overwriting an earlier one where they
+    overlap (convention 9, docs/metrics.md). Returns the tags, one note per overlap, and the spans
+    as given (start, end, label).
+    """
     tags = ["O"] * len(sentence)
+    owner = [-1] * len(sentence)
+    spans: list[tuple[int, int, str]] = []
+    notes = []
     for k, ent in enumerate(as_list(entities, "entities")):
         if not isinstance(ent, dict):
             raise RecordError(f"entities[{k}] must be an object {{start, end, label}}")
@@ -62,11 +70,22 @@ def tags_from_entities(sentence: str, entities: list) -> list[str]:
         start, end = as_int(ent.get("start"), f"entities[{k}].start"), as_int(ent.get("end"), f"entities[{k}].end")
         if not 0 <= start < end <= len(sentence):
             raise RecordError(f"entities[{k}] span {start}..{end} is outside the sentence of {len(sentence)} characters (end is exclusive)")
-        if any(t != "O" for t in tags[start:end]):
-            raise RecordError(f"entities[{k}] {start}..{end} overlaps another entity")
+        for j in sorted({owner[c] for c in range(start, end)} - {-1}):
+            a, b, _ = spans[j]
+            notes.append(f"entities[{k}] {start}..{end} overlaps entities[{j}] {a}..{b}; scored with the later span's tags where they overlap")
         tags[start] = f"B-{label}"
         tags[start + 1:end] = [f"I-{label}"] * (end - start - 1)
-    return tags
+        owner[start:end] = [k] * (end - start)
+        spans.append((start, end, str(label)))
+    return tags, notes, spans
+
+
+class OverlappingSpans(list):
+    """Predicted character tags made from spans that overlap, with the spans as given (for the drawing)."""
+
+    def __init__(self, tags: list[str], spans: list[tuple[int, int, str]]) -> None:
+        super().__init__(tags)
+        self.spans = spans
 
 
 def tag_names(values: list, what: str, expected_length: int) -> list[str]:
@@ -161,9 +180,10 @@ class Ner(Task):
         return {"guid": guid, "sentence": plain, "markup": markup, "tags": tags, "source": source}
 
     # ---- predictions ------------------------------------------------------------------------
-    def parse_prediction(self, record: dict, gold: dict) -> list[str]:
+    def parse_prediction(self, record: dict, gold: dict) -> list[str] | Repaired:
         if record.get("entities") is not None and record.get("entities") != "":
-            return tags_from_entities(gold["sentence"], record["entities"])
+            tags, notes, spans = tags_from_entities(gold["sentence"], record["entities"])
+            return Repaired(OverlappingSpans(tags, spans), tuple(notes)) if notes else tags
         tags = record.get("tags", record.get("ner_tags"))  # ner_tags: the Hugging Face field name
         if tags not in (None, ""):
             return tag_names(tags, "tags", len(gold["sentence"]))
@@ -180,6 +200,7 @@ class Ner(Task):
         nonspace = all_chars != " "  # the official reader skips exactly the " " character lines
         gold_ids = np.array([TAG_ID[t] for tags in gold["tags"] for t in tags], dtype=np.int64)
         pred_ids = np.array([TAG_ID[t] for tags in predictions for t in tags], dtype=np.int64)
+        given = [p.spans if isinstance(p, OverlappingSpans) else None for p in predictions]
         sent_of_char = np.repeat(np.arange(len(sentences)), lengths)
         offset_of_char = np.arange(len(all_chars)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
 
@@ -191,7 +212,8 @@ class Ner(Task):
 
         examples = gold.drop(columns=["tags"]).copy()
         examples["gold_tags"] = gold["tags"].tolist()
-        examples["pred_tags"] = list(predictions)
+        examples["pred_tags"] = [list(p) if isinstance(p, OverlappingSpans) else p for p in predictions]
+        examples["given_spans"] = given
         for kind, counts in (("tp", tp), ("fp", fp), ("fn", fn)):
             for column, values in zip(COUNT_COLUMNS[kind], counts.T):
                 examples[column] = values
@@ -301,6 +323,10 @@ class Ner(Task):
                 for e in ents[ents["side"] == side].itertuples()
             ]
             rows.append(mk.row(side, mk.highlight(ex["sentence"], spans)))
+        if ex.get("given_spans") is not None:  # overlapping predicted spans: each one as given, scored as the pred row shows
+            chips = [f'{mk.highlight(ex["sentence"][a:b], [mk.Span(0, b - a, label, status="given")])} <span class="kv-kv">{a}..{b}</span>'
+                     for a, b, label in ex["given_spans"]]
+            rows.append(mk.row("given", " ".join(chips)))
         wrong = ents[~ents["matched"]]
         if len(wrong):
             items = [f"{mk.badge(e.error_type, 'wrong')}{mk.esc(e.text)} <span class='kv-kv'>({mk.esc(e.side)}: {mk.esc(e.label)})</span>" for e in wrong.itertuples()]
