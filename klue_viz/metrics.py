@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-Aggregate = Callable[[np.ndarray], "dict[str, np.ndarray]"]
+Aggregate = Callable[[np.ndarray], dict[str, np.ndarray]]
+#: Entries of a statistics matrix: rows, columns and values (a scalar column or value applies to every row).
+Block = tuple[ArrayLike, ArrayLike, ArrayLike]
 
 #: Label names in Hugging Face ClassLabel order (integer ids index these tuples).
 YNAT_LABELS = ("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치")
@@ -96,7 +99,7 @@ class Statistics:
             out.update(self.unsummed(np.ones((1, self.n)) if weights is None else weights))
         return out
 
-    def take(self, positions: np.ndarray) -> "Statistics":
+    def take(self, positions: np.ndarray) -> Statistics:
         """The statistics of the examples at `positions` (distinct), in that order."""
         positions = np.asarray(positions, dtype=np.int64)
         new_row = np.full(self.n, -1, dtype=np.int64)
@@ -114,7 +117,7 @@ class Statistics:
         return Statistics(len(positions), self.width, mapped[keep], self.cols[keep], self.values[keep], self.aggregate, unsummed)
 
 
-def coo(n: int, blocks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray | float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def coo(blocks: Sequence[Block]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(rows, cols, values) from blocks of entries; a scalar value applies to the whole block."""
     rows = [np.asarray(r, dtype=np.int64) for r, _, _ in blocks]
     cols = [np.broadcast_to(np.asarray(c, dtype=np.int64), r.shape) for r, (_, c, _) in zip(rows, blocks)]
@@ -164,7 +167,7 @@ def label_statistics(gold: np.ndarray, pred: np.ndarray, n_classes: int) -> tupl
     index = np.arange(len(gold))
     hit = gold == pred
     miss = ~hit
-    return coo(len(gold), [
+    return coo([
         (index[hit], gold[hit], 1.0),
         (index[miss], n_classes + pred[miss], 1.0),
         (index[miss], 2 * n_classes + gold[miss], 1.0),
@@ -260,7 +263,7 @@ def sts_statistics(gold: np.ndarray, pred: np.ndarray, gold_binary: np.ndarray, 
         x, y = x - x.mean(), y - y.mean()  # Pearson is shift-invariant; centring keeps the sums exact enough
     gb, pb = np.asarray(gold_binary).astype(bool), np.asarray(pred_binary).astype(bool)
     index = np.arange(len(x))
-    return coo(len(x), [
+    return coo([
         (index, 0, 1.0), (index, 1, x), (index, 2, y), (index, 3, x * x), (index, 4, y * y), (index, 5, x * y),
         (index, 6, (gb & pb).astype(float)), (index, 7, (~gb & pb).astype(float)), (index, 8, (gb & ~pb).astype(float)),
     ])
@@ -325,13 +328,13 @@ def ner_statistics(
     unmatched gold entity (fn); matched predictions add nothing (their gold twin is the tp).
     """
     k, t = len(NER_TAGS), len(NER_TYPES)
-    blocks = []
+    blocks: list[Block] = []
     for offset, counts in enumerate((char_tp, char_fp, char_fn)):
         rows, tags = np.nonzero(counts)
         blocks.append((rows, NER_CHAR + offset * k + tags, counts[rows, tags]))
     blocks.append((entity_sentence, NER_ENTITY + entity_kind * t + entity_type, 1.0))
     blocks.append((np.arange(n), NER_WIDTH - 1, 1.0))
-    return coo(n, blocks)
+    return coo(blocks)
 
 
 def ner_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
@@ -342,7 +345,7 @@ def ner_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
     n = summed[:, NER_WIDTH - 1]
     return {
         "entity_macro_f1": defined_when(n, 100.0 * macro_over_present(*ent)),
-        "character_macro_f1": defined_when(n, 100.0 * f1(*char, undefined=1.0).mean(axis=1)),
+        "character_macro_f1": defined_when(n, 100.0 * f1(char[0], char[1], char[2], undefined=1.0).mean(axis=1)),
     }
 
 
@@ -380,7 +383,7 @@ def dp_las_classes(relations: Iterable[str]) -> np.ndarray:
 
 
 def dp_statistics(
-    n: int, sentence: np.ndarray, gold_head: np.ndarray, pred_head: np.ndarray, gold_class: np.ndarray, pred_relation_class: np.ndarray,
+    sentence: np.ndarray, gold_head: np.ndarray, pred_head: np.ndarray, gold_class: np.ndarray, pred_relation_class: np.ndarray,
 ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], int]:
     """Entries and width of the DP statistics: per head-index class and per LAS class tp/fp/fn, words, heads right, both right.
 
@@ -394,7 +397,7 @@ def dp_statistics(
     las_ok = gold_class == pred_class
     c = len(DP_LAS_CLASSES)
     base = 3 * heads
-    blocks = []
+    blocks: list[Block] = []
     for offset, (ok, gold_c, pred_c, width) in enumerate(((head_ok, gold_head + 1, pred_head + 1, heads), (las_ok, gold_class, pred_class, c))):
         start = 0 if offset == 0 else base
         blocks += [
@@ -404,7 +407,7 @@ def dp_statistics(
         ]
     counts = base + 3 * c
     blocks += [(sentence, counts, 1.0), (sentence[head_ok], counts + 1, 1.0), (sentence[las_ok], counts + 2, 1.0)]
-    return coo(n, blocks), counts + 3
+    return coo(blocks), counts + 3
 
 
 def dp_aggregate(width: int) -> Aggregate:
@@ -458,7 +461,7 @@ def mean_statistics(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarr
     """Columns: the given per-example values, then n."""
     n = len(columns[0])
     index = np.arange(n)
-    return coo(n, [(index, k, np.asarray(v, dtype=np.float64)) for k, v in enumerate(columns)] + [(index, len(columns), 1.0)])
+    return coo([(index, k, np.asarray(v, dtype=np.float64)) for k, v in enumerate(columns)] + [(index, len(columns), 1.0)])
 
 
 def mrc_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
@@ -489,7 +492,7 @@ def wos_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
 
 def prf_statistics(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     index = np.arange(len(tp))
-    return coo(len(tp), [(index, 0, tp), (index, 1, fp), (index, 2, fn)])
+    return coo([(index, 0, tp), (index, 1, fp), (index, 2, fn)])
 
 
 def prf_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
@@ -506,7 +509,7 @@ def _label_ids(values: Iterable, names: Sequence[str], what: str) -> list[str]:
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
             if not 0 <= value < len(names):
                 raise ValueError(f"{what} id {value} is outside 0..{len(names) - 1}")
-            out.append(names[value])
+            out.append(names[int(value)])
         else:
             out.append(str(value))
     return out
@@ -620,7 +623,9 @@ def _ner_ids(sentence_tags: Iterable, what: str) -> list[int]:
 def _ner(gold_tags: Sequence[Sequence], pred_tags: Sequence[Sequence], sentences: Sequence[str] | None) -> Statistics:
     if len(gold_tags) != len(pred_tags) or (sentences is not None and len(sentences) != len(gold_tags)):
         raise ValueError("gold_tags, pred_tags (and sentences) must have one entry per sentence")
-    sent, gold, pred = [], [], []
+    sent: list[int] = []
+    gold: list[int] = []
+    pred: list[int] = []
     for k, (g, p) in enumerate(zip(gold_tags, pred_tags)):
         g, p = _ner_ids(g, f"gold sentence {k}"), _ner_ids(p, f"predicted sentence {k}")
         if len(g) != len(p) or (sentences is not None and len(sentences[k]) != len(g)):
@@ -682,7 +687,7 @@ def _dp(gold_heads, gold_deprels, pred_heads, pred_deprels) -> Statistics:
         pc = dp_las_classes(d for ds in pred_deprels for d in ds)
         if len(gc) != len(gh) or len(pc) != len(gh):
             raise ValueError("deprels must have one relation per word")
-    (rows, cols, values), width = dp_statistics(len(gold_heads), sentence, gh, ph, gc, pc)
+    (rows, cols, values), width = dp_statistics(sentence, gh, ph, gc, pc)
     return Statistics(len(gold_heads), width, rows, cols, values, dp_aggregate(width))
 
 

@@ -71,7 +71,7 @@ def test_public_ner_functions_match_seqeval_and_sklearn_on_dev(shared):
 
 
 def test_public_dp_functions_match_sklearn_on_dev(shared):
-    heads, rels, sentence = [], [], None
+    heads, rels = [], []
     for line in (shared / "klue-dp-v1.1" / "klue-dp-v1.1_dev.tsv").read_text(encoding="utf-8").split("\n"):
         if line.startswith("## klue-dp"):
             heads.append([])
@@ -107,7 +107,9 @@ def test_overlapping_ner_spans_are_scored_with_the_later_span_on_top(ner_gold):
     ner = get_task("ner")
     row = next(r for r in ner_gold.rows if len(r["sentence"]) > 12)
     records = [
-        {"guid": row["guid"], "entities": [{"start": 0, "end": 6, "label": "PS"}, {"start": 3, "end": 9, "label": "LC"}, {"start": 10, "end": 12, "label": "DT"}]},
+        {"guid": row["guid"], "entities": [
+            {"start": 0, "end": 6, "label": "PS"}, {"start": 3, "end": 9, "label": "LC"}, {"start": 10, "end": 12, "label": "DT"},
+        ]},
     ]
     result = evaluate_bytes(ner, ner_gold, jsonl(records), "p.jsonl")
     assert result.coverage.n_scored == 1 and result.coverage.n_invalid == 0

@@ -71,10 +71,11 @@ def detect_task(records: list[dict]) -> str | None:
         prefix_hits = sum(str(r.get("guid", r.get("id", ""))).startswith(task.guid_prefix + "_") for r in sample)
         field_hits = sum(bool(task.signature_fields & r.keys()) for r in sample)
         label_hits = 0
-        if hasattr(task, "labels") and not task.signature_fields:
+        label_of = getattr(task, "label_of", None)
+        if label_of is not None and not task.signature_fields:
             for r in sample:
                 try:
-                    label_hits += r.get("label") is not None and task.label_of(r["label"]) is not None and isinstance(r["label"], str)
+                    label_hits += r.get("label") is not None and label_of(r["label"]) is not None and isinstance(r["label"], str)
                 except ValueError:
                     pass
         score = 2 * prefix_hits + field_hits + label_hits

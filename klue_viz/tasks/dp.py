@@ -32,7 +32,7 @@ def word_statistics(words: pd.DataFrame, sentence: np.ndarray, n: int) -> Statis
     gold_class = pd.Categorical(words["gold_class"], categories=DP_LAS_CLASSES).codes.astype(np.int64)
     pred_class = pd.Categorical(words["pred_class"], categories=DP_LAS_CLASSES).codes.astype(np.int64)
     (rows, cols, values), width = dp_statistics(
-        n, sentence[keep], words["gold_head"].to_numpy(np.int64)[keep], words["pred_head"].to_numpy(np.int64)[keep],
+        sentence[keep], words["gold_head"].to_numpy(np.int64)[keep], words["pred_head"].to_numpy(np.int64)[keep],
         gold_class[keep], pred_class[keep],
     )
     return Statistics(n, width, rows, cols, values, dp_aggregate(width))
