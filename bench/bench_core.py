@@ -1,6 +1,7 @@
 """Speed of the scoring core on each real KLUE dev set, as ratios against references timed here.
 
-    python bench/bench_core.py [--shared ../shared/klue] [--repeat 3] [--resamples 1000] [--sections score,bootstrap,process]
+    python bench/bench_core.py [--shared ../shared/klue] [--repeat 3] [--resamples 1000] [--tile 10]
+                               [--sections score,bootstrap,process,memory]
 
 All times are CPU seconds of this process (time.process_time) or of its children (getrusage), so
 that other work on a shared machine does not count. Three sections:
@@ -13,6 +14,8 @@ bootstrap  `confidence_intervals` and the paired `compare_runs` with --resamples
            reference: one in-process evaluation of the same file (`evaluate_file`).
 process    `klue-viz evaluate --task X` as a whole process; reference: a plain numpy scorer of the
            same files in its own process (PLAIN_SCORERS below: json/csv + numpy, no klue-viz).
+memory     peak memory (GNU time -v) of `klue-viz evaluate` on NER dev tiled --tile times, against
+           the plain numpy scorer on the same files.
 
 Run it with an older checkout first on PYTHONPATH to get "before" figures (the bootstrap of the
 old code is slow: use e.g. --resamples 20 and scale; every part of it is linear in resamples).
@@ -240,13 +243,48 @@ def process_section(shared: Path, tmp: Path, repeat: int) -> None:
         print(f"{name:5} {ours:9.2f} {plain:7.2f} {ours / plain:7.2f}")
 
 
+def max_rss_mb(command: list[str]) -> float:
+    """Peak resident memory of a child process in MB (GNU time -v)."""
+    out = subprocess.run(["/usr/bin/time", "-v", *command], check=True, capture_output=True, text=True).stderr
+    line = next(line for line in out.splitlines() if "Maximum resident set size" in line)
+    return int(line.rsplit(":", 1)[1]) / 1024
+
+
+def memory_section(shared: Path, tmp: Path, tile: int) -> None:
+    """`klue-viz evaluate` on NER dev tiled `tile` times (new guids), against the plain numpy scorer on the same files."""
+    text = (shared / GOLD_FILES["ner"]).read_text(encoding="utf-8")
+    header, _, body = text.partition("\n## klue")
+    blocks = ("## klue" + body).split("\n\n")
+    gold_path, pred_path = tmp / "ner-tiled.tsv", tmp / "ner-tiled.jsonl"
+    rng = random.Random(4)
+    with gold_path.open("w", encoding="utf-8") as gold_file, pred_path.open("w", encoding="utf-8") as pred_file:
+        gold_file.write(header + "\n")
+        for k in range(tile):
+            for block in blocks:
+                lines = [line for line in block.split("\n") if line]
+                if not lines:
+                    continue
+                guid, _, sentence = lines[0][3:].partition("\t")
+                guid = guid.replace("_dev_", f"_dev{k}_")
+                gold_file.write("\n".join([f"## {guid}\t{sentence}", *lines[1:]]) + "\n\n")
+                tags = [line.split("\t")[1] if rng.random() > 0.03 else rng.choice(NER_TAGS) for line in lines[1:]]
+                pred_file.write(json.dumps({"guid": guid, "tags": tags}, ensure_ascii=False) + "\n")
+    script = tmp / "plain_ner.py"
+    script.write_text(PLAIN_SCORERS["ner"], encoding="utf-8")
+    ours = max_rss_mb([sys.executable, "-m", "klue_viz.cli", "evaluate", "--task", "ner", "--gold", str(gold_path), "--pred", str(pred_path)])
+    cpu = child_cpu([sys.executable, "-m", "klue_viz.cli", "evaluate", "--task", "ner", "--gold", str(gold_path), "--pred", str(pred_path)], 1)
+    plain = max_rss_mb([sys.executable, str(script), str(gold_path), str(pred_path)])
+    print(f"\n[memory] NER dev x{tile} ({tile * 5000} sentences): klue-viz evaluate peak {ours:.0f} MB, {cpu:.1f} CPU s; "
+          f"plain numpy scorer peak {plain:.0f} MB; ratio {ours / plain:.2f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared" / "klue"))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--tile", type=int, default=10)
-    parser.add_argument("--sections", default="score,bootstrap,process")
+    parser.add_argument("--sections", default="score,bootstrap,process,memory")
     args = parser.parse_args()
     shared = Path(args.shared)
     sections = set(args.sections.split(","))
@@ -257,6 +295,8 @@ def main() -> int:
             bootstrap_section(shared, Path(tmp), args.resamples, args.tile)
         if "process" in sections:
             process_section(shared, Path(tmp), args.repeat)
+        if "memory" in sections:
+            memory_section(shared, Path(tmp), args.tile)
     return 0
 
 

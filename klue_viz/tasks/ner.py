@@ -24,6 +24,7 @@ from klue_viz.tasks.base import Frames, Metric, RecordError, Repaired, Slice, Ta
 
 #: Hugging Face ClassLabel order of `ner_tags`.
 TAGS, TYPES, TAG_ID = NER_TAGS, NER_TYPES, NER_TAG_ID
+TAG_NAME = {t: t for t in TAGS}
 NONE = "none"
 #: A sentence line of the official TSV; header lines have spaces before their tab, guids never do.
 SENTENCE_HEADER = re.compile(r"^## (\S+)\t(.*)$", re.M)
@@ -154,7 +155,7 @@ class Ner(Task):
             plain = "".join(chars)
             if plain != markup_to_plain(markup):
                 problems.append(Problem("the characters do not spell the sentence of its ## line", text.count("\n", 0, header.start()) + 1, guid, name))
-            rows.append(self._row(guid, plain, markup, tags))
+            rows.append(self._row(guid, plain, markup, [TAG_NAME[t] for t in tags]))  # one shared str per tag name
         if not rows:
             raise InputError(f"{name}: no sentence found; expected the official KLUE-NER TSV ('## guid<TAB>sentence' then 'char<TAB>tag' lines)")
         return rows, problems
@@ -196,13 +197,13 @@ class Ner(Task):
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         sentences = gold["sentence"].tolist()
         lengths = np.array([len(s) for s in sentences])
-        all_chars = np.array(list("".join(sentences))) if sentences else np.array([], dtype="<U1")
-        nonspace = all_chars != " "  # the official reader skips exactly the " " character lines
+        code_points = np.frombuffer("".join(sentences).encode("utf-32-le"), dtype=np.uint32)
+        nonspace = code_points != ord(" ")  # the official reader skips exactly the " " character lines
         gold_ids = np.array([TAG_ID[t] for tags in gold["tags"] for t in tags], dtype=np.int64)
         pred_ids = np.array([TAG_ID[t] for tags in predictions for t in tags], dtype=np.int64)
         given = [p.spans if isinstance(p, OverlappingSpans) else None for p in predictions]
         sent_of_char = np.repeat(np.arange(len(sentences)), lengths)
-        offset_of_char = np.arange(len(all_chars)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        offset_of_char = np.arange(len(code_points)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
 
         # Official view: non-space characters only.
         sent_ns = sent_of_char[nonspace]
