@@ -86,11 +86,9 @@ class Statistics:
         return np.bincount(self.cols, self.values, minlength=self.width)[None, :]
 
     def group_totals(self, groups: np.ndarray, n_groups: int) -> np.ndarray:
-        """Column sums per group of examples (`groups[i]` is example i's group, -1 for none): G x width."""
-        group = groups[self.rows]
-        keep = group >= 0
-        flat = group[keep] * self.width + self.cols[keep]
-        return np.bincount(flat, self.values[keep], minlength=n_groups * self.width).reshape(n_groups, self.width)
+        """Column sums per group of examples (`groups[i]` in 0..G-1 is example i's group): G x width."""
+        flat = groups[self.rows] * self.width + self.cols
+        return np.bincount(flat, self.values, minlength=n_groups * self.width).reshape(n_groups, self.width)
 
     def scores(self, summed: np.ndarray, weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Every metric for each row of `summed`; `weights` (B x n) only feeds metrics that do not sum."""

@@ -10,6 +10,7 @@ import sys
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from seqeval.metrics import f1_score as seqeval_f1
 from seqeval.scheme import IOB2
@@ -203,3 +204,175 @@ def test_an_interval_is_none_where_the_metric_is_undefined_on_every_resample(sha
     result = evaluate_bytes(sts, gold, jsonl({"guid": r["guid"], "score": 3.0} for r in gold.rows), "p.jsonl")
     intervals = confidence_intervals(sts, result.frames, samples=50)
     assert intervals["pearsonr"] is None and intervals["f1"] is not None
+
+
+def nli_run(gold, rate: float, seed: int, size: int | None = None):
+    rng = random.Random(seed)
+    rows = gold.rows[:size] if size else gold.rows
+    preds = [r["gold"] if rng.random() > rate else rng.choice(["entailment", "neutral", "contradiction"]) for r in rows]
+    result = evaluate_bytes(get_task("nli"), gold, jsonl({"guid": r["guid"], "label": p} for r, p in zip(rows, preds)), "p.jsonl")
+    return result, np.array([r["gold"] == p for r, p in zip(rows, preds)], dtype=float)
+
+
+def test_intervals_equal_a_bootstrap_written_out_with_the_same_draws(nli_gold):
+    """Accuracy on resamples drawn with numpy's seeded generator (n draws with replacement each), percentiles by hand."""
+    nli = get_task("nli")
+    (first, hits_a), (second, hits_b) = nli_run(nli_gold, 0.3, 1, 300), nli_run(nli_gold, 0.25, 2, 300)
+    draws = np.random.default_rng(4).integers(0, 300, size=(200, 300))
+    acc_a, acc_b = 100 * hits_a[draws].mean(axis=1), 100 * hits_b[draws].mean(axis=1)
+    low, high = confidence_intervals(nli, first.frames, samples=200, level=0.9, seed=4)["accuracy"]
+    assert (low, high) == (pytest.approx(np.percentile(acc_a, 5), abs=1e-9), pytest.approx(np.percentile(acc_a, 95), abs=1e-9))
+    (c,) = compare_runs(nli, first.frames, second.frames, samples=200, level=0.8, seed=4)
+    diff = acc_a - acc_b
+    assert c.metric == "accuracy" and c.difference == pytest.approx(100 * (hits_a.mean() - hits_b.mean()), abs=1e-9)
+    assert (c.low, c.high) == (pytest.approx(np.percentile(diff, 10), abs=1e-9), pytest.approx(np.percentile(diff, 90), abs=1e-9))
+    assert c.first_better == pytest.approx(np.mean(diff > 0), abs=1e-12)
+
+
+def test_bootstrap_defaults_are_1000_resamples_at_95_percent_with_seed_0(shared):
+    sts = get_task("sts")
+    gold = load_gold(sts, shared)
+    rng = random.Random(5)
+    first, second = (evaluate_bytes(sts, gold, jsonl({"guid": r["guid"], "score": r["gold"] + rng.gauss(0, noise)} for r in gold.rows), "p.jsonl").frames
+                     for noise in (0.7, 0.9))
+    assert confidence_intervals(sts, first) == confidence_intervals(sts, first, samples=1000, level=0.95, seed=0)
+    assert confidence_intervals(sts, first)["pearsonr"] != confidence_intervals(sts, first, samples=1001)["pearsonr"]
+    assert confidence_intervals(sts, first)["pearsonr"] != confidence_intervals(sts, first, seed=1)["pearsonr"]
+    assert confidence_intervals(sts, first)["pearsonr"] != confidence_intervals(sts, first, level=0.9)["pearsonr"]
+    assert compare_runs(sts, first, second) == compare_runs(sts, first, second, samples=1000, level=0.95, seed=0)
+    assert compare_runs(sts, first, second)[0] != compare_runs(sts, first, second, samples=999)[0]
+    assert compare_runs(sts, first, second)[0] != compare_runs(sts, first, second, seed=1)[0]
+    assert compare_runs(sts, first, second)[0] != compare_runs(sts, first, second, level=0.9)[0]
+    assert confidence_intervals(sts, first, samples=0) == {"pearsonr": None, "f1": None}
+    assert compare_runs(sts, first, second, samples=0) == []
+
+
+def test_slice_table_counts_errors_rates_order_and_missing_values(nli_gold):
+    nli = get_task("nli")
+    result, hits = nli_run(nli_gold, 0.3, 6)
+    frames = result.frames
+    sources = frames.examples["source"].astype(object).to_numpy().copy()
+    sources[:7] = None  # seven examples without a source form their own slice
+    frames.examples["source"] = pd.array(sources, dtype="string")
+    table = slice_table(nli, frames, next(s for s in nli.slices if s.key == "source"))
+    assert list(table.columns) == ["value", "n", "errors", "accuracy", "error_rate"]
+    expected = {}
+    for source in set(sources):
+        mask = np.array([s == source for s in sources]) if source is not None else np.array([s is None for s in sources])
+        expected["(missing)" if source is None else source] = (int(mask.sum()), int((hits[mask] == 0).sum()), 100 * hits[mask].mean())
+    assert set(table["value"]) == set(expected)
+    for row in table.itertuples():
+        n, errors, accuracy = expected[row.value]
+        assert (row.n, row.errors) == (n, errors)
+        assert row.accuracy == pytest.approx(accuracy, abs=1e-9) and row.error_rate == pytest.approx(100 * errors / n)
+    assert list(zip(table["n"], table["value"])) == sorted(zip(table["n"], table["value"]), key=lambda t: (-t[0], t[1]))
+
+
+def test_entity_type_slices_match_seqeval_per_type(ner_gold):
+    from seqeval.metrics import classification_report
+
+    ner = get_task("ner")
+    rng = random.Random(9)
+    preds = [[t if rng.random() > 0.04 else rng.choice(NER_TAGS) for t in r["tags"]] for r in ner_gold.rows]
+    result = evaluate_bytes(ner, ner_gold, jsonl({"guid": r["guid"], "tags": p} for r, p in zip(ner_gold.rows, preds)), "p.jsonl")
+    g = [[t for c, t in zip(r["sentence"], r["tags"]) if c != " "] for r in ner_gold.rows]
+    p = [[t for c, t in zip(r["sentence"], tags) if c != " "] for r, tags in zip(ner_gold.rows, preds)]
+    report = classification_report(g, p, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
+    table = slice_table(ner, result.frames, next(s for s in ner.slices if s.key == "label")).set_index("value")
+    for kind in metrics.NER_TYPES:
+        assert table.loc[kind, "precision"] == pytest.approx(100 * report[kind]["precision"], abs=1e-9)
+        assert table.loc[kind, "recall"] == pytest.approx(100 * report[kind]["recall"], abs=1e-9)
+        assert table.loc[kind, "f1"] == pytest.approx(100 * report[kind]["f1-score"], abs=1e-9)
+
+
+def test_slot_slices_count_a_wrong_value_as_both_a_miss_and_a_false_alarm(shared):
+    wos = get_task("wos")
+    gold = load_gold(wos, shared)
+    rng = random.Random(12)
+    records, pairs = [], []
+    for row in gold.rows:
+        state = []
+        for item in row["gold_state"]:
+            roll = rng.random()
+            if roll < 0.1:
+                continue  # missed
+            state.append(item + "X" if roll < 0.2 else item)  # wrong value, or right
+        if rng.random() < 0.1:
+            state.append("택시-출발 시간-09:00")  # spurious (or a wrong value when gold has it)
+        records.append({"guid": row["dialogue"], "turn": row["turn"], "state": state})
+        pairs.append((row["gold_state"], state))
+    result = evaluate_bytes(wos, gold, jsonl(records), "p.jsonl")
+    table = slice_table(wos, result.frames, next(s for s in wos.slices if s.key == "domain_slot")).set_index("value")
+    for slot in table.index:
+        tp = fp = fn = 0
+        for g_state, p_state in pairs:
+            g = {"-".join(i.split("-", 2)[:2]): i.split("-", 2)[2] for i in g_state}
+            p = {"-".join(i.split("-", 2)[:2]): i.split("-", 2)[2] for i in p_state}
+            if slot in g and slot in p and g[slot] == p[slot]:
+                tp += 1
+            else:
+                fn += slot in g
+                fp += slot in p
+        rows = sum(slot in {"-".join(i.split("-", 2)[:2]) for i in g_state + p_state} for g_state, p_state in pairs)
+        assert table.loc[slot, "n"] == rows
+        assert table.loc[slot, "precision"] == (pytest.approx(100 * tp / (tp + fp), abs=1e-9) if tp + fp else None)
+        assert table.loc[slot, "recall"] == (pytest.approx(100 * tp / (tp + fn), abs=1e-9) if tp + fn else None)
+        assert table.loc[slot, "f1"] == pytest.approx(100 * 2 * tp / (2 * tp + fp + fn), abs=1e-9)
+
+
+def test_re_auprc_matches_scikit_learn_on_random_probabilities():
+    rng = np.random.default_rng(1)
+    gold = rng.choice(30, size=200, p=np.r_[0.5, np.full(29, 0.5 / 29)])
+    gold[gold == 7] = 8  # relation 7 never occurs in gold: its curve is the 0.5 case
+    probs = rng.dirichlet(np.ones(30), size=200)
+    probs[:, 3] = np.round(probs[:, 3], 2)  # ties in one column
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        areas = [auc(*precision_recall_curve(gold == c, probs[:, c])[1::-1]) for c in range(30)]
+    assert metrics.re_auprc(gold.tolist(), probs) == pytest.approx(100 * np.mean(areas), abs=1e-9)
+    names = [metrics.RE_RELATIONS[k] for k in gold]
+    assert metrics.re_auprc(names, probs.tolist()) == pytest.approx(100 * np.mean(areas), abs=1e-9)
+    assert metrics.re_auprc([], np.zeros((0, 30))) is None
+    with pytest.raises(ValueError):
+        metrics.re_auprc(names, probs[:, :29])
+    with pytest.raises(ValueError):
+        metrics.re_auprc(["per:nothing"] + names[1:], probs)
+
+
+def test_public_functions_refuse_mismatched_or_unknown_input():
+    with pytest.raises(ValueError):
+        metrics.ynat_macro_f1(["정치"], ["정치", "경제"])
+    with pytest.raises(ValueError):
+        metrics.ynat_macro_f1([7], ["정치"])  # YNAT ids are 0..6
+    with pytest.raises(ValueError):
+        metrics.nli_accuracy([-1], ["neutral"])
+    assert metrics.nli_accuracy([2], ["contradiction"]) == 100.0 and metrics.nli_accuracy(["neutral"], ["entailment"]) == 0.0
+    with pytest.raises(ValueError):
+        metrics.mrc_exact_match([["a"]], ["a", "b"])
+    with pytest.raises(ValueError):
+        metrics.wos_joint_goal_acc([[]], [])
+    with pytest.raises(ValueError):
+        metrics.sts_pearsonr([1.0, 2.0], [1.0])
+    with pytest.raises(ValueError):
+        metrics.ner_entity_macro_f1([["O"]], [["O", "O"]])
+    with pytest.raises(ValueError):
+        metrics.ner_entity_macro_f1([["O", "B-XX"]], [["O", "O"]])
+    with pytest.raises(ValueError):
+        metrics.ner_character_macro_f1([["O", "O"]], [["O", "O"]], sentences=["abc"])
+    with pytest.raises(ValueError):
+        metrics.dp_uas_micro_f1([[0, 1]], [[0]])
+    with pytest.raises(ValueError):
+        metrics.dp_uas_micro_f1([[0, 1]], [[0, -2]])
+    with pytest.raises(ValueError):
+        metrics.dp_las_micro_f1([[0]], [["VP", "NP"]], [[0]], [["VP"]])
+
+
+def test_mrc_public_functions_normalise_and_take_the_best_gold():
+    # Case and ASCII punctuation are dropped, whitespace collapsed; Korean punctuation stays.
+    assert metrics.mrc_exact_match([["Seoul  City!"]], ["seoul city"]) == 100.0
+    assert metrics.mrc_exact_match([["《서울》"]], ["서울"]) == 0.0
+    # The best of several golds counts; an unanswerable question is matched only by "".
+    assert metrics.mrc_exact_match([["서울", "서울특별시"], []], ["서울특별시", ""]) == 100.0
+    assert metrics.mrc_rouge_w([[]], ["서울"]) == 0.0
+    # Longest common substring, not subsequence: "서울특별시" in "서울의 특별시" matches 3 characters, F1 = 0.5.
+    assert metrics.mrc_rouge_w([["서울특별시", "부산"]], ["서울의 특별시"]) == pytest.approx(50.0)
