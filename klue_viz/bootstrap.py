@@ -88,15 +88,15 @@ def compare_runs(task: Task, first: Frames, second: Frames, samples: int = 1000,
     if not len(shared) or samples <= 0:
         return []
     runs = [task.statistics(frames).take(pd.Index(frames.examples["guid"]).get_indexer(shared)) for frames in (first, second)]
-    base = [task.as_scores(stats.scores(stats.totals()), 0, stats.n).values for stats in runs]
+    base = [stats.scores(stats.totals()) for stats in runs]
     values_a, values_b = resampled_scores(runs, samples, seed)
     out = []
     for metric in task.metrics:
-        a, b = base[0][metric.key], base[1][metric.key]
+        difference = float(base[0][metric.key][0] - base[1][metric.key][0])
         diffs = values_a[metric.key] - values_b[metric.key]
         diffs = diffs[~np.isnan(diffs)]
-        if a is None or b is None or not len(diffs):
+        if np.isnan(difference) or not len(diffs):  # undefined for either run
             continue
         tail = 100 * (1 - level) / 2
-        out.append(Comparison(metric.key, a - b, float(np.percentile(diffs, tail)), float(np.percentile(diffs, 100 - tail)), float(np.mean(diffs > 0))))
+        out.append(Comparison(metric.key, difference, float(np.percentile(diffs, tail)), float(np.percentile(diffs, 100 - tail)), float(np.mean(diffs > 0))))
     return out

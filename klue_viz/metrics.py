@@ -99,8 +99,8 @@ class Statistics:
 
     def take(self, positions: np.ndarray) -> Statistics:
         """The statistics of the examples at `positions` (distinct), in that order."""
-        positions = np.asarray(positions, dtype=np.int64)
-        new_row = np.full(self.n, -1, dtype=np.int64)
+        positions = np.asarray(positions)
+        new_row = np.full(self.n, -1)
         new_row[positions] = np.arange(len(positions))
         mapped = new_row[self.rows]
         keep = mapped >= 0

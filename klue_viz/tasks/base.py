@@ -208,10 +208,6 @@ class Task(ABC):
         """The example-frame guid of a stored annotation key (the inverse of `annotation_key`)."""
         return guid if turn is None else f"{guid}-{turn}"
 
-    def undefined(self, reason: str) -> Scores:
-        """Every metric null with the same reason (nothing to score)."""
-        return Scores({m.key: None for m in self.metrics}, {m.key: reason for m in self.metrics})
-
     def confusion(self, frames: Frames) -> pd.DataFrame | None:
         """Long-form gold/pred pairs for the confusion matrix (`gold`, `pred`, `guid`), where it means something."""
         return None
