@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from klue_viz.io import read_bytes, read_records

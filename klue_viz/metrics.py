@@ -676,7 +676,7 @@ def _dp(gold_heads, gold_deprels, pred_heads, pred_deprels) -> Statistics:
             raise ValueError(f"sentence {k}: {len(g)} gold heads, {len(p)} predicted")
     gh = np.array([h for hs in gold_heads for h in hs], dtype=np.int64)
     ph = np.array([h for hs in pred_heads for h in hs], dtype=np.int64)
-    if (gh < 0).any() or (ph < -1).any():
+    if (gh < 0).any() or (ph < 0).any():
         raise ValueError("heads are word indices from 1, or 0 for the root")
     if gold_deprels is None:
         gc = pc = np.zeros(len(gh), dtype=np.int64)

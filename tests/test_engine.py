@@ -415,31 +415,71 @@ def test_re_auprc_matches_scikit_learn_on_random_probabilities():
 
 
 def test_public_functions_refuse_mismatched_or_unknown_input():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="gold has 1 labels and pred 2"):
         metrics.ynat_macro_f1(["정치"], ["정치", "경제"])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"gold label id 7 is outside 0\.\.6"):
         metrics.ynat_macro_f1([7], ["정치"])  # YNAT ids are 0..6
-    with pytest.raises(ValueError):
-        metrics.nli_accuracy([-1], ["neutral"])
+    with pytest.raises(ValueError, match=r"predicted label id -1 is outside 0\.\.2"):
+        metrics.nli_accuracy(["neutral"], [-1])
     assert metrics.nli_accuracy([2], ["contradiction"]) == 100.0 and metrics.nli_accuracy(["neutral"], ["entailment"]) == 0.0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="1 questions but 2 predictions"):
         metrics.mrc_exact_match([["a"]], ["a", "b"])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="1 gold turns but 0 predicted"):
         metrics.wos_joint_goal_acc([[]], [])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="gold has 2 scores and pred 1"):
         metrics.sts_pearsonr([1.0, 2.0], [1.0])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="sentence 0: gold, prediction"):
         metrics.ner_entity_macro_f1([["O"]], [["O", "O"]])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="one entry per sentence"):
+        metrics.ner_entity_macro_f1([["O"]], [["O"], ["O"]])
+    with pytest.raises(ValueError, match="gold sentence 0: 'B-XX' is not a KLUE-NER tag"):
         metrics.ner_entity_macro_f1([["O", "B-XX"]], [["O", "O"]])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="sentence 0: gold, prediction"):
         metrics.ner_character_macro_f1([["O", "O"]], [["O", "O"]], sentences=["abc"])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="sentence 0: 2 gold heads, 1 predicted"):
         metrics.dp_uas_micro_f1([[0, 1]], [[0]])
-    with pytest.raises(ValueError):
-        metrics.dp_uas_micro_f1([[0, 1]], [[0, -2]])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="gold_heads and pred_heads must have one entry per sentence"):
+        metrics.dp_uas_micro_f1([[0, 1]], [])
+    with pytest.raises(ValueError, match="heads are word indices from 1, or 0 for the root"):
+        metrics.dp_uas_micro_f1([[0, 1]], [[0, -1]])
+    with pytest.raises(ValueError, match="deprels must have one relation per word"):
         metrics.dp_las_micro_f1([[0]], [["VP", "NP"]], [[0]], [["VP"]])
+    with pytest.raises(ValueError, match="probs must be 2 x 30"):
+        metrics.re_auprc(["no_relation", "per:title"], [[1.0] * 30])
+    with pytest.raises(ValueError, match="gold label 'per:nothing' is not a KLUE-RE relation"):
+        metrics.re_auprc(["per:nothing"], [[1.0] * 30])
+
+
+def test_public_functions_on_empty_input():
+    assert metrics.ynat_macro_f1([], []) is None and metrics.nli_accuracy([], []) is None and metrics.re_micro_f1([], []) is None
+    assert metrics.sts_f1([], []) is None and metrics.sts_pearsonr([], []) is None
+    assert metrics.ner_character_macro_f1([], []) is None and metrics.dp_uas_micro_f1([], []) is None
+    assert metrics.dp_las_macro_f1([], [], [], []) is None and metrics.mrc_rouge_w([], []) is None
+
+
+def test_public_known_answers_that_tell_close_formulas_apart():
+    # Pearson: two pairs suffice; a tiny but real spread is not "constant"; a perfect inverse is -100.
+    assert metrics.sts_pearsonr([1.0, 2.0], [1.0, 3.0]) == pytest.approx(100.0)
+    assert metrics.sts_pearsonr([1.0, 2.0, 3.0], [3.0, 3.001, 3.002]) == pytest.approx(100.0)
+    assert metrics.sts_pearsonr([1.0, 2.0, 4.0], [4.0, 3.0, 1.0]) == pytest.approx(-100.0)
+    # STS F1: 3.0 itself is positive on both sides.
+    assert metrics.sts_f1([3.0, 1.0], [3.0, 1.0]) == 100.0 and metrics.sts_f1([2.99, 1.0], [3.0, 1.0]) == 0.0
+    # WoS: the set of items decides the joint goal; per-turn F1 with tp = fp = 1 is 0.5; a missed state scores 0.
+    assert metrics.wos_joint_goal_acc([["a-b-1", "a-c-2"], ["a-b-1"]], [["a-c-2", "a-b-1"], ["a-b-2"]]) == 50.0
+    assert metrics.wos_slot_micro_f1([["a-b-1", "a-c-2"]], [["a-b-1", "a-d-3"]]) == pytest.approx(50.0)
+    assert metrics.wos_slot_micro_f1([["a-b-1"]], [[]]) == 0.0 and metrics.wos_slot_micro_f1([[]], [["a-b-1"]]) == 0.0
+    assert metrics.wos_slot_micro_f1([[], ["a-b-1"]], [[], ["a-b-1"]]) == 100.0
+    # RE micro F1 leaves no_relation out on both sides; macro F1 of YNAT averages over the classes seen.
+    assert metrics.re_micro_f1(["no_relation", "no_relation"], ["no_relation", "per:title"]) == 0.0
+    assert metrics.re_micro_f1(["per:title", "no_relation"], ["per:title", "no_relation"]) == 100.0
+    assert metrics.ynat_macro_f1(["정치", "경제"], ["정치", "정치"]) == pytest.approx(100 * (2 / 3 + 0) / 2)
+    # NER: an I- after O starts nothing; the [CLS]/[SEP] pair is counted; spaces are dropped with `sentences`.
+    assert metrics.ner_entity_macro_f1([["O", "I-PS"]], [["O", "O"]]) is None
+    assert metrics.ner_entity_macro_f1([["B-PS", "O", "I-PS"]], [["B-PS", "I-PS", "I-PS"]]) == 0.0
+    assert metrics.ner_entity_macro_f1([["B-PS", "I-PS", "I-PS"]], [["B-PS", "O", "I-PS"]], sentences=["가 나"]) == 100.0
+    # DP: UAS macro F1 over head values; LAS puts PAD on a word with a wrong head.
+    assert metrics.dp_uas_macro_f1([[0, 1]], [[0, 1]]) == 100.0
+    assert metrics.dp_las_macro_f1([[0, 1]], [["VP", "NP"]], [[0, 0]], [["VP", "NP"]]) == pytest.approx(100 * (1 + 0 + 0) / 3)
 
 
 def test_mrc_public_functions_normalise_and_take_the_best_gold():
