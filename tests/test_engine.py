@@ -193,7 +193,8 @@ def test_paired_comparison_uses_only_the_examples_both_runs_scored(nli_gold):
     rows = nli_gold.rows
     wrong = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
     # Right on the first 1,000 pairs, wrong on the other 2,000; the second run covers only the first 1,000.
-    full = evaluate_bytes(nli, nli_gold, jsonl({"guid": r["guid"], "label": r["gold"] if k < 1000 else wrong[r["gold"]]} for k, r in enumerate(rows)), "a.jsonl")
+    labels = [r["gold"] if k < 1000 else wrong[r["gold"]] for k, r in enumerate(rows)]
+    full = evaluate_bytes(nli, nli_gold, jsonl({"guid": r["guid"], "label": label} for r, label in zip(rows, labels)), "a.jsonl")
     half = evaluate_bytes(nli, nli_gold, jsonl({"guid": r["guid"], "label": "neutral"} for r in rows[999::-1]), "b.jsonl")
     (comparison,) = compare_runs(nli, full.frames, half.frames, samples=50)
     expected = 100 - 100 * accuracy_score([r["gold"] for r in rows[:1000]], ["neutral"] * 1000)
