@@ -492,3 +492,51 @@ def test_mrc_public_functions_normalise_and_take_the_best_gold():
     assert metrics.mrc_rouge_w([[]], ["서울"]) == 0.0
     # Longest common substring, not subsequence: "서울특별시" in "서울의 특별시" matches 3 characters, F1 = 0.5.
     assert metrics.mrc_rouge_w([["서울특별시", "부산"]], ["서울의 특별시"]) == pytest.approx(50.0)
+
+
+def test_label_metrics_match_scikit_learn_on_random_labels():
+    rng = np.random.default_rng(7)
+    ynat = list(metrics.YNAT_LABELS)
+    gold, pred = rng.choice(ynat, 500).tolist(), rng.choice(ynat[:5] + ["(none)"], 500).tolist()
+    assert metrics.ynat_macro_f1(gold, pred) == pytest.approx(100 * f1_score(gold, pred, average="macro"), abs=1e-9)
+    assert metrics.nli_accuracy(gold, pred) == pytest.approx(100 * accuracy_score(gold, pred), abs=1e-9)
+    relations = list(metrics.RE_RELATIONS)
+    weights = np.r_[0.4, np.full(29, 0.6 / 29)]
+    gold, pred = rng.choice(relations, 800, p=weights).tolist(), rng.choice(relations + ["other"], 800, p=np.r_[weights * 0.9, 0.1]).tolist()
+    expected = 100 * f1_score(gold, pred, average="micro", labels=relations[1:], zero_division=0)
+    assert metrics.re_micro_f1(gold, pred) == pytest.approx(expected, abs=1e-9)
+
+
+def test_re_micro_f1_counts_only_the_29_relations():
+    # no_relation hits count nowhere; a label outside the relation list is never a false positive.
+    assert metrics.re_micro_f1(["per:title", "no_relation"], ["org:founded", "no_relation"]) == 0.0
+    assert metrics.re_micro_f1(["per:title", "per:title"], ["per:title", "other"]) == pytest.approx(100 * 2 / 3)
+    assert metrics.re_micro_f1(["org:dissolved", "per:title"], ["org:dissolved", "no_relation"]) == pytest.approx(100 * 2 / 3)
+
+
+def test_re_auprc_of_a_single_record():
+    # per:title ranks its only (positive) example first: area 1; 29 relations without a positive score 0.5 each.
+    onehot = [0.0] * 29 + [1.0]
+    assert metrics.re_auprc(["per:title"], [onehot]) == pytest.approx(100 * (1 + 29 * 0.5) / 30)
+
+
+def test_re_slices_score_micro_f1_per_slice():
+    re_task = get_task("re")
+    gold = load_gold(re_task, DEMO_BENCHMARK)
+    rng = random.Random(4)
+    preds = [r["gold"] if rng.random() < 0.6 else rng.choice(metrics.RE_RELATIONS) for r in gold.rows]
+    result = evaluate_bytes(re_task, gold, jsonl({"guid": r["guid"], "label": p} for r, p in zip(gold.rows, preds)), "p.jsonl")
+    table = slice_table(re_task, result.frames, next(s for s in re_task.slices if s.key == "source")).set_index("value")
+    for source in table.index:
+        pairs = [(r["gold"], p) for r, p in zip(gold.rows, preds) if r["source"] == source]
+        g, p = zip(*pairs)
+        expected = 100 * f1_score(g, p, average="micro", labels=list(metrics.RE_RELATIONS[1:]), zero_division=0)
+        assert table.loc[source, "micro_f1"] == pytest.approx(expected, abs=1e-9)
+        assert table.loc[source, "auprc"] is None
+
+
+def test_a_slice_table_of_no_examples_is_empty_with_its_columns(nli_gold):
+    nli = get_task("nli")
+    result, _ = nli_run(nli_gold, 0.3, 1, 10)
+    table = slice_table(nli, result.frames.subset([]), nli.slices[0])
+    assert table.empty and list(table.columns) == ["value", "n", "errors"]
