@@ -101,13 +101,14 @@ def assert_values(actual: dict, expected: dict) -> None:
 def test_strict_scores_a_missing_example_as_an_empty_prediction(task_name):
     gold_content, records, lenient, strict = CASES[task_name]
     task, gold = get_task(task_name), cases.gold_of(task_name, gold_content)
+    n = len(records) + 1  # every case leaves out exactly one gold example (WoS: one user turn)
     plain = evaluate_bytes(task, gold, jsonl(records), "p.jsonl")
     assert_values(plain.scores.values, lenient)
-    assert (plain.coverage.n_gold, plain.coverage.n_scored, plain.coverage.n_missing) == (len(gold.rows), len(gold.rows) - 1, 1)
+    assert (plain.coverage.n_gold, plain.coverage.n_scored, plain.coverage.n_missing) == (n, n - 1, 1)
     hard = evaluate_bytes(task, gold, jsonl(records), "p.jsonl", strict=True)
     assert_values(hard.scores.values, strict)
-    assert (hard.coverage.n_scored, hard.coverage.n_missing) == (len(gold.rows), 1)
-    assert hard.frames.examples["has_prediction"].sum() == len(gold.rows) - 1
+    assert (hard.coverage.n_scored, hard.coverage.n_missing) == (n, 1)
+    assert hard.frames.examples["has_prediction"].sum() == n - 1
 
 
 @pytest.mark.parametrize("task_name", list(CASES))
