@@ -11,12 +11,16 @@ import json
 import math
 
 import pytest
+from seqeval.metrics import f1_score as seqeval_f1
+from seqeval.scheme import IOB2
+from sklearn.metrics import f1_score
 
 from klue_viz.cli import main
-from klue_viz.evaluate import evaluate_bytes
+from klue_viz.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
 from tests import cases
 from tests.conftest import jsonl
+from tests.official import dp_sentences, ner_sentences
 
 NER_SENTENCES = [
     ("klue-ner-v1_dev_00000-wikitree", [("박", "B-PS"), ("지", "I-PS"), ("성", "I-PS"), (" ", "O"), ("서", "B-LC"), ("울", "I-LC")]),
@@ -125,3 +129,32 @@ def test_cli_strict_writes_the_same_values(task_name, tmp_path):
         assert payload["strict"] is bool(flag)
         assert_values(payload["metrics"], expected)
         assert payload["runs"][0]["coverage"]["n_missing"] == 1
+
+
+def test_strict_on_the_ner_dev_set_matches_seqeval_with_empty_sentences(shared):
+    """Half the dev sentences predicted (gold tags), half missing: --strict scores the missing ones as all-O."""
+    path = shared / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv"
+    official = ner_sentences(path)
+    records = [{"guid": s["guid"], "tags": s["tags"]} for s in official[::2]]
+    result = evaluate_bytes(get_task("ner"), load_gold(get_task("ner"), path), jsonl(records), "p.jsonl", strict=True)
+    gold = [[t for c, t in zip(s["chars"], s["tags"]) if c != " "] for s in official]
+    pred = [g if k % 2 == 0 else ["O"] * len(g) for k, g in enumerate(gold)]
+    tags = ["B-PS", "I-PS", "B-LC", "I-LC", "B-OG", "I-OG", "B-DT", "I-DT", "B-TI", "I-TI", "B-QT", "I-QT", "O"]
+    character = f1_score([t for s in gold for t in ["O", *s, "O"]], [t for s in pred for t in ["O", *s, "O"]], labels=tags, average="macro", zero_division=1)
+    assert result.coverage.n_missing == 2500 and result.coverage.n_scored == 5000
+    assert result.scores.values["entity_macro_f1"] == pytest.approx(100 * seqeval_f1(gold, pred, average="macro", mode="strict", scheme=IOB2), abs=1e-9)
+    assert result.scores.values["character_macro_f1"] == pytest.approx(100 * character, abs=1e-9)
+
+
+def test_strict_on_the_dp_dev_set_counts_every_word_of_a_missing_sentence_wrong(shared):
+    path = shared / "klue-dp-v1.1" / "klue-dp-v1.1_dev.tsv"
+    official = dp_sentences(path)
+    records = [{"guid": s["guid"], "head": s["heads"], "deprel": s["deprels"]} for s in official[:1500]]
+    gold = load_gold(get_task("dp"), path)
+    result = evaluate_bytes(get_task("dp"), gold, jsonl(records), "p.jsonl", strict=True)
+    right = sum(len(s["heads"]) for s in official[:1500])
+    total = sum(len(s["heads"]) for s in official)
+    assert result.scores.values["uas_micro_f1"] == pytest.approx(100 * right / total, abs=1e-9)
+    assert result.scores.values["las_micro_f1"] == pytest.approx(100 * right / total, abs=1e-9)
+    lenient = evaluate_bytes(get_task("dp"), gold, jsonl(records), "p.jsonl")
+    assert lenient.scores.values["uas_micro_f1"] == 100.0 and lenient.coverage.n_missing == 500
