@@ -24,7 +24,7 @@ from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice
 from tests import cases
 from tests.conftest import jsonl
-from tests.official import json_list, ner_sentences
+from tests.official import dp_sentences, json_list, ner_sentences
 
 NER_TAGS = ["B-PS", "I-PS", "B-LC", "I-LC", "B-OG", "I-OG", "B-DT", "I-DT", "B-TI", "I-TI", "B-QT", "I-QT", "O"]
 
@@ -152,3 +152,49 @@ def test_ynat_slice_by_news_section_rescores_each_section():
     assert table["경제"]["macro_f1"] == pytest.approx(500 / 9) and table["경제"]["errors"] == 1
     # Whole run (for contrast): 정치 tp1 fp1 fn1 -> 1/2; 경제 tp2 fp1 -> 4/5; 사회 tp1 fn1 -> 2/3 -> (1/2 + 4/5 + 2/3) / 3.
     assert result.scores.values["macro_f1"] == pytest.approx(100 * (0.5 + 0.8 + 2 / 3) / 3)
+
+
+def test_re_micro_f1_per_gold_relation_group_by_hand():
+    gold_labels = ["per:title", "per:title", "org:founded", "no_relation", "no_relation"]
+    predicted = ["per:title", "org:founded", "org:founded", "org:founded", "no_relation"]
+    task = get_task("re")
+    gold = cases.gold_of("re", cases.re_records(gold_labels))
+    result = evaluate_bytes(task, gold, jsonl({"guid": f"klue-re-v1_dev_{k:05d}", "label": p} for k, p in enumerate(predicted)), "p.jsonl")
+    table = by_value(slice_table(task, result.frames, Slice("relation_group", "Relation group")))
+    # per (examples 0, 1): tp 1, fp 1 (org:founded), fn 1 -> 2/4. org (2): tp 1 -> 1.
+    # no_relation (3, 4): fp 1, nothing else -> 0.
+    assert table["per"]["micro_f1"] == pytest.approx(50.0) and table["per"]["errors"] == 1
+    assert table["org"]["micro_f1"] == 100.0
+    assert table["no_relation"]["micro_f1"] == 0.0 and table["no_relation"]["errors"] == 1
+    # Whole run: tp 2, fp 2, fn 1 -> 4/7, which no slice shows.
+    assert result.scores.values["micro_f1"] == pytest.approx(400 / 7)
+
+
+def test_dp_word_metrics_per_gold_relation_on_dev(shared):
+    path = shared / "klue-dp-v1.1" / "klue-dp-v1.1_dev.tsv"
+    official = dp_sentences(path)
+    rng = random.Random(13)
+    predictions = []
+    for s in official:
+        n = len(s["heads"])
+        heads = [rng.randint(0, n) if rng.random() < 0.15 else h for h in s["heads"]]
+        rels = [rng.choice(["NP", "VP", "NP_SBJ", "NP_AJT"]) if rng.random() < 0.1 else d for d in s["deprels"]]
+        predictions.append({"guid": s["guid"], "head": heads, "deprel": rels})
+    task = get_task("dp")
+    result = evaluate_bytes(task, load_gold(task, path), jsonl(predictions), "p.jsonl")
+    table = by_value(slice_table(task, result.frames, Slice("gold_deprel", "Gold relation", level="words")))
+    kept = {"NP", "NP_AJT", "VP", "NP_SBJ", "VP_MOD", "NP_OBJ", "AP", "NP_CNJ", "NP_MOD", "VNP", "DP", "VP_AJT", "VNP_MOD", "NP_CMP", "VP_SBJ"}
+    words = defaultdict(lambda: [0, 0, 0])  # gold relation -> [n, head right, head and merged relation right]
+    for s, p in zip(official, predictions):
+        for gh, ph, gd, pd_ in zip(s["heads"], p["head"], s["deprels"], p["deprel"]):
+            merged_ok = (gd if gd in kept else "others") == (pd_ if pd_ in kept else "others")
+            counts = words[gd]
+            counts[0] += 1
+            counts[1] += gh == ph
+            counts[2] += gh == ph and merged_ok
+    assert set(table) == set(words)
+    for relation in ("NP_SBJ", "VP", "NP_AJT", "VP_CMP"):
+        n, uas, las = words[relation]
+        assert table[relation]["n"] == n
+        assert table[relation]["uas_micro_f1"] == pytest.approx(100 * uas / n, abs=1e-9), relation
+        assert table[relation]["las_micro_f1"] == pytest.approx(100 * las / n, abs=1e-9), relation
