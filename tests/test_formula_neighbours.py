@@ -254,3 +254,20 @@ def test_wos_slot_f1_is_the_mean_of_per_turn_f1_not_pooled():
     # turn 0: gold {a}, pred {a} -> 1; turn 1: gold {a, b, c}, pred {} -> 0; mean 1/2.
     result = wos_values([[a], [a, b, c]], [[a], []])
     assert result == {"joint_goal_acc": 50.0, "slot_micro_f1": 50.0}
+
+
+@pytest.mark.xfail(strict=True, reason="convention 9 (klue-tasks.md): overlapping NER spans must be scored, a later span "
+                                       "overwriting an earlier one, and listed as a problem; today the record is dropped as unreadable. "
+                                       "Remove this marker when the engine's overlap handling lands.")
+def test_ner_overlapping_spans_are_scored_with_the_later_span_winning():
+    """Wrong neighbour: the sentence dropped (n_scored 0, its gold entities vanish from the score)."""
+    sentence = ("klue-ner-v1_dev_00000-nsmc", [("박", "B-PS"), ("지", "I-PS"), ("성", "I-PS"), ("서", "B-LC"), ("울", "I-LC")])
+    gold = cases.gold_of("ner", cases.ner_tsv([sentence]))
+    pred = {"guid": sentence[0], "entities": [{"start": 0, "end": 3, "label": "PS"}, {"start": 2, "end": 5, "label": "LC"}]}
+    result = evaluate_bytes(get_task("ner"), gold, jsonl([pred]), "p.jsonl")
+    assert (result.coverage.n_scored, result.coverage.n_invalid) == (1, 0)
+    assert any(p.line == 1 for p in result.problems)
+    # Tags B-PS I-PS B-LC I-LC I-LC: PS (0, 2) and LC (2, 5) match neither gold entity -> 0.
+    assert result.scores.values["entity_macro_f1"] == 0.0
+    # Chars: O 1 ([CLS]/[SEP] only); B-PS 1; I-PS tp 1, fn 1 -> 2/3; B-LC fp 1, fn 1 -> 0; I-LC tp 1, fp 1 -> 2/3; 8 absent tags.
+    assert result.scores.values["character_macro_f1"] == pytest.approx(100 * (1 + 1 + 2 / 3 + 0 + 2 / 3 + 8) / 13)
