@@ -6,11 +6,13 @@ known in closed form (a share of examples drawn with replacement).
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
 from klue_viz.bootstrap import compare_runs, confidence_intervals
+from klue_viz.cli import main
 from klue_viz.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Frames
@@ -108,3 +110,21 @@ def test_resample_count_zero_one_and_no_examples():
     empty = Frames(frames.examples.iloc[0:0], {})
     assert confidence_intervals(task, empty, samples=50) == {"accuracy": None}
     assert compare_runs(task, empty, frames, samples=50) == []
+
+
+def test_cli_bootstrap_uses_the_requested_number_of_resamples(tmp_path):
+    """`--bootstrap 1` is one resample (a single value, so low == high); without the flag there is no interval."""
+    gold_labels = [LABELS[k % 3] for k in range(60)]
+    gold = tmp_path / "klue-nli-v1.1_dev.json"
+    gold.write_text(json.dumps(cases.nli(gold_labels), ensure_ascii=False), encoding="utf-8")
+    pred = tmp_path / "p.jsonl"
+    pred.write_bytes(jsonl({"guid": f"klue-nli-v1_dev_{k:05d}", "label": WRONG[g] if k % 4 == 0 else g} for k, g in enumerate(gold_labels)))
+    out = tmp_path / "out.json"
+    assert main(["evaluate", "--task", "nli", "--gold", str(gold), "--pred", str(pred), "--out", str(out), "--bootstrap", "1"]) == 0
+    low, high = json.loads(out.read_text(encoding="utf-8"))["runs"][0]["ci95"]["accuracy"]
+    assert low == high
+    assert main(["evaluate", "--task", "nli", "--gold", str(gold), "--pred", str(pred), "--out", str(out), "--bootstrap", "100"]) == 0
+    low, high = json.loads(out.read_text(encoding="utf-8"))["runs"][0]["ci95"]["accuracy"]
+    assert low < 75.0 < high  # 45 of 60 right
+    assert main(["evaluate", "--task", "nli", "--gold", str(gold), "--pred", str(pred), "--out", str(out)]) == 0
+    assert "ci95" not in json.loads(out.read_text(encoding="utf-8"))["runs"][0]
