@@ -256,6 +256,20 @@ def test_wos_slot_f1_is_the_mean_of_per_turn_f1_not_pooled():
     assert result == {"joint_goal_acc": 50.0, "slot_micro_f1": 50.0}
 
 
+
+def test_wos_empty_gold_turn_scores_one_only_for_an_empty_prediction():
+    """Wrong neighbour: an empty gold turn always scoring 1 (or being skipped): here 1/2 and 1 instead of 1/3."""
+    a = "관광-이름-남산"
+    # turn 0: {} vs {} -> 1; turn 1: {} vs {a} -> 0; turn 2: {a} vs {} -> 0. Joint: turn 0 only.
+    assert wos_values([[], [], [a]], [[], [a], []]) == {"joint_goal_acc": pytest.approx(100 / 3), "slot_micro_f1": pytest.approx(100 / 3)}
+
+
+def test_wos_predicted_none_value_is_a_false_positive():
+    """Wrong neighbour: 'none' items dropped before scoring (joint 1, F1 1)."""
+    a = "식당-가격대-dontcare"
+    # gold {a}, pred {a, 택시-도착지-none}: P 1/2, R 1 -> 2/3; sets differ -> not joint.
+    assert wos_values([[a]], [[a, "택시-도착지-none"]]) == {"joint_goal_acc": 0.0, "slot_micro_f1": pytest.approx(200 / 3)}
+
 @pytest.mark.xfail(strict=True, reason="convention 9 (klue-tasks.md): overlapping NER spans must be scored, a later span "
                                        "overwriting an earlier one, and listed as a problem; today the record is dropped as unreadable. "
                                        "Remove this marker when the engine's overlap handling lands.")
