@@ -128,3 +128,31 @@ def test_cli_bootstrap_uses_the_requested_number_of_resamples(tmp_path):
     assert low < 75.0 < high  # 45 of 60 right
     assert main(["evaluate", "--task", "nli", "--gold", str(gold), "--pred", str(pred), "--out", str(out)]) == 0
     assert "ci95" not in json.loads(out.read_text(encoding="utf-8"))["runs"][0]
+
+
+def test_detail_level_metrics_resample_whole_sentences():
+    """One perfect and one all-wrong sentence: a resample holds 0, 1 or 2 copies of each (p = 1/4, 1/2, 1/4),
+    so the 2.5% and 97.5% points are the all-wrong (0) and the all-right (100) resamples. Words or entities that
+    did not follow their sentence would leave the metric at its whole-run value."""
+    dp_sentences = [
+        ("klue-dp-v1_dev_00000_wikitree", [("가", 2, "NP_SBJ"), ("나", 0, "VP")]),
+        ("klue-dp-v1_dev_00001_wikitree", [("다", 2, "NP_SBJ"), ("라", 0, "VP"), ("마", 2, "VP")]),
+    ]
+    dp_gold = cases.gold_of("dp", cases.dp_tsv(dp_sentences))
+    dp_preds = [{"guid": dp_sentences[0][0], "head": [2, 0], "deprel": ["NP_SBJ", "VP"]},
+                {"guid": dp_sentences[1][0], "head": [0, 1, 1], "deprel": ["NP_SBJ", "VP", "VP"]}]
+    dp = evaluate_bytes(get_task("dp"), dp_gold, jsonl(dp_preds), "p.jsonl")
+    assert dp.scores.values["uas_micro_f1"] == pytest.approx(40.0)  # 2 of 5 words
+    intervals = confidence_intervals(get_task("dp"), dp.frames, samples=80, seed=0)
+    assert intervals["uas_micro_f1"] == (0.0, 100.0) and intervals["las_micro_f1"] == (0.0, 100.0)
+
+    ner_sentences = [
+        ("klue-ner-v1_dev_00000-nsmc", [("김", "B-PS"), ("씨", "I-PS")]),
+        ("klue-ner-v1_dev_00001-nsmc", [("서", "B-LC"), ("울", "I-LC")]),
+    ]
+    ner_gold = cases.gold_of("ner", cases.ner_tsv(ner_sentences))
+    ner_preds = [{"guid": ner_sentences[0][0], "tags": ["B-PS", "I-PS"]}, {"guid": ner_sentences[1][0], "tags": ["O", "O"]}]
+    ner = evaluate_bytes(get_task("ner"), ner_gold, jsonl(ner_preds), "p.jsonl")
+    assert ner.scores.values["entity_macro_f1"] == 50.0  # PS 1, LC 0
+    # All-LC resamples: LC missed -> 0; all-PS resamples: 100.
+    assert confidence_intervals(get_task("ner"), ner.frames, samples=80, seed=0)["entity_macro_f1"] == (0.0, 100.0)
