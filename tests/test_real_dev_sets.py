@@ -262,3 +262,16 @@ def test_wos_sample_matches_reference(shared):
     jga, slot_f1 = wos_reference([r["state"] for r in official], preds)
     assert result.scores.values["joint_goal_acc"] == pytest.approx(jga)
     assert result.scores.values["slot_micro_f1"] == pytest.approx(slot_f1)
+
+
+def test_sts_gold_on_dev_is_the_real_label(sts_gold, shared):
+    """Predicting the rounded `label` of each dev pair: 343 of 519 differ from `real-label`, so r is below 100
+    (scipy's r of the two fields); a gold read from `label` would give exactly 100."""
+    official = json_list(shared / "klue-sts-v1.1" / "klue-sts-v1.1_dev.json")
+    rounded = np.array([r["labels"]["label"] for r in official], dtype=np.float64)
+    real = np.array([r["labels"]["real-label"] for r in official], dtype=np.float64)
+    assert int((rounded != real).sum()) == 343
+    result = evaluate_bytes(get_task("sts"), sts_gold, jsonl({"guid": r["guid"], "score": float(s)} for r, s in zip(official, rounded)), "p.jsonl")
+    assert result.scores.values["pearsonr"] == pytest.approx(100 * pearsonr(rounded, real)[0], abs=1e-9)
+    assert result.scores.values["pearsonr"] < 99.99
+    assert result.scores.values["f1"] == 100.0  # rounding to 0.1 moves no pair across 3.0 on dev
