@@ -6,7 +6,6 @@ built so that the plausible wrong variant named in its docstring gives a differe
 
 from __future__ import annotations
 
-import importlib.util
 import math
 
 import pytest
@@ -16,10 +15,6 @@ from klue_viz.tasks import get_task
 from klue_viz.tasks.re import RELATIONS
 from tests import cases
 from tests.conftest import jsonl
-
-#: The engine branch (issue 7) adds klue_viz.metrics together with the overlap handling of convention 9.
-ENGINE_MISSING = importlib.util.find_spec("klue_viz.metrics") is None
-
 
 def run(task: str, gold_content, records):
     return evaluate_bytes(get_task(task), cases.gold_of(task, gold_content), jsonl(records), "p.jsonl")
@@ -274,10 +269,7 @@ def test_wos_predicted_none_value_is_a_false_positive():
     # gold {a}, pred {a, 택시-도착지-none}: P 1/2, R 1 -> 2/3; sets differ -> not joint.
     assert wos_values([[a]], [[a, "택시-도착지-none"]]) == {"joint_goal_acc": 0.0, "slot_micro_f1": pytest.approx(200 / 3)}
 
-@pytest.mark.xfail(ENGINE_MISSING, strict=True,
-                   reason="convention 9 (klue-tasks.md): overlapping NER spans must be scored, a later span overwriting an "
-                          "earlier one, and listed as a problem; before the engine branch (which also adds klue_viz.metrics) "
-                          "the record is dropped as unreadable. Drop this marker once that branch is merged.")
+
 def test_ner_overlapping_spans_are_scored_with_the_later_span_winning():
     """Wrong neighbour: the sentence dropped (n_scored 0, its gold entities vanish from the score)."""
     sentence = ("klue-ner-v1_dev_00000-nsmc", [("박", "B-PS"), ("지", "I-PS"), ("성", "I-PS"), ("서", "B-LC"), ("울", "I-LC")])
