@@ -16,6 +16,7 @@ from klue_viz.tasks.re import RELATIONS
 from tests import cases
 from tests.conftest import jsonl
 
+
 def run(task: str, gold_content, records):
     return evaluate_bytes(get_task(task), cases.gold_of(task, gold_content), jsonl(records), "p.jsonl")
 
