@@ -540,3 +540,21 @@ def test_a_slice_table_of_no_examples_is_empty_with_its_columns(nli_gold):
     result, _ = nli_run(nli_gold, 0.3, 1, 10)
     table = slice_table(nli, result.frames.subset([]), nli.slices[0])
     assert table.empty and list(table.columns) == ["value", "n", "errors"]
+
+
+def test_official_answer_normalisation():
+    # Lower case; ASCII punctuation dropped, other punctuation kept; the official bracket pattern ('()‘’ after a quote) is a space.
+    assert metrics.normalise_answer("  Seoul,   CITY! ") == "seoul city"
+    assert metrics.normalise_answer("《서울》·부산") == "《서울》·부산"
+    assert metrics.normalise_answer("a'()‘’b") == "a b"
+
+
+def test_turn_prf_counts():
+    assert metrics.turn_prf([], []) == (0, 0, 0, 1.0)
+    assert metrics.turn_prf([], ["a-b-c"]) == (0, 1, 0, 0.0)
+    assert metrics.turn_prf(["a-b-c", "a-d-e"], ["a-b-c", "a-f-g", "a-h-i"]) == (1, 2, 1, pytest.approx(0.4))
+
+
+def test_re_auprc_names_the_bad_gold_id():
+    with pytest.raises(ValueError, match="gold label id 30 is outside 0..29"):
+        metrics.re_auprc([30], [[1.0] * 30])

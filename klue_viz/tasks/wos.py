@@ -125,7 +125,7 @@ class Wos(Task):
 
         slots = self._slot_frame(turns)
         kinds = slots[slots["status"] != "correct"].groupby("guid")["status"].agg(lambda s: ", ".join(sorted(set(s))))
-        turns["error_type"] = turns["guid"].map(kinds).fillna("correct")
+        turns["error_type"] = [kinds.get(g, "correct") for g in turns["guid"]]
         turns["n_slots"] = turns["gold_state"].map(len)
         return Frames(turns, {"slots": slots})
 
