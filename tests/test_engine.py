@@ -416,39 +416,42 @@ def test_re_auprc_matches_scikit_learn_on_random_probabilities():
 
 
 def test_public_functions_refuse_mismatched_or_unknown_input():
-    with pytest.raises(ValueError, match="gold has 1 labels and pred 2"):
+    with pytest.raises(ValueError, match=r"^gold has 1 labels and pred 2$"):
         metrics.ynat_macro_f1(["정치"], ["정치", "경제"])
-    with pytest.raises(ValueError, match=r"gold label id 7 is outside 0\.\.6"):
+    with pytest.raises(ValueError, match=r"^gold label id 7 is outside 0\.\.6$"):
         metrics.ynat_macro_f1([7], ["정치"])  # YNAT ids are 0..6
-    with pytest.raises(ValueError, match=r"predicted label id -1 is outside 0\.\.2"):
+    with pytest.raises(ValueError, match=r"^predicted label id -1 is outside 0\.\.2$"):
         metrics.nli_accuracy(["neutral"], [-1])
     assert metrics.nli_accuracy([2], ["contradiction"]) == 100.0 and metrics.nli_accuracy(["neutral"], ["entailment"]) == 0.0
-    with pytest.raises(ValueError, match="1 questions but 2 predictions"):
+    with pytest.raises(ValueError, match=r"^1 questions but 2 predictions$"):
         metrics.mrc_exact_match([["a"]], ["a", "b"])
-    with pytest.raises(ValueError, match="1 gold turns but 0 predicted"):
+    with pytest.raises(ValueError, match=r"^1 gold turns but 0 predicted$"):
         metrics.wos_joint_goal_acc([[]], [])
-    with pytest.raises(ValueError, match="gold has 2 scores and pred 1"):
+    with pytest.raises(ValueError, match=r"^gold has 2 scores and pred 1$"):
         metrics.sts_pearsonr([1.0, 2.0], [1.0])
-    with pytest.raises(ValueError, match="sentence 0: gold, prediction"):
+    with pytest.raises(ValueError, match=r"^sentence 0: gold, prediction \(and sentence\) differ in length$"):
         metrics.ner_entity_macro_f1([["O"]], [["O", "O"]])
-    with pytest.raises(ValueError, match="one entry per sentence"):
+    with pytest.raises(ValueError, match=r"^gold_tags, pred_tags \(and sentences\) must have one entry per sentence$"):
         metrics.ner_entity_macro_f1([["O"]], [["O"], ["O"]])
-    with pytest.raises(ValueError, match="gold sentence 0: 'B-XX' is not a KLUE-NER tag"):
+    with pytest.raises(ValueError, match=r"^gold sentence 0: 'B-XX' is not a KLUE-NER tag name or id 0\.\.12$"):
         metrics.ner_entity_macro_f1([["O", "B-XX"]], [["O", "O"]])
-    with pytest.raises(ValueError, match="sentence 0: gold, prediction"):
+    with pytest.raises(ValueError, match=r"^sentence 0: gold, prediction \(and sentence\) differ in length$"):
         metrics.ner_character_macro_f1([["O", "O"]], [["O", "O"]], sentences=["abc"])
-    with pytest.raises(ValueError, match="sentence 0: 2 gold heads, 1 predicted"):
+    with pytest.raises(ValueError, match=r"^sentence 0: 2 gold heads, 1 predicted$"):
         metrics.dp_uas_micro_f1([[0, 1]], [[0]])
-    with pytest.raises(ValueError, match="gold_heads and pred_heads must have one entry per sentence"):
+    with pytest.raises(ValueError, match=r"^gold_heads and pred_heads must have one entry per sentence$"):
         metrics.dp_uas_micro_f1([[0, 1]], [])
-    with pytest.raises(ValueError, match="heads are word indices from 1, or 0 for the root"):
+    with pytest.raises(ValueError, match=r"^heads are word indices from 1, or 0 for the root$"):
         metrics.dp_uas_micro_f1([[0, 1]], [[0, -1]])
-    with pytest.raises(ValueError, match="deprels must have one relation per word"):
+    with pytest.raises(ValueError, match=r"^deprels must have one relation per word$"):
         metrics.dp_las_micro_f1([[0]], [["VP", "NP"]], [[0]], [["VP"]])
-    with pytest.raises(ValueError, match="probs must be 2 x 30"):
+    with pytest.raises(ValueError, match=r"^probs must be 2 x 30 \(one row of relation probabilities per example\)$"):
         metrics.re_auprc(["no_relation", "per:title"], [[1.0] * 30])
-    with pytest.raises(ValueError, match="gold label 'per:nothing' is not a KLUE-RE relation"):
+    with pytest.raises(ValueError, match=r"^gold label 'per:nothing' is not a KLUE-RE relation$"):
         metrics.re_auprc(["per:nothing"], [[1.0] * 30])
+    with pytest.raises(ValueError, match=r"^predicted sentence 0: 13 is not a KLUE-NER tag name or id 0\.\.12$"):
+        metrics.ner_entity_macro_f1([[12]], [[13]])
+    assert metrics.ner_character_macro_f1([[12, 0]], [["O", "B-DT"]]) == 100.0
 
 
 def test_public_functions_on_empty_input():
