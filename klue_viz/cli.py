@@ -6,13 +6,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from klue_viz.bootstrap import confidence_intervals
-from klue_viz.evaluate import RunResult, evaluate_file, load_gold
 from klue_viz.io import read_bytes, read_records
 from klue_viz.markup import visible
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, detect_task, get_task
+
+if TYPE_CHECKING:
+    from klue_viz.evaluate import RunResult
 
 SHOWN_PROBLEMS = 10
 
@@ -72,6 +74,8 @@ def check_out(path: str | None) -> None:
 def evaluate_command(args: argparse.Namespace) -> int:
     if any(Path(p).is_dir() for p in args.pred):
         return evaluate_folders(args)
+    from klue_viz.evaluate import evaluate_file, load_gold  # pandas: only for the commands that score
+
     try:
         check_out(args.out)
         task = get_task(args.task) if args.task else get_task(guess_task(args.pred))
@@ -86,6 +90,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
         try:
             result = evaluate_file(task, gold, path, strict=args.strict)
             if args.bootstrap:
+                from klue_viz.bootstrap import confidence_intervals
+
                 result.intervals = confidence_intervals(task, result.frames, samples=args.bootstrap)
         except InputError as err:
             failures.append(str(err))
@@ -109,6 +115,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
 def evaluate_folders(args: argparse.Namespace) -> int:
     """Folders of prediction files of several tasks: each file's task detected, one table of models by task."""
+    from klue_viz.bootstrap import confidence_intervals
     from klue_viz.workspace import FolderEvaluation, evaluate_folder, text_table
 
     if args.task:
@@ -144,6 +151,7 @@ def evaluate_folders(args: argparse.Namespace) -> int:
 
 def report_command(args: argparse.Namespace) -> int:
     """One self-contained HTML report of one or two runs, with the annotations stored for them."""
+    from klue_viz.evaluate import evaluate_file, load_gold
     from klue_viz.report import build_report
 
     try:
@@ -256,6 +264,8 @@ def add_discovery_commands(commands) -> None:
 
 
 def _load_runs(args: argparse.Namespace):
+    from klue_viz.evaluate import evaluate_file, load_gold
+
     task = get_task(args.task)
     gold = load_gold(task, args.gold)
     results = [evaluate_file(task, gold, path, strict=args.strict) for path in args.pred]
@@ -264,6 +274,7 @@ def _load_runs(args: argparse.Namespace):
 
 def slices_command(args: argparse.Namespace) -> int:
     from klue_viz.discovery.features import training_features
+    from klue_viz.evaluate import load_gold
     from klue_viz.discovery.slices import paired_slices, weak_slices
 
     try:

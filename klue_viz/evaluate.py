@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -11,7 +10,6 @@ from typing import Callable
 import pandas as pd
 
 from klue_viz.io import (
-    JSON_FAILURES,
     RecordFile,
     decode,
     load_json,
@@ -20,7 +18,7 @@ from klue_viz.io import (
 )
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks import detect_task
-from klue_viz.tasks.base import Frames, RecordError, Scores, Task
+from klue_viz.tasks.base import Frames, RecordError, Repaired, Scores, Task
 
 #: How many problems of one kind are listed before the rest are only counted.
 MAX_LISTED = 200
@@ -184,24 +182,29 @@ def gold_from_bytes(task: Task, data: bytes, name: str) -> Gold:
     if task.official_ext == "tsv" and not stripped.startswith(("[", "{")):
         rows, problems = task.read_official(text, name)
         return _gold(task, rows, problems, name, positional=False)
-    if stripped.startswith("[") or (stripped.startswith("{") and not name.endswith(".jsonl") and _single_json(stripped)):
-        data_json = load_json(text, name)
+    data_json = _parsed_json(text, name)  # the one parse of a JSON gold file
+    if data_json is not None:
         if isinstance(data_json, list) and data_json and isinstance(data_json[0], dict) and task.looks_like_hf(data_json[0]):
             rows, problems = task.rows_from_hf(data_json)
             return _gold(task, rows, problems, name, positional=not task.hf_has_guid)
-        rows, problems = task.read_official(text, name)
+        rows, problems = task.read_official_json(data_json, name) if task.official_ext == "json" else task.read_official(text, name)
         return _gold(task, rows, problems, name, positional=False)
     records = read_records(data, name)
     rows, problems = task.rows_from_hf([r for _, r in records.records])
     return _gold(task, rows, records.problems + problems, name, positional=not task.hf_has_guid)
 
 
-def _single_json(text: str) -> bool:
+def _parsed_json(text: str, name: str) -> object | None:
+    """The file as one JSON document, or None for JSON lines (an object per line); a broken JSON list is an error."""
+    stripped = text.lstrip()
+    if not stripped.startswith("[") and (not stripped.startswith("{") or name.endswith(".jsonl")):
+        return None
     try:
-        json.loads(text)
-    except JSON_FAILURES:
-        return False
-    return True
+        return load_json(text, name)
+    except InputError:
+        if stripped.startswith("{"):
+            return None  # JSON lines: an object per line
+        raise
 
 
 def load_hf(task: Task, split: str = "validation", loader: Callable | None = None) -> Gold:
@@ -289,7 +292,11 @@ def evaluate_records(task: Task, gold: Gold, file: RecordFile, strict: bool = Fa
             continue
         first_line[pos] = line  # the first line given for a guid is the one used, even when it is unusable
         try:
-            predictions[pos] = task.parse_prediction(record, gold.rows[pos])
+            parsed = task.parse_prediction(record, gold.rows[pos])
+            if isinstance(parsed, Repaired):  # scored, and what was repaired is listed (convention 9)
+                problems.extend(Problem(note, line, guid, name) for note in parsed.notes)
+                parsed = parsed.prediction
+            predictions[pos] = parsed
         except RecordError as err:  # anything else is a bug in the parser: it must surface, not become a problem
             n_invalid += 1
             problems.append(Problem(str(err), line, guid, name))

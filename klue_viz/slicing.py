@@ -1,12 +1,13 @@
-"""Per-slice metrics: the task's own scoring applied to each group of examples (or of detail rows).
+"""Per-slice metrics: the task's statistics summed per group and aggregated, all groups at once.
 
-Example-level slices rescore the subset with the official metrics, so a slice table and the
-headline numbers can never disagree; detail-level slices (an entity type, a relation, a slot)
-use the task's precision/recall/F1 of those rows.
+Example-level slices sum the same per-example statistics the headline numbers come from, so a
+slice table and the headline can never disagree; detail-level slices (an entity type, a word
+relation, a slot) sum the statistics of those rows (docs/metrics.md).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from klue_viz.tasks.base import Frames, Slice, Task
@@ -14,23 +15,28 @@ from klue_viz.tasks.base import Frames, Slice, Task
 
 def slice_table(task: Task, frames: Frames, spec: Slice) -> pd.DataFrame:
     """One row per value of the slicing attribute: count, errors and metrics, largest groups first."""
-    rows = []
     if spec.level == "examples":
-        frame = frames.examples
-        for value, part in frame.groupby(spec.key, dropna=False, observed=True, sort=False):
-            scores = task.score(frames.subset(part["guid"])).values
-            rows.append({"value": _name(value), "n": len(part), "errors": int((~part["correct"]).sum()), **scores})
+        frame, stats = frames.examples, task.statistics(frames)
     else:
         frame = frames.details[spec.level]
-        for value, part in frame.groupby(spec.key, dropna=False, observed=True, sort=False):
-            rows.append({"value": _name(value), "n": len(part), "errors": int((~part["correct"]).sum()), **task.detail_scores(spec.level, part)})
-    table = pd.DataFrame(rows)
-    if table.empty:
+        stats = task.detail_statistics(spec.level, frame)
+    codes, uniques = pd.factorize(frame[spec.key], use_na_sentinel=False)
+    groups = len(uniques)
+    if not groups:
         return pd.DataFrame(columns=["value", "n", "errors"])
+    codes = codes.astype(np.int64)
+    weights = None
+    if stats.unsummed is not None:  # metrics that do not sum (AUPRC) take each group as 0/1 weights
+        weights = (codes[None, :] == np.arange(groups)[:, None]).astype(np.float64)
+    values = stats.scores(stats.group_totals(codes, groups), weights)
+    n = np.bincount(codes, minlength=groups)
+    errors = np.bincount(codes, weights=(~frame["correct"].to_numpy(dtype=bool)).astype(np.float64), minlength=groups).astype(int)
+    table = pd.DataFrame({"value": [_name(v) for v in uniques], "n": n, "errors": errors})
+    for key, column in values.items():
+        table[key] = [None if np.isnan(v) else float(v) for v in column]
     table["error_rate"] = 100.0 * table["errors"] / table["n"]
     return table.sort_values(["n", "value"], ascending=[False, True], ignore_index=True)
 
 
 def _name(value) -> str:
-    value = value[0] if isinstance(value, tuple) and len(value) == 1 else value
-    return "(missing)" if value is None or (isinstance(value, float) and value != value) else str(value)
+    return "(missing)" if value is None or value is pd.NA or (isinstance(value, float) and value != value) else str(value)

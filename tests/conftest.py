@@ -15,7 +15,8 @@ os.environ.setdefault("HF_HOME", tempfile.mkdtemp(prefix="klue-viz-hf-"))
 os.environ["KLUE_VIZ_DB"] = os.path.join(tempfile.mkdtemp(prefix="klue-viz-db-"), "annotations.sqlite3")
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "klue"
+#: The dev sets beside the clone; KLUE_VIZ_SHARED points elsewhere (mutmut runs the tests in a copy, mutants/).
+SHARED = Path(os.environ.get("KLUE_VIZ_SHARED", REPO.parent / "shared" / "klue"))
 
 
 @pytest.fixture(scope="session")

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import math
 import random
+import warnings
 
+import numpy as np
+import pandas as pd
 import pytest
+from sklearn.metrics import auc, precision_recall_curve
 
-from klue_viz.bootstrap import compare_runs, confidence_intervals, resample
+from klue_viz.bootstrap import Weighted, compare_runs, confidence_intervals
+from klue_viz.tasks.base import Frames
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
 from klue_viz.tasks import get_task
@@ -37,15 +42,44 @@ def test_a_perfect_run_has_a_degenerate_interval_and_identical_runs_do_not_diffe
     assert (same.difference, same.low, same.high, same.first_better) == (0.0, 0.0, 0.0, 0.0)
 
 
-def test_resampling_carries_detail_rows_with_their_examples():
-    task = get_task("ner")
-    result = evaluate_file(task, load_gold(task, DEMO_BENCHMARK), next(demo_runs("ner")))
-    first = result.frames.examples["guid"].iloc[0]
-    doubled = resample(result.frames, [0, 0])
-    entities = result.frames.details["entities"]
-    assert len(doubled.details["entities"]) == 2 * int((entities["guid"] == first).sum())
-    # Scoring a sample made of every example once gives the headline numbers back.
-    assert task.score(resample(result.frames, list(range(len(result.frames.examples))))).values == result.scores.values
+def copied(frames: Frames, positions) -> Frames:
+    """The reference resample: the examples at `positions` copied, each copy with its own detail rows and guid."""
+    examples = frames.examples.iloc[list(positions)].reset_index(drop=True)
+    examples["guid"] = [f"{g}#{k}" for k, g in enumerate(examples["guid"])]
+    details = {}
+    for name, detail in frames.details.items():
+        parts = []
+        for k, guid in enumerate(frames.examples["guid"].iloc[list(positions)]):
+            rows = detail[detail["guid"] == guid].copy()
+            rows["guid"] = f"{guid}#{k}"
+            parts.append(rows)
+        details[name] = pd.concat(parts, ignore_index=True)
+    return Frames(examples, details)
+
+
+@pytest.mark.parametrize("name", ["ynat", "sts", "nli", "ner", "re", "dp", "mrc", "wos"])
+def test_a_resample_as_counts_scores_like_copies_of_its_examples(name):
+    """Bootstrap as weights: a count vector over examples gives the metrics of the resample built by copying rows."""
+    task = get_task(name)
+    run = next(p for p in demo_runs(name) if name != "re" or "roberta" in p.name)  # the RE run that gives probabilities
+    result = evaluate_file(task, load_gold(task, DEMO_BENCHMARK), run)
+    n = len(result.frames.examples)
+    positions = np.random.default_rng(5).integers(0, n, n)
+    counts = np.bincount(positions, minlength=n)[None, :].astype(float)
+    assert (counts == 0).any() and (counts > 1).any()
+    weighted = Weighted(task.statistics(result.frames)).scores(counts)
+    expected = task.score(copied(result.frames, positions)).values
+    for key, value in expected.items():
+        got = float(weighted[key][0])
+        assert (value is None and np.isnan(got)) or got == pytest.approx(value, abs=1e-9), key
+    if name == "re" and expected["auprc"] is not None:
+        # AUPRC of the copies by scikit-learn, independently of klue-viz's weighted curve.
+        ex = result.frames.examples.iloc[positions]
+        probs = np.array(ex["probs"].tolist())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            areas = [auc(*precision_recall_curve(ex["gold"].to_numpy() == label, probs[:, c])[1::-1]) for c, label in enumerate(task.labels)]
+        assert float(weighted["auprc"][0]) == pytest.approx(100 * np.mean(areas), abs=1e-9)
 
 
 def test_paired_comparison_of_the_two_demo_nli_runs():

@@ -264,7 +264,10 @@ def test_sts_scores_outside_0_to_5_and_nan_gold_labels_are_listed():
     preds = [{"guid": r["guid"], "score": 2.5} for r in gold.rows]
     preds[0]["score"], preds[1]["score"], preds[2]["score"] = 7.5, -1, "high"
     result = evaluate_bytes(task, gold, jsonl(preds), "p.jsonl")
-    assert [p.line for p in result.problems if "from 0 to 5" in p.message] == [1, 2, 3]
+    assert [p.line for p in result.problems if "outside 0..5; scored as given" in p.message] == [1, 2]  # convention 9
+    assert [p.line for p in result.problems if "from 0 to 5" in p.message] == [3]  # not a number: left out
+    assert result.coverage.n_scored == len(gold.rows) - 1 and result.coverage.n_invalid == 1
+    assert result.frames.examples["pred"].tolist()[:2] == [7.5, -1.0]
     records = json.loads((DEMO_BENCHMARK / "klue-sts-v1.1" / "klue-sts-v1.1_dev.json").read_text(encoding="utf-8"))
     records[0]["labels"]["real-label"] = float("nan")
     records[1]["labels"]["real-label"] = 6
@@ -301,7 +304,7 @@ HOSTILE_VALUES = [None, "", "x", 0, -1, 2**70, float("inf"), float("nan"), True,
 @pytest.mark.parametrize("task_name", ["ynat", "sts", "nli", "ner", "re", "dp", "mrc", "wos"])
 def test_parsers_raise_only_record_errors_and_what_they_accept_can_be_scored(task_name):
     from klue_viz.io import read_records
-    from klue_viz.tasks.base import RecordError
+    from klue_viz.tasks.base import RecordError, Repaired
 
     task = get_task(task_name)
     gold = load_gold(task, DEMO_BENCHMARK)
@@ -316,6 +319,8 @@ def test_parsers_raise_only_record_errors_and_what_they_accept_can_be_scored(tas
                 prediction = task.parse_prediction({**base, field: value}, gold.rows[position])
             except RecordError:
                 continue
+            if isinstance(prediction, Repaired):  # scored with its defect listed (convention 9)
+                prediction = prediction.prediction
             if repr(prediction) in accepted:
                 continue  # already scored and drawn
             accepted.add(repr(prediction))

@@ -1,31 +1,59 @@
 """The registry of KLUE tasks: every module in this package that defines `TASK` is one task.
 
-The CLI, the app and the tests iterate `TASKS`; adding a task means adding a module here.
+The CLI, the app and the tests go through `TASKS`; adding a task means adding a module here. A
+task module is imported the first time its task is used, so `klue-viz evaluate --task ner` loads
+NER alone (the names come from the package's files, which are read, not imported).
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 from klue_viz.tasks.base import Task
 
 #: The benchmark's own order, used for listing; a module missing here is listed last.
 KLUE_ORDER = ("ynat", "sts", "nli", "ner", "re", "dp", "mrc", "wos")
+DEFINES_TASK = re.compile(r"^TASK\s*=", re.M)
 
 
-def _discover() -> dict[str, Task]:
-    found = {}
-    for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        task = getattr(module, "TASK", None)
-        if isinstance(task, Task):
-            found[task.name] = task
+def _task_modules() -> list[str]:
+    """Modules of this package that define `TASK` at top level, in KLUE order."""
+    folder = Path(__file__).parent
+    names = [info.name for info in pkgutil.iter_modules(__path__)
+             if DEFINES_TASK.search((folder / f"{info.name}.py").read_text(encoding="utf-8"))]
     order = {name: k for k, name in enumerate(KLUE_ORDER)}
-    return dict(sorted(found.items(), key=lambda item: order.get(item[0], len(order))))
+    return sorted(names, key=lambda name: order.get(name, len(order)))
 
 
-TASKS: dict[str, Task] = _discover()
+class Registry(Mapping[str, Task]):
+    """Task name -> task, importing a task's module on first use."""
+
+    def __init__(self, names: list[str]) -> None:
+        self._names = names
+        self._loaded: dict[str, Task] = {}
+
+    def __getitem__(self, name: str) -> Task:
+        if name not in self._names:
+            raise KeyError(name)
+        if name not in self._loaded:
+            task = importlib.import_module(f"{__name__}.{name}").TASK
+            if not isinstance(task, Task) or task.name != name:
+                raise TypeError(f"{__name__}.{name}.TASK must be a Task named {name!r}")
+            self._loaded[name] = task
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+TASKS: Registry = Registry(_task_modules())
 
 
 def get_task(name: str) -> Task:
@@ -43,10 +71,11 @@ def detect_task(records: list[dict]) -> str | None:
         prefix_hits = sum(str(r.get("guid", r.get("id", ""))).startswith(task.guid_prefix + "_") for r in sample)
         field_hits = sum(bool(task.signature_fields & r.keys()) for r in sample)
         label_hits = 0
-        if hasattr(task, "labels") and not task.signature_fields:
+        label_of = getattr(task, "label_of", None)
+        if label_of is not None and not task.signature_fields:
             for r in sample:
                 try:
-                    label_hits += r.get("label") is not None and task.label_of(r["label"]) is not None and isinstance(r["label"], str)
+                    label_hits += r.get("label") is not None and label_of(r["label"]) is not None and isinstance(r["label"], str)
                 except ValueError:
                     pass
         score = 2 * prefix_hits + field_hits + label_hits

@@ -14,10 +14,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+import numpy as np
 import pandas as pd
 
-from klue_viz.io import BARE_VALUE
-from klue_viz.problems import Problem
+from klue_viz.io import BARE_VALUE, load_json
+from klue_viz.metrics import Statistics
+from klue_viz.problems import InputError, Problem
 
 
 class RecordError(ValueError):
@@ -53,16 +55,20 @@ class Frames:
         return Frames(examples, {k: v[v["guid"].isin(keep)] for k, v in self.details.items()})
 
 
+@dataclass(frozen=True)
+class Repaired:
+    """A prediction scored although part of it had to be repaired; each note becomes a problem on its record's line."""
+
+    prediction: Any
+    notes: tuple[str, ...]
+
+
 @dataclass
 class Scores:
     """Official metrics on the 0..100 scale; a None value comes with its reason."""
 
     values: dict[str, float | None]
     reasons: dict[str, str] = field(default_factory=dict)
-
-
-def percent(value: float) -> float | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value) * 100.0
 
 
 GUID_NUMBER = re.compile(r"_(\d{5})(?:[-_]|$)")
@@ -103,10 +109,20 @@ class Task(ABC):
     #: Examples drawn together on one card (WoS: the turns of one dialogue); None: one card per example.
     card_column: str | None = None
 
+    #: Why a metric can be undefined on examples that exist (docs/metrics.md).
+    undefined_reasons: dict[str, str] = {}
+
     # ---- gold -------------------------------------------------------------------------------
-    @abstractmethod
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
-        """Gold rows (one per evaluation example, with a `guid`) from the official file's text."""
+        """Gold rows (one per evaluation example, with a `guid`) from the official file's text.
+
+        JSON tasks parse the text here and read the data in `read_official_json`; TSV tasks override this.
+        """
+        return self.read_official_json(load_json(text, name), name)
+
+    def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
+        """Gold rows from the official file already parsed as JSON (so that a file is parsed once)."""
+        raise InputError(f"{name}: the official {self.title} file is not JSON")
 
     @abstractmethod
     def rows_from_hf(self, records: Iterable[dict], split: str = "dev") -> tuple[list[dict], list[Problem]]:
@@ -142,12 +158,35 @@ class Task(ABC):
         """Tidy per-example frames for gold rows and their predictions (same order)."""
 
     @abstractmethod
+    def statistics(self, frames: Frames) -> Statistics:
+        """Per-example sufficient statistics of `frames` (rows in `frames.examples` order) and their aggregate."""
+
     def score(self, frames: Frames) -> Scores:
-        """The official metrics over the examples in `frames`."""
+        """The official metrics over the examples in `frames`: the aggregate of their summed statistics."""
+        stats = self.statistics(frames)
+        return self.as_scores(stats.scores(stats.totals()), 0, stats.n)
+
+    def as_scores(self, values: dict[str, np.ndarray], row: int, n: int) -> Scores:
+        """Row `row` of aggregated metric arrays as Scores; NaN becomes None with its reason."""
+        scores = Scores({})
+        for metric in self.metrics:
+            value = float(values[metric.key][row])
+            if np.isnan(value):
+                scores.values[metric.key] = None
+                scores.reasons[metric.key] = self.undefined_reasons.get(metric.key, "undefined") if n else f"no scored {self.unit}s"
+            else:
+                scores.values[metric.key] = value
+        return scores
+
+    def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
+        """Statistics of the rows of a detail frame (an entity, a word, a slot), one row each."""
+        raise KeyError(f"{self.name} has no detail level {level!r}")
 
     def detail_scores(self, level: str, frame: pd.DataFrame) -> dict[str, float | None]:
         """Metrics of a slice taken at a detail level (an entity type, a word relation, a slot)."""
-        raise KeyError(f"{self.name} has no detail level {level!r}")
+        stats = self.detail_statistics(level, frame)
+        values = stats.scores(stats.totals())
+        return {key: None if np.isnan(v[0]) else float(v[0]) for key, v in values.items()}
 
     @abstractmethod
     def render(self, frames: Frames, guid: str) -> str:
@@ -170,10 +209,6 @@ class Task(ABC):
     def example_guid(self, guid: str, turn: int | None) -> str:
         """The example-frame guid of a stored annotation key (the inverse of `annotation_key`)."""
         return guid if turn is None else f"{guid}-{turn}"
-
-    def undefined(self, reason: str) -> Scores:
-        """Every metric null with the same reason (nothing to score)."""
-        return Scores({m.key: None for m in self.metrics}, {m.key: reason for m in self.metrics})
 
     def confusion(self, frames: Frames) -> pd.DataFrame | None:
         """Long-form gold/pred pairs for the confusion matrix (`gold`, `pred`, `guid`), where it means something."""

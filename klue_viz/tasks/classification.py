@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import math
 from abc import abstractmethod
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
 from klue_viz import markup as mk
-from klue_viz.io import JSON_FAILURES, load_json
+from klue_viz.io import JSON_FAILURES
 from klue_viz.discovery.calibration import confidence_bucket
+from klue_viz.metrics import Aggregate, Statistics, label_statistics
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, RecordError, Task, as_int
 
@@ -26,6 +27,8 @@ class LabelTask(Task):
     official_label_field: str = "label"
     signature_fields = frozenset()
     unit = "example"
+    #: The aggregate of the task's metric, made for a number of classes (metrics.py).
+    aggregate_for: Callable[[int], Aggregate]
 
     def label_of(self, value: Any, what: str = "label") -> str:
         """A label name from a name or a Hugging Face integer id."""
@@ -74,8 +77,7 @@ class LabelTask(Task):
     def empty_prediction(self, gold: dict) -> dict:
         return {"label": None, "probs": None}
 
-    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
-        data = load_json(text, name)
+    def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
             raise InputError(f"{name}: expected the official {self.title} JSON list of examples")
         rows, problems = [], []
@@ -137,6 +139,19 @@ class LabelTask(Task):
 
     def build_frames(self, gold: pd.DataFrame, predictions: list[Any]) -> Frames:
         return Frames(self.classification_frame(gold, predictions))
+
+    def class_codes(self, frames: Frames) -> tuple[np.ndarray, np.ndarray]:
+        """Gold and predicted class ids: label order, then one class for a missing prediction (--strict)."""
+        ex = frames.examples
+        gold = pd.Categorical(ex["gold"], categories=self.labels).codes.astype(np.int64)
+        pred = pd.Categorical(ex["pred"], categories=self.labels).codes.astype(np.int64)
+        return gold, np.where(pred < 0, len(self.labels), pred)
+
+    def statistics(self, frames: Frames) -> Statistics:
+        gold, pred = self.class_codes(frames)
+        classes = len(self.labels) + 1
+        rows, cols, values = label_statistics(gold, pred, classes)
+        return Statistics(len(gold), 3 * classes + 1, rows, cols, values, self.aggregate_for(classes))
 
 
 def _number(value: Any, expected: str) -> float:

@@ -9,22 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import f1_score
 
 from klue_viz import markup as mk
 from klue_viz.draw_arcs import Arc, Word, dependency_svg
+from klue_viz.metrics import DP_LAS_CLASSES, DP_RELATIONS, Statistics, dp_aggregate, dp_statistics
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, as_int, as_list, bucket, percent
+from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, as_int, as_list, bucket
 
-#: The baseline's `get_dep_labels()` (KLUE-baseline data/klue_dp.py), in its order.
-DEP_LABELS = (
-    "NP", "NP_AJT", "VP", "NP_SBJ", "VP_MOD", "NP_OBJ", "AP", "NP_CNJ", "NP_MOD", "VNP", "DP", "VP_AJT",
-    "VNP_MOD", "NP_CMP", "VP_SBJ", "VP_CMP", "VP_OBJ", "VNP_CMP", "AP_MOD", "X_AJT", "VP_CNJ", "VNP_AJT", "IP",
-    "X", "X_SBJ", "VNP_OBJ", "VNP_SBJ", "X_OBJ", "AP_AJT", "L", "X_MOD", "X_CNJ", "VNP_CNJ", "X_CMP", "AP_CMP",
-    "AP_SBJ", "R", "NP_SVJ",
-)
+DEP_LABELS = DP_RELATIONS
 KEPT_FOR_LAS = frozenset(DEP_LABELS[:15])
-OTHERS, PAD = "others", "PAD"
+OTHERS, PAD = DP_LAS_CLASSES[-2], DP_LAS_CLASSES[-1]
 #: The confusion column of words given the right relation but the wrong head (not a label success).
 WRONG_HEAD = "wrong head"
 
@@ -32,6 +26,18 @@ WRONG_HEAD = "wrong head"
 def merged(relations: pd.Series) -> pd.Series:
     """The official LAS classes: the first 15 relations stay, the rest become 'others'."""
     return relations.where(relations.isin(KEPT_FOR_LAS), OTHERS)
+
+
+def word_statistics(words: pd.DataFrame, sentence: np.ndarray, n: int) -> Statistics:
+    """DP statistics of word rows, each summed into row `sentence[k]` of n (a sentence, or the word itself)."""
+    keep = sentence >= 0
+    gold_class = pd.Categorical(words["gold_class"], categories=DP_LAS_CLASSES).codes.astype(np.int64)
+    pred_class = pd.Categorical(words["pred_class"], categories=DP_LAS_CLASSES).codes.astype(np.int64)
+    (rows, cols, values), width = dp_statistics(
+        sentence[keep], words["gold_head"].to_numpy(np.int64)[keep], words["pred_head"].to_numpy(np.int64)[keep],
+        gold_class[keep], pred_class[keep],
+    )
+    return Statistics(n, width, rows, cols, values, dp_aggregate(width))
 
 
 class Dp(Task):
@@ -214,23 +220,15 @@ class Dp(Task):
         examples["pred_deprels"] = [" ".join(p["deprels"]) for p in predictions]
         return Frames(examples, {"words": words})
 
-    def score(self, frames: Frames) -> Scores:
-        return self._word_scores(frames.details["words"])
+    def statistics(self, frames: Frames) -> Statistics:
+        words = frames.details["words"]
+        sentence = pd.Index(frames.examples["guid"]).get_indexer(words["guid"]).astype(np.int64)
+        return word_statistics(words, sentence, len(frames.examples))
 
-    def detail_scores(self, level: str, frame: pd.DataFrame) -> dict[str, float | None]:
+    def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
         if level != "words":
-            return super().detail_scores(level, frame)
-        return self._word_scores(frame).values
-
-    def _word_scores(self, words: pd.DataFrame) -> Scores:
-        if words.empty:
-            return self.undefined("no scored words")
-        return Scores({
-            "uas_macro_f1": percent(f1_score(words["gold_head"], words["pred_head"], average="macro")),
-            "uas_micro_f1": percent(words["head_ok"].mean()),
-            "las_macro_f1": percent(f1_score(words["gold_class"].astype(str), words["pred_class"].astype(str), average="macro")),
-            "las_micro_f1": percent(words["correct"].mean()),
-        })
+            return super().detail_statistics(level, frame)
+        return word_statistics(frame, np.arange(len(frame), dtype=np.int64), len(frame))
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
         """Gold relation against the predicted one; a word with the right relation on the wrong head is not a success

@@ -2,40 +2,18 @@
 
 from __future__ import annotations
 
-import re
-import string
-from difflib import SequenceMatcher
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from klue_viz import markup as mk
 from klue_viz.discovery.features import script_mix
+from klue_viz.metrics import Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, bucket
-from klue_viz.tasks.classification import load_json
+from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, bucket
 
-#: The official pattern, kept as written: a bracket or quote followed by the literal `()‘’`.
-#: It almost never fires; it is part of the official normalisation all the same.
-OFFICIAL_CHAR_PATTERN = re.compile(r"[\'\"《》<>〈〉]\(\)\‘\’")
-ASCII_PUNCTUATION = frozenset(string.punctuation)
 QUESTION_TYPES = {1: "paraphrase", 2: "multi-sentence reasoning", 3: "unanswerable"}
-
-
-def normalise(answer: str) -> str:
-    """Official answer normalisation: lower case, drop ASCII punctuation only, collapse whitespace."""
-    answer = OFFICIAL_CHAR_PATTERN.sub(" ", answer.lower())
-    return " ".join("".join(c for c in answer if c not in ASCII_PUNCTUATION).split())
-
-
-def rouge_w(pred: str, gold: str) -> float:
-    """The official 'ROUGE-W': character F1 whose match length is the longest common contiguous substring."""
-    if gold == "":
-        return float(pred == "")
-    size = SequenceMatcher(None, pred, gold).find_longest_match(0, len(pred), 0, len(gold)).size
-    precision = size / len(pred) if pred else 0.0
-    recall = size / len(gold)
-    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
 def answer_segments(context: str, gold_spans: list[tuple[int, int]], pred_span: tuple[int, int] | None) -> list[tuple[int, int, str]]:
@@ -76,8 +54,7 @@ class Mrc(Task):
     confusion_label = "answerability / outcome"
     error_tags = ("wrong sentence", "partial span", "should be unanswerable", "paraphrase missed", "needs world knowledge", "gold error")
 
-    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
-        data = load_json(text, name)
+    def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, dict) or not isinstance(data.get("data"), list):
             raise InputError(f"{name}: expected the official KLUE-MRC JSON object with a 'data' list of documents")
         rows, problems = [], []
@@ -122,7 +99,7 @@ class Mrc(Task):
             "is_impossible": bool(qa.get("is_impossible", False)) or not texts,
             "answers": texts,
             "answer_spans": spans,
-            "gold_norm": [normalise(t) for t in texts] or [""],
+            "gold_norm": [normalise_answer(t) for t in texts] or [""],
         }
 
     def parse_prediction(self, record: dict, gold: dict) -> str:
@@ -139,10 +116,11 @@ class Mrc(Task):
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         frame = gold.copy()
         frame["pred"] = list(predictions)
-        pred_norm = [normalise(p) for p in predictions]
+        pred_norm = [normalise_answer(p) for p in predictions]
         frame["pred_norm"] = pred_norm
-        frame["em"] = [100.0 * max([0.0] + [float(p == g) for g in golds]) for p, golds in zip(pred_norm, frame["gold_norm"])]
-        frame["rouge_w"] = [100.0 * max([0.0] + [rouge_w(p, g) for g in golds]) for p, golds in zip(pred_norm, frame["gold_norm"])]
+        pairs = [mrc_example(p, golds) for p, golds in zip(pred_norm, frame["gold_norm"])]
+        frame["em"] = [100.0 * em for em, _ in pairs]
+        frame["rouge_w"] = [100.0 * rouge for _, rouge in pairs]
         frame["correct"] = frame["em"] == 100.0
         answerable, predicted = ~frame["is_impossible"], frame["pred_norm"] != ""
         frame["error_type"] = np.select(
@@ -157,11 +135,10 @@ class Mrc(Task):
         frame["context_length"] = bucket(frame["context"].str.len(), [0, 500, 1000, 1500, float("inf")], "chars")
         return Frames(frame)
 
-    def score(self, frames: Frames) -> Scores:
+    def statistics(self, frames: Frames) -> Statistics:
         ex = frames.examples
-        if ex.empty:
-            return self.undefined("no scored questions")
-        return Scores({"exact_match": float(ex["em"].mean()), "rouge_w": float(ex["rouge_w"].mean())})
+        rows, cols, values = mean_statistics([ex["em"].to_numpy(np.float64) / 100.0, ex["rouge_w"].to_numpy(np.float64) / 100.0])
+        return Statistics(len(ex), 3, rows, cols, values, mrc_aggregate)
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
         ex = frames.examples

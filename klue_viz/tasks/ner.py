@@ -16,24 +16,22 @@ import pandas as pd
 
 from klue_viz import markup as mk
 from klue_viz.discovery.features import eojeol_bucket, entity_features
+from klue_viz.metrics import (
+    NER_TAG_ID, NER_TAGS, NER_TYPES, NER_WIDTH, Statistics, character_counts, ner_aggregate, ner_entity_table,
+    ner_statistics, prf_aggregate, prf_statistics,
+)
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, as_int, as_list, bucket, percent
+from klue_viz.tasks.base import Frames, Metric, RecordError, Repaired, Slice, Task, as_int, as_list, bucket
 
 #: Hugging Face ClassLabel order of `ner_tags`.
-TAGS = ("B-DT", "I-DT", "B-LC", "I-LC", "B-OG", "I-OG", "B-PS", "I-PS", "B-QT", "I-QT", "B-TI", "I-TI", "O")
-TYPES = ("DT", "LC", "OG", "PS", "QT", "TI")
-TAG_ID = {t: i for i, t in enumerate(TAGS)}
-O_ID = TAG_ID["O"]
-#: Per tag id: is it a B-, an I-, and which entity type index (-1 for O).
-IS_B = np.array([t.startswith("B-") for t in TAGS])
-IS_I = np.array([t.startswith("I-") for t in TAGS])
-TYPE_OF = np.array([TYPES.index(t[2:]) if t != "O" else -1 for t in TAGS])
+TAGS, TYPES, TAG_ID = NER_TAGS, NER_TYPES, NER_TAG_ID
+TAG_NAME = {t: t for t in TAGS}
 NONE = "none"
 #: The confusion column of gold entities found with the right type but the wrong span (never on the diagonal).
 WRONG_BOUNDARY = "wrong boundary"
 #: A sentence line of the official TSV; header lines have spaces before their tab, guids never do.
 SENTENCE_HEADER = re.compile(r"^## (\S+)\t(.*)$", re.M)
-COUNT_COLUMNS = [f"char_{kind}_{tag}" for tag in TAGS for kind in ("tp", "fp", "fn")]
+COUNT_COLUMNS = {kind: [f"char_{kind}_{tag}" for tag in TAGS] for kind in ("tp", "fp", "fn")}
 
 
 def markup_to_plain(markup: str) -> str:
@@ -56,9 +54,17 @@ def markup_to_plain(markup: str) -> str:
     return "".join(out)
 
 
-def tags_from_entities(sentence: str, entities: list) -> list[str]:
-    """Character tags (spaces included) for predicted `{start, end, label}` spans, end exclusive."""
+def tags_from_entities(sentence: str, entities: list) -> tuple[list[str], list[str], list[tuple[int, int, str]]]:
+    """Character tags (spaces included) for predicted `{start, end, label}` spans, end exclusive.
+
+    Spans become tags in the order given, a later span overwriting an earlier one where they
+    overlap (convention 9, docs/metrics.md). Returns the tags, one note per overlap, and the spans
+    as given (start, end, label).
+    """
     tags = ["O"] * len(sentence)
+    owner = [-1] * len(sentence)
+    spans: list[tuple[int, int, str]] = []
+    notes = []
     for k, ent in enumerate(as_list(entities, "entities")):
         if not isinstance(ent, dict):
             raise RecordError(f"entities[{k}] must be an object {{start, end, label}}")
@@ -68,11 +74,22 @@ def tags_from_entities(sentence: str, entities: list) -> list[str]:
         start, end = as_int(ent.get("start"), f"entities[{k}].start"), as_int(ent.get("end"), f"entities[{k}].end")
         if not 0 <= start < end <= len(sentence):
             raise RecordError(f"entities[{k}] span {start}..{end} is outside the sentence of {len(sentence)} characters (end is exclusive)")
-        if any(t != "O" for t in tags[start:end]):
-            raise RecordError(f"entities[{k}] {start}..{end} overlaps another entity")
+        for j in sorted({owner[c] for c in range(start, end)} - {-1}):
+            a, b, _ = spans[j]
+            notes.append(f"entities[{k}] {start}..{end} overlaps entities[{j}] {a}..{b}; scored with the later span's tags where they overlap")
         tags[start] = f"B-{label}"
         tags[start + 1:end] = [f"I-{label}"] * (end - start - 1)
-    return tags
+        owner[start:end] = [k] * (end - start)
+        spans.append((start, end, str(label)))
+    return tags, notes, spans
+
+
+class OverlappingSpans(list):
+    """Predicted character tags made from spans that overlap, with the spans as given (for the drawing)."""
+
+    def __init__(self, tags: list[str], spans: list[tuple[int, int, str]]) -> None:
+        super().__init__(tags)
+        self.spans = spans
 
 
 def tag_names(values: list, what: str, expected_length: int) -> list[str]:
@@ -93,20 +110,6 @@ def tag_names(values: list, what: str, expected_length: int) -> list[str]:
     if len(tags) != expected_length:
         raise RecordError(f"{what} has {len(tags)} tags, expected {expected_length} (one per character of the sentence, spaces included)")
     return tags
-
-
-def strict_entities(tag_ids: np.ndarray, sentence_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(start, end, type) of every strict-IOB2 chunk: a B-X and the I-X run after it, never across sentences."""
-    n = len(tag_ids)
-    types = TYPE_OF[tag_ids]
-    continues = np.zeros(n, dtype=bool)
-    if n > 1:
-        continues[1:] = IS_I[tag_ids[1:]] & (types[1:] == types[:-1]) & (types[:-1] >= 0)
-    continues[sentence_starts] = False
-    starts = np.flatnonzero(IS_B[tag_ids])
-    breaks = np.append(np.flatnonzero(~continues), n)
-    ends = breaks[np.searchsorted(breaks, starts, side="right")]
-    return starts, ends, types[starts]
 
 
 class Ner(Task):
@@ -159,7 +162,7 @@ class Ner(Task):
             plain = "".join(chars)
             if plain != markup_to_plain(markup):
                 problems.append(Problem("the characters do not spell the sentence of its ## line", text.count("\n", 0, header.start()) + 1, guid, name))
-            rows.append(self._row(guid, plain, markup, tags))
+            rows.append(self._row(guid, plain, markup, [TAG_NAME[t] for t in tags]))  # one shared str per tag name
         if not rows:
             raise InputError(f"{name}: no sentence found; expected the official KLUE-NER TSV ('## guid<TAB>sentence' then 'char<TAB>tag' lines)")
         return rows, problems
@@ -185,9 +188,10 @@ class Ner(Task):
         return {"guid": guid, "sentence": plain, "markup": markup, "tags": tags, "source": source}
 
     # ---- predictions ------------------------------------------------------------------------
-    def parse_prediction(self, record: dict, gold: dict) -> list[str]:
+    def parse_prediction(self, record: dict, gold: dict) -> list[str] | Repaired:
         if record.get("entities") is not None and record.get("entities") != "":
-            return tags_from_entities(gold["sentence"], record["entities"])
+            tags, notes, spans = tags_from_entities(gold["sentence"], record["entities"])
+            return Repaired(OverlappingSpans(tags, spans), tuple(notes)) if notes else tags
         tags = record.get("tags", record.get("ner_tags"))  # ner_tags: the Hugging Face field name
         if tags not in (None, ""):
             return tag_names(tags, "tags", len(gold["sentence"]))
@@ -200,27 +204,27 @@ class Ner(Task):
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         sentences = gold["sentence"].tolist()
         lengths = np.array([len(s) for s in sentences])
-        all_chars = np.array(list("".join(sentences))) if sentences else np.array([], dtype="<U1")
-        nonspace = all_chars != " "  # the official reader skips exactly the " " character lines
+        code_points = np.frombuffer("".join(sentences).encode("utf-32-le"), dtype=np.uint32)
+        nonspace = code_points != ord(" ")  # the official reader skips exactly the " " character lines
         gold_ids = np.array([TAG_ID[t] for tags in gold["tags"] for t in tags], dtype=np.int64)
         pred_ids = np.array([TAG_ID[t] for tags in predictions for t in tags], dtype=np.int64)
+        given = [p.spans if isinstance(p, OverlappingSpans) else None for p in predictions]
         sent_of_char = np.repeat(np.arange(len(sentences)), lengths)
-        offset_of_char = np.arange(len(all_chars)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        offset_of_char = np.arange(len(code_points)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
 
         # Official view: non-space characters only.
         sent_ns = sent_of_char[nonspace]
         gold_ns, pred_ns = gold_ids[nonspace], pred_ids[nonspace]
-        ns_lengths = np.bincount(sent_ns, minlength=len(sentences))
-        ns_starts = (np.cumsum(ns_lengths) - ns_lengths)[ns_lengths > 0]
-
-        counts = self._char_counts(sent_ns, gold_ns, pred_ns, len(sentences))
-        entities = self._entity_frame(gold, sent_ns, offset_of_char[nonspace], gold_ns, pred_ns, ns_starts)
+        tp, fp, fn = character_counts(sent_ns, gold_ns, pred_ns, len(sentences))
+        entities = self._entity_frame(gold, sent_ns, offset_of_char[nonspace], gold_ns, pred_ns)
 
         examples = gold.drop(columns=["tags"]).copy()
         examples["gold_tags"] = gold["tags"].tolist()
-        examples["pred_tags"] = list(predictions)
-        for column, values in counts.items():
-            examples[column] = values
+        examples["pred_tags"] = [list(p) if isinstance(p, OverlappingSpans) else p for p in predictions]
+        examples["given_spans"] = given
+        for kind, counts in (("tp", tp), ("fp", fp), ("fn", fn)):
+            for column, values in zip(COUNT_COLUMNS[kind], counts.T):
+                examples[column] = values
         n_gold = entities[entities["side"] == "gold"].groupby("guid").size()
         n_pred = entities[entities["side"] == "pred"].groupby("guid").size()
         wrong = entities[~entities["matched"]]
@@ -240,33 +244,14 @@ class Ner(Task):
         return Frames(examples, {"entities": entities})
 
     @staticmethod
-    def _char_counts(sent: np.ndarray, gold: np.ndarray, pred: np.ndarray, n: int) -> dict[str, np.ndarray]:
-        """Per sentence and tag: character tp/fp/fn, with the two [CLS]/[SEP] `O` pairs counted as tp."""
-        k = len(TAGS)
-        hit = gold == pred
-        tp = np.bincount(sent[hit] * k + gold[hit], minlength=n * k).reshape(n, k)
-        fp = np.bincount(sent[~hit] * k + pred[~hit], minlength=n * k).reshape(n, k)
-        fn = np.bincount(sent[~hit] * k + gold[~hit], minlength=n * k).reshape(n, k)
-        tp[:, O_ID] += 2
-        out = {}
-        for j, tag in enumerate(TAGS):
-            out[f"char_tp_{tag}"], out[f"char_fp_{tag}"], out[f"char_fn_{tag}"] = tp[:, j], fp[:, j], fn[:, j]
-        return out
-
-    @staticmethod
-    def _entity_frame(gold, sent_ns, offset_ns, gold_ns, pred_ns, ns_starts) -> pd.DataFrame:
+    def _entity_frame(gold, sent_ns, offset_ns, gold_ns, pred_ns) -> pd.DataFrame:
         """One row per gold and per predicted entity, with whether it is matched and, if not, how it fails."""
         guids = gold["guid"].to_numpy()
-        sides = {}
-        for side, ids in (("gold", gold_ns), ("pred", pred_ns)):
-            starts, ends, types = strict_entities(ids, ns_starts)
-            sides[side] = pd.DataFrame({
-                "sent": sent_ns[starts], "ns_start": starts, "ns_end": ends, "type": types,
-            })
+        sides = {
+            side: pd.DataFrame({"sent": e["sent"], "ns_start": e["start"], "ns_end": e["end"], "type": e["type"], "matched": e["matched"]})
+            for side, e in ner_entity_table(sent_ns, gold_ns, pred_ns).items()
+        }
         gold_e, pred_e = sides["gold"], sides["pred"]
-        gold_key, pred_key = entity_key(gold_e), entity_key(pred_e)
-        gold_e["matched"] = np.isin(gold_key, pred_key)
-        pred_e["matched"] = np.isin(pred_key, gold_key)
 
         def classify(this: pd.DataFrame, other: pd.DataFrame, missing_name: str) -> tuple[list, list]:
             """Error type and the overlapping label on the other side; only unmatched entities need a look."""
@@ -310,34 +295,23 @@ class Ner(Task):
         columns = ["guid", "side", "label", "start", "end", "text", "length", "script", "particle", "matched", "correct", "error_type", "other_label"]
         return frame[columns].astype({"guid": "string", "label": "string", "text": "string"})
 
-    def score(self, frames: Frames) -> Scores:
+    def statistics(self, frames: Frames) -> Statistics:
+        """Character counts per tag (columns of the example frame) and each entity's tp/fp/fn (the entity frame)."""
         ex, ents = frames.examples, frames.details["entities"]
-        if ex.empty:
-            return self.undefined("no scored sentences")
-        scores = Scores({"entity_macro_f1": None, "character_macro_f1": None})
-        totals = ex[COUNT_COLUMNS].sum().to_numpy().reshape(len(TAGS), 3)
-        tp, fp, fn = totals[:, 0], totals[:, 1], totals[:, 2]
-        denominator = 2 * tp + fp + fn
-        per_tag = np.where(denominator > 0, 2 * tp / np.maximum(denominator, 1), 1.0)  # zero_division=True
-        scores.values["character_macro_f1"] = percent(per_tag.mean())
-        per_type = entity_counts(ents)
-        present = per_type[(per_type[["tp", "fp", "fn"]].sum(axis=1)) > 0]
-        if present.empty:
-            scores.reasons["entity_macro_f1"] = "no entities in gold or prediction"
-        else:
-            scores.values["entity_macro_f1"] = percent(f1_from_counts(present).mean())
-        return scores
+        counts = [ex[COUNT_COLUMNS[kind]].to_numpy(np.int64) for kind in ("tp", "fp", "fn")]
+        sentence = pd.Index(ex["guid"]).get_indexer(ents["guid"]).astype(np.int64)
+        kind = entity_rows(ents)
+        keep = (sentence >= 0) & (kind >= 0)
+        types = pd.Categorical(ents["label"], categories=TYPES).codes.astype(np.int64)
+        rows, cols, values = ner_statistics(len(ex), *counts, sentence[keep], types[keep], kind[keep])
+        return Statistics(len(ex), NER_WIDTH, rows, cols, values, ner_aggregate)
 
-    def detail_scores(self, level: str, frame: pd.DataFrame) -> dict[str, float | None]:
+    def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
         if level != "entities":
-            return super().detail_scores(level, frame)
-        counts = entity_counts(frame).sum()
-        tp, fp, fn = counts["tp"], counts["fp"], counts["fn"]
-        return {
-            "precision": percent(tp / (tp + fp)) if tp + fp else None,
-            "recall": percent(tp / (tp + fn)) if tp + fn else None,
-            "f1": percent(2 * tp / (2 * tp + fp + fn)) if tp + fp + fn else None,
-        }
+            return super().detail_statistics(level, frame)
+        kind = entity_rows(frame)
+        rows, cols, values = prf_statistics((kind == 0).astype(float), (kind == 1).astype(float), (kind == 2).astype(float))
+        return Statistics(len(frame), 3, rows, cols, values, prf_aggregate)
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
         """Gold entity type against what was predicted there: the diagonal is exact matches only; a right type on
@@ -363,17 +337,15 @@ class Ner(Task):
                 for e in ents[ents["side"] == side].itertuples()
             ]
             rows.append(mk.row(side, mk.highlight(ex["sentence"], spans)))
+        if ex.get("given_spans") is not None:  # overlapping predicted spans: each one as given, scored as the pred row shows
+            chips = [f'{mk.highlight(ex["sentence"][a:b], [mk.Span(0, b - a, label, status="given")])} <span class="kv-kv">{a}..{b}</span>'
+                     for a, b, label in ex["given_spans"]]
+            rows.append(mk.row("given", " ".join(chips)))
         wrong = ents[~ents["matched"]]
         if len(wrong):
             items = [f"{mk.badge(e.error_type, 'wrong')}{mk.esc(e.text)} <span class='kv-kv'>({mk.esc(e.side)}: {mk.esc(e.label)})</span>" for e in wrong.itertuples()]
             rows.append(mk.row("errors", " ".join(items)))
         return mk.example("".join(rows), guid)
-
-
-def entity_key(entities: pd.DataFrame) -> np.ndarray:
-    """One int64 per (sentence, start, end, type), so matching is a vectorised set operation."""
-    m = np.int64(1 << 16)
-    return ((entities["sent"].to_numpy() * m + entities["ns_start"].to_numpy()) * m + entities["ns_end"].to_numpy()) * 8 + entities["type"].to_numpy()
 
 
 def joined(keys: pd.Series, values: pd.Series, sep: str) -> dict[str, str]:
@@ -384,21 +356,10 @@ def joined(keys: pd.Series, values: pd.Series, sep: str) -> dict[str, str]:
     return {key: sep.join(sorted(group)) for key, group in groups.items()}
 
 
-def entity_counts(entities: pd.DataFrame) -> pd.DataFrame:
-    """tp/fp/fn per entity type from the entity rows: matched gold = tp, unmatched gold = fn, unmatched pred = fp."""
-    if entities.empty:
-        return pd.DataFrame(columns=["tp", "fp", "fn"], dtype=int)
-    kind = np.select(
-        [entities["side"].eq("gold") & entities["matched"], entities["side"].eq("gold"), ~entities["matched"]],
-        ["tp", "fn", "fp"], "",
-    )
-    table = pd.crosstab(entities["label"], kind).reindex(columns=["tp", "fp", "fn"], fill_value=0)
-    return table.astype(int)
-
-
-def f1_from_counts(counts: pd.DataFrame) -> pd.Series:
-    tp, fp, fn = counts["tp"], counts["fp"], counts["fn"]
-    return (2 * tp / (2 * tp + fp + fn)).fillna(0.0)
+def entity_rows(entities: pd.DataFrame) -> np.ndarray:
+    """Each entity row's part in the counts: 0 tp (matched gold), 1 fp (unmatched prediction), 2 fn (unmatched gold), -1 none."""
+    gold, matched = (entities["side"] == "gold").to_numpy(), entities["matched"].to_numpy(dtype=bool)
+    return np.select([gold & matched, gold, ~matched], [0, 2, 1], -1).astype(np.int64)
 
 
 TASK = Ner()

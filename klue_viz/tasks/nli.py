@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pandas as pd
-from sklearn.metrics import accuracy_score
 
 from klue_viz import markup as mk
-from klue_viz.tasks.base import Frames, Metric, Scores, Slice, bucket, percent
+from klue_viz.metrics import NLI_LABELS, nli_aggregate
+from klue_viz.tasks.base import Frames, Metric, Slice, bucket
 from klue_viz.tasks.classification import LabelTask
 
 VOTE_FIELDS = ("author", "label2", "label3", "label4", "label5")
@@ -18,7 +18,8 @@ class Nli(LabelTask):
     hf_config = "nli"
     official_folder = "klue-nli-v1.1"
     guid_prefix = "klue-nli-v1"
-    labels = ("entailment", "neutral", "contradiction")
+    labels = NLI_LABELS
+    aggregate_for = staticmethod(nli_aggregate)
     official_label_field = "gold_label"
     metrics = (Metric("accuracy", "Accuracy"),)
     slices = (
@@ -58,12 +59,6 @@ class Nli(LabelTask):
         frame = self.classification_frame(gold, predictions)
         frame["hypothesis_length"] = bucket(frame["hypothesis"].str.len(), [0, 15, 25, 40, float("inf")], "chars")
         return Frames(frame)
-
-    def score(self, frames: Frames) -> Scores:
-        ex = frames.examples
-        if ex.empty:
-            return self.undefined("no scored examples")
-        return Scores({"accuracy": percent(accuracy_score(ex["gold"].astype(str), ex["pred"].fillna("(none)").astype(str)))})
 
     def render(self, frames: Frames, guid: str) -> str:
         ex = frames.examples.set_index("guid").loc[guid]

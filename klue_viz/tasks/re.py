@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import ast
-import warnings
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import auc, f1_score, precision_recall_curve
 
 from klue_viz import markup as mk
-from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, as_int, bucket, percent
+from klue_viz.metrics import RE_RELATIONS, Statistics, label_statistics, re_aggregate, re_auprc_unsummed
+from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, as_int, bucket
 from klue_viz.tasks.classification import LabelTask
 
-RELATIONS = (
-    "no_relation", "org:dissolved", "org:founded", "org:place_of_headquarters", "org:alternate_names",
-    "org:member_of", "org:members", "org:political/religious_affiliation", "org:product", "org:founded_by",
-    "org:top_members/employees", "org:number_of_employees/members", "per:date_of_birth", "per:date_of_death",
-    "per:place_of_birth", "per:place_of_death", "per:place_of_residence", "per:origin", "per:employee_of",
-    "per:schools_attended", "per:alternate_names", "per:parents", "per:children", "per:siblings", "per:spouse",
-    "per:other_family", "per:colleagues", "per:product", "per:religion", "per:title",
-)
+RELATIONS = RE_RELATIONS
 NO_RELATION = "no_relation"
 
 
@@ -42,6 +34,8 @@ class Re(LabelTask):
     official_folder = "klue-re-v1.1"
     guid_prefix = "klue-re-v1"
     labels = RELATIONS
+    aggregate_for = staticmethod(re_aggregate)
+    undefined_reasons = {"auprc": "needs 'probs' (30 class probabilities) for every scored record"}
     metrics = (Metric("micro_f1", "Micro F1 (no_relation excluded)"), Metric("auprc", "AUPRC"))
     slices = (
         Slice("source", "Source"),
@@ -85,27 +79,17 @@ class Re(LabelTask):
         frame["sentence_length"] = bucket(frame["sentence"].str.len(), [0, 50, 100, 150, float("inf")], "chars")
         return Frames(frame)
 
-    def score(self, frames: Frames) -> Scores:
-        ex = frames.examples
-        if ex.empty:
-            return self.undefined("no scored examples")
-        gold, pred = ex["gold"].astype(str).to_numpy(), ex["pred"].fillna("(none)").astype(str).to_numpy()
-        micro = f1_score(gold, pred, average="micro", labels=list(RELATIONS[1:]), zero_division=0)  # the default "warn" also gives 0
-        scores = Scores({"micro_f1": percent(micro), "auprc": None})
-        if ex["probs"].isna().any():
-            scores.reasons["auprc"] = "needs 'probs' (30 class probabilities) for every scored record"
-            return scores
-        probs = np.asarray(ex["probs"].tolist(), dtype=float)
-        onehot = gold[:, None] == np.asarray(RELATIONS)[None, :]
-        areas = []
-        with warnings.catch_warnings():
-            # A relation with no gold example: scikit-learn >= 1.x sets its recall to 1 (klue-tasks.md §5).
-            warnings.simplefilter("ignore", UserWarning)
-            for c in range(len(RELATIONS)):
-                precision, recall, _ = precision_recall_curve(onehot[:, c], probs[:, c])
-                areas.append(auc(recall, precision))
-        scores.values["auprc"] = percent(float(np.mean(areas)))
-        return scores
+    def statistics(self, frames: Frames) -> Statistics:
+        """Label counts for micro F1, and the probability rows AUPRC is computed from (it does not sum)."""
+        gold, pred = self.class_codes(frames)
+        classes = len(self.labels) + 1
+        rows, cols, values = label_statistics(gold, pred, classes)
+        probs = frames.examples["probs"]
+        has_probs = probs.notna().to_numpy(dtype=bool)
+        table = np.array(probs[has_probs].tolist(), dtype=np.float64).reshape(-1, len(RELATIONS))
+        full = np.zeros((len(gold), len(RELATIONS)))
+        full[has_probs] = table
+        return Statistics(len(gold), 3 * classes + 1, rows, cols, values, re_aggregate(classes), re_auprc_unsummed(gold, full, has_probs))
 
     def render(self, frames: Frames, guid: str) -> str:
         ex = frames.examples.set_index("guid").loc[guid]

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 
 import numpy as np
 import pandas as pd
-from scipy.stats import pearsonr
-from sklearn.metrics import f1_score
 
 from klue_viz import markup as mk
+from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_aggregate, sts_statistics
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, as_int, percent, shown
-from klue_viz.tasks.classification import load_json
+from klue_viz.tasks.base import Frames, Metric, RecordError, Repaired, Slice, Task, as_int, shown
 
-THRESHOLD = 3.0
+THRESHOLD = STS_THRESHOLD
 SCORE_BINS = [-np.inf, 1, 2, 3, 4, np.inf]
 SCORE_BIN_LABELS = ["0-1", "1-2", "2-3", "3-4", "4-5"]
 
@@ -43,9 +43,9 @@ class Sts(Task):
     text_columns = ("sentence1", "sentence2")
     confusion_label = "score bin"
     error_tags = ("ambiguous", "needs world knowledge", "negation", "lexical overlap", "paraphrase missed", "gold error")
+    undefined_reasons = {"pearsonr": "undefined: fewer than 2 pairs or constant scores"}
 
-    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
-        data = load_json(text, name)
+    def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
             raise InputError(f"{name}: expected the official KLUE-STS JSON list of pairs")
         return self.rows_from_hf(data)
@@ -88,7 +88,7 @@ class Sts(Task):
             score = float(value) if not isinstance(value, bool) else math.nan
         except (TypeError, ValueError, OverflowError):
             score = math.nan
-        if not 0.0 <= score <= 5.0:  # also false for NaN and infinities
+        if not math.isfinite(score):
             raise RecordError(f"score must be a number from 0 to 5, found {shown(value)}")
         binary = record.get("binary")
         if binary not in (None, ""):
@@ -97,6 +97,8 @@ class Sts(Task):
                 raise RecordError(f"binary must be 0 or 1, found {binary}")
         else:
             binary = int(score >= THRESHOLD)
+        if not 0.0 <= score <= 5.0:  # scored as given (Pearson takes any number), and listed (convention 9)
+            return Repaired({"score": score, "binary": binary}, (f"score {shown(value)} is outside 0..5; scored as given",))
         return {"score": score, "binary": binary}
 
     def empty_prediction(self, gold: dict) -> dict:
@@ -116,18 +118,12 @@ class Sts(Task):
         frame["pred_bin"] = score_bin(frame["pred"])
         return Frames(frame)
 
-    def score(self, frames: Frames) -> Scores:
+    def statistics(self, frames: Frames) -> Statistics:
         ex = frames.examples
-        if ex.empty:
-            return self.undefined("no scored pairs")
-        scores = Scores({"pearsonr": None, "f1": None})
-        pred, gold = ex["pred"].to_numpy(np.float64), ex["gold"].to_numpy(np.float64)
-        if len(ex) < 2 or np.ptp(pred) == 0 or np.ptp(gold) == 0:
-            scores.reasons["pearsonr"] = "undefined: fewer than 2 pairs or constant scores"
-        else:
-            scores.values["pearsonr"] = percent(pearsonr(pred, gold)[0])
-        scores.values["f1"] = percent(f1_score(ex["gold_binary"], ex["pred_binary"], zero_division=0))
-        return scores
+        rows, cols, values = sts_statistics(
+            ex["gold"].to_numpy(np.float64), ex["pred"].to_numpy(np.float64), ex["gold_binary"].to_numpy(), ex["pred_binary"].to_numpy()
+        )
+        return Statistics(len(ex), 9, rows, cols, values, sts_aggregate)
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
         ex = frames.examples

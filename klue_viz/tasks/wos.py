@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from klue_viz import markup as mk
+from klue_viz.metrics import Statistics, mean_statistics, prf_aggregate, prf_statistics, turn_prf, wos_aggregate
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Metric, RecordError, Scores, Slice, Task, as_int, as_list, percent
-from klue_viz.tasks.classification import load_json
+from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, as_int, as_list
 
 SPECIAL_VALUES = ("dontcare", "yes", "no")
 
@@ -25,18 +27,6 @@ def value_class(value: str | None) -> str:
     if value is None:
         return "none"
     return value if value in SPECIAL_VALUES or value == "none" else "value"
-
-
-def turn_prf(gold: list[str], pred: list[str]) -> tuple[int, int, int, float]:
-    """tp, fp, fn and the per-turn F1 of the official compute_prf (TRADE): empty gold scores 1 only for empty pred."""
-    if not gold:
-        return 0, len(pred), 0, 1.0 if not pred else 0.0
-    tp = sum(g in pred for g in gold)
-    fn = len(gold) - tp
-    fp = sum(p not in gold for p in pred)
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    return tp, fp, fn, (2 * precision * recall / (precision + recall) if precision + recall else 0.0)
 
 
 class Wos(Task):
@@ -62,8 +52,7 @@ class Wos(Task):
     card_column = "dialogue"
     error_tags = ("carried-over slot", "missed update", "value normalisation", "dontcare", "wrong domain", "gold error")
 
-    def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
-        data = load_json(text, name)
+    def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
             raise InputError(f"{name}: expected the official WoS JSON list of dialogues")
         return self.rows_from_hf(data)
@@ -137,7 +126,7 @@ class Wos(Task):
 
         slots = self._slot_frame(turns)
         kinds = slots[slots["status"] != "correct"].groupby("guid")["status"].agg(lambda s: ", ".join(sorted(set(s))))
-        turns["error_type"] = turns["guid"].map(kinds).fillna("correct")
+        turns["error_type"] = [kinds.get(g, "correct") for g in turns["guid"]]
         turns["n_slots"] = turns["gold_state"].map(len)
         return Frames(turns, {"slots": slots})
 
@@ -162,24 +151,20 @@ class Wos(Task):
         columns = ["guid", "dialogue", "turn", "domain_slot", "domain", "gold_value", "pred_value", "status", "correct", "value_type", "change"]
         return pd.DataFrame(rows, columns=columns)
 
-    def score(self, frames: Frames) -> Scores:
+    def statistics(self, frames: Frames) -> Statistics:
         turns = frames.examples
-        if turns.empty:
-            return Scores({"joint_goal_acc": 0.0, "slot_micro_f1": None}, {"slot_micro_f1": "no scored turns"})
-        return Scores({"joint_goal_acc": percent(turns["correct"].mean()), "slot_micro_f1": float(turns["f1"].mean())})
+        rows, cols, values = mean_statistics([turns["correct"].to_numpy(np.float64), turns["f1"].to_numpy(np.float64) / 100.0])
+        return Statistics(len(turns), 3, rows, cols, values, wos_aggregate)
 
-    def detail_scores(self, level: str, frame: pd.DataFrame) -> dict[str, float | None]:
+    def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
         if level != "slots":
-            return super().detail_scores(level, frame)
+            return super().detail_statistics(level, frame)
         status = frame["status"]
-        tp = int((status == "correct").sum())
-        fp = int(status.isin(["extra", "wrong value"]).sum())
-        fn = int(status.isin(["missing", "wrong value"]).sum())
-        return {
-            "precision": percent(tp / (tp + fp)) if tp + fp else None,
-            "recall": percent(tp / (tp + fn)) if tp + fn else None,
-            "f1": percent(2 * tp / (2 * tp + fp + fn)) if tp + fp + fn else None,
-        }
+        tp = (status == "correct").to_numpy(np.float64)
+        fp = status.isin(["extra", "wrong value"]).to_numpy(np.float64)
+        fn = status.isin(["missing", "wrong value"]).to_numpy(np.float64)
+        rows, cols, values = prf_statistics(tp, fp, fn)
+        return Statistics(len(frame), 3, rows, cols, values, prf_aggregate)
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
         slots = frames.details["slots"]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pandas as pd
-from sklearn.metrics import f1_score
 
 from klue_viz import markup as mk
 from klue_viz.discovery.features import script_mix
-from klue_viz.tasks.base import Frames, Metric, Scores, Slice, bucket, percent
+from klue_viz.metrics import YNAT_LABELS, ynat_aggregate
+from klue_viz.tasks.base import Frames, Metric, Slice, bucket
 from klue_viz.tasks.classification import LabelTask
 
 
@@ -17,7 +17,8 @@ class Ynat(LabelTask):
     hf_config = "ynat"
     official_folder = "ynat-v1.1"
     guid_prefix = "ynat-v1"
-    labels = ("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치")
+    labels = YNAT_LABELS
+    aggregate_for = staticmethod(ynat_aggregate)
     metrics = (Metric("macro_f1", "Macro F1"),)
     slices = (
         Slice("predefined_news_category", "News section filed under"),
@@ -57,13 +58,6 @@ class Ynat(LabelTask):
         frame["title_length"] = bucket(frame["title"].str.len(), [0, 20, 30, 40, float("inf")], "chars")
         frame["title_script"] = pd.array([script_mix(t) for t in frame["title"]], dtype="string")
         return Frames(frame)
-
-    def score(self, frames: Frames) -> Scores:
-        ex = frames.examples
-        if ex.empty:
-            return self.undefined("no scored examples")
-        value = f1_score(ex["gold"].astype(str), ex["pred"].fillna("(none)").astype(str), average="macro")
-        return Scores({"macro_f1": percent(value)})
 
     def render(self, frames: Frames, guid: str) -> str:
         ex = frames.examples.set_index("guid").loc[guid]

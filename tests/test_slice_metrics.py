@@ -1,0 +1,200 @@
+"""Slice tables hold each slice's own official numbers, checked against a computation on that slice made here.
+
+The expected values come from the official files read in the test (`tests/official.py`) and from
+scikit-learn / seqeval / scipy, or by hand; a slice that showed the whole-run numbers, or another
+slice's, fails.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from scipy.stats import pearsonr
+from seqeval.metrics import classification_report
+from seqeval.metrics import f1_score as seqeval_f1
+from seqeval.scheme import IOB2
+from sklearn.metrics import f1_score
+
+from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.slicing import slice_table
+from klue_viz.tasks import get_task
+from klue_viz.tasks.base import Slice
+from tests import cases
+from tests.conftest import jsonl
+from tests.official import dp_sentences, json_list, ner_sentences
+
+NER_TAGS = ["B-PS", "I-PS", "B-LC", "I-LC", "B-OG", "I-OG", "B-DT", "I-DT", "B-TI", "I-TI", "B-QT", "I-QT", "O"]
+
+
+def by_value(table) -> dict:
+    return {row["value"]: row for row in table.to_dict("records")}
+
+
+def test_nli_accuracy_per_source_on_dev(shared):
+    path = shared / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json"
+    official = json_list(path)
+    rng = random.Random(8)
+    # A different error rate per source, so that every slice has its own accuracy.
+    rates = {"airbnb": 0.1, "NSMC": 0.3, "wikinews": 0.2, "policy": 0.05, "wikitree": 0.25, "wikipedia": 0.4}
+    wrong = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
+    predicted = [wrong[r["gold_label"]] if rng.random() < rates[r["source"]] else r["gold_label"] for r in official]
+    task = get_task("nli")
+    result = evaluate_bytes(task, load_gold(task, path), jsonl({"guid": r["guid"], "label": p} for r, p in zip(official, predicted)), "p.jsonl")
+    table = by_value(slice_table(task, result.frames, Slice("source", "Source")))
+    hits, totals = defaultdict(int), defaultdict(int)
+    for record, pred in zip(official, predicted):
+        totals[record["source"]] += 1
+        hits[record["source"]] += pred == record["gold_label"]
+    assert set(table) == set(totals)
+    for source, n in totals.items():
+        row = table[source]
+        assert row["n"] == n and row["errors"] == n - hits[source]
+        assert row["accuracy"] == pytest.approx(100 * hits[source] / n, abs=1e-9), source
+        assert row["error_rate"] == pytest.approx(100 * (n - hits[source]) / n)
+    assert len({round(row["accuracy"], 6) for row in table.values()}) == len(table)
+
+
+@pytest.fixture(scope="module")
+def ner_run(shared):
+    path = shared / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv"
+    official = ner_sentences(path)
+    rng = random.Random(21)
+    predicted = []
+    for sentence in official:
+        rate = 0.02 if sentence["guid"].endswith("wikitree") else 0.08
+        predicted.append([rng.choice(NER_TAGS) if rng.random() < rate else t for t in sentence["tags"]])
+    task = get_task("ner")
+    result = evaluate_bytes(task, load_gold(task, path), jsonl({"guid": s["guid"], "tags": t} for s, t in zip(official, predicted)), "p.jsonl")
+    gold_seqs = [[t for c, t in zip(s["chars"], s["tags"]) if c != " "] for s in official]
+    pred_seqs = [[t for c, t in zip(s["chars"], p) if c != " "] for s, p in zip(official, predicted)]
+    return official, gold_seqs, pred_seqs, result
+
+
+def test_ner_per_type_f1_matches_seqeval_per_type_report(ner_run):
+    _, gold_seqs, pred_seqs, result = ner_run
+    report = classification_report(gold_seqs, pred_seqs, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
+    table = by_value(slice_table(get_task("ner"), result.frames, Slice("label", "Entity type", level="entities")))
+    assert set(table) == {"PS", "LC", "OG", "DT", "TI", "QT"}
+    for label, row in table.items():
+        assert row["precision"] == pytest.approx(100 * report[label]["precision"], abs=1e-9), label
+        assert row["recall"] == pytest.approx(100 * report[label]["recall"], abs=1e-9), label
+        assert row["f1"] == pytest.approx(100 * report[label]["f1-score"], abs=1e-9), label
+
+
+def test_ner_official_metrics_per_source_are_the_source_subsets(ner_run):
+    official, gold_seqs, pred_seqs, result = ner_run
+    table = by_value(slice_table(get_task("ner"), result.frames, Slice("source", "Source")))
+    for source in ("wikitree", "nsmc"):
+        keep = [k for k, s in enumerate(official) if s["guid"].endswith(source)]
+        g = [gold_seqs[k] for k in keep]
+        p = [pred_seqs[k] for k in keep]
+        entity = 100 * seqeval_f1(g, p, average="macro", mode="strict", scheme=IOB2)
+        flat_g = [t for s in g for t in ["O", *s, "O"]]
+        flat_p = [t for s in p for t in ["O", *s, "O"]]
+        character = 100 * f1_score(flat_g, flat_p, labels=NER_TAGS, average="macro", zero_division=1)
+        assert table[source]["n"] == len(keep)
+        assert table[source]["entity_macro_f1"] == pytest.approx(entity, abs=1e-9), source
+        assert table[source]["character_macro_f1"] == pytest.approx(character, abs=1e-9), source
+    # The two sources were corrupted at different rates: neither slice may show the whole-run number.
+    whole = result.scores.values["entity_macro_f1"]
+    assert table["wikitree"]["entity_macro_f1"] > whole > table["nsmc"]["entity_macro_f1"]
+
+
+def test_sts_pearson_and_f1_per_source_on_dev(shared):
+    path = shared / "klue-sts-v1.1" / "klue-sts-v1.1_dev.json"
+    official = json_list(path)
+    rng = np.random.default_rng(4)
+    gold = np.array([r["labels"]["real-label"] for r in official], dtype=np.float64)
+    noise = np.array([0.3 if r["source"].startswith("airbnb") else 1.2 for r in official])
+    pred = np.clip(gold + rng.normal(0, 1, len(gold)) * noise, 0, 5)
+    task = get_task("sts")
+    result = evaluate_bytes(task, load_gold(task, path), jsonl({"guid": r["guid"], "score": float(p)} for r, p in zip(official, pred)), "p.jsonl")
+    table = by_value(slice_table(task, result.frames, Slice("source", "Source")))
+    sources = np.array([r["source"] for r in official])
+    assert len(table) == 6
+    for source, row in table.items():
+        mask = sources == source
+        assert row["n"] == int(mask.sum())
+        assert row["pearsonr"] == pytest.approx(100 * pearsonr(pred[mask], gold[mask])[0], abs=1e-9), source
+        assert row["f1"] == pytest.approx(100 * f1_score(gold[mask] >= 3, pred[mask] >= 3), abs=1e-9), source
+
+
+def test_wos_per_slot_precision_recall_f1_by_hand():
+    a, b, c = "식당-가격대-dontcare", "식당-지역-서울 동쪽", "관광-이름-남산"
+    gold = cases.gold_of("wos", cases.wos([[[a, b], [a, b, c]]]))
+    preds = [["식당-가격대-저렴", b], [a, b, "관광-이름-명동"]]
+    task = get_task("wos")
+    result = evaluate_bytes(task, gold, jsonl({"guid": "wos-v1_dev_00000", "turn": t, "state": s} for t, s in enumerate(preds)), "p.jsonl")
+    table = by_value(slice_table(task, result.frames, Slice("domain_slot", "Domain-slot", level="slots")))
+    # 식당-가격대: turn 0 wrong value (fp 1, fn 1), turn 1 right (tp 1) -> P 1/2, R 1/2, F1 1/2.
+    assert (table["식당-가격대"]["precision"], table["식당-가격대"]["recall"], table["식당-가격대"]["f1"]) == (50.0, 50.0, 50.0)
+    # 식당-지역: right in both turns -> 100; 관광-이름: one wrong value -> 0, recall 0.
+    assert table["식당-지역"]["f1"] == 100.0 and table["식당-지역"]["errors"] == 0
+    assert table["관광-이름"]["f1"] == 0.0 and table["관광-이름"]["n"] == 1
+    # The run itself: turn F1s 1/2 and 2/3 -> slot F1 7/12; no turn is joint.
+    assert result.scores.values == {"joint_goal_acc": 0.0, "slot_micro_f1": pytest.approx(100 * 7 / 12)}
+
+
+def test_ynat_slice_by_news_section_rescores_each_section():
+    labels = ["정치", "정치", "경제", "경제", "사회", "사회"]
+    sections = ["정치", "정치", "정치", "경제", "경제", "경제"]
+    preds = ["정치", "경제", "경제", "경제", "사회", "정치"]
+    task = get_task("ynat")
+    gold = cases.gold_of("ynat", cases.ynat(labels, sections))
+    result = evaluate_bytes(task, gold, jsonl({"guid": f"ynat-v1_dev_{k:05d}", "label": p} for k, p in enumerate(preds)), "p.jsonl")
+    table = by_value(slice_table(task, result.frames, Slice("predefined_news_category", "Section")))
+    # Section 정치: gold (정치, 정치, 경제), pred (정치, 경제, 경제): 정치 tp 1 fn 1 -> 2/3; 경제 tp 1 fp 1 -> 2/3 -> 2/3.
+    assert table["정치"]["macro_f1"] == pytest.approx(200 / 3) and table["정치"]["errors"] == 1
+    # Section 경제: gold (경제, 사회, 사회), pred (경제, 사회, 정치): 경제 1; 사회 tp 1 fn 1 -> 2/3; 정치 fp 1 -> 0 -> 5/9.
+    assert table["경제"]["macro_f1"] == pytest.approx(500 / 9) and table["경제"]["errors"] == 1
+    # Whole run (for contrast): 정치 tp1 fp1 fn1 -> 1/2; 경제 tp2 fp1 -> 4/5; 사회 tp1 fn1 -> 2/3 -> (1/2 + 4/5 + 2/3) / 3.
+    assert result.scores.values["macro_f1"] == pytest.approx(100 * (0.5 + 0.8 + 2 / 3) / 3)
+
+
+def test_re_micro_f1_per_gold_relation_group_by_hand():
+    gold_labels = ["per:title", "per:title", "org:founded", "no_relation", "no_relation"]
+    predicted = ["per:title", "org:founded", "org:founded", "org:founded", "no_relation"]
+    task = get_task("re")
+    gold = cases.gold_of("re", cases.re_records(gold_labels))
+    result = evaluate_bytes(task, gold, jsonl({"guid": f"klue-re-v1_dev_{k:05d}", "label": p} for k, p in enumerate(predicted)), "p.jsonl")
+    table = by_value(slice_table(task, result.frames, Slice("relation_group", "Relation group")))
+    # per (examples 0, 1): tp 1, fp 1 (org:founded), fn 1 -> 2/4. org (2): tp 1 -> 1.
+    # no_relation (3, 4): fp 1, nothing else -> 0.
+    assert table["per"]["micro_f1"] == pytest.approx(50.0) and table["per"]["errors"] == 1
+    assert table["org"]["micro_f1"] == 100.0
+    assert table["no_relation"]["micro_f1"] == 0.0 and table["no_relation"]["errors"] == 1
+    # Whole run: tp 2, fp 2, fn 1 -> 4/7, which no slice shows.
+    assert result.scores.values["micro_f1"] == pytest.approx(400 / 7)
+
+
+def test_dp_word_metrics_per_gold_relation_on_dev(shared):
+    path = shared / "klue-dp-v1.1" / "klue-dp-v1.1_dev.tsv"
+    official = dp_sentences(path)
+    rng = random.Random(13)
+    predictions = []
+    for s in official:
+        n = len(s["heads"])
+        heads = [rng.randint(0, n) if rng.random() < 0.15 else h for h in s["heads"]]
+        rels = [rng.choice(["NP", "VP", "NP_SBJ", "NP_AJT"]) if rng.random() < 0.1 else d for d in s["deprels"]]
+        predictions.append({"guid": s["guid"], "head": heads, "deprel": rels})
+    task = get_task("dp")
+    result = evaluate_bytes(task, load_gold(task, path), jsonl(predictions), "p.jsonl")
+    table = by_value(slice_table(task, result.frames, Slice("gold_deprel", "Gold relation", level="words")))
+    kept = {"NP", "NP_AJT", "VP", "NP_SBJ", "VP_MOD", "NP_OBJ", "AP", "NP_CNJ", "NP_MOD", "VNP", "DP", "VP_AJT", "VNP_MOD", "NP_CMP", "VP_SBJ"}
+    words = defaultdict(lambda: [0, 0, 0])  # gold relation -> [n, head right, head and merged relation right]
+    for s, p in zip(official, predictions):
+        for gh, ph, gd, pd_ in zip(s["heads"], p["head"], s["deprels"], p["deprel"]):
+            merged_ok = (gd if gd in kept else "others") == (pd_ if pd_ in kept else "others")
+            counts = words[gd]
+            counts[0] += 1
+            counts[1] += gh == ph
+            counts[2] += gh == ph and merged_ok
+    assert set(table) == set(words)
+    for relation in ("NP_SBJ", "VP", "NP_AJT", "VP_CMP"):
+        n, uas, las = words[relation]
+        assert table[relation]["n"] == n
+        assert table[relation]["uas_micro_f1"] == pytest.approx(100 * uas / n, abs=1e-9), relation
+        assert table[relation]["las_micro_f1"] == pytest.approx(100 * las / n, abs=1e-9), relation
