@@ -568,3 +568,9 @@ def test_ner_entities_in_the_shortest_inputs():
     # A two-character corpus still joins B-PS I-PS into one entity; a sentence of no characters has none.
     assert metrics.ner_entity_macro_f1([["B-PS", "I-PS"]], [["B-PS", "O"]]) == 0.0
     assert metrics.ner_entity_macro_f1([[]], [[]]) is None and metrics.ner_character_macro_f1([[]], [[]]) == 100.0
+
+
+def test_f1_with_nothing_to_find_is_zero():
+    # scikit-learn's zero_division=0, as the official code: no relation at all, no positive pair at all -> 0, not 100.
+    assert metrics.re_micro_f1(["no_relation"], ["no_relation"]) == 0.0
+    assert metrics.sts_f1([1.0, 2.0], [1.0, 2.5]) == 0.0
