@@ -342,6 +342,7 @@ def test_slice_table_counts_errors_rates_order_and_missing_values(nli_gold):
         assert (row.n, row.errors) == (n, errors)
         assert row.accuracy == pytest.approx(accuracy, abs=1e-9) and row.error_rate == pytest.approx(100 * errors / n)
     assert list(zip(table["n"], table["value"])) == sorted(zip(table["n"], table["value"]), key=lambda t: (-t[0], t[1]))
+    assert list(table.index) == list(range(len(table))) and table["errors"].dtype.kind == "i"
 
 
 def test_entity_type_slices_match_seqeval_per_type(ner_gold):
@@ -561,3 +562,15 @@ def test_turn_prf_counts():
 def test_re_auprc_names_the_bad_gold_id():
     with pytest.raises(ValueError, match="gold label id 30 is outside 0..29"):
         metrics.re_auprc([30], [[1.0] * 30])
+
+
+def test_ner_entities_in_the_shortest_inputs():
+    # A two-character corpus still joins B-PS I-PS into one entity; a sentence of no characters has none.
+    assert metrics.ner_entity_macro_f1([["B-PS", "I-PS"]], [["B-PS", "O"]]) == 0.0
+    assert metrics.ner_entity_macro_f1([[]], [[]]) is None and metrics.ner_character_macro_f1([[]], [[]]) == 100.0
+
+
+def test_f1_with_nothing_to_find_is_zero():
+    # scikit-learn's zero_division=0, as the official code: no relation at all, no positive pair at all -> 0, not 100.
+    assert metrics.re_micro_f1(["no_relation"], ["no_relation"]) == 0.0
+    assert metrics.sts_f1([1.0, 2.0], [1.0, 2.5]) == 0.0
