@@ -160,14 +160,18 @@ def defined_when(n: np.ndarray, values: np.ndarray) -> np.ndarray:
 # ---- single-label tasks (YNAT, NLI, RE) -----------------------------------------------------------
 
 def label_statistics(gold: np.ndarray, pred: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Columns tp[C], fp[C], fn[C], n: a hit is a tp of its class, a miss a fp of the prediction and a fn of the gold."""
+    """Columns tp[C], fp[C], fn[C], n: a hit is a tp of its class, a miss a fp of the prediction and a fn of the gold.
+
+    A prediction of -1 is no prediction (--strict): a fn of the gold class only, never a class of its own.
+    """
     gold, pred = np.asarray(gold, dtype=np.int64), np.asarray(pred, dtype=np.int64)
     index = np.arange(len(gold))
     hit = gold == pred
     miss = ~hit
+    predicted = miss & (pred >= 0)
     return coo([
         (index[hit], gold[hit], 1.0),
-        (index[miss], n_classes + pred[miss], 1.0),
+        (index[predicted], n_classes + pred[predicted], 1.0),
         (index[miss], 2 * n_classes + gold[miss], 1.0),
         (index, 3 * n_classes, 1.0),
     ])
@@ -195,12 +199,12 @@ def nli_aggregate(n_classes: int) -> Aggregate:
 
 
 def re_aggregate(n_classes: int) -> Aggregate:
-    """Micro F1 over the relations 1..29: no_relation (0) and a missing prediction's class (30) count only as misses."""
+    """Micro F1 over the relations 1..29: no_relation (0) counts only as a miss, as does a missing prediction."""
     relations = slice(1, len(RE_RELATIONS))
 
     def aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
         tp, fp, fn, n = label_counts(summed, n_classes)
-        micro = f1(tp[:, relations].sum(axis=1), fp[:, relations].sum(axis=1), fn[:, relations].sum(axis=1))
+        micro = f1(tp[:, relations].sum(axis=1), fp[:, relations].sum(axis=1), fn[:, relations].sum(axis=1), undefined=np.nan)
         return {"micro_f1": defined_when(n, 100.0 * micro)}
     return aggregate
 
@@ -268,7 +272,7 @@ def sts_statistics(gold: np.ndarray, pred: np.ndarray, gold_binary: np.ndarray, 
 
 
 def sts_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
-    """Pearson r from the five sums (NaN for fewer than 2 pairs or a constant side) and binary F1 (0 if nothing positive)."""
+    """Pearson r from the five sums (NaN for fewer than 2 pairs or a constant side) and binary F1 (NaN if nothing positive)."""
     n, sx, sy, sxx, syy, sxy = (summed[:, k] for k in range(6))
     safe_n = np.where(n > 0, n, 1)
     var_x, var_y = sxx - sx * sx / safe_n, syy - sy * sy / safe_n
@@ -276,7 +280,7 @@ def sts_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
     varying = (var_x > STS_CONSTANT * sxx) & (var_y > STS_CONSTANT * syy) & (n >= 2)
     r = cov / np.sqrt(np.where(varying, var_x * var_y, 1.0))
     pearson = np.where(varying, 100.0 * np.clip(r, -1.0, 1.0), np.nan)
-    return {"pearsonr": pearson, "f1": defined_when(n, 100.0 * f1(summed[:, 6], summed[:, 7], summed[:, 8]))}
+    return {"pearsonr": pearson, "f1": defined_when(n, 100.0 * f1(summed[:, 6], summed[:, 7], summed[:, 8], undefined=np.nan))}
 
 
 # ---- NER ----------------------------------------------------------------------------------------
@@ -385,8 +389,8 @@ def dp_statistics(
 ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], int]:
     """Entries and width of the DP statistics: per head-index class and per LAS class tp/fp/fn, words, heads right, both right.
 
-    A word's head value is its class for UAS macro F1 (a head of -1, an empty prediction, is a
-    class of its own); a word with a wrong head is predicted as the PAD class for LAS.
+    A word's head value is its class for UAS macro F1 (a head of -1, an empty prediction, counts as a
+    miss of its gold head, not as a class); a word with a wrong head is predicted as the PAD class for LAS.
     """
     gold_head, pred_head = np.asarray(gold_head, dtype=np.int64), np.asarray(pred_head, dtype=np.int64)
     heads = int(max(gold_head.max(initial=0), pred_head.max(initial=0))) + 2  # head h -> column h + 1 (-1 -> 0)
@@ -419,7 +423,7 @@ def dp_aggregate(width: int) -> Aggregate:
         uas = [summed[:, j * heads:(j + 1) * heads] for j in range(3)]
         las = [summed[:, base + j * c:base + (j + 1) * c] for j in range(3)]
         return {
-            "uas_macro_f1": defined_when(words, 100.0 * macro_over_present(*uas)),
+            "uas_macro_f1": defined_when(words, 100.0 * macro_over_present(*(u[:, 1:] for u in uas))),  # column 0: no head (--strict)
             "uas_micro_f1": share(head_ok, words),
             "las_macro_f1": defined_when(words, 100.0 * macro_over_present(*las)),
             "las_micro_f1": share(both_ok, words),

@@ -570,7 +570,26 @@ def test_ner_entities_in_the_shortest_inputs():
     assert metrics.ner_entity_macro_f1([[]], [[]]) is None and metrics.ner_character_macro_f1([[]], [[]]) == 100.0
 
 
-def test_f1_with_nothing_to_find_is_zero():
-    # scikit-learn's zero_division=0, as the official code: no relation at all, no positive pair at all -> 0, not 100.
-    assert metrics.re_micro_f1(["no_relation"], ["no_relation"]) == 0.0
-    assert metrics.sts_f1([1.0, 2.0], [1.0, 2.5]) == 0.0
+def test_f1_with_nothing_to_find_is_undefined_not_zero_nor_100():
+    # scikit-learn returns 0 with an "ill-defined" warning; klue-viz reports undefined (docs/metrics.md, convention 2).
+    assert metrics.re_micro_f1(["no_relation"], ["no_relation"]) is None
+    assert metrics.sts_f1([1.0, 2.0], [1.0, 2.5]) is None
+    # one positive anywhere makes it defined again: a false positive alone is 0.
+    assert metrics.re_micro_f1(["no_relation"], ["per:title"]) == 0.0
+    assert metrics.sts_f1([1.0, 2.0], [1.0, 3.5]) == 0.0
+
+
+def test_an_sts_slice_without_similar_pairs_shows_f1_undefined_with_its_reason():
+    from tests import cases
+
+    sts = get_task("sts")
+    gold = cases.gold_of("sts", cases.sts([1.0, 2.0, 4.0, 4.5], sources=["airbnb-rtt", "airbnb-rtt", "policy-rtt", "policy-rtt"]))
+    preds = [{"guid": f"klue-sts-v1_dev_{k:05d}", "score": s} for k, s in enumerate([1.5, 2.5, 4.0, 3.5])]
+    result = evaluate_bytes(sts, gold, jsonl(preds), "p.jsonl")
+    assert result.scores.values["f1"] == 100.0  # the whole run has similar pairs: defined
+    table = slice_table(sts, result.frames, next(s for s in sts.slices if s.key == "source")).set_index("value")
+    assert table.loc["policy-rtt", "f1"] == 100.0
+    # airbnb-rtt: no pair >= 3.0 on either side -> undefined (scikit-learn's ill-defined 0 is not shown as a score)
+    assert table.loc["airbnb-rtt", "f1"] is None or np.isnan(table.loc["airbnb-rtt", "f1"])
+    scores = sts.score(result.frames.subset(["klue-sts-v1_dev_00000", "klue-sts-v1_dev_00001"]))
+    assert scores.values["f1"] is None and "no pair is similar" in scores.reasons["f1"]

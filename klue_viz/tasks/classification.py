@@ -141,15 +141,15 @@ class LabelTask(Task):
         return Frames(self.classification_frame(gold, predictions))
 
     def class_codes(self, frames: Frames) -> tuple[np.ndarray, np.ndarray]:
-        """Gold and predicted class ids: label order, then one class for a missing prediction (--strict)."""
+        """Gold and predicted class ids in label order; -1 for a missing prediction (--strict)."""
         ex = frames.examples
         gold = pd.Categorical(ex["gold"], categories=self.labels).codes.astype(np.int64)
         pred = pd.Categorical(ex["pred"], categories=self.labels).codes.astype(np.int64)
-        return gold, np.where(pred < 0, len(self.labels), pred)
+        return gold, pred
 
     def statistics(self, frames: Frames) -> Statistics:
         gold, pred = self.class_codes(frames)
-        classes = len(self.labels) + 1
+        classes = len(self.labels)
         rows, cols, values = label_statistics(gold, pred, classes)
         return Statistics(len(gold), 3 * classes + 1, rows, cols, values, self.aggregate_for(classes))
 

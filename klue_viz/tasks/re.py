@@ -35,7 +35,8 @@ class Re(LabelTask):
     guid_prefix = "klue-re-v1"
     labels = RELATIONS
     aggregate_for = staticmethod(re_aggregate)
-    undefined_reasons = {"auprc": "needs 'probs' (30 class probabilities) for every scored record"}
+    undefined_reasons = {"micro_f1": "undefined: no relation other than no_relation in gold or prediction",
+                         "auprc": "needs 'probs' (30 class probabilities) for every scored record"}
     metrics = (Metric("micro_f1", "Micro F1 (no_relation excluded)"), Metric("auprc", "AUPRC"))
     slices = (
         Slice("source", "Source"),
@@ -82,7 +83,7 @@ class Re(LabelTask):
     def statistics(self, frames: Frames) -> Statistics:
         """Label counts for micro F1, and the probability rows AUPRC is computed from (it does not sum)."""
         gold, pred = self.class_codes(frames)
-        classes = len(self.labels) + 1
+        classes = len(self.labels)
         rows, cols, values = label_statistics(gold, pred, classes)
         probs = frames.examples["probs"]
         has_probs = probs.notna().to_numpy(dtype=bool)

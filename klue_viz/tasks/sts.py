@@ -43,7 +43,8 @@ class Sts(Task):
     text_columns = ("sentence1", "sentence2")
     confusion_label = "score bin"
     error_tags = ("ambiguous", "needs world knowledge", "negation", "lexical overlap", "paraphrase missed", "gold error")
-    undefined_reasons = {"pearsonr": "undefined: fewer than 2 pairs or constant scores"}
+    undefined_reasons = {"pearsonr": "undefined: fewer than 2 pairs or constant scores",
+                         "f1": "undefined: no pair is similar (>= 3.0) in gold or prediction"}
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
