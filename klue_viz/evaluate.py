@@ -275,7 +275,7 @@ def evaluate_records(task: Task, gold: Gold, file: RecordFile, strict: bool = Fa
     predictions: dict[int, object] = {}
     first_line: dict[int, int] = {}
     extra: list[str] = []
-    n_invalid = 0
+    n_invalid = file.unreadable
     for (line, record), key, pos in zip(records, keys, positions):
         if pos is None:
             if key is None:

@@ -27,6 +27,13 @@ class RecordFile:
     problems: list[Problem] = field(default_factory=list)
     encoding: str = "utf-8"
     container: str = "jsonl"
+    #: Records that could not be read at all (a line that is not JSON, a row with the wrong number of cells).
+    unreadable: int = 0
+
+    def skip(self, problem: Problem) -> None:
+        """One record left out as unreadable: listed, and counted."""
+        self.problems.append(problem)
+        self.unreadable += 1
 
 
 def decode(data: bytes, name: str = "") -> tuple[str, str]:
@@ -113,7 +120,7 @@ def _json_array(text: str, name: str) -> RecordFile:
         if isinstance(value, dict):
             out.records.append((line, value))
         else:
-            out.problems.append(Problem(f"expected a JSON object, found {type(value).__name__}", line, file=name))
+            out.skip(Problem(f"expected a JSON object, found {type(value).__name__}", line, file=name))
         pos = end
     return out
 
@@ -145,15 +152,15 @@ def _jsonl(text: str, name: str) -> RecordFile:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as err:
-            out.problems.append(Problem(f"invalid JSON: {err.msg} (column {err.colno})", number, file=name))
+            out.skip(Problem(f"invalid JSON: {err.msg} (column {err.colno})", number, file=name))
             continue
         except JSON_FAILURES as err:
-            out.problems.append(Problem(f"cannot be read as JSON: {json_failure(err)}", number, file=name))
+            out.skip(Problem(f"cannot be read as JSON: {json_failure(err)}", number, file=name))
             continue
         if isinstance(value, dict):
             out.records.append((number, value))
         else:
-            out.problems.append(Problem(f"expected a JSON object, found {type(value).__name__}", number, file=name))
+            out.skip(Problem(f"expected a JSON object, found {type(value).__name__}", number, file=name))
     return out
 
 
@@ -190,13 +197,13 @@ def _delimited(text: str, name: str, delimiter: str) -> RecordFile:
             break
         except csv.Error as err:  # a field over csv.field_size_limit() (131,072 characters), a stray quote...
             start, line = line + 1, reader.line_num
-            out.problems.append(Problem(f"unreadable {out.container.upper()} row: {err}", start, file=name))
+            out.skip(Problem(f"unreadable {out.container.upper()} row: {err}", start, file=name))
             continue
         start, line = line + 1, reader.line_num
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
-            out.problems.append(Problem(f"expected {len(header)} columns as in the header, found {len(row)}", start, file=name))
+            out.skip(Problem(f"expected {len(header)} columns as in the header, found {len(row)}", start, file=name))
             continue
         out.records.append((start, {key: _cell(val) for key, val in zip(header, row)}))
     return out

@@ -41,8 +41,6 @@ def test_scored_missing_extra_and_unusable_records_are_counted():
     assert strict.scores.values["accuracy"] == 20.0  # 1 right of 5
 
 
-@pytest.mark.xfail(strict=True, reason="a line that is not JSON is listed as a problem but not counted in n_invalid "
-                                       "(convention 9: a record that is not JSON is counted as unreadable)")
 def test_a_line_that_is_not_json_counts_as_unreadable():
     result = evaluate([*GOOD, NOT_JSON, NO_GUID])
     assert result.coverage.n_invalid == 2
