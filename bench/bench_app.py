@@ -97,7 +97,8 @@ def main() -> int:
                     before = page.locator(".kv-count").get_attribute("data-shown")
                     start_time = time.perf_counter()
                     page.get_by_text("wrong", exact=True).first.click()
-                    page.wait_for_function("b => document.querySelector('.kv-count') && document.querySelector('.kv-count').dataset.shown !== b", arg=before, timeout=60_000)
+                    page.wait_for_function("b => document.querySelector('.kv-count') && document.querySelector('.kv-count').dataset.shown !== b",
+                                           arg=before, timeout=60_000)
                     filters.append(time.perf_counter() - start_time)
                     page.close()
                 browser.close()

@@ -274,8 +274,8 @@ def _load_runs(args: argparse.Namespace):
 
 def slices_command(args: argparse.Namespace) -> int:
     from klue_viz.discovery.features import training_features
-    from klue_viz.evaluate import load_gold
     from klue_viz.discovery.slices import paired_slices, weak_slices
+    from klue_viz.evaluate import load_gold
 
     try:
         task, _, results = _load_runs(args)

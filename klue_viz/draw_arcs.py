@@ -51,7 +51,7 @@ class Label:
     y: float
     width: float
 
-    def overlaps(self, other: "Label") -> bool:
+    def overlaps(self, other: Label) -> bool:
         return abs(self.x - other.x) * 2 < self.width + other.width + 4 and abs(self.y - other.y) < SMALL + 2
 
 
@@ -140,7 +140,8 @@ def _row(words: list[Word], widths: list[float], arcs: list[Arc], start: int, en
         sign = -1 if side == "gold" else 1
         colour = COLOURS.get(arc.status, COLOURS["correct"])
         dash = ' stroke-dasharray="4 3"' if arc.status == "wrong_label" else ""
-        meta = f'class="kv-arc" data-side="{side}" data-status="{esc_attr(arc.status)}" data-dep="{arc.dependent}" data-head="{arc.head}" data-label="{esc_attr(arc.label)}"'
+        meta = (f'class="kv-arc" data-side="{side}" data-status="{esc_attr(arc.status)}" data-dep="{arc.dependent}" data-head="{arc.head}" '
+                f'data-label="{esc_attr(arc.label)}"')
         label = labels[id(d)]
         if kind == "root":
             # Root (or an unusable head): a straight stroke to the edge of the drawing.
@@ -156,7 +157,8 @@ def _row(words: list[Word], widths: list[float], arcs: list[Arc], start: int, en
         label_y = base + sign * label.y + (4 if side == "gold" else 0)
         parts.append(
             f'<g {meta}><path d="{stroke}" fill="none" stroke="{colour}" stroke-width="1.5"{dash}/>'
-            f'<path d="M{b - 3:.1f},{base + sign * 6:.1f} L{b:.1f},{base:.1f} L{b + 3:.1f},{base + sign * 6:.1f}" fill="none" stroke="{colour}" stroke-width="1.5"/>'
+            f'<path d="M{b - 3:.1f},{base + sign * 6:.1f} L{b:.1f},{base:.1f} L{b + 3:.1f},{base + sign * 6:.1f}" '
+            f'fill="none" stroke="{colour}" stroke-width="1.5"/>'
             f'<text x="{label.x:.1f}" y="{label_y:.1f}" text-anchor="middle" font-size="{SMALL}" fill="{colour}" '
             f'paint-order="stroke" stroke="#fff" stroke-width="3">{esc(label.text)}</text></g>'
         )

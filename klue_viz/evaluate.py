@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
@@ -105,7 +105,8 @@ def official_file(task: Task, folder: Path) -> Path | None:
     """
     name, stem = task.official_folder, f"{task.official_folder}_dev"
     for pattern in (f"{name}/{stem}.{task.official_ext}", f"{name}/{stem}*.{task.official_ext}", f"{stem}.{task.official_ext}",
-                    f"{stem}*.{task.official_ext}", f"*/{name}/{stem}.{task.official_ext}", f"*/{name}/{stem}*.{task.official_ext}", f"*/{stem}*.{task.official_ext}"):
+                    f"{stem}*.{task.official_ext}", f"*/{name}/{stem}.{task.official_ext}", f"*/{name}/{stem}*.{task.official_ext}",
+                    f"*/{stem}*.{task.official_ext}"):
         try:
             found = sorted(p for p in folder.glob(pattern) if p.is_file())
         except OSError:

@@ -191,7 +191,8 @@ def html_table(runs: list[ModelRun], settings: dict[str, list[str]] | None = Non
     by_model: dict[str, dict[str, ModelRun]] = {}
     for run in runs:
         by_model.setdefault(run.model, {})[run.task] = run
-    head = "".join(f"<th title=\"{esc_attr(column_title(name))}\">{esc(name.upper())}<br><small>{esc(' / '.join(m.key for m in TASKS[name].metrics))}</small></th>"
+    head = "".join(f"<th title=\"{esc_attr(column_title(name))}\">{esc(name.upper())}"
+                   f"<br><small>{esc(' / '.join(m.key for m in TASKS[name].metrics))}</small></th>"
                    for name in TASKS)
     rows = []
     for model, tasks in by_model.items():
@@ -201,8 +202,10 @@ def html_table(runs: list[ModelRun], settings: dict[str, list[str]] | None = Non
             if run is None:
                 cells.append("<td class='kv-empty'>–</td>")
                 continue
-            cells.append(f"<td data-task=\"{esc_attr(name)}\"><a {attrs(href=run_link(name, run.result.run, settings), target='_self')}>{esc(cell_text(run))}</a>"
+            link = attrs(href=run_link(name, run.result.run, settings), target="_self")
+            cells.append(f"<td data-task=\"{esc_attr(name)}\"><a {link}>{esc(cell_text(run))}</a>"
                          f"<br><small>{esc(run.result.run)} · {esc(coverage_text(run))} scored</small></td>")
         rows.append(f"<tr><th scope='row'>{esc(model)}</th>{''.join(cells)}</tr>")
-    return (f"<div class='kv-models' style='overflow-x:auto;font-size:.85rem'><table class='kv-model-table' style='white-space:nowrap'><thead><tr><th>model</th>{head}</tr></thead>"
+    return ("<div class='kv-models' style='overflow-x:auto;font-size:.85rem'><table class='kv-model-table' style='white-space:nowrap'>"
+            f"<thead><tr><th>model</th>{head}</tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table></div>")

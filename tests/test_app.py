@@ -121,7 +121,7 @@ def test_two_runs_compare_side_by_side():
 def test_home_page_detects_the_task_of_each_upload():
     at = open_page()
     files = [(p.name, p.read_bytes(), "application/json") for p in (next(demo_runs("dp")), next(demo_runs("re")))]
-    files.append(("notes.csv", "a,b\n1,2\n".encode(), "text/csv"))
+    files.append(("notes.csv", b"a,b\n1,2\n", "text/csv"))
     at.file_uploader(key="home_upload").set_value(files).run()
     assert not at.exception
     detected = at.dataframe[0].value

@@ -252,7 +252,7 @@ def test_a_box_selection_on_the_sts_scatter_filters_the_pairs(server, page):
     assert page.get_by_text("selected above (points on a chart").is_visible()
 
 
-LIVE_FROM_FILES = """() => {
+LIVE_FROM_FILES = r"""() => {
   const links = [...document.querySelectorAll('a')].map(a => a.getAttribute('href') || a.getAttribute('xlink:href') || '')
     .filter(h => !/^(\?|\/[a-z]+\?)/.test(h))  // the app's own links to a view (relative, URL-encoded)
     .filter(h => /evil|mailto:|javascript:/.test(h));

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from klue_viz.cli import main
 from klue_viz.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task

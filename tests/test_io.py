@@ -27,7 +27,7 @@ def test_jsonl_keeps_valid_lines_and_numbers_the_broken_ones():
 
 
 def test_json_list_reports_lines_of_elements():
-    data = '[\n  {"guid": "a"},\n  {"guid": "b"},\n  "x"\n]'.encode()
+    data = b'[\n  {"guid": "a"},\n  {"guid": "b"},\n  "x"\n]'
     result = read_records(data, "p.json")
     assert [line for line, _ in result.records] == [2, 3]
     assert result.problems[0].line == 4
@@ -41,10 +41,10 @@ def test_json_object_mapping_guid_to_value():
 
 
 def test_csv_and_tsv_with_json_cells():
-    csv_data = 'guid,head,deprel\nx,"[2, 0]","[""NP"", ""VP""]"\n'.encode()
+    csv_data = b'guid,head,deprel\nx,"[2, 0]","[""NP"", ""VP""]"\n'
     (line, record), = read_records(csv_data, "p.csv").records
     assert line == 2 and record["head"] == [2, 0] and record["deprel"] == ["NP", "VP"]
-    tsv_data = "guid\tlabel\nx\t1\ny\n".encode()
+    tsv_data = b"guid\tlabel\nx\t1\ny\n"
     result = read_records(tsv_data, "p.tsv")
     assert [r for _, r in result.records] == [{"guid": "x", "label": "1"}]
     assert result.problems[0].line == 3

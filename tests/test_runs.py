@@ -11,10 +11,10 @@ import sqlalchemy as sa
 from klue_viz.annotations import runs as runs_module
 from klue_viz.annotations import store as store_module
 from klue_viz.annotations.runs import RunConflict, RunStore
-from klue_viz.uploads import MAX_UPLOAD_ENV, RunTooLarge
 from klue_viz.annotations.store import Annotation, Store, StoreError
 from klue_viz.demo import demo_runs
 from klue_viz.problems import InputError
+from klue_viz.uploads import MAX_UPLOAD_ENV, RunTooLarge
 from tests.conftest import REPO
 from tests.test_store import BACKENDS, PG_URL, reset
 

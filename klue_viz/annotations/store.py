@@ -13,10 +13,10 @@ import os
 import sqlite3
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable
 
 import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
@@ -95,7 +95,7 @@ class InvalidRecord(ValueError):
 class ConflictError(Exception):
     """Someone saved this record since it was read; `current` is their version."""
 
-    def __init__(self, current: "Annotation") -> None:
+    def __init__(self, current: Annotation) -> None:
         super().__init__(f"changed by {current.annotator} at {current.updated_at}")
         self.current = current
 
@@ -167,7 +167,7 @@ def _text(name: str, value, limit: int, required: bool = True) -> None:
         raise InvalidRecord(f"{name} contains a lone surrogate (not valid Unicode text)") from None
 
 
-def validate(item: "Annotation") -> None:
+def validate(item: Annotation) -> None:
     """Refuse, on every backend alike, what one of SQLite and PostgreSQL would refuse or store differently."""
     for name, limit in LIMITS.items():
         _text(name, getattr(item, name), limit)
@@ -390,7 +390,7 @@ class Store:
             return [row.tag for row in connection.execute(sa.select(custom_tags.c.tag).where(custom_tags.c.task == task).order_by(custom_tags.c.tag))]
 
     # ---- import ----------------------------------------------------------------------------------
-    def plan_import(self, incoming: Iterable[Annotation]) -> "ImportPlan":
+    def plan_import(self, incoming: Iterable[Annotation]) -> ImportPlan:
         """What an import would do: records to add, to update (incoming is newer), in conflict (stored is newer), unchanged.
 
         Each planned record remembers the version of the stored one it was compared with, so that applying the plan
@@ -414,7 +414,7 @@ class Store:
                 plan.conflicting.append((item, current))
         return plan
 
-    def apply_import(self, plan: "ImportPlan", overwrite_conflicts: bool = False, attempts: int = 5) -> int:
+    def apply_import(self, plan: ImportPlan, overwrite_conflicts: bool = False, attempts: int = 5) -> int:
         """Write a planned import in one transaction, keeping each record's own updated_at; returns the records written.
 
         Every record is written with the same version check as a save: if a stored record changed since the plan
@@ -437,7 +437,7 @@ class Store:
                 raise self._classify(err) from None
         return 0
 
-    def _apply(self, plan: "ImportPlan", overwrite_conflicts: bool) -> int:
+    def _apply(self, plan: ImportPlan, overwrite_conflicts: bool) -> int:
         items = plan.added + plan.updated + ([item for item, _ in plan.conflicting] if overwrite_conflicts else [])
         with self.writer.begin() as connection:
             for item in items:

@@ -5,8 +5,8 @@ Written for klue-viz (no KLUE data); `scripts/make_demo.py` regenerates it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 DEMO_DIR = Path(__file__).resolve().parent
 #: Laid out like the official `klue_benchmark/` folder, so it loads through the same code as real data.

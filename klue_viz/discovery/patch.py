@@ -168,7 +168,7 @@ def _blocks(text: str):
 
 def _ner(task, text, name, corrections, problems):
     out, count = [], 0
-    for guid, header, body in _blocks(text):
+    for guid, _header, body in _blocks(text):
         items = _items(corrections, guid)
         if not items:
             continue

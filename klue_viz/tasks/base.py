@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -48,7 +49,7 @@ class Frames:
     examples: pd.DataFrame
     details: dict[str, pd.DataFrame] = field(default_factory=dict)
 
-    def subset(self, guids: Iterable[str]) -> "Frames":
+    def subset(self, guids: Iterable[str]) -> Frames:
         """The same frames restricted to some examples (a slice, a filter, a bootstrap sample)."""
         keep = set(guids)
         examples = self.examples[self.examples["guid"].isin(keep)]

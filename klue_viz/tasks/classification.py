@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import math
 from abc import abstractmethod
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from klue_viz import markup as mk
-from klue_viz.io import JSON_FAILURES
 from klue_viz.discovery.calibration import confidence_bucket
+from klue_viz.io import JSON_FAILURES
 from klue_viz.metrics import Aggregate, Statistics, label_statistics
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, RecordError, Task, as_int

@@ -15,10 +15,19 @@ import numpy as np
 import pandas as pd
 
 from klue_viz import markup as mk
-from klue_viz.discovery.features import eojeol_bucket, entity_features
+from klue_viz.discovery.features import entity_features, eojeol_bucket
 from klue_viz.metrics import (
-    NER_TAG_ID, NER_TAGS, NER_TYPES, NER_WIDTH, Statistics, character_counts, ner_aggregate, ner_entity_table,
-    ner_statistics, prf_aggregate, prf_statistics,
+    NER_TAG_ID,
+    NER_TAGS,
+    NER_TYPES,
+    NER_WIDTH,
+    Statistics,
+    character_counts,
+    ner_aggregate,
+    ner_entity_table,
+    ner_statistics,
+    prf_aggregate,
+    prf_statistics,
 )
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, Metric, RecordError, Repaired, Slice, Task, as_int, as_list, bucket
@@ -289,7 +298,8 @@ class Ner(Task):
         sentences = gold["sentence"].tolist()
         frame["text"] = [sentences[s][a:b] for s, a, b in zip(frame["sent"].tolist(), frame["start"].tolist(), frame["end"].tolist())]
         frame["length"] = bucket(frame["ns_end"] - frame["ns_start"], [0, 1, 3, 6, float("inf")], "chars")
-        for column, values in entity_features(sentences, frame["sent"].to_numpy(), frame["start"].to_numpy(), frame["end"].to_numpy(), frame["text"].tolist()).items():
+        features = entity_features(sentences, frame["sent"].to_numpy(), frame["start"].to_numpy(), frame["end"].to_numpy(), frame["text"].tolist())
+        for column, values in features.items():
             frame[column] = pd.array(values, dtype="string")
         frame["correct"] = frame["matched"]
         columns = ["guid", "side", "label", "start", "end", "text", "length", "script", "particle", "matched", "correct", "error_type", "other_label"]
@@ -343,7 +353,8 @@ class Ner(Task):
             rows.append(mk.row("given", " ".join(chips)))
         wrong = ents[~ents["matched"]]
         if len(wrong):
-            items = [f"{mk.badge(e.error_type, 'wrong')}{mk.esc(e.text)} <span class='kv-kv'>({mk.esc(e.side)}: {mk.esc(e.label)})</span>" for e in wrong.itertuples()]
+            items = [f"{mk.badge(e.error_type, 'wrong')}{mk.esc(e.text)} <span class='kv-kv'>({mk.esc(e.side)}: {mk.esc(e.label)})</span>"
+                     for e in wrong.itertuples()]
             rows.append(mk.row("errors", " ".join(items)))
         return mk.example("".join(rows), guid)
 

@@ -134,7 +134,8 @@ class Wos(Task):
     def _slot_frame(turns: pd.DataFrame) -> pd.DataFrame:
         """One row per turn and domain-slot present in gold or prediction."""
         rows = []
-        for guid, dialogue, turn, gold, pred, previous in turns[["guid", "dialogue", "turn", "gold_state", "pred_state", "previous_gold"]].itertuples(index=False):
+        columns = ["guid", "dialogue", "turn", "gold_state", "pred_state", "previous_gold"]
+        for guid, dialogue, turn, gold, pred, previous in turns[columns].itertuples(index=False):
             gold_map = {f"{d}-{s}": v for d, s, v in map(split_item, gold)}
             pred_map = {f"{d}-{s}": v for d, s, v in map(split_item, pred)}
             prev_map = {f"{d}-{s}": v for d, s, v in map(split_item, previous)}
@@ -198,8 +199,10 @@ class Wos(Task):
             changes = state_changes(turn.previous_gold, turn.gold_state)
             errors = [self._slot_chip(s) for s in slots[(slots["guid"] == turn.guid) & (slots["status"] != "correct")].itertuples()]
             verdict = "".join(errors) if errors else f'<span class="kv-kv">prediction = gold ({len(turn.gold_state)} slots)</span>'
+            turn_attrs = mk.attrs(id=f"kv-{turn.guid}", data_role="user", data_joint="ok" if turn.correct else "broken", data_turn=turn.turn,
+                                  data_selected="true" if selected else None)
             parts.append(
-                f'<div class="kv-turn" {mk.attrs(id=f"kv-{turn.guid}", data_role="user", data_joint="ok" if turn.correct else "broken", data_turn=turn.turn, data_selected="true" if selected else None)}>'
+                f'<div class="kv-turn" {turn_attrs}>'
                 f'<span class="kv-side">user {turn.turn}</span>{mk.esc(turn.text)} {marks}'
                 f'<div><span class="kv-side">state Δ</span>{"".join(changes) or "<span class=kv-kv>(no change)</span>"}</div>'
                 f'<div><span class="kv-side">pred</span>{verdict}<span class="kv-kv"> · slot F1 {turn.f1:.2f}</span></div></div>'

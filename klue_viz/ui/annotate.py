@@ -15,13 +15,21 @@ import streamlit as st
 from klue_viz.annotations.analysis import agreement, tag_rows, tag_table
 from klue_viz.annotations.files import parse, to_csv, to_jsonl
 from klue_viz.annotations.store import (
-    Annotation, ConflictError, InvalidRecord, Store, StoreBusy, StoreCorrupt, StoreError, database_url, set_aside,
+    Annotation,
+    ConflictError,
+    InvalidRecord,
+    Store,
+    StoreBusy,
+    StoreCorrupt,
+    StoreError,
+    database_url,
+    set_aside,
 )
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import chart_text, md
 from klue_viz.problems import InputError
-from klue_viz.ui.common import guard, metric_text, problem_table
 from klue_viz.tasks.base import Task
+from klue_viz.ui.common import guard, metric_text, problem_table
 
 GOLD = "gold"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import traceback
-from typing import Callable
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st

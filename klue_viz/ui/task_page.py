@@ -16,16 +16,27 @@ import streamlit as st
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, top_confusions
 from klue_viz.evaluate import RunResult
-from klue_viz.markup import esc, esc_attr, md
 from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
+from klue_viz.markup import esc, esc_attr, md
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.discovery import compact_view, discovery_panel, order_control
-from klue_viz.ui.links import (FOCUS, PAGE_KEY, RUNS_WANTED, SELECTED_GUIDS, apply_task_url, clear_filters, enter_page,
-                               example_params, query_string, view_params, write_url)
+from klue_viz.ui.links import (
+    FOCUS,
+    PAGE_KEY,
+    RUNS_WANTED,
+    SELECTED_GUIDS,
+    apply_task_url,
+    clear_filters,
+    enter_page,
+    example_params,
+    query_string,
+    view_params,
+    write_url,
+)
 from klue_viz.ui.report_download import report_button
 from klue_viz.ui.state import evaluate_runs, gold_for, receive_uploads
 from klue_viz.uploads import limit_megabytes, limit_text
@@ -54,12 +65,14 @@ def _body(task: Task) -> None:
     st.markdown(CARD_STYLE, unsafe_allow_html=True)
     st.title(task.title)
     choice = gold_for(task)
-    st.caption(f"{md(choice.note)} · {len(choice.gold.rows):,} gold {task.unit}s" + (" · strict: missing predictions count as wrong" if st.session_state.get("strict") else ""))
+    strict = " · strict: missing predictions count as wrong" if st.session_state.get("strict") else ""
+    st.caption(f"{md(choice.note)} · {len(choice.gold.rows):,} gold {task.unit}s{strict}")
     if choice.gold.problems:
         with st.expander(f"{len(choice.gold.problems)} problem(s) in the gold file"):
             problem_table(choice.gold.problems)
 
-    uploads = st.file_uploader(f"Add {task.name.upper()} prediction files (JSONL, JSON, CSV, TSV; {md(limit_text())})", accept_multiple_files=True, key="pred_upload", max_upload_size=limit_megabytes())
+    uploads = st.file_uploader(f"Add {task.name.upper()} prediction files (JSONL, JSON, CSV, TSV; {md(limit_text())})", accept_multiple_files=True,
+                               key="pred_upload", max_upload_size=limit_megabytes())
     for outcome in receive_uploads(uploads, task=task.name):
         if outcome.error:
             st.error(md(outcome.error))
