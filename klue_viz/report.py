@@ -18,6 +18,9 @@ import pandas as pd
 from klue_viz.annotations.store import Annotation
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.charts import confusion_counts, top_confusions
+from klue_viz.discovery.calibration import run_calibration
+from klue_viz.discovery.slices import paired_slices, weak_slices
+from klue_viz.discovery.suspects import suspects
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import STYLE, esc, esc_attr
 from klue_viz.slicing import slice_table
@@ -110,6 +113,38 @@ def comparison_section(task: Task, first: RunResult, second: RunResult, samples:
             f"an interval that excludes 0 means the difference is unlikely to be chance.</p>{table(frame)}")
 
 
+def found_section(task: Task, results: list[RunResult], top: int = 10) -> str:
+    """What the discovery layer finds (the same functions as the app and the CLI): weak slices, calibration, likely gold errors."""
+    def conditions(item: dict) -> str:
+        return " & ".join(f"{key} = {value}" for key, value in item["conditions"].items())
+
+    def slice_rows(found: list[dict]) -> pd.DataFrame:
+        return pd.DataFrame([{"slice": conditions(s), "unit": s["unit"], "size": s["size"], "errors": s["errors"], "error rate %": s["error_rate"],
+                              **{k: v for k, v in s.get("metrics", {}).items()}, **({"worse": s["worse"]} if "worse" in s else {})}
+                             for s in found])
+
+    parts = []
+    for result in results:
+        found = weak_slices(task, result.frames, top=top)
+        listed = table(slice_rows(found)) if found else "<p>No slice is worse than the whole run by enough to list.</p>"
+        parts.append(f"<h3>Weak slices: {esc(result.run)}</h3>{listed}")
+        calibrated = run_calibration(task, result.frames.examples)
+        if calibrated is not None:
+            parts.append(f"<h3>Calibration: {esc(result.run)}</h3><p>ECE {calibrated.ece:.2f} · MCE {calibrated.mce:.2f} "
+                         f"(10 equal-width confidence bins, 0..100; {calibrated.n:,} {esc(task.unit)}s with probabilities)</p>"
+                         + table(pd.DataFrame(calibrated.bins)))
+    if len(results) >= 2:
+        found = paired_slices(task, results[0], results[1], top=top)
+        if found:
+            parts.append(f"<h3>Where one run is worse: {esc(results[0].run)} vs {esc(results[1].run)}</h3>" + table(slice_rows(found)))
+    queue = suspects(task, results, top=top)
+    if queue:
+        parts.append("<h3>Likely gold errors</h3><p>Where the runs agree with one another against the gold (and, with probabilities, "
+                     "cleanlab's label quality).</p>"
+                     + table(pd.DataFrame([{k: s[k] for k in ("guid", "turn", "unit", "gold", "proposed", "score")} for s in queue])))
+    return "".join(parts)
+
+
 def remarks_by_example(task: Task, run: str, remarks: Iterable[Annotation]) -> dict[str, list[Annotation]]:
     """The stored remarks on this run and on the gold, by example guid (as the app groups them)."""
     grouped: dict[str, list[Annotation]] = {}
@@ -193,6 +228,8 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
         body.append(confusion_section(task, result, pairs_of[result.run]) or f"<p>{esc(result.run)}: no confusion matrix for this task.</p>")
     body.append("<h2>Slices</h2>")
     body += [slices_section(task, result) for result in results]
+    body.append("<h2>Found for you</h2>")
+    body.append(found_section(task, results))
     body.append("<h2>Errors</h2>")
     body += [errors_section(task, result, pairs_of[result.run], remarks, errors) for result in results]
     title = f"{task.name.upper()} report: " + " vs ".join(r.run for r in results)

@@ -87,3 +87,23 @@ def test_a_report_considers_the_annotations_of_the_default_store(tmp_path, monke
     assert main(["report", "--task", "ynat", "--gold", str(DEMO_BENCHMARK), "--pred", str(path), "--out", str(out), "--bootstrap", "20", "--errors", "1"]) == 0
     html = out.read_text(encoding="utf-8")
     assert "제목만으로는 모호함" in html and unescape(re.findall(r"data-guid='([^']+)'>", html)[-1]) == wrong[-1]
+
+
+def test_the_report_carries_what_the_discovery_layer_finds():
+    """Weak slices, calibration and likely gold errors: the same functions as the app and the CLI, escaped."""
+    from klue_viz.discovery.calibration import run_calibration
+    from klue_viz.discovery.slices import weak_slices
+
+    task = TASKS["ynat"]
+    gold = load_gold(task, DEMO_BENCHMARK)
+    results = [evaluate_file(task, gold, path) for path in demo_runs("ynat")]
+    html = build_report(task, results, "demo", errors=1, samples=20)
+    assert "<h2>Found for you</h2>" in html
+    top = weak_slices(task, results[0].frames, top=1)
+    if top:
+        first = " & ".join(f"{k} = {v}" for k, v in top[0]["conditions"].items())
+        assert first in unescape(html)
+    with_probs = [r for r in results if run_calibration(task, r.frames.examples) is not None]
+    assert with_probs, "a demo YNAT run gives probabilities"
+    ece = run_calibration(task, with_probs[0].frames.examples).ece
+    assert f"ECE {ece:.2f}" in html
