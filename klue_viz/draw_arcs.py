@@ -104,7 +104,7 @@ def _row(words: list[Word], widths: list[float], arcs: list[Arc], start: int, en
             inner = [level[j] for j in level if low <= min(spans[j][2], spans[j][3]) and max(spans[j][2], spans[j][3]) <= high]
             level[k] = 1 + max(inner, default=0)
         placed: list[Label] = []
-        for k in sorted(level, key=level.get):
+        for k in sorted(level, key=level.__getitem__):
             _, arc, a, b, kind = spans[k]
             text = arc.label if kind == "arc" else f"{arc.label} → {arc.head} {words[arc.head - 1].form}"
             width = text_width(text, SMALL)

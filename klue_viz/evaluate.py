@@ -41,7 +41,7 @@ class Gold:
         if not self.rows:
             self.rows = self.frame.to_dict("records")
         self.position = {guid: k for k, guid in enumerate(self.frame["guid"])}
-        self.by_number = {}
+        self.by_number: dict[str | None, int] = {}
         if self.positional:
             for guid, k in self.position.items():
                 self.by_number.setdefault(self.task.number_key(guid), k)
@@ -211,7 +211,9 @@ def _parsed_json(text: str, name: str) -> object | None:
 def load_hf(task: Task, split: str = "validation", loader: Callable | None = None) -> Gold:
     """The `klue/klue` split through `datasets`; a hub that cannot be reached becomes a one-line InputError."""
     if loader is None:
-        from datasets import load_dataset as loader
+        from datasets import load_dataset
+
+        loader = load_dataset
     try:
         dataset = loader("klue/klue", task.hf_config, split=split)
     except Exception as err:  # datasets raises ConnectionError, OSError or its own errors when offline
@@ -268,13 +270,13 @@ def evaluate_records(task: Task, gold: Gold, file: RecordFile, strict: bool = Fa
                 f"{name}: no record has a 'guid' (or 'id'); rows can only be aligned with the gold by order when there are "
                 f"exactly {n_gold} of them, found {len(records)}"
             )
-        positions = list(range(n_gold))
+        positions: list[int | None] = list(range(n_gold))
         notes.append(f"{name} has no guid column: its {n_gold} rows were aligned with the gold in order")
     else:
         positions = [None if k is None else gold.locate(k) for k in keys]
 
     predictions: dict[int, object] = {}
-    first_line: dict[int, int] = {}
+    first_line: dict[int, int | None] = {}
     extra: list[str] = []
     n_invalid = file.unreadable
     for (line, record), key, pos in zip(records, keys, positions):

@@ -23,7 +23,7 @@ class RecordFile:
     """The records of one file, each with the 1-based line it starts on."""
 
     name: str
-    records: list[tuple[int, dict]] = field(default_factory=list)
+    records: list[tuple[int | None, dict]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     encoding: str = "utf-8"
     container: str = "jsonl"

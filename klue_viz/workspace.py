@@ -121,8 +121,9 @@ def evaluate_folder(gold_source: str | Path, folder: Path, strict: bool = False)
             task_name = detect_file_task(file)
             if task_name not in golds:
                 try:
-                    golds[task_name] = load_gold(get_task(task_name), gold_source)
-                    out.gold_sources[task_name] = golds[task_name].source
+                    loaded = load_gold(get_task(task_name), gold_source)
+                    golds[task_name] = loaded
+                    out.gold_sources[task_name] = loaded.source
                 except InputError as err:
                     golds[task_name] = str(err)
             gold = golds[task_name]
@@ -198,13 +199,13 @@ def html_table(runs: list[ModelRun], settings: dict[str, list[str]] | None = Non
     for model, tasks in by_model.items():
         cells = []
         for name in TASKS:
-            run = tasks.get(name)
-            if run is None:
+            scored = tasks.get(name)
+            if scored is None:
                 cells.append("<td class='kv-empty'>–</td>")
                 continue
-            link = attrs(href=run_link(name, run.result.run, settings), target="_self")
-            cells.append(f"<td data-task=\"{esc_attr(name)}\"><a {link}>{esc(cell_text(run))}</a>"
-                         f"<br><small>{esc(run.result.run)} · {esc(coverage_text(run))} scored</small></td>")
+            link = attrs(href=run_link(name, scored.result.run, settings), target="_self")
+            cells.append(f"<td data-task=\"{esc_attr(name)}\"><a {link}>{esc(cell_text(scored))}</a>"
+                         f"<br><small>{esc(scored.result.run)} · {esc(coverage_text(scored))} scored</small></td>")
         rows.append(f"<tr><th scope='row'>{esc(model)}</th>{''.join(cells)}</tr>")
     return ("<div class='kv-models' style='overflow-x:auto;font-size:.85rem'><table class='kv-model-table' style='white-space:nowrap'>"
             f"<thead><tr><th>model</th>{head}</tr></thead>"

@@ -18,7 +18,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from klue_viz.annotations.store import Store, annotations, metadata, now
+from klue_viz.annotations.store import Store, annotation_table, metadata, now
 from klue_viz.problems import InputError
 from klue_viz.uploads import check_size, clean_name
 
@@ -159,12 +159,12 @@ class RunStore:
                 return self._from_row(row)
             if connection.execute(sa.select(runs.c.id).where((runs.c.task == task) & (runs.c.name == new_name))).first():
                 raise InputError(f"there is already a {task.upper()} run named {new_name}")
-            clash = connection.execute(sa.select(sa.func.count()).select_from(annotations).where(
-                (annotations.c.task == task) & (annotations.c.run == new_name))).scalar()
+            clash = connection.execute(sa.select(sa.func.count()).select_from(annotation_table).where(
+                (annotation_table.c.task == task) & (annotation_table.c.run == new_name))).scalar()
             if clash:
                 raise InputError(f"{clash} annotation(s) kept from an earlier run named {new_name} would mix with this run's: choose another name")
             connection.execute(runs.update().where(runs.c.id == row.id).values(name=new_name, version=row.version + 1))
-            connection.execute(annotations.update().where((annotations.c.task == task) & (annotations.c.run == name)).values(run=new_name))
+            connection.execute(annotation_table.update().where((annotation_table.c.task == task) & (annotation_table.c.run == name)).values(run=new_name))
             return Run(task, new_name, row.file_name, row.model, row.uploader, row.created_at, row.sha256, row.size, row.version + 1)
 
         return self._retrying(work)
@@ -181,7 +181,7 @@ class RunStore:
                 connection.execute(run_blobs.delete().where(run_blobs.c.sha256 == row.sha256))
             if not delete_annotations:
                 return 0
-            return connection.execute(annotations.delete().where((annotations.c.task == task) & (annotations.c.run == name))).rowcount
+            return connection.execute(annotation_table.delete().where((annotation_table.c.task == task) & (annotation_table.c.run == name))).rowcount
 
         return self._retrying(work)
 

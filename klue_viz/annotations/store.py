@@ -24,7 +24,7 @@ from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 try:
     import fcntl
 except ImportError:  # Windows: renaming a file another process has open fails there anyway
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # the standard optional-import idiom; callers check for None
 
 DB_ENV = "KLUE_VIZ_DB"
 #: Seconds a SQLite connection waits for another writer before reporting the database busy.
@@ -36,7 +36,7 @@ NO_TURN = -1  # stored instead of NULL so that the unique key holds on every dat
 
 metadata = sa.MetaData()
 schema_version = sa.Table("schema_version", metadata, sa.Column("version", sa.Integer, nullable=False))
-annotations = sa.Table(
+annotation_table = sa.Table(
     "annotations", metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("task", sa.String(16), nullable=False),
@@ -52,7 +52,7 @@ annotations = sa.Table(
     sa.Column("version", sa.Integer, nullable=False, server_default="1"),
     sa.UniqueConstraint("task", "guid", "turn", "run", "annotator", name="one_record_per_key"),
 )
-sa.Index("annotations_by_task_run", annotations.c.task, annotations.c.run)
+sa.Index("annotations_by_task_run", annotation_table.c.task, annotation_table.c.run)
 custom_tags = sa.Table(
     "custom_tags", metadata,
     sa.Column("task", sa.String(16), primary_key=True),
@@ -61,7 +61,7 @@ custom_tags = sa.Table(
 
 #: Schema version -> what it adds; a database is brought up to SCHEMA_VERSION one step at a time.
 MIGRATIONS = {
-    1: lambda connection: metadata.create_all(connection, tables=[annotations, custom_tags]),
+    1: lambda connection: metadata.create_all(connection, tables=[annotation_table, custom_tags]),
     2: lambda connection: _runs_module().create_tables(connection),  # stored prediction runs (klue_viz/annotations/runs.py)
 }
 
@@ -255,7 +255,7 @@ class Store:
                 if self.is_sqlite:
                     status = connection.exec_driver_sql("PRAGMA quick_check").scalar()
                     if status != "ok":
-                        raise StoreCorrupt(self._corrupt_message(status))
+                        raise StoreCorrupt(self._corrupt_message(str(status)))
             self.migrate()
         except (DatabaseError, sqlite3.DatabaseError) as err:
             raise self._classify(err) from None
@@ -317,19 +317,19 @@ class Store:
         conditions = []
         for column, value in (("task", task), ("run", run), ("guid", guid), ("annotator", annotator)):
             if value is not None:
-                conditions.append(annotations.c[column] == value)
+                conditions.append(annotation_table.c[column] == value)
         if key_turn:
-            conditions.append(annotations.c.turn == (NO_TURN if turn is None else turn))
+            conditions.append(annotation_table.c.turn == (NO_TURN if turn is None else turn))
         return sa.and_(*conditions) if conditions else sa.true()
 
     def find(self, task: str | None = None, run: str | None = None, guid: str | None = None, annotator: str | None = None) -> list[Annotation]:
-        query = sa.select(annotations).where(self._where(task, run, guid, annotator=annotator))
-        query = query.order_by(annotations.c.task, annotations.c.guid, annotations.c.turn, annotations.c.run, annotations.c.annotator)
+        query = sa.select(annotation_table).where(self._where(task, run, guid, annotator=annotator))
+        query = query.order_by(annotation_table.c.task, annotation_table.c.guid, annotation_table.c.turn, annotation_table.c.run, annotation_table.c.annotator)
         with self.engine.connect() as connection:
             return [self._from_row(row) for row in connection.execute(query)]
 
     def get(self, task: str, guid: str, run: str, annotator: str, turn: int | None = None) -> Annotation | None:
-        query = sa.select(annotations).where(self._where(task, run, guid, turn, annotator, key_turn=True))
+        query = sa.select(annotation_table).where(self._where(task, run, guid, turn, annotator, key_turn=True))
         with self.engine.connect() as connection:
             row = connection.execute(query).first()
         return self._from_row(row) if row else None
@@ -346,18 +346,18 @@ class Store:
             try:
                 with self.writer.begin() as connection:
                     # FOR UPDATE holds the row until commit on PostgreSQL (SQLite's IMMEDIATE lock already does).
-                    row = connection.execute(sa.select(annotations).where(where).with_for_update()).first()
+                    row = connection.execute(sa.select(annotation_table).where(where).with_for_update()).first()
                     if row is None:
                         if expected_version not in (None, 0):
                             raise ConflictError(Annotation(item.task, item.guid, item.run, "(deleted)", turn=item.turn, updated_at="unknown"))
-                        connection.execute(annotations.insert().values(
+                        connection.execute(annotation_table.insert().values(
                             task=item.task, guid=item.guid, turn=NO_TURN if item.turn is None else item.turn, run=item.run,
                             annotator=item.annotator, version=1, **values))
                         item.version = 1
                     else:
                         if expected_version is not None and row.version != expected_version:
                             raise ConflictError(self._from_row(row))
-                        connection.execute(annotations.update().where(annotations.c.id == row.id).values(version=row.version + 1, **values))
+                        connection.execute(annotation_table.update().where(annotation_table.c.id == row.id).values(version=row.version + 1, **values))
                         item.version = row.version + 1
                 return item
             except (IntegrityError, OperationalError) as err:
@@ -370,7 +370,7 @@ class Store:
 
     def delete(self, item: Annotation) -> None:
         with self.writer.begin() as connection:
-            connection.execute(annotations.delete().where(self._where(item.task, item.run, item.guid, item.turn, item.annotator, key_turn=True)))
+            connection.execute(annotation_table.delete().where(self._where(item.task, item.run, item.guid, item.turn, item.annotator, key_turn=True)))
 
     def add_tag(self, task: str, tag: str) -> None:
         tag = tag.strip()
@@ -444,15 +444,15 @@ class Store:
                 where = self._where(item.task, item.run, item.guid, item.turn, item.annotator, key_turn=True)
                 values = {"tags": json.dumps(sorted(set(item.tags)), ensure_ascii=False), "note": item.note, "gold_wrong": item.gold_wrong,
                           "corrected_label": item.corrected_label or None, "updated_at": item.updated_at or now()}
-                row = connection.execute(sa.select(annotations.c.id, annotations.c.version).where(where).with_for_update()).first()
+                row = connection.execute(sa.select(annotation_table.c.id, annotation_table.c.version).where(where).with_for_update()).first()
                 if (row.version if row else 0) != plan.planned_version.get(id(item), 0):
                     raise _StalePlan()  # leaving the block rolls the whole import back
                 if row is None:
-                    connection.execute(annotations.insert().values(
+                    connection.execute(annotation_table.insert().values(
                         task=item.task, guid=item.guid, turn=NO_TURN if item.turn is None else item.turn, run=item.run,
                         annotator=item.annotator, version=1, **values))
                 else:
-                    connection.execute(annotations.update().where(annotations.c.id == row.id).values(version=row.version + 1, **values))
+                    connection.execute(annotation_table.update().where(annotation_table.c.id == row.id).values(version=row.version + 1, **values))
         return len(items)
 
 

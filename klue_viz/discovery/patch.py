@@ -151,7 +151,8 @@ def _wos(task, text, name, corrections, problems):
 
 def _blocks(text: str):
     """(guid, header line, body lines) of each sentence of an official NER/DP TSV."""
-    guid, header, body = None, "", []
+    guid, header = None, ""
+    body: list[str] = []
     for line in text.split("\n"):
         if line.startswith("## "):
             name, tab, _ = line[3:].partition("\t")

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -75,9 +76,9 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
         for name in extra.columns:
             columns[name], labels[name] = _strings(extra[name].reset_index(drop=True)), name.replace("_", " ")
     for tag in sorted({t for ts in (tags or {}).values() for t in ts}):
-        has = {g for g, ts in tags.items() if tag in ts}
+        has = {g for g, ts in (tags or {}).items() if tag in ts}
         name = TAG_PREFIX + tag
-        columns[name] = np.where(frame["guid"].isin(has).to_numpy(), "yes", None)  # "not tagged" is no slice
+        columns[name] = np.where(frame["guid"].isin(has).to_numpy(), "yes", None)  # type: ignore[call-overload]  # numpy's stub rejects a None choice np.where takes  # "not tagged" is no slice
         labels[name] = f"Tagged '{tag}'"
     return Units(level, frame, pd.DataFrame(columns, index=frame.index), labels)
 
@@ -162,12 +163,12 @@ def search(features: pd.DataFrame, errors: np.ndarray, max_conditions: int = 3, 
                     found.append((score, tuple(sorted(parts))))
     found.sort(key=lambda item: (-item[0], len(item[1]), item[1]))
     out: list[Candidate] = []
-    for score, parts in found:
-        size, errs = stats[frozenset(parts)]
-        if any(stats.get(frozenset(sub)) == (size, errs) and _same_rows(codes, parts, sub)
-               for r in range(1, len(parts)) for sub in combinations(parts, r)):
+    for score, chosen in found:
+        size, n_errors = stats[frozenset(chosen)]
+        if any(stats.get(frozenset(sub)) == (size, n_errors) and _same_rows(codes, chosen, sub)
+               for r in range(1, len(chosen)) for sub in combinations(chosen, r)):
             continue
-        out.append(Candidate({names[j]: str(values[j][v]) for j, v in parts}, size, errs, score))
+        out.append(Candidate({names[j]: str(values[j][v]) for j, v in chosen}, size, n_errors, score))
         if len(out) == top:
             break
     return out
@@ -294,7 +295,7 @@ def paired_slices(task: Task, first, second, tags=None, extra=None, top: int = 1
             continue
         seen.add(key)
         guids = sorted(set(shared.frame.loc[mask, "guid"].astype(str)))
-        runs = {}
+        runs: dict[str, dict[str, Any]] = {}
         for run, ok in ((worse, ok_w), (better, ok_o)):
             wrong = int((~ok[mask]).sum())
             runs[run.run] = {"errors": wrong, "error_rate": 100.0 * wrong / size, "metrics": task.score(run.frames.subset(guids)).values}

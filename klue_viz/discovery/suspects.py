@@ -19,6 +19,7 @@ slot of a turn for WoS. `proposed` is written in the form the patch export reads
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -64,10 +65,10 @@ def _labels(task, results) -> list[dict]:
         proposed, count = wrong.most_common(1)[0]
         if count < needed or count < len(results) / 2:
             continue
-        evidence = {"runs": {}, "agreeing": count, "of": len(results)}
+        evidence: dict[str, Any] = {"runs": {}, "agreeing": count, "of": len(results)}
         votes = 0.0
         for run, pred, probs in preds:
-            entry = {"label": pred if isinstance(pred, str) else None}
+            entry: dict[str, str | float | None] = {"label": pred if isinstance(pred, str) else None}
             if probs is not None:
                 entry.update(confidence=float(probs[index[pred]]) if pred in index else None, p_gold=float(probs[index[gold[k]]]),
                              p_proposed=float(probs[index[proposed]]))

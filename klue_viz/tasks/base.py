@@ -263,7 +263,7 @@ def as_list(value: Any, what: str) -> list:
     raise RecordError(f"{what} must be a JSON list, found {type(value).__name__}: {str(value)[:60]!r}")
 
 
-def bucket(values: pd.Series, edges: list[int], unit: str) -> pd.Series:
+def bucket(values: pd.Series, edges: list[float], unit: str) -> pd.Series:
     """Length buckets as readable, ordered strings ('1-10 chars', ...)."""
     labels = []
     for low, high in zip(edges[:-1], edges[1:]):

@@ -201,9 +201,9 @@ class Ner(Task):
         if record.get("entities") is not None and record.get("entities") != "":
             tags, notes, spans = tags_from_entities(gold["sentence"], record["entities"])
             return Repaired(OverlappingSpans(tags, spans), tuple(notes)) if notes else tags
-        tags = record.get("tags", record.get("ner_tags"))  # ner_tags: the Hugging Face field name
-        if tags not in (None, ""):
-            return tag_names(tags, "tags", len(gold["sentence"]))
+        given = record.get("tags", record.get("ner_tags"))  # ner_tags: the Hugging Face field name
+        if given not in (None, ""):
+            return tag_names(given, "tags", len(gold["sentence"]))
         raise RecordError("missing field 'entities' (list of {start, end, label}) or 'tags' (one BIO tag per character)")
 
     def empty_prediction(self, gold: dict) -> list[str]:
@@ -262,7 +262,7 @@ class Ner(Task):
         }
         gold_e, pred_e = sides["gold"], sides["pred"]
 
-        def classify(this: pd.DataFrame, other: pd.DataFrame, missing_name: str) -> tuple[list, list]:
+        def classify(this: pd.DataFrame, other: pd.DataFrame, missing_name: str) -> tuple[np.ndarray, np.ndarray]:
             """Error type and the overlapping label on the other side; only unmatched entities need a look."""
             errors = np.full(len(this), "correct", dtype=object)
             other_labels = np.asarray(TYPES, dtype=object)[this["type"].to_numpy()] if len(this) else np.array([], dtype=object)
@@ -313,7 +313,7 @@ class Ner(Task):
         kind = entity_rows(ents)
         keep = (sentence >= 0) & (kind >= 0)
         types = pd.Categorical(ents["label"], categories=TYPES).codes.astype(np.int64)
-        rows, cols, values = ner_statistics(len(ex), *counts, sentence[keep], types[keep], kind[keep])
+        rows, cols, values = ner_statistics(len(ex), counts[0], counts[1], counts[2], sentence[keep], types[keep], kind[keep])
         return Statistics(len(ex), NER_WIDTH, rows, cols, values, ner_aggregate)
 
     def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:

@@ -80,7 +80,7 @@ class Sts(Task):
                 problems.append(Problem(f"gold record #{k + 1}: missing or bad field {err}", guid=record.get("guid") if isinstance(record, dict) else None))
         return rows, problems
 
-    def parse_prediction(self, record: dict, gold: dict) -> dict:
+    def parse_prediction(self, record: dict, gold: dict) -> dict | Repaired:
         value = record.get("score", record.get("label"))
         if value is None or value == "":
             raise RecordError("missing field 'score' (a similarity from 0 to 5)")

@@ -65,7 +65,8 @@ class Wos(Task):
         for dialogue in records:
             try:
                 guid, domains, turns = str(dialogue["guid"]), list(dialogue.get("domains") or []), dialogue["dialogue"]
-                user_turn, system, previous = 0, "", []
+                user_turn, system = 0, ""
+                previous: list[str] = []
                 for turn in turns:
                     if turn["role"] != "user":
                         system = str(turn["text"])

@@ -35,6 +35,7 @@ from klue_viz.markup import esc, md
 from klue_viz.problems import InputError
 from klue_viz.slicing import slice_table
 from klue_viz.tasks.base import Task
+from klue_viz.tasks.classification import LabelTask
 from klue_viz.ui.annotate import annotator, editor, run_tags, store, task_remarks
 from klue_viz.ui.state import digest, gold_for
 
@@ -141,7 +142,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
         st.markdown(f"**{md(spec.label)}**")
         st.dataframe(slice_table(task, frames, spec), hide_index=True, width="stretch")
     others = [name for name in results if name != result.run]
-    other = st.selectbox("Slices where", [None] + others, key="discovery_against",
+    other = st.selectbox("Slices where", [None, *others], key="discovery_against",
                          format_func=lambda o: f"{result.run} fails most" if o is None else f"{result.run} and {o} differ most") if others else None
     if other is None:
         found = _found(result.key, tags_key, train_key, task, result, tags, train)
@@ -177,7 +178,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _calibration_of(result_key: str, _task: Task, _result: RunResult):
     cal = run_calibration(_task, _result.frames.examples)
-    curve = coverage_curve(*predicted_confidence(_result.frames.examples, _task.labels)) if cal else None
+    curve = coverage_curve(*predicted_confidence(_result.frames.examples, _task.labels)) if cal and isinstance(_task, LabelTask) else None
     return cal, curve
 
 

@@ -147,7 +147,8 @@ def _manage_runs() -> None:
         new_name = left.text_input("New name", value=run.name, key=f"rename_{run.task}_{run.version}_{run.name}")
         if left.button("Rename", key="rename_run"):
             _change(lambda: runs.rename(run.task, run.name, new_name, expected_version=run.version), f"Renamed to {new_name}.")
-        kept = len(annotation_store().find(task=run.task, run=run.name)) if annotation_store() else 0
+        notes = annotation_store()
+        kept = len(notes.find(task=run.task, run=run.name)) if notes else 0
         also = right.checkbox(f"Also delete its {kept} annotation(s)", key="remove_annotations", disabled=not kept,
                               help="Left unticked, the annotations are kept and come back if a run of that name is stored again.")
         if right.button("Remove this run", key="remove_run", type="primary"):

@@ -59,7 +59,7 @@ def enter_page(page: str) -> dict[str, list[str]] | None:
         return None
     state[ENTERED] = page
     url = _url()
-    source = (url.get("source") or [None])[0]
+    source = url["source"][0] if url.get("source") else None
     if source in SOURCES:
         state["gold_source"] = source
     if "strict" in url:
@@ -82,8 +82,8 @@ def apply_task_url(url: dict[str, list[str]]) -> None:
     state[PAGE_KEY] = int(page) if page.isdigit() and int(page) > 0 else 1
     state[RUNS_WANTED] = list(url.get("run", []))[:2]
     state.pop(SELECTED_GUIDS, None)
-    guid = (url.get("guid") or [None])[0]
-    turn = (url.get("turn") or [None])[0]
+    guid = url["guid"][0] if url.get("guid") else None
+    turn = url["turn"][0] if url.get("turn") else None
     state[FOCUS] = (guid, int(turn) if turn and turn.isdigit() else None) if guid else None
 
 

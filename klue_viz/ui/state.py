@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
@@ -91,6 +92,7 @@ def _gold_from_hf(task_name: str) -> Gold | str:
 
 def _demo(task: Task, note: str) -> GoldChoice:
     path = official_file(task, DEMO_BENCHMARK)
+    assert path is not None, f"the embedded demo has no {task.name} file"  # shipped with the package
     return GoldChoice(_gold_from_path(task.name, str(path), path.stat().st_mtime), f"demo:{path.stat().st_mtime}", note, True)
 
 
@@ -293,7 +295,7 @@ def evaluate_runs(task: Task, choice: GoldChoice) -> tuple[dict[str, RunResult],
     for name, source in runs_for(task, choice).items():
         key = (task.name, choice.key, source.digest, source.file_name, name, strict)
         with st.spinner(f"Scoring {md(name)}…"):  # drawn only when scoring takes a moment (a cached run returns at once)
-            outcome = cache.get(key, lambda source=source: _score(task, choice, source, strict, runs))
+            outcome = cache.get(key, partial(_score, task, choice, source, strict, runs))
         if isinstance(outcome, str):
             failures[name] = outcome
         else:
