@@ -13,46 +13,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
+from appserver import CHROMIUM_ARGS, IDLE, NER_TAGS, REPO, start_app
 from playwright.sync_api import sync_playwright
 
 from klue_viz.evaluate import evaluate_file, load_gold
 from klue_viz.tasks import get_task
 
-REPO = Path(__file__).resolve().parents[1]
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-TAGS = ["B-PS", "I-PS", "B-LC", "I-LC", "B-OG", "I-OG", "B-DT", "I-DT", "B-TI", "I-TI", "B-QT", "I-QT", "O"]
-
 
 def start(shared: Path) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, KLUE_VIZ_DATA_DIR=str(shared))
-    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1",
-                                "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                               cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                return process, url
-        except OSError:
-            time.sleep(0.3)
-    process.terminate()
-    raise SystemExit("server did not start")
+    return start_app({"KLUE_VIZ_DATA_DIR": str(shared)})
 
 
 def prediction_files(shared: Path, folder: Path, count: int) -> list[Path]:
@@ -61,7 +38,7 @@ def prediction_files(shared: Path, folder: Path, count: int) -> list[Path]:
     paths = []
     for k in range(count):
         rng = random.Random(k)
-        lines = [json.dumps({"guid": r["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(TAGS) for t in r["tags"]]}, ensure_ascii=False)
+        lines = [json.dumps({"guid": r["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(NER_TAGS) for t in r["tags"]]}, ensure_ascii=False)
                  for r in gold.rows]
         path = folder / f"ner-run-{k}.jsonl"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -83,7 +60,7 @@ def main() -> int:
         reference = statistics.median(_timed(lambda f=f: evaluate_file(get_task("ner"), gold, f)) for f in files)
         try:
             with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
                 for path in files:
                     page = browser.new_page(viewport={"width": 1280, "height": 2000})
                     page.goto(f"{url}/ner")

@@ -14,19 +14,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
+from appserver import CHROMIUM_ARGS, IDLE, NER_TAGS, REPO, start_app
 from playwright.sync_api import sync_playwright
 
-REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from klue_viz.annotations.runs import RunStore  # noqa: E402
@@ -34,10 +31,6 @@ from klue_viz.annotations.store import Store  # noqa: E402
 from klue_viz.evaluate import load_gold  # noqa: E402
 from klue_viz.tasks import get_task  # noqa: E402
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-TAGS = ["B-PS", "I-PS", "B-LC", "I-LC", "B-OG", "I-OG", "B-DT", "I-DT", "B-TI", "I-TI", "B-QT", "I-QT", "O"]
 MB = 1024 * 1024
 
 
@@ -49,29 +42,13 @@ def rss(pid: int) -> int:
 
 
 def start(shared: Path, db: str) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, KLUE_VIZ_DATA_DIR=str(shared), KLUE_VIZ_DB=db)
-    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1",
-                                "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-                                "--server.disconnectedSessionTTL", "5"],
-                               cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                return process, url
-        except OSError:
-            time.sleep(0.3)
-    process.terminate()
-    raise SystemExit("server did not start")
+    return start_app({"KLUE_VIZ_DATA_DIR": str(shared), "KLUE_VIZ_DB": db}, "--server.disconnectedSessionTTL", "5")
 
 
 def store_run(shared: Path, db: str) -> None:
     gold = load_gold(get_task("ner"), shared)
     rng = random.Random(0)
-    lines = [json.dumps({"guid": r["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(TAGS) for t in r["tags"]]}, ensure_ascii=False)
+    lines = [json.dumps({"guid": r["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(NER_TAGS) for t in r["tags"]]}, ensure_ascii=False)
              for r in gold.rows]
     RunStore(Store(db)).add("ner", "ner-bench.jsonl", ("\n".join(lines) + "\n").encode("utf-8"), model="bench")
 
@@ -89,7 +66,7 @@ def main() -> int:
         figures = {"started": rss(process.pid)}
         try:
             with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
                 contexts = []
                 for k in range(args.sessions):
                     context = browser.new_context(viewport={"width": 1280, "height": 2000})

@@ -21,46 +21,25 @@ import json
 import math
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
+from appserver import CHROMIUM_ARGS, IDLE, NER_TAGS, REPO, start_app
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 from playwright.async_api import async_playwright
 
 from klue_viz.evaluate import load_gold
 from klue_viz.tasks import get_task
 
-REPO = Path(__file__).resolve().parents[1]
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-TAGS = ["B-PS", "I-PS", "B-LC", "I-LC", "B-OG", "I-OG", "B-DT", "I-DT", "B-TI", "I-TI", "B-QT", "I-QT", "O"]
 CHANGED = "b => { const el = document.querySelector('.kv-count'); return !!el && el.dataset.shown !== b; }"
 
 
 def start(shared: Path) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, KLUE_VIZ_DATA_DIR=str(shared))
-    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1",
-                                "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                               cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                return process, url
-        except OSError:
-            time.sleep(0.3)
-    process.terminate()
-    raise SystemExit("server did not start")
+    return start_app({"KLUE_VIZ_DATA_DIR": str(shared)})
 
 
 def cpu_seconds(pid: int) -> float:
@@ -72,7 +51,7 @@ def cpu_seconds(pid: int) -> float:
 def prediction_file(shared: Path, folder: Path) -> Path:
     gold = load_gold(get_task("ner"), shared)
     rng = random.Random(0)
-    lines = [json.dumps({"guid": r["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(TAGS) for t in r["tags"]]}, ensure_ascii=False)
+    lines = [json.dumps({"guid": r["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(NER_TAGS) for t in r["tags"]]}, ensure_ascii=False)
              for r in gold.rows]
     path = folder / "ner-run.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -135,7 +114,7 @@ async def _type(box, text: str) -> None:
 
 async def run(url: str, path: Path, sessions: int, rounds: int, server_pid: int) -> dict:
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         alone = await open_session(browser, url, path)
         cpu = cpu_seconds(server_pid)
         single = []

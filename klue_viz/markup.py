@@ -31,7 +31,7 @@ def unlinked(text: str) -> str:
 
 
 def visible(text) -> str:
-    """`text` as a string with control, bidi-override and lone-surrogate characters written as `\\uXXXX`."""
+    """`text` as a string with control, bidi-override and lone-surrogate characters written as `\\u` and four hex digits."""
     return INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(text))
 
 
