@@ -171,7 +171,7 @@ def test_a_postgresql_database_at_schema_1_is_migrated():
         store_module.schema_version.create(connection)
         store_module.MIGRATIONS[1](connection)
         connection.execute(store_module.schema_version.insert().values(version=1))
-        connection.execute(store_module.annotations.insert().values(task="re", guid="g", turn=-1, run="r", annotator="a", updated_at="t"))
+        connection.execute(store_module.annotation_table.insert().values(task="re", guid="g", turn=-1, run="r", annotator="a", updated_at="t"))
     engine.dispose()
     store = Store(PG_URL)
     assert store.version() == 2 and [a.guid for a in store.find()] == ["g"]
