@@ -137,7 +137,7 @@ def test_upload_click_a_confusion_cell_and_read_the_examples(server, page, tmp_p
     total = shown(page)
     uploaded = uploaded_copy(task, tmp_path)
     upload(page, uploaded)
-    page.wait_for_function("name => document.body.innerText.includes(name)", arg=f"{uploaded.stem} ({uploaded.name})", timeout=60_000)
+    page.wait_for_function("name => document.body.innerText.includes(name)", arg=f"{uploaded.stem} ({uploaded.name})", timeout=120_000)
     wait_idle(page)
     page.wait_for_selector(".js-plotly-plot .nsewdrag")
     click_cell(page, gold, pred)
