@@ -14,25 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import predictions
+from bench_core import cpu_time, predictions
 
 from klue_viz.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
-
-
-def cpu(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return statistics.median(times)
 
 
 def main() -> int:
@@ -90,13 +80,13 @@ def bench_task(name: str, shared: str, repeat: int, suspects) -> str:
     gold = load_gold(task, shared)
     data = ["\n".join(json.dumps(p, ensure_ascii=False) for p in predictions(name, gold, random.Random(seed))).encode() for seed in (0, 1)]
     first, second = (evaluate_bytes(task, gold, d, f"run{k}.jsonl") for k, d in enumerate(data))
-    score = cpu(lambda: evaluate_bytes(task, gold, data[0], "run0.jsonl"), repeat)
-    found = cpu(lambda: weak_slices(task, first.frames), repeat)
-    paired = cpu(lambda: paired_slices(task, first, second), repeat)
+    score = cpu_time(lambda: evaluate_bytes(task, gold, data[0], "run0.jsonl"), repeat)
+    found = cpu_time(lambda: weak_slices(task, first.frames), repeat)
+    paired = cpu_time(lambda: paired_slices(task, first, second), repeat)
     line = (f"{name}: {len(first.frames.examples):,} sentences · score a run {score:.2f} CPU s · weak slices {found:.2f} s "
             f"({found / score:.1f}x) · paired slices {paired:.2f} s ({paired / score:.1f}x)")
     if suspects is not None:
-        queue = cpu(lambda: suspects(task, [first, second]), repeat)
+        queue = cpu_time(lambda: suspects(task, [first, second]), repeat)
         line += f" · suspects {queue:.2f} s ({queue / score:.1f}x)"
     return line
 
