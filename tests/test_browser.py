@@ -103,8 +103,13 @@ def shown(page) -> int:
     return int(page.locator(".kv-count").get_attribute("data-shown"))
 
 
+def uploader(page, key: str):
+    """The file input of the uploader with this widget key (not whichever uploader renders first)."""
+    return page.locator(f'.st-key-{key} input[type=file]')
+
+
 def upload(page, path: Path) -> None:
-    page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(path))
+    uploader(page, "pred_upload").set_input_files(str(path))
     wait_idle(page)
 
 
@@ -459,7 +464,7 @@ def test_the_loaded_runs_table_shows_every_row_without_scrolling(server, page, t
         lines = next(demo_runs(task)).read_text(encoding="utf-8").splitlines()
         extra.append(tmp_path / f"another-{task}.jsonl")
         extra[-1].write_text("\n".join(lines[1:]), encoding="utf-8")
-    page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files([str(p) for p in extra])
+    uploader(page, "home_upload").set_input_files([str(p) for p in extra])
     wait_idle(page)
     page.locator('[data-testid="stDataFrame"]').nth(1).wait_for(timeout=60_000)  # the detected files, then the runs
     table = page.locator('[data-testid="stDataFrame"]').first
