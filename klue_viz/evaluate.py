@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from klue_viz.io import (
     RecordFile,
@@ -16,9 +16,15 @@ from klue_viz.io import (
     read_bytes,
     read_records,
 )
+from klue_viz.lazy import lazy_module
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks import detect_task
 from klue_viz.tasks.base import Frames, RecordError, Repaired, Scores, Task
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # the CLI scores without it
 
 #: How many problems of one kind are listed before the rest are only counted.
 MAX_LISTED = 200
@@ -26,25 +32,26 @@ MAX_LISTED = 200
 
 @dataclass
 class Gold:
-    """The gold examples of one task, one row per evaluation example."""
+    """The gold examples of one task, one row per evaluation example (plain dicts; a frame only when a view asks)."""
 
     task: Task
-    frame: pd.DataFrame
+    rows: list[dict]
     source: str
     problems: list[Problem] = field(default_factory=list)
     #: Guids were made from positions (Hugging Face NER/DP): match predictions by guid number too.
     positional: bool = False
-    #: The same rows as plain dicts, handed to `parse_prediction` (the frame's rows, not a copy of other data).
-    rows: list[dict] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if not self.rows:
-            self.rows = self.frame.to_dict("records")
-        self.position = {guid: k for k, guid in enumerate(self.frame["guid"])}
+        self.position = {row["guid"]: k for k, row in enumerate(self.rows)}
         self.by_number: dict[str | None, int] = {}
         if self.positional:
             for guid, k in self.position.items():
                 self.by_number.setdefault(self.task.number_key(guid), k)
+
+    @cached_property
+    def frame(self) -> pd.DataFrame:
+        """The rows as a DataFrame, built on first use (scoring alone never needs it)."""
+        return pd.DataFrame(self.rows)
 
     def locate(self, key: str) -> int | None:
         if key in self.position:
@@ -72,7 +79,8 @@ class RunResult:
     file: str
     scores: Scores
     coverage: Coverage
-    frames: Frames
+    #: Builds the per-example frames; called once, the first time `frames` is read.
+    frames_builder: Callable[[], Frames] = field(repr=False, compare=False)
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     extra_guids: list[str] = field(default_factory=list)
@@ -80,6 +88,13 @@ class RunResult:
     key: str = ""
     #: Bootstrap confidence intervals per metric, when asked for.
     intervals: dict[str, tuple[float, float] | None] | None = None
+
+    @cached_property
+    def frames(self) -> Frames:
+        """The per-example frames every view filters, built when first needed (the CLI's scores never need them)."""
+        frames = self.frames_builder()
+        self.frames_builder = lambda: frames  # lets go of the parsed predictions
+        return frames
 
     def to_dict(self) -> dict:
         return {
@@ -240,7 +255,7 @@ def _gold(task: Task, rows: list[dict], problems: list[Problem], source: str, po
         else:
             seen.add(row["guid"])
             kept.append(row)
-    return Gold(task, pd.DataFrame(kept), source, problems, positional, kept)
+    return Gold(task, kept, source, problems, positional)
 
 
 # ---- predictions --------------------------------------------------------------------------------
@@ -321,11 +336,17 @@ def evaluate_records(task: Task, gold: Gold, file: RecordFile, strict: bool = Fa
         if missing:
             notes.append(f"--strict: {len(missing)} gold example(s) without a prediction were scored as empty predictions")
     order = sorted(predictions)
-    frames = task.build_frames(gold.frame.iloc[order].reset_index(drop=True), [predictions[k] for k in order])
+    scored = [predictions[k] for k in order]
     filled = set(missing) if strict else set()  # scored as empty predictions under --strict
-    frames.examples["has_prediction"] = [k not in filled for k in order]
+
+    def frames_builder() -> Frames:
+        frames = task.build_frames(gold.frame.iloc[order].reset_index(drop=True), scored)
+        frames.examples["has_prediction"] = [k not in filled for k in order]
+        return frames
+
+    stats = task.row_statistics([gold.rows[k] for k in order], scored)
     coverage = Coverage(n_gold, len(order), len(missing), len(extra), n_invalid)
     return RunResult(
-        task, run or Path(name).stem, name, task.score(frames), coverage, frames,
+        task, run or Path(name).stem, name, task.scores_of(stats), coverage, frames_builder,
         problems[:MAX_LISTED], notes, extra,
     )

@@ -9,9 +9,16 @@ MCE is the largest of those gaps over non-empty bins. Both are on the 0..100 sca
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+from klue_viz.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # the CLI scores without it
 
 N_BINS = 10
 

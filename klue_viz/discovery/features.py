@@ -12,11 +12,17 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
+from klue_viz.lazy import lazy_module
 from klue_viz.tasks.base import Frames, Slice, Task
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # the CLI scores without it
 
 SCRIPTS = ("Hangul", "Hanja", "Latin", "digits")
 #: Common case particles and auxiliaries that attach to a noun, longest first so 에서 wins over 에.

@@ -6,17 +6,22 @@ import json
 import math
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from klue_viz import markup as mk
 from klue_viz.discovery.calibration import confidence_bucket
 from klue_viz.io import JSON_FAILURES
+from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Aggregate, Statistics, label_statistics
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, RecordError, Task, as_int
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # the CLI scores without it
 
 
 class LabelTask(Task):
@@ -150,6 +155,16 @@ class LabelTask(Task):
 
     def statistics(self, frames: Frames) -> Statistics:
         gold, pred = self.class_codes(frames)
+        return self.code_statistics(gold, pred, frames.examples["probs"].tolist())
+
+    def row_statistics(self, gold: list[dict], predictions: list[dict]) -> Statistics:
+        index = {label: k for k, label in enumerate(self.labels)}
+        codes = np.array([index.get(row["gold"], -1) for row in gold], dtype=np.int64)
+        pred = np.array([index.get(p["label"], -1) for p in predictions], dtype=np.int64)
+        return self.code_statistics(codes, pred, [p["probs"] for p in predictions])
+
+    def code_statistics(self, gold: np.ndarray, pred: np.ndarray, probs: list[list[float] | None]) -> Statistics:
+        """Statistics of gold and predicted class ids (-1: no prediction) and of each example's probabilities (None: not given)."""
         classes = len(self.labels)
         rows, cols, values = label_statistics(gold, pred, classes)
         return Statistics(len(gold), 3 * classes + 1, rows, cols, values, self.aggregate_for(classes))

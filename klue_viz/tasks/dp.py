@@ -7,18 +7,27 @@ word with a wrong head is predicted as the PAD class).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from klue_viz import markup as mk
 from klue_viz.draw_arcs import Arc, Word, dependency_svg
-from klue_viz.metrics import DP_LAS_CLASSES, DP_RELATIONS, Statistics, dp_aggregate, dp_statistics
+from klue_viz.lazy import lazy_module
+from klue_viz.metrics import DP_LAS_CLASSES, DP_RELATIONS, Statistics, dp_aggregate, dp_las_classes, dp_statistics
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, as_int, as_list, bucket
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # the CLI scores without it
 
 DEP_LABELS = DP_RELATIONS
 KEPT_FOR_LAS = frozenset(DEP_LABELS[:15])
 OTHERS, PAD = DP_LAS_CLASSES[-2], DP_LAS_CLASSES[-1]
+#: The index column of a sentence's word lines, as written in the official file.
+WORD_INDICES = tuple(str(k) for k in range(1, 1001))
 #: The confusion column of words given the right relation but the wrong head (not a label success).
 WRONG_HEAD = "wrong head"
 
@@ -70,43 +79,63 @@ class Dp(Task):
 
     # ---- gold -------------------------------------------------------------------------------
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
-        rows, problems = [], []
-        current: dict | None = None
-        for number, line in enumerate(text.split("\n"), 1):
-            if line.startswith("## "):
-                guid, tab, sentence = line[3:].partition("\t")
-                if not tab or " " in guid.strip():
-                    continue  # header lines (one of them lists the columns with tabs)
-                current = {"guid": guid.strip(), "sentence": sentence, "words": [], "lemmas": [], "pos": [], "heads": [], "deprels": []}
-                rows.append(current)
+        """Sentences of the official TSV: a `## guid<TAB>sentence` line, then one line per word."""
+        rows: list[dict] = []
+        problems: list[Problem] = []
+        lines = text.split("\n")
+        headers = [k for k, line in enumerate(lines) if line.startswith("## ")] + [len(lines)]
+        for here, after in zip(headers[:-1], headers[1:]):
+            guid, tab, sentence = lines[here][3:].partition("\t")
+            if not tab or " " in guid.strip():
+                continue  # header lines (one of them lists the columns with tabs)
+            row: dict = {"guid": guid.strip(), "sentence": sentence}
+            columns = self._word_columns([line for line in lines[here + 1:after] if line.strip()])
+            if columns is None:  # something is off: read it line by line to say where
+                body = [(number, line) for number, line in enumerate(lines[here + 1:after], here + 2) if line.strip()]
+                columns = self._word_lines(body, row["guid"], name, problems)
+            if columns is None:
                 continue
-            if not line.strip() or current is None:
-                continue
+            row.update(zip(("words", "lemmas", "pos", "heads", "deprels"), columns))
+            bad = self._bad_head(row)
+            if bad:
+                problems.append(Problem(f"{bad}; sentence left out", guid=row["guid"], file=name))
+            elif row["words"]:
+                rows.append(self._finish(row))
+        if not rows:
+            raise InputError(f"{name}: no sentence found; expected the official KLUE-DP TSV ('## guid<TAB>sentence' then word lines)")
+        return rows, problems
+
+    @staticmethod
+    def _word_columns(lines: list[str]) -> tuple[list, ...] | None:
+        """The word, lemma, POS, head and relation columns of well-formed word lines (indices 1, 2, ...); else None."""
+        try:
+            index, words, lemmas, pos, heads, deprels = list(zip(*(line.split("\t") for line in lines)))[:6]
+            if index != WORD_INDICES[:len(index)]:
+                return None
+            return list(words), list(lemmas), list(pos), list(map(int, heads)), list(deprels)
+        except ValueError:  # fewer than 6 fields on some line, or a head that is not a number
+            return None
+
+    @staticmethod
+    def _word_lines(body: list[tuple[int, str]], guid: str, name: str, problems: list[Problem]) -> tuple[list, ...] | None:
+        """The columns of a sentence read line by line, each bad line a problem (then the sentence is left out)."""
+        columns: tuple[list, ...] = ([], [], [], [], [])
+        broken = False
+        for number, line in body:
             fields = line.split("\t")
             try:
                 if len(fields) < 6:
                     raise ValueError(f"expected 6 tab-separated fields (INDEX WORD_FORM LEMMA POS HEAD DEPREL), found {len(fields)}")
                 index, head = int(fields[0]), int(fields[4])
-                if index != len(current["words"]) + 1:
+                if index != len(columns[0]) + 1:
                     raise ValueError(f"word index {index} out of sequence")
             except ValueError as err:
-                problems.append(Problem(str(err), number, current["guid"], name))
-                current["broken"] = True
+                problems.append(Problem(str(err), number, guid, name))
+                broken = True
                 continue
-            current["words"].append(fields[1])
-            current["lemmas"].append(fields[2])
-            current["pos"].append(fields[3])
-            current["heads"].append(head)
-            current["deprels"].append(fields[5])
-        if not rows:
-            raise InputError(f"{name}: no sentence found; expected the official KLUE-DP TSV ('## guid<TAB>sentence' then word lines)")
-        for row in rows:
-            bad = self._bad_head(row)
-            if bad and not row.get("broken"):
-                problems.append(Problem(f"{bad}; sentence left out", guid=row["guid"], file=name))
-                row["broken"] = True
-        kept = [self._finish(r) for r in rows if not r.pop("broken", False) and r["words"]]
-        return kept, problems
+            for column, value in zip(columns, (fields[1], fields[2], fields[3], head, fields[5])):
+                column.append(value)
+        return None if broken else columns
 
     @staticmethod
     def _bad_head(row: dict) -> str | None:
@@ -159,7 +188,8 @@ class Dp(Task):
             raise RecordError("missing field 'head' (one head index per word, 0 = root)")
         if record.get("deprel") in (None, ""):
             raise RecordError("missing field 'deprel' (one relation per word)")
-        heads = [as_int(h, f"head[{k}]") for k, h in enumerate(as_list(record["head"], "head"))]
+        given = as_list(record["head"], "head")
+        heads = given if all(type(h) is int for h in given) else [as_int(h, f"head[{k}]") for k, h in enumerate(given)]
         deprels = [str(d) for d in as_list(record["deprel"], "deprel")]
         if len(heads) != n or len(deprels) != n:
             raise RecordError(f"head has {len(heads)} and deprel {len(deprels)} entries, expected {n} (one per word of the sentence)")
@@ -224,6 +254,17 @@ class Dp(Task):
         words = frames.details["words"]
         sentence = pd.Index(frames.examples["guid"]).get_indexer(words["guid"]).astype(np.int64)
         return word_statistics(words, sentence, len(frames.examples))
+
+    def row_statistics(self, gold: list[dict], predictions: list[dict]) -> Statistics:
+        sentence = np.repeat(np.arange(len(gold)), [row["n_words"] for row in gold])
+        (rows, cols, values), width = dp_statistics(
+            sentence,
+            np.fromiter((h for row in gold for h in row["heads"]), dtype=np.int64, count=len(sentence)),
+            np.fromiter((h for p in predictions for h in p["heads"]), dtype=np.int64, count=len(sentence)),
+            dp_las_classes(d for row in gold for d in row["deprels"]),
+            dp_las_classes(d for p in predictions for d in p["deprels"]),
+        )
+        return Statistics(len(gold), width, rows, cols, values, dp_aggregate(width))
 
     def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
         if level != "words":

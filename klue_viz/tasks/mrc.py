@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from klue_viz import markup as mk
 from klue_viz.discovery.features import script_mix
+from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, bucket
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # the CLI scores without it
 
 QUESTION_TYPES = {1: "paraphrase", 2: "multi-sentence reasoning", 3: "unanswerable"}
 
@@ -30,6 +35,14 @@ def answer_segments(context: str, gold_spans: list[tuple[int, int]], pred_span: 
             out.append((start, k, names[int(marks[start])]))
             start = k
     return out
+
+
+def answer_statistics(pred_norm: list[str], gold_norm: list[list[str]]) -> Statistics:
+    """Per question: exact match and ROUGE-W of the normalised answer against its best gold answer."""
+    pairs = [mrc_example(p, golds) for p, golds in zip(pred_norm, gold_norm)]
+    rows, cols, values = mean_statistics([np.array([em for em, _ in pairs], dtype=np.float64),
+                                          np.array([rouge for _, rouge in pairs], dtype=np.float64)])
+    return Statistics(len(pairs), 3, rows, cols, values, mrc_aggregate)
 
 
 class Mrc(Task):
@@ -137,8 +150,10 @@ class Mrc(Task):
 
     def statistics(self, frames: Frames) -> Statistics:
         ex = frames.examples
-        rows, cols, values = mean_statistics([ex["em"].to_numpy(np.float64) / 100.0, ex["rouge_w"].to_numpy(np.float64) / 100.0])
-        return Statistics(len(ex), 3, rows, cols, values, mrc_aggregate)
+        return answer_statistics(ex["pred_norm"].tolist(), ex["gold_norm"].tolist())
+
+    def row_statistics(self, gold: list[dict], predictions: list[str]) -> Statistics:
+        return answer_statistics([normalise_answer(p) for p in predictions], [row["gold_norm"] for row in gold])
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
         ex = frames.examples

@@ -10,12 +10,13 @@ at a fraction of its cost; the tests hold the two together on the real dev set.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from klue_viz import markup as mk
 from klue_viz.discovery.features import entity_features, eojeol_bucket
+from klue_viz.lazy import lazy_module
 from klue_viz.metrics import (
     NER_TAG_ID,
     NER_TAGS,
@@ -23,6 +24,7 @@ from klue_viz.metrics import (
     NER_WIDTH,
     Statistics,
     character_counts,
+    entity_kinds,
     ner_aggregate,
     ner_entity_table,
     ner_statistics,
@@ -31,6 +33,11 @@ from klue_viz.metrics import (
 )
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, Metric, RecordError, Repaired, Slice, Task, as_int, as_list, bucket
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # the CLI scores without it
 
 #: Hugging Face ClassLabel order of `ner_tags`.
 TAGS, TYPES, TAG_ID = NER_TAGS, NER_TYPES, NER_TAG_ID
@@ -119,6 +126,21 @@ def tag_names(values: list, what: str, expected_length: int) -> list[str]:
     if len(tags) != expected_length:
         raise RecordError(f"{what} has {len(tags)} tags, expected {expected_length} (one per character of the sentence, spaces included)")
     return tags
+
+
+class Characters:
+    """The official view of sentences' tags: the non-space characters of all sentences in one run, as tag ids.
+
+    `sentence` and `offset` say where each character is; the official reader skips exactly the " " lines.
+    """
+
+    def __init__(self, sentences: list[str], gold_tags: list[list[str]], pred_tags: list[list[str]]) -> None:
+        lengths = np.array([len(s) for s in sentences], dtype=np.int64)
+        nonspace = np.frombuffer("".join(sentences).encode("utf-32-le"), dtype=np.uint32) != ord(" ")
+        self.sentence = np.repeat(np.arange(len(sentences)), lengths)[nonspace]
+        self.offset = (np.arange(len(nonspace)) - np.repeat(np.cumsum(lengths) - lengths, lengths))[nonspace]
+        self.gold = np.array([TAG_ID[t] for tags in gold_tags for t in tags], dtype=np.int64)[nonspace]
+        self.pred = np.array([TAG_ID[t] for tags in pred_tags for t in tags], dtype=np.int64)[nonspace]
 
 
 class Ner(Task):
@@ -210,22 +232,19 @@ class Ner(Task):
         return ["O"] * len(gold["sentence"])
 
     # ---- results ----------------------------------------------------------------------------
+    def row_statistics(self, gold: list[dict], predictions: list) -> Statistics:
+        chars = Characters([row["sentence"] for row in gold], [row["tags"] for row in gold], predictions)
+        tp, fp, fn = character_counts(chars.sentence, chars.gold, chars.pred, len(gold))
+        rows, cols, values = ner_statistics(len(gold), tp, fp, fn, *entity_kinds(ner_entity_table(chars.sentence, chars.gold, chars.pred)))
+        return Statistics(len(gold), NER_WIDTH, rows, cols, values, ner_aggregate)
+
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         sentences = gold["sentence"].tolist()
         lengths = np.array([len(s) for s in sentences])
-        code_points = np.frombuffer("".join(sentences).encode("utf-32-le"), dtype=np.uint32)
-        nonspace = code_points != ord(" ")  # the official reader skips exactly the " " character lines
-        gold_ids = np.array([TAG_ID[t] for tags in gold["tags"] for t in tags], dtype=np.int64)
-        pred_ids = np.array([TAG_ID[t] for tags in predictions for t in tags], dtype=np.int64)
         given = [p.spans if isinstance(p, OverlappingSpans) else None for p in predictions]
-        sent_of_char = np.repeat(np.arange(len(sentences)), lengths)
-        offset_of_char = np.arange(len(code_points)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-
-        # Official view: non-space characters only.
-        sent_ns = sent_of_char[nonspace]
-        gold_ns, pred_ns = gold_ids[nonspace], pred_ids[nonspace]
-        tp, fp, fn = character_counts(sent_ns, gold_ns, pred_ns, len(sentences))
-        entities = self._entity_frame(gold, sent_ns, offset_of_char[nonspace], gold_ns, pred_ns)
+        chars = Characters(sentences, gold["tags"].tolist(), predictions)
+        tp, fp, fn = character_counts(chars.sentence, chars.gold, chars.pred, len(sentences))
+        entities = self._entity_frame(gold, chars.sentence, chars.offset, chars.gold, chars.pred)
 
         examples = gold.drop(columns=["tags"]).copy()
         examples["gold_tags"] = gold["tags"].tolist()

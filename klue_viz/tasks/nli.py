@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from klue_viz import markup as mk
+from klue_viz.lazy import lazy_module
 from klue_viz.metrics import NLI_LABELS, nli_aggregate
 from klue_viz.tasks.base import Frames, Metric, Slice, bucket
 from klue_viz.tasks.classification import LabelTask
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # the CLI scores without it
 
 VOTE_FIELDS = ("author", "label2", "label3", "label4", "label5")
 

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from klue_viz import markup as mk
+from klue_viz.lazy import lazy_module
 from klue_viz.metrics import RE_RELATIONS, Statistics, label_statistics, re_aggregate, re_auprc_unsummed
 from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, as_int, bucket
 from klue_viz.tasks.classification import LabelTask
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # the CLI scores without it
 
 RELATIONS = RE_RELATIONS
 NO_RELATION = "no_relation"
@@ -80,16 +86,13 @@ class Re(LabelTask):
         frame["sentence_length"] = bucket(frame["sentence"].str.len(), [0, 50, 100, 150, float("inf")], "chars")
         return Frames(frame)
 
-    def statistics(self, frames: Frames) -> Statistics:
+    def code_statistics(self, gold: np.ndarray, pred: np.ndarray, probs: list[list[float] | None]) -> Statistics:
         """Label counts for micro F1, and the probability rows AUPRC is computed from (it does not sum)."""
-        gold, pred = self.class_codes(frames)
         classes = len(self.labels)
         rows, cols, values = label_statistics(gold, pred, classes)
-        probs = frames.examples["probs"]
-        has_probs = probs.notna().to_numpy(dtype=bool)
-        table = np.array(probs[has_probs].tolist(), dtype=np.float64).reshape(-1, len(RELATIONS))
+        has_probs = np.array([isinstance(p, list) for p in probs], dtype=bool)
         full = np.zeros((len(gold), len(RELATIONS)))
-        full[has_probs] = table
+        full[has_probs] = np.array([p for p in probs if isinstance(p, list)], dtype=np.float64).reshape(-1, len(RELATIONS))
         return Statistics(len(gold), 3 * classes + 1, rows, cols, values, re_aggregate(classes), re_auprc_unsummed(gold, full, has_probs))
 
     def render(self, frames: Frames, guid: str) -> str:

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from klue_viz import markup as mk
+from klue_viz.lazy import lazy_module
 from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_aggregate, sts_statistics
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, Metric, RecordError, Repaired, Slice, Task, as_int, shown
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # the CLI scores without it
 
 THRESHOLD = STS_THRESHOLD
 SCORE_BINS = [-np.inf, 1, 2, 3, 4, np.inf]
@@ -20,6 +25,12 @@ SCORE_BIN_LABELS = ["0-1", "1-2", "2-3", "3-4", "4-5"]
 
 def score_bin(values: pd.Series) -> pd.Series:
     return pd.cut(values, SCORE_BINS, labels=SCORE_BIN_LABELS, right=False).astype("string")
+
+
+def pair_statistics(gold: np.ndarray, pred: np.ndarray, pred_binary: np.ndarray) -> Statistics:
+    """Pearson's sums and the binary F1 counts of pairs (gold thresholded at 3.0, the prediction's own 0/1)."""
+    rows, cols, values = sts_statistics(gold, pred, (gold >= THRESHOLD).astype(int), pred_binary)
+    return Statistics(len(gold), 9, rows, cols, values, sts_aggregate)
 
 
 class Sts(Task):
@@ -120,10 +131,12 @@ class Sts(Task):
 
     def statistics(self, frames: Frames) -> Statistics:
         ex = frames.examples
-        rows, cols, values = sts_statistics(
-            ex["gold"].to_numpy(np.float64), ex["pred"].to_numpy(np.float64), ex["gold_binary"].to_numpy(), ex["pred_binary"].to_numpy()
-        )
-        return Statistics(len(ex), 9, rows, cols, values, sts_aggregate)
+        return pair_statistics(ex["gold"].to_numpy(np.float64), ex["pred"].to_numpy(np.float64), ex["pred_binary"].to_numpy())
+
+    def row_statistics(self, gold: list[dict], predictions: list[dict]) -> Statistics:
+        return pair_statistics(np.array([row["gold"] for row in gold], dtype=np.float64),
+                               np.array([p["score"] for p in predictions], dtype=np.float64),
+                               np.array([p["binary"] for p in predictions], dtype=int))
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
         ex = frames.examples

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from klue_viz import markup as mk
+from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Statistics, mean_statistics, prf_aggregate, prf_statistics, turn_prf, wos_aggregate
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, as_int, as_list
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # the CLI scores without it
 
 SPECIAL_VALUES = ("dontcare", "yes", "no")
 
@@ -27,6 +32,14 @@ def value_class(value: str | None) -> str:
     if value is None:
         return "none"
     return value if value in SPECIAL_VALUES or value == "none" else "value"
+
+
+def state_statistics(gold_states: list[list[str]], pred_states: list[list[str]]) -> Statistics:
+    """Per turn: whether the state is right as a set (joint goal) and the turn's slot F1."""
+    pairs = list(zip(gold_states, pred_states))
+    rows, cols, values = mean_statistics([np.array([set(g) == set(p) for g, p in pairs], dtype=np.float64),
+                                          np.array([turn_prf(g, p)[3] for g, p in pairs], dtype=np.float64)])
+    return Statistics(len(pairs), 3, rows, cols, values, wos_aggregate)
 
 
 class Wos(Task):
@@ -155,8 +168,10 @@ class Wos(Task):
 
     def statistics(self, frames: Frames) -> Statistics:
         turns = frames.examples
-        rows, cols, values = mean_statistics([turns["correct"].to_numpy(np.float64), turns["f1"].to_numpy(np.float64) / 100.0])
-        return Statistics(len(turns), 3, rows, cols, values, wos_aggregate)
+        return state_statistics(turns["gold_state"].tolist(), turns["pred_state"].tolist())
+
+    def row_statistics(self, gold: list[dict], predictions: list[list[str]]) -> Statistics:
+        return state_statistics([row["gold_state"] for row in gold], predictions)
 
     def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
         if level != "slots":

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from klue_viz import markup as mk
 from klue_viz.discovery.features import script_mix
+from klue_viz.lazy import lazy_module
 from klue_viz.metrics import YNAT_LABELS, ynat_aggregate
 from klue_viz.tasks.base import Frames, Metric, Slice, bucket
 from klue_viz.tasks.classification import LabelTask
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = lazy_module("pandas")  # the CLI scores without it
 
 
 class Ynat(LabelTask):

@@ -1,0 +1,88 @@
+"""A run's headline numbers come from gold rows and parsed predictions (`row_statistics`), everything else
+from its frames (`statistics`): the two must agree on every task, on the real dev sets, and under --strict.
+And `klue-viz evaluate` must score without importing pandas, which costs more than the scoring."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import pytest
+
+from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
+from klue_viz.metrics import DP_RELATIONS, NER_TAGS, NLI_LABELS
+from klue_viz.tasks import TASKS, get_task
+from tests.conftest import jsonl
+
+REAL = {
+    "ner": "klue-ner-v1.1/klue-ner-v1.1_dev.tsv", "dp": "klue-dp-v1.1/klue-dp-v1.1_dev.tsv", "nli": "klue-nli-v1.1/klue-nli-v1.1_dev.json",
+    "sts": "klue-sts-v1.1/klue-sts-v1.1_dev.json", "wos": "wos-v1.1/wos-v1.1_dev_sample_10.json",
+}
+
+
+def assert_same(result) -> None:
+    from_frames = result.task.score(result.frames)
+    assert from_frames.values.keys() == result.scores.values.keys()
+    for key, value in result.scores.values.items():
+        other = from_frames.values[key]
+        assert (value is None) == (other is None), (result.task.name, key, value, other)
+        if value is not None:
+            assert value == pytest.approx(other, abs=1e-9), (result.task.name, key)
+    assert from_frames.reasons == result.scores.reasons
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_demo_runs_score_the_same_from_rows_and_from_frames(name):
+    task = TASKS[name]
+    gold = load_gold(task, DEMO_BENCHMARK)
+    for run in demo_runs(name):
+        assert_same(evaluate_file(task, gold, run))
+        assert_same(evaluate_file(task, gold, run, strict=True))
+
+
+def corrupted(name: str, row: dict, rng: random.Random) -> dict:
+    """A plausible prediction for a gold row, wrong in places."""
+    if name == "ner":
+        return {"guid": row["guid"], "tags": [t if rng.random() > 0.05 else rng.choice(NER_TAGS) for t in row["tags"]]}
+    if name == "dp":
+        n = row["n_words"]
+        return {"guid": row["guid"], "head": [h if rng.random() > 0.1 else rng.randint(0, n) for h in row["heads"]],
+                "deprel": [d if rng.random() > 0.1 else rng.choice(DP_RELATIONS) for d in row["deprels"]]}
+    if name == "nli":
+        return {"guid": row["guid"], "label": row["gold"] if rng.random() > 0.3 else rng.choice(NLI_LABELS)}
+    if name == "sts":
+        return {"guid": row["guid"], "score": min(5.0, max(0.0, row["gold"] + rng.gauss(0, 1)))}
+    state = [s for s in row["gold_state"] if rng.random() > 0.1]
+    return {"guid": row["guid"].rsplit("-", 1)[0], "turn": int(row["guid"].rsplit("-", 1)[1]), "state": state}
+
+
+@pytest.mark.parametrize("name", list(REAL))
+def test_real_dev_sets_score_the_same_from_rows_and_from_frames(name, shared):
+    task = get_task(name)
+    gold = load_gold(task, shared / REAL[name])
+    rng = random.Random(7)
+    records = [corrupted(name, row, rng) for row in gold.rows]
+    assert_same(evaluate_bytes(task, gold, jsonl(records), "all.jsonl"))
+    some = evaluate_bytes(task, gold, jsonl(records[::3]), "a-third.jsonl", strict=True)
+    assert some.coverage.n_missing > 0
+    assert_same(some)
+
+
+def test_evaluate_scores_without_pandas(shared, tmp_path):
+    """The whole CLI run imports neither pandas nor the app's libraries; its numbers are the in-process ones."""
+    task = get_task("ner")
+    gold = load_gold(task, shared / REAL["ner"])
+    rng = random.Random(3)
+    pred = tmp_path / "ner.jsonl"
+    pred.write_bytes(jsonl([corrupted("ner", row, rng) for row in gold.rows[:500]]))
+    code = ("import sys; from klue_viz.cli import main; status = main(sys.argv[1:]); "
+            "print([m for m in ('pandas', 'pyarrow', 'sklearn', 'scipy', 'streamlit', 'plotly', 'datasets', 'sqlalchemy') "
+            "if m in sys.modules and not type(sys.modules[m]).__name__.startswith('_Lazy')]); sys.exit(status)")
+    done = subprocess.run([sys.executable, "-c", code, "evaluate", "--task", "ner", "--gold", str(shared / REAL["ner"]), "--pred", str(pred)],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
+    expected = evaluate_file(task, gold, pred).scores.values
+    shown = {line.split()[0]: float(line.split()[1]) for line in done.stdout.splitlines() if line.strip().startswith(tuple(expected))}
+    assert shown == {key: round(value, 2) for key, value in expected.items()}
