@@ -26,6 +26,7 @@ from playwright.sync_api import sync_playwright
 
 from klue_viz.evaluate import evaluate_file, load_gold
 from klue_viz.tasks import get_task
+from klue_viz.tasks.ner import tag_list
 
 
 def start(shared: Path) -> tuple[subprocess.Popen, str]:
@@ -38,7 +39,7 @@ def prediction_files(shared: Path, folder: Path, count: int) -> list[Path]:
     paths = []
     for k in range(count):
         rng = random.Random(k)
-        lines = [json.dumps({"guid": r["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(NER_TAGS) for t in r["tags"]]}, ensure_ascii=False)
+        lines = [json.dumps({"guid": r["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(NER_TAGS) for t in tag_list(r["tags"])]}, ensure_ascii=False)
                  for r in gold.rows]
         path = folder / f"ner-run-{k}.jsonl"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")

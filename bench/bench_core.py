@@ -42,6 +42,7 @@ from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.evaluate import evaluate_file, load_gold
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Frames
+from klue_viz.tasks.ner import tag_list
 
 NER_TAGS = ["B-PS", "I-PS", "B-LC", "I-LC", "B-OG", "I-OG", "B-DT", "I-DT", "B-TI", "I-TI", "B-QT", "I-QT", "O"]
 TASKS = ("ner", "dp", "nli", "sts", "wos")
@@ -78,7 +79,7 @@ def predictions(task_name: str, gold, rng: random.Random) -> list[dict]:
     out = []
     for row in gold.rows:
         if task_name == "ner":
-            out.append({"guid": row["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(NER_TAGS) for t in row["tags"]]})
+            out.append({"guid": row["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(NER_TAGS) for t in tag_list(row["tags"])]})
         elif task_name == "dp":
             heads = [h if rng.random() > 0.08 else rng.randint(0, row["n_words"]) for h in row["heads"]]
             out.append({"guid": row["guid"], "head": heads, "deprel": row["deprels"]})
@@ -101,7 +102,7 @@ def reference(task_name: str, gold, preds: list[dict]):
     if task_name == "ner":
         g_seqs, p_seqs = [], []
         for row, pred in zip(gold.rows, preds):
-            g_seqs.append([t for c, t in zip(row["sentence"], row["tags"]) if c != " "])
+            g_seqs.append([t for c, t in zip(row["sentence"], tag_list(row["tags"])) if c != " "])
             p_seqs.append([t for c, t in zip(row["sentence"], pred["tags"]) if c != " "])
         return lambda: seqeval_f1(g_seqs, p_seqs, average="macro", mode="strict", scheme=IOB2)
     if task_name == "dp":

@@ -30,6 +30,7 @@ from klue_viz.annotations.runs import RunStore  # noqa: E402
 from klue_viz.annotations.store import Store  # noqa: E402
 from klue_viz.evaluate import load_gold  # noqa: E402
 from klue_viz.tasks import get_task  # noqa: E402
+from klue_viz.tasks.ner import tag_list
 
 MB = 1024 * 1024
 
@@ -48,7 +49,7 @@ def start(shared: Path, db: str) -> tuple[subprocess.Popen, str]:
 def store_run(shared: Path, db: str) -> None:
     gold = load_gold(get_task("ner"), shared)
     rng = random.Random(0)
-    lines = [json.dumps({"guid": r["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(NER_TAGS) for t in r["tags"]]}, ensure_ascii=False)
+    lines = [json.dumps({"guid": r["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(NER_TAGS) for t in tag_list(r["tags"])]}, ensure_ascii=False)
              for r in gold.rows]
     RunStore(Store(db)).add("ner", "ner-bench.jsonl", ("\n".join(lines) + "\n").encode("utf-8"), model="bench")
 

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from klue_viz.io import (
+    NON_SPACE,
     RecordFile,
+    bulk_reading,
     decode,
     load_json,
     read_bytes,
@@ -191,14 +193,19 @@ def load_gold(task: Task, source: str | Path, loader: Callable | None = None) ->
 
 
 def gold_from_bytes(task: Task, data: bytes, name: str) -> Gold:
-    text, _ = decode(data, name)
-    stripped = text.lstrip()
-    if not stripped:
+    with bulk_reading():
+        return _gold_from_text(task, decode(data, name)[0], data, name)
+
+
+def _gold_from_text(task: Task, text: str, data: bytes, name: str) -> Gold:
+    found = NON_SPACE.search(text)
+    if found is None:
         raise InputError(f"{name}: the gold file is empty")
-    if task.official_ext == "tsv" and not stripped.startswith(("[", "{")):
+    first = found.group()
+    if task.official_ext == "tsv" and first not in "[{":
         rows, problems = task.read_official(text, name)
         return _gold(task, rows, problems, name, positional=False)
-    data_json = _parsed_json(text, name)  # the one parse of a JSON gold file
+    data_json = _parsed_json(text, first, name)  # the one parse of a JSON gold file
     if data_json is not None:
         if isinstance(data_json, list) and data_json and isinstance(data_json[0], dict) and task.looks_like_hf(data_json[0]):
             rows, problems = task.rows_from_hf(data_json)
@@ -210,15 +217,15 @@ def gold_from_bytes(task: Task, data: bytes, name: str) -> Gold:
     return _gold(task, rows, records.problems + problems, name, positional=not task.hf_has_guid)
 
 
-def _parsed_json(text: str, name: str) -> object | None:
-    """The file as one JSON document, or None for JSON lines (an object per line); a broken JSON list is an error."""
-    stripped = text.lstrip()
-    if not stripped.startswith("[") and (not stripped.startswith("{") or name.endswith(".jsonl")):
+def _parsed_json(text: str, first: str, name: str) -> object | None:
+    """The file (whose first non-space character is `first`) as one JSON document, or None for JSON lines
+    (an object per line); a broken JSON list is an error."""
+    if first != "[" and (first != "{" or name.endswith(".jsonl")):
         return None
     try:
         return load_json(text, name)
     except InputError:
-        if stripped.startswith("{"):
+        if first == "{":
             return None  # JSON lines: an object per line
         raise
 
@@ -266,15 +273,16 @@ def evaluate_file(task: Task, gold: Gold, path: str | Path, strict: bool = False
 
 
 def evaluate_bytes(task: Task, gold: Gold, data: bytes, name: str, strict: bool = False, run: str | None = None) -> RunResult:
-    return evaluate_records(task, gold, read_records(data, name), strict=strict, run=run)
+    with bulk_reading():
+        return evaluate_records(task, gold, read_records(data, name, task.normalise_record), strict=strict, run=run)
 
 
 def evaluate_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False, run: str | None = None) -> RunResult:
-    """Match records to gold by guid (or by order for keyless files), parse them, and score."""
+    """Match records (read with the task's `normalise_record`) to gold by guid (or by order for keyless files), parse them, and score."""
     name = file.name
     problems = list(file.problems)
     notes: list[str] = []
-    records = [(line, task.normalise_record(r)) for line, r in file.records]
+    records = file.records
     if not records:
         raise InputError(f"{name}: no record could be read" + (f" ({problems[0]})" if problems else ""))
     keys = [task.record_key(r) for _, r in records]

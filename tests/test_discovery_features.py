@@ -21,6 +21,7 @@ from klue_viz.discovery.slices import weak_slices
 from klue_viz.evaluate import evaluate_bytes, load_gold
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
+from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl
 
 
@@ -46,7 +47,7 @@ def test_eojeol_buckets():
 def ner(shared):
     task = get_task("ner")
     gold = load_gold(task, shared)
-    run = evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "tags": r["tags"]} for r in gold.rows]), "perfect.jsonl")
+    run = evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "tags": tag_list(r["tags"])} for r in gold.rows]), "perfect.jsonl")
     return task, gold, run
 
 
@@ -84,7 +85,7 @@ def test_seen_in_training_counts_and_feeds_the_slice_table_and_the_finder(ner, t
     unseen = set(ents.loc[(ents["side"] == "gold") & (ents["seen_in_training"] == "not in training"), "text"])
     records = []
     for row in gold.rows:
-        tags = list(row["tags"])
+        tags = tag_list(row["tags"])
         k = 0
         while k < len(tags):
             if tags[k].startswith("B-"):

@@ -13,6 +13,7 @@ from klue_viz.cli import main
 from klue_viz.discovery.slices import paired_slices, search, weak_slices
 from klue_viz.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
+from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl
 
 
@@ -41,7 +42,7 @@ def _ner_run(gold, spoil) -> bytes:
     """Gold tags as predictions, except entities for which `spoil(row, label)` says so, predicted as O."""
     records = []
     for row in gold.rows:
-        tags = list(row["tags"])
+        tags = tag_list(row["tags"])
         for k, tag in enumerate(tags):
             if tag != "O" and spoil(row, tag[2:]):
                 tags[k] = "O"

@@ -14,6 +14,7 @@ from klue_viz.discovery.sorting import (
 )
 from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
 from klue_viz.tasks import get_task
+from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl
 
 
@@ -43,10 +44,10 @@ def test_ner_entity_f1_order_by_hand():
     gold = load_gold(task, DEMO_BENCHMARK)
     rows = gold.rows[:3]
     # sentence 0 perfect (F1 100), sentence 1 no entities predicted (F1 0 if it has gold entities), sentence 2 perfect
-    records = [{"guid": rows[0]["guid"], "tags": rows[0]["tags"]}, {"guid": rows[1]["guid"], "tags": ["O"] * len(rows[1]["tags"])},
-               {"guid": rows[2]["guid"], "tags": rows[2]["tags"]}]
+    records = [{"guid": rows[0]["guid"], "tags": tag_list(rows[0]["tags"])}, {"guid": rows[1]["guid"], "tags": ["O"] * len(rows[1]["tags"])},
+               {"guid": rows[2]["guid"], "tags": tag_list(rows[2]["tags"])}]
     run = evaluate_bytes(task, gold, jsonl(records), "three.jsonl")
-    assert any(t != "O" for t in rows[1]["tags"])
+    assert any(t != "O" for t in tag_list(rows[1]["tags"]))
     ordered = sort_examples(task, run.frames, run.frames.examples, "lowest entity F1 first")
     assert ordered["guid"].tolist() == [rows[1]["guid"], rows[0]["guid"], rows[2]["guid"]]
 

@@ -14,6 +14,7 @@ from klue_viz.discovery.patch import corrections_from, make_patch
 from klue_viz.discovery.suspects import mark_gold_wrong, suspects
 from klue_viz.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
+from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
@@ -103,7 +104,7 @@ def test_ner_entities_retyped_in_the_gold_are_found_and_patched_back(shared, tmp
     source = (shared / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv").read_text(encoding="utf-8")
     original = load_gold(task, shared)
     rng = random.Random(3)
-    chosen = {r["guid"] for r in rng.sample([r for r in original.rows if "B-PS" in r["tags"]], 15)}
+    chosen = {r["guid"] for r in rng.sample([r for r in original.rows if "B-PS" in tag_list(r["tags"])], 15)}
     lines, guid, done = [], None, False
     for line in source.split("\n"):
         if line.startswith("## klue-ner"):
@@ -122,7 +123,7 @@ def test_ner_entities_retyped_in_the_gold_are_found_and_patched_back(shared, tmp
     for seed in (1, 2, 3):
         rng = random.Random(seed)
         tags = ["B-DT", "I-DT", "B-LC", "I-LC", "B-OG", "I-OG", "B-PS", "I-PS", "O"]
-        runs.append(evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "tags": [t if rng.random() > 0.02 else rng.choice(tags) for t in r["tags"]]}
+        runs.append(evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "tags": [t if rng.random() > 0.02 else rng.choice(tags) for t in tag_list(r["tags"])]}
                                                       for r in original.rows]), f"run{seed}.jsonl"))
     # Retyped entities that every run reproduces exactly come first (a run's own noise can hit the others).
     known = set()

@@ -22,6 +22,7 @@ from klue_viz.demo import DEMO_BENCHMARK
 from klue_viz.evaluate import evaluate_bytes, load_gold
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
+from klue_viz.tasks.ner import tag_list
 from tests.conftest import REPO, jsonl
 
 NER_TAGS = list(metrics.NER_TAGS)
@@ -120,7 +121,7 @@ def test_overlapping_ner_spans_are_scored_with_the_later_span_on_top(ner_gold):
     tags[0:6] = ["B-PS"] + ["I-PS"] * 5
     tags[3:9] = ["B-LC"] + ["I-LC"] * 5
     tags[10:12] = ["B-DT", "I-DT"]
-    g = [[t for c, t in zip(row["sentence"], row["tags"]) if c != " "]]
+    g = [[t for c, t in zip(row["sentence"], tag_list(row["tags"])) if c != " "]]
     p = [[t for c, t in zip(row["sentence"], tags) if c != " "]]
     if any(t != "O" for t in g[0] + p[0]):
         assert result.scores.values["entity_macro_f1"] == pytest.approx(100 * seqeval_f1(g, p, average="macro", mode="strict", scheme=IOB2), abs=1e-9)
@@ -350,9 +351,9 @@ def test_entity_type_slices_match_seqeval_per_type(ner_gold):
 
     ner = get_task("ner")
     rng = random.Random(9)
-    preds = [[t if rng.random() > 0.04 else rng.choice(NER_TAGS) for t in r["tags"]] for r in ner_gold.rows]
+    preds = [[t if rng.random() > 0.04 else rng.choice(NER_TAGS) for t in tag_list(r["tags"])] for r in ner_gold.rows]
     result = evaluate_bytes(ner, ner_gold, jsonl({"guid": r["guid"], "tags": p} for r, p in zip(ner_gold.rows, preds)), "p.jsonl")
-    g = [[t for c, t in zip(r["sentence"], r["tags"]) if c != " "] for r in ner_gold.rows]
+    g = [[t for c, t in zip(r["sentence"], tag_list(r["tags"])) if c != " "] for r in ner_gold.rows]
     p = [[t for c, t in zip(r["sentence"], tags) if c != " "] for r, tags in zip(ner_gold.rows, preds)]
     report = classification_report(g, p, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
     table = slice_table(ner, result.frames, next(s for s in ner.slices if s.key == "label")).set_index("value")

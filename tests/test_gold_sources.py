@@ -10,7 +10,7 @@ import pytest
 from klue_viz.evaluate import evaluate_bytes, load_gold, load_hf
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, get_task
-from klue_viz.tasks.ner import TAGS
+from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl
 
 
@@ -33,7 +33,7 @@ def test_missing_gold_paths_are_one_line_errors(tmp_path):
 def ner_hf_records(shared):
     """The real NER dev set in the Hugging Face schema: markup, characters, integer tags, no guid."""
     gold = load_gold(get_task("ner"), shared / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv")
-    return gold, [{"sentence": r["markup"], "tokens": list(r["sentence"]), "ner_tags": [TAGS.index(t) for t in r["tags"]]} for r in gold.rows]
+    return gold, [{"sentence": r["sentence"], "tokens": list(r["sentence"]), "ner_tags": list(r["tags"])} for r in gold.rows]
 
 
 def test_hf_ner_export_matches_official_guids_by_number(shared, tmp_path):
@@ -42,7 +42,7 @@ def test_hf_ner_export_matches_official_guids_by_number(shared, tmp_path):
     path.write_bytes(jsonl(records))
     gold = load_gold(get_task("ner"), path)
     assert gold.positional and gold.frame.loc[12, "guid"] == "klue-ner-v1_dev_00012"
-    preds = [{"guid": r["guid"], "tags": r["tags"]} for r in official.rows]  # official guids with source suffix
+    preds = [{"guid": r["guid"], "tags": tag_list(r["tags"])} for r in official.rows]  # official guids with source suffix
     result = evaluate_bytes(get_task("ner"), gold, jsonl(preds), "p.jsonl")
     assert result.coverage.n_scored == 5000 and result.scores.values["character_macro_f1"] == 100.0
 

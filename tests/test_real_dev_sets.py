@@ -20,6 +20,7 @@ from sklearn.metrics import accuracy_score, f1_score
 
 from klue_viz.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
+from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl
 from tests.official import dp_sentences, json_list, ner_sentences, wos_turns
 
@@ -41,7 +42,7 @@ def test_ner_dev_set_is_read_whole(ner_gold, ner_official):
     assert len(ner_official) == 5000 and len(ner_gold.frame) == 5000 and not ner_gold.problems
     assert ner_gold.frame["guid"].tolist() == [s["guid"] for s in ner_official]
     assert ner_gold.frame["sentence"].tolist() == ["".join(s["chars"]) for s in ner_official]
-    assert ner_gold.frame["tags"].tolist() == [s["tags"] for s in ner_official]
+    assert [tag_list(r["tags"]) for r in ner_gold.rows] == [s["tags"] for s in ner_official]
     assert ner_gold.frame["source"].value_counts().to_dict() == {"wikitree": 2534, "nsmc": 2466}
     # 2,878 spaces carry an entity tag in the file: 2,876 inside entities (I-), 2 starting one (B-).
     inside_spaces = sum(t != "O" for s in ner_official for c, t in zip(s["chars"], s["tags"]) if c == " ")

@@ -14,6 +14,7 @@ from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
 from klue_viz.metrics import DP_RELATIONS, NER_TAGS, NLI_LABELS
 from klue_viz.tasks import TASKS, get_task
+from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl
 
 REAL = {
@@ -45,7 +46,7 @@ def test_demo_runs_score_the_same_from_rows_and_from_frames(name):
 def corrupted(name: str, row: dict, rng: random.Random) -> dict:
     """A plausible prediction for a gold row, wrong in places."""
     if name == "ner":
-        return {"guid": row["guid"], "tags": [t if rng.random() > 0.05 else rng.choice(NER_TAGS) for t in row["tags"]]}
+        return {"guid": row["guid"], "tags": [t if rng.random() > 0.05 else rng.choice(NER_TAGS) for t in tag_list(row["tags"])]}
     if name == "dp":
         n = row["n_words"]
         return {"guid": row["guid"], "head": [h if rng.random() > 0.1 else rng.randint(0, n) for h in row["heads"]],

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from klue_viz.lazy import lazy_module
+from klue_viz.metrics import NER_TAGS
 from klue_viz.tasks.base import Frames, Slice, Task
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def _how_often(count: int) -> str:
 def _ner_keys(rows):
     counter: Counter = Counter()
     for row in rows:
-        sentence, tags = row["sentence"], row["tags"]
+        sentence, tags = row["sentence"], [NER_TAGS[i] for i in row["tags"]]
         k = 0
         while k < len(tags):
             if tags[k].startswith("B-"):

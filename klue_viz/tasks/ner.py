@@ -10,6 +10,7 @@ at a fraction of its cost; the tests hold the two together on the real dev set.
 from __future__ import annotations
 
 import re
+import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -41,7 +42,6 @@ else:
 
 #: Hugging Face ClassLabel order of `ner_tags`.
 TAGS, TYPES, TAG_ID = NER_TAGS, NER_TYPES, NER_TAG_ID
-TAG_NAME = {t: t for t in TAGS}
 NONE = "none"
 #: The confusion column of gold entities found with the right type but the wrong span (never on the diagonal).
 WRONG_BOUNDARY = "wrong boundary"
@@ -70,14 +70,14 @@ def markup_to_plain(markup: str) -> str:
     return "".join(out)
 
 
-def tags_from_entities(sentence: str, entities: list) -> tuple[list[str], list[str], list[tuple[int, int, str]]]:
-    """Character tags (spaces included) for predicted `{start, end, label}` spans, end exclusive.
+def tags_from_entities(sentence: str, entities: list) -> tuple[bytes, list[str], list[tuple[int, int, str]]]:
+    """Character tag ids (spaces included) for predicted `{start, end, label}` spans, end exclusive.
 
     Spans become tags in the order given, a later span overwriting an earlier one where they
-    overlap (convention 9, docs/metrics.md). Returns the tags, one note per overlap, and the spans
+    overlap (convention 9, docs/metrics.md). Returns the tag ids, one note per overlap, and the spans
     as given (start, end, label).
     """
-    tags = ["O"] * len(sentence)
+    tags = bytearray([TAG_ID["O"]]) * len(sentence)
     owner = [-1] * len(sentence)
     spans: list[tuple[int, int, str]] = []
     notes = []
@@ -93,54 +93,73 @@ def tags_from_entities(sentence: str, entities: list) -> tuple[list[str], list[s
         for j in sorted({owner[c] for c in range(start, end)} - {-1}):
             a, b, _ = spans[j]
             notes.append(f"entities[{k}] {start}..{end} overlaps entities[{j}] {a}..{b}; scored with the later span's tags where they overlap")
-        tags[start] = f"B-{label}"
-        tags[start + 1:end] = [f"I-{label}"] * (end - start - 1)
+        tags[start] = TAG_ID[f"B-{label}"]
+        tags[start + 1:end] = bytes([TAG_ID[f"I-{label}"]]) * (end - start - 1)
         owner[start:end] = [k] * (end - start)
         spans.append((start, end, str(label)))
-    return tags, notes, spans
+    return bytes(tags), notes, spans
 
 
-class OverlappingSpans(list):
-    """Predicted character tags made from spans that overlap, with the spans as given (for the drawing)."""
+class OverlappingSpans(bytes):
+    """Predicted character tag ids made from spans that overlap, with the spans as given (for the drawing)."""
 
-    def __init__(self, tags: list[str], spans: list[tuple[int, int, str]]) -> None:
-        super().__init__(tags)
-        self.spans = spans
+    spans: list[tuple[int, int, str]]
 
 
-def tag_names(values: list, what: str, expected_length: int) -> list[str]:
+def overlapping(tags: bytes, spans: list[tuple[int, int, str]]) -> OverlappingSpans:
+    out = OverlappingSpans(tags)
+    out.spans = spans
+    return out
+
+
+def tag_bytes(names: list[str]) -> bytes:
+    """Tag names as one byte each (the tag's id): how tags are held, since a large file has tens of millions of them."""
+    return bytes(map(TAG_ID.__getitem__, names))
+
+
+def tag_list(ids: bytes) -> list[str]:
+    """Tag ids (bytes) back to tag names, for reading and for tests."""
+    return [TAGS[i] for i in ids]
+
+
+def tag_ids(values: list, what: str, expected_length: int) -> bytes:
+    """The tag ids of a list of tag names or Hugging Face ids, one per character; RecordError says what is wrong."""
     values = as_list(values, what)
-    try:
-        if len(values) == expected_length and set(values) <= TAG_ID.keys():
-            return values  # the common case: every value is already a tag name
-    except TypeError:
-        pass  # unhashable items; reported one by one below
-    tags = []
-    for k, value in enumerate(as_list(values, what)):
+    if len(values) == expected_length:
+        try:
+            return tag_bytes(values)  # the common case: every value is a tag name
+        except (KeyError, TypeError):
+            pass  # ids, or values that are no tag: read one by one below
+    ids = []
+    for k, value in enumerate(values):
         if isinstance(value, str) and value in TAG_ID:
-            tags.append(value)
+            ids.append(TAG_ID[value])
         elif isinstance(value, (int, float, str)) and str(value).strip().isdigit() and 0 <= int(value) < len(TAGS):
-            tags.append(TAGS[int(value)])
+            ids.append(int(value))
         else:
             raise RecordError(f"{what}[{k}] {value!r} is not a KLUE-NER tag (B-/I- with {', '.join(TYPES)}, or O, or an id 0..12)")
-    if len(tags) != expected_length:
-        raise RecordError(f"{what} has {len(tags)} tags, expected {expected_length} (one per character of the sentence, spaces included)")
-    return tags
+    if len(ids) != expected_length:
+        raise RecordError(f"{what} has {len(ids)} tags, expected {expected_length} (one per character of the sentence, spaces included)")
+    return bytes(ids)
 
 
 class Characters:
     """The official view of sentences' tags: the non-space characters of all sentences in one run, as tag ids.
 
-    `sentence` and `offset` say where each character is; the official reader skips exactly the " " lines.
+    `sentence` says which sentence each character is in; the official reader skips exactly the " " lines.
     """
 
-    def __init__(self, sentences: list[str], gold_tags: list[list[str]], pred_tags: list[list[str]]) -> None:
-        lengths = np.array([len(s) for s in sentences], dtype=np.int64)
-        nonspace = np.frombuffer("".join(sentences).encode("utf-32-le"), dtype=np.uint32) != ord(" ")
-        self.sentence = np.repeat(np.arange(len(sentences)), lengths)[nonspace]
-        self.offset = (np.arange(len(nonspace)) - np.repeat(np.cumsum(lengths) - lengths, lengths))[nonspace]
-        self.gold = np.array([TAG_ID[t] for tags in gold_tags for t in tags], dtype=np.int64)[nonspace]
-        self.pred = np.array([TAG_ID[t] for tags in pred_tags for t in tags], dtype=np.int64)[nonspace]
+    def __init__(self, sentences: list[str], gold_tags: list[bytes], pred_tags: list[bytes]) -> None:
+        self.lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+        self.nonspace = np.frombuffer("".join(sentences).encode("utf-32-le"), dtype=np.uint32) != ord(" ")
+        self.sentence = np.repeat(np.arange(len(sentences), dtype=np.int32), self.lengths)[self.nonspace]
+        self.gold = np.frombuffer(b"".join(gold_tags), dtype=np.uint8)[self.nonspace]
+        self.pred = np.frombuffer(b"".join(pred_tags), dtype=np.uint8)[self.nonspace]
+
+    def offsets(self) -> np.ndarray:
+        """Each character's position in its sentence (spaces counted, as the drawing needs)."""
+        starts = np.cumsum(self.lengths) - self.lengths
+        return (np.arange(len(self.nonspace)) - np.repeat(starts, self.lengths))[self.nonspace]
 
 
 class Ner(Task):
@@ -193,7 +212,7 @@ class Ner(Task):
             plain = "".join(chars)
             if plain != markup_to_plain(markup):
                 problems.append(Problem("the characters do not spell the sentence of its ## line", text.count("\n", 0, header.start()) + 1, guid, name))
-            rows.append(self._row(guid, plain, markup, [TAG_NAME[t] for t in tags]))  # one shared str per tag name
+            rows.append(self._row(guid, plain, tag_bytes(tags)))
         if not rows:
             raise InputError(f"{name}: no sentence found; expected the official KLUE-NER TSV ('## guid<TAB>sentence' then 'char<TAB>tag' lines)")
         return rows, problems
@@ -206,30 +225,46 @@ class Ner(Task):
         for k, record in enumerate(records):
             try:
                 tokens = [str(t) for t in record["tokens"]]
-                tags = tag_names(record["ner_tags"], "ner_tags", len(tokens))
+                tags = tag_ids(record["ner_tags"], "ner_tags", len(tokens))
                 guid = str(record.get("guid") or self.hf_guid(k, split))
-                rows.append(self._row(guid, "".join(tokens), str(record.get("sentence", "")), tags))
+                rows.append(self._row(guid, "".join(tokens), tags))
             except (KeyError, RecordError) as err:
                 problems.append(Problem(f"gold record #{k + 1}: {err}"))
         return rows, problems
 
     @staticmethod
-    def _row(guid: str, plain: str, markup: str, tags: list[str]) -> dict:
-        source = guid.rsplit("-", 1)[1] if guid.count("-") >= 3 else "(unknown)"
-        return {"guid": guid, "sentence": plain, "markup": markup, "tags": tags, "source": source}
+    def _row(guid: str, plain: str, tags: bytes) -> dict:
+        source = sys.intern(guid.rsplit("-", 1)[1]) if guid.count("-") >= 3 else "(unknown)"
+        return {"guid": guid, "sentence": plain, "tags": tags, "source": source}
 
     # ---- predictions ------------------------------------------------------------------------
-    def parse_prediction(self, record: dict, gold: dict) -> list[str] | Repaired:
+    def normalise_record(self, record: dict) -> dict:
+        """Tag names become tag ids as each record is read: a large file would otherwise hold a string per character."""
+        record = super().normalise_record(record)
+        for key in ("tags", "ner_tags"):
+            if type(record.get(key)) is list:
+                try:
+                    record[key] = tag_bytes(record[key])
+                except (KeyError, TypeError):
+                    pass  # ids, or values that are no tag: parse_prediction reads them one by one and says what is wrong
+        return record
+
+    def parse_prediction(self, record: dict, gold: dict) -> bytes | Repaired:
         if record.get("entities") is not None and record.get("entities") != "":
             tags, notes, spans = tags_from_entities(gold["sentence"], record["entities"])
-            return Repaired(OverlappingSpans(tags, spans), tuple(notes)) if notes else tags
+            return Repaired(overlapping(tags, spans), tuple(notes)) if notes else tags
         given = record.get("tags", record.get("ner_tags"))  # ner_tags: the Hugging Face field name
+        if isinstance(given, bytes):  # tag names already turned into ids by normalise_record
+            if len(given) != len(gold["sentence"]):
+                raise RecordError(f"tags has {len(given)} tags, expected {len(gold['sentence'])} "
+                                  "(one per character of the sentence, spaces included)")
+            return given
         if given not in (None, ""):
-            return tag_names(given, "tags", len(gold["sentence"]))
+            return tag_ids(given, "tags", len(gold["sentence"]))
         raise RecordError("missing field 'entities' (list of {start, end, label}) or 'tags' (one BIO tag per character)")
 
-    def empty_prediction(self, gold: dict) -> list[str]:
-        return ["O"] * len(gold["sentence"])
+    def empty_prediction(self, gold: dict) -> bytes:
+        return bytes([TAG_ID["O"]]) * len(gold["sentence"])
 
     # ---- results ----------------------------------------------------------------------------
     def row_statistics(self, gold: list[dict], predictions: list) -> Statistics:
@@ -244,11 +279,9 @@ class Ner(Task):
         given = [p.spans if isinstance(p, OverlappingSpans) else None for p in predictions]
         chars = Characters(sentences, gold["tags"].tolist(), predictions)
         tp, fp, fn = character_counts(chars.sentence, chars.gold, chars.pred, len(sentences))
-        entities = self._entity_frame(gold, chars.sentence, chars.offset, chars.gold, chars.pred)
+        entities = self._entity_frame(gold, chars.sentence, chars.offsets(), chars.gold, chars.pred)
 
         examples = gold.drop(columns=["tags"]).copy()
-        examples["gold_tags"] = gold["tags"].tolist()
-        examples["pred_tags"] = [list(p) if isinstance(p, OverlappingSpans) else p for p in predictions]
         examples["given_spans"] = given
         for kind, counts in (("tp", tp), ("fp", fp), ("fn", fn)):
             for column, values in zip(COUNT_COLUMNS[kind], counts.T):
