@@ -269,16 +269,50 @@ def _gold(task: Task, rows: list[dict], problems: list[Problem], source: str, po
 
 def evaluate_file(task: Task, gold: Gold, path: str | Path, strict: bool = False) -> RunResult:
     path = Path(path)
-    return evaluate_bytes(task, gold, read_bytes(path), path.name, strict=strict)
+    return score_matched(task, gold, _read_and_match(task, gold, read_bytes(path), path.name, strict))
 
 
 def evaluate_bytes(task: Task, gold: Gold, data: bytes, name: str, strict: bool = False, run: str | None = None) -> RunResult:
+    return score_matched(task, gold, _read_and_match(task, gold, data, name, strict), run)
+
+
+def _read_and_match(task: Task, gold: Gold, data: bytes, name: str, strict: bool) -> Matched:
+    """The file's predictions matched to gold; its text and raw records are let go before scoring starts."""
     with bulk_reading():
-        return evaluate_records(task, gold, read_records(data, name, task.normalise_record), strict=strict, run=run)
+        return match_records(task, gold, read_records(data, name, task.normalise_record), strict)
 
 
-def evaluate_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False, run: str | None = None) -> RunResult:
-    """Match records (read with the task's `normalise_record`) to gold by guid (or by order for keyless files), parse them, and score."""
+@dataclass
+class Matched:
+    """Predictions matched to gold rows (`order`: gold positions, ascending), and what was found on the way."""
+
+    name: str
+    order: list[int]
+    predictions: list
+    #: Gold positions scored as empty predictions under --strict.
+    filled: set[int]
+    coverage: Coverage
+    problems: list[Problem]
+    notes: list[str]
+    extra: list[str]
+
+
+def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = None) -> RunResult:
+    """The run's official metrics from its matched rows; its frames are built the first time they are read."""
+    order, scored, filled = matched.order, matched.predictions, matched.filled
+
+    def frames_builder() -> Frames:
+        frames = task.build_frames(gold.frame.iloc[order].reset_index(drop=True), scored)
+        frames.examples["has_prediction"] = [k not in filled for k in order]
+        return frames
+
+    stats = task.row_statistics([gold.rows[k] for k in order], scored)
+    return RunResult(task, run or Path(matched.name).stem, matched.name, task.scores_of(stats), matched.coverage, frames_builder,
+                     matched.problems, matched.notes, matched.extra)
+
+
+def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False) -> Matched:
+    """Match records (read with the task's `normalise_record`) to gold by guid (or by order for keyless files) and parse them."""
     name = file.name
     problems = list(file.problems)
     notes: list[str] = []
@@ -344,17 +378,6 @@ def evaluate_records(task: Task, gold: Gold, file: RecordFile, strict: bool = Fa
         if missing:
             notes.append(f"--strict: {len(missing)} gold example(s) without a prediction were scored as empty predictions")
     order = sorted(predictions)
-    scored = [predictions[k] for k in order]
-    filled = set(missing) if strict else set()  # scored as empty predictions under --strict
-
-    def frames_builder() -> Frames:
-        frames = task.build_frames(gold.frame.iloc[order].reset_index(drop=True), scored)
-        frames.examples["has_prediction"] = [k not in filled for k in order]
-        return frames
-
-    stats = task.row_statistics([gold.rows[k] for k in order], scored)
     coverage = Coverage(n_gold, len(order), len(missing), len(extra), n_invalid)
-    return RunResult(
-        task, run or Path(name).stem, name, task.scores_of(stats), coverage, frames_builder,
-        problems[:MAX_LISTED], notes, extra,
-    )
+    return Matched(name, order, [predictions[k] for k in order], set(missing) if strict else set(), coverage,
+                   problems[:MAX_LISTED], notes, extra)

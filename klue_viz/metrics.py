@@ -47,7 +47,7 @@ NER_O = NER_TAG_ID["O"]
 #: Per NER tag id: is it a B-, an I-, and the entity type index (-1 for O).
 NER_IS_B = np.array([t.startswith("B-") for t in NER_TAGS])
 NER_IS_I = np.array([t.startswith("I-") for t in NER_TAGS])
-NER_TYPE_OF = np.array([NER_TYPES.index(t[2:]) if t != "O" else -1 for t in NER_TAGS])
+NER_TYPE_OF = np.array([NER_TYPES.index(t[2:]) if t != "O" else -1 for t in NER_TAGS], dtype=np.int8)
 #: The baseline's `get_dep_labels()` order; LAS keeps the first 15 and merges the rest into "others".
 DP_RELATIONS = (
     "NP", "NP_AJT", "VP", "NP_SBJ", "VP_MOD", "NP_OBJ", "AP", "NP_CNJ", "NP_MOD", "VNP", "DP", "VP_AJT",

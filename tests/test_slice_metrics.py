@@ -57,6 +57,21 @@ def test_nli_accuracy_per_source_on_dev(shared):
     assert len({round(row["accuracy"], 6) for row in table.values()}) == len(table)
 
 
+def test_a_slice_without_errors_shows_zero_errors_wherever_it_comes(shared):
+    """Every source but the one met last in the file has errors: the error-free slice still gets its own row of zeros."""
+    path = shared / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json"
+    official = json_list(path)
+    last = list(dict.fromkeys(r["source"] for r in official))[-1]
+    wrong = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
+    predicted = [wrong[r["gold_label"]] if r["source"] != last and k % 4 == 0 else r["gold_label"] for k, r in enumerate(official)]
+    task = get_task("nli")
+    result = evaluate_bytes(task, load_gold(task, path), jsonl({"guid": r["guid"], "label": p} for r, p in zip(official, predicted)), "p.jsonl")
+    table = by_value(slice_table(task, result.frames, Slice("source", "Source")))
+    n_last = sum(r["source"] == last for r in official)
+    assert (table[last]["n"], table[last]["errors"], table[last]["accuracy"]) == (n_last, 0, 100.0)
+    assert all(row["errors"] > 0 for value, row in table.items() if value != last)
+
+
 @pytest.fixture(scope="module")
 def ner_run(shared):
     path = shared / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv"
