@@ -418,3 +418,15 @@ def test_an_import_file_with_bad_records_lists_them_and_keeps_the_rest(db_url):
     store = Store(db_url)
     store.apply_import(store.plan_import(items))
     assert [a.guid for a in store.find()] == ["ok"]
+
+
+def test_a_read_only_database_is_read_and_says_why_a_save_fails(tmp_path):
+    """Read-only here (SQLite's own read-only mode: file permissions do not bind root, who runs CI) is neither busy nor corrupt."""
+    path = tmp_path / "annotations.sqlite3"
+    Store(str(path)).save(note())
+    read_only = Store(f"sqlite:///file:{path}?mode=ro&uri=true")
+    assert [a.guid for a in read_only.find()] == ["klue-ner-v1_dev_00001-nsmc"]
+    with pytest.raises(StoreUnavailable, match="read-only here") as refused:
+        read_only.save(note(guid="other"))
+    assert "KLUE_VIZ_DB" in str(refused.value) and not isinstance(refused.value, (StoreBusy, StoreCorrupt))
+    assert [a.guid for a in Store(str(path)).find()] == ["klue-ner-v1_dev_00001-nsmc"]
