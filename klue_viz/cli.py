@@ -179,9 +179,10 @@ def run_record(result: RunResult) -> dict:
     from klue_viz.discovery.calibration import run_calibration
 
     record = result.to_dict()
-    found = run_calibration(result.task, result.frames.examples)
-    if found is not None:
-        record["calibration"] = found.to_dict()
+    if getattr(result.task, "labels", None):  # only label tasks have probabilities: the others never build frames here
+        found = run_calibration(result.task, result.frames.examples)
+        if found is not None:
+            record["calibration"] = found.to_dict()
     return record
 
 

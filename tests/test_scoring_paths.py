@@ -4,6 +4,7 @@ And `klue-viz evaluate` must score without importing pandas, which costs more th
 
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import sys
@@ -81,9 +82,11 @@ def test_evaluate_scores_without_pandas(shared, tmp_path):
     code = ("import sys; from klue_viz.cli import main; status = main(sys.argv[1:]); "
             "print([m for m in ('pandas', 'pyarrow', 'sklearn', 'scipy', 'streamlit', 'plotly', 'datasets', 'sqlalchemy') "
             "if m in sys.modules and not type(sys.modules[m]).__name__.startswith('_Lazy')]); sys.exit(status)")
-    done = subprocess.run([sys.executable, "-c", code, "evaluate", "--task", "ner", "--gold", str(shared / REAL["ner"]), "--pred", str(pred)],
-                          capture_output=True, text=True, check=True)
+    out = tmp_path / "metrics.json"
+    done = subprocess.run([sys.executable, "-c", code, "evaluate", "--task", "ner", "--gold", str(shared / REAL["ner"]), "--pred", str(pred),
+                           "--out", str(out)], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
     expected = evaluate_file(task, gold, pred).scores.values
     shown = {line.split()[0]: float(line.split()[1]) for line in done.stdout.splitlines() if line.strip().startswith(tuple(expected))}
     assert shown == {key: round(value, 2) for key, value in expected.items()}
+    assert json.loads(out.read_text(encoding="utf-8"))["metrics"] == expected
