@@ -62,7 +62,7 @@ async def open_session(browser, url: str, path: Path):
     page = await browser.new_page(viewport={"width": 1280, "height": 1600})
     await page.goto(f"{url}/ner")
     await page.wait_for_selector(IDLE, timeout=300_000)
-    await page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(path))
+    await page.locator('.st-key-pred_upload input[type=file]').set_input_files(str(path))
     await page.wait_for_function("name => document.body.innerText.includes(name)", arg=f"{path.stem} ({path.name})", timeout=300_000)
     await page.wait_for_selector(".kv-count", timeout=300_000)
     await page.wait_for_selector(IDLE, timeout=300_000)
@@ -94,16 +94,17 @@ async def filter_round(page, rng: random.Random) -> list[float]:
         waits.append(time.perf_counter() - start)
 
     search = page.get_by_label("Search the text", exact=True)
-    await timed(lambda: page.get_by_text("wrong", exact=True).first.click())
+    status, regex = page.locator(".st-key-f_status"), page.locator(".st-key-f_regex")  # by widget key: chart text says "wrong" too
+    await timed(lambda: status.get_by_text("wrong", exact=True).click())
     word = rng.choice(["서울", "대한", "정부", "한국"])
     await timed(lambda: _type(search, word))
-    await page.get_by_text("regex", exact=True).first.click()
+    await regex.get_by_text("regex", exact=True).click()
     await page.wait_for_selector(IDLE, timeout=300_000)
     await timed(lambda: _type(search, f"{word}[가-힣]{{1,3}}(이|가)"))
-    await page.get_by_text("regex", exact=True).first.click()
+    await regex.get_by_text("regex", exact=True).click()
     await _type(search, "")
     await page.wait_for_selector(IDLE, timeout=300_000)
-    await timed(lambda: page.get_by_text("all", exact=True).first.click())
+    await timed(lambda: status.get_by_text("all", exact=True).click())
     return waits
 
 
