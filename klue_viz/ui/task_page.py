@@ -89,7 +89,7 @@ def _body(task: Task) -> None:
 
     _metrics(task, results)
     result = results[_inspected_run(list(results))]
-    pairs = task.confusion(result.frames)
+    pairs = _pairs(result.key, task, result)
     _confusion(task, result, pairs)
     _selection_charts(task, result)
     _slices(task, result)
@@ -211,9 +211,19 @@ def _selection_charts(task: Task, result: RunResult) -> None:
         st.plotly_chart(figure, key=key, on_select=partial(_select_points, key), selection_mode=("box", "lasso"))
 
 
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _pairs(result_key: str, _task: Task, _result: RunResult) -> pd.DataFrame | None:
+    """The run's confusion pairs, made once per run instead of on every page run of every session."""
+    return _task.confusion(_result.frames)
+
+
 @st.cache_resource(max_entries=256, show_spinner=False)
-def _slice_table(result_key: str, slice_key: str, _task: Task, _result: RunResult, _spec) -> pd.DataFrame:
-    return slice_table(_task, _result.frames, _spec)
+def _slice_view(result_key: str, slice_key: str, _task: Task, _result: RunResult, _spec: Slice):
+    """The slice table as shown and its chart, made once per run and slicing (the plotly figure alone took ~20 ms)."""
+    table = slice_table(_task, _result.frames, _spec)
+    metric_columns = [c for c in table.columns if c not in ("value", "n", "errors", "error_rate")]
+    metric = "f1" if "f1" in metric_columns else (metric_columns[0] if metric_columns else "error_rate")
+    return slice_display(_task, _result, _spec, table, metric_columns), slice_figure(table, metric, _spec.label)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
@@ -237,13 +247,11 @@ def _slices(task: Task, result: RunResult) -> None:
     st.subheader("Metrics per slice")
     labels = {spec.label: spec for spec in task.slices}
     chosen = labels[st.selectbox("Slice by", list(labels), key="slice_by")]
-    table = _slice_table(result.key, f"{chosen.level}:{chosen.key}", task, result, chosen)
-    metric_columns = [c for c in table.columns if c not in ("value", "n", "errors", "error_rate")]
-    metric = "f1" if "f1" in metric_columns else (metric_columns[0] if metric_columns else "error_rate")
+    shown, figure = _slice_view(result.key, f"{chosen.level}:{chosen.key}", task, result, chosen)
     left, right = st.columns([3, 2])
-    left.dataframe(slice_display(task, result, chosen, table, metric_columns), hide_index=True, width="stretch",
+    left.dataframe(shown, hide_index=True, width="stretch",
                    column_config={"error_rate": st.column_config.NumberColumn("error rate", format="%.1f%%")})
-    right.plotly_chart(slice_figure(table, metric, chosen.label), key="slice_chart", config={"displayModeBar": False})
+    right.plotly_chart(figure, key="slice_chart", config={"displayModeBar": False})
 
 
 def slice_display(task: Task, result: RunResult, spec: Slice, table: pd.DataFrame, metric_columns: list[str]) -> pd.DataFrame:
