@@ -62,6 +62,22 @@ def test_plain_search_is_literal_and_case_insensitive():
     assert text_mask(frame, ("sentence",), "abc", False).tolist() == [False, False, True]
 
 
+def test_the_search_agrees_with_pythons_re_and_skips_missing_text():
+    """Text columns are searched by Arrow's RE2 kernels in one call; Python's re (an independent engine) must agree,
+    a missing value matches nothing (it used to crash the search), and a column of mixed values is still searched."""
+    import re
+
+    from klue_viz.filtering import text_mask
+    sentences = ["서울시청에서 SEOUL 행사가", "부산은 seoul보다", "대한민국 정부가", None, "a.b+c (서울이", "Ab.C"]
+    frame = pd.DataFrame({"guid": [f"g{k}" for k in range(len(sentences))], "sentence": pd.Series(sentences, dtype="str"),
+                          "mixed": pd.Series([1, "SEOUL", ["x"], None, 2.5, "y"], dtype=object)})
+    for text, regex in [("seoul", False), ("서울[가-힣]{1,3}(이|가)?", True), ("a.b+c (", False), ("^[가-힣]+은", True), ("b.c", True), ("g[35]", True)]:
+        search = re.compile(text if regex else re.escape(text), re.IGNORECASE).search
+        expected = [bool(search(g) or (s is not None and search(s))) for g, s in zip(frame["guid"], sentences)]
+        assert text_mask(frame, ("sentence",), text, regex).tolist() == expected, text
+    assert text_mask(frame, ("mixed",), "seoul", False).tolist() == [False, True, False, False, False, False]
+
+
 @pytest.mark.parametrize("task_name", ["ner", "wos"])
 def test_the_search_finds_an_example_by_its_guid(task_name):
     task = get_task(task_name)

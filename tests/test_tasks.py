@@ -39,6 +39,30 @@ def test_frames_are_tidy_and_carry_every_slice(demo_result):
         assert table["n"].sum() == len(frame) and len(table) >= 1
 
 
+def test_the_rows_of_one_example_are_those_a_scan_of_the_frame_finds(demo_result):
+    """The drawings look examples up through an index built once per frame; it must find what a full scan finds."""
+    frames = demo_result.frames
+    for guid in frames.examples["guid"].tolist()[:12] + ["no-such-guid"]:
+        scanned = frames.examples[frames.examples["guid"] == guid]
+        if scanned.empty:
+            assert not len(frames.positions(guid))
+            with pytest.raises(KeyError):
+                frames.example(guid)
+        else:
+            pd.testing.assert_series_equal(frames.example(guid), scanned.iloc[0])
+        for level, detail in frames.details.items():
+            pd.testing.assert_frame_equal(frames.rows(guid, level), detail[detail["guid"] == guid])
+    if demo_result.task.card_column:  # a WoS dialogue: its turns, found by another column
+        column = demo_result.task.card_column
+        value = frames.examples[column].iloc[0]
+        pd.testing.assert_frame_equal(frames.rows(value, by=column), frames.examples[frames.examples[column] == value])
+    kept = frames.examples
+    frames.examples = kept.iloc[::-1]  # a frame replaced after a lookup is indexed again
+    pd.testing.assert_series_equal(frames.example(kept["guid"].iloc[0]), kept.iloc[0])
+    assert list(frames.positions(kept["guid"].iloc[0])) == [len(kept) - 1]
+    frames.examples = kept
+
+
 def test_scores_of_the_whole_equal_the_official_metrics(demo_result):
     assert demo_result.task.score(demo_result.frames).values == demo_result.scores.values
 

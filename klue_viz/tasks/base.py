@@ -47,12 +47,39 @@ class Slice:
     level: str = "examples"
 
 
+NO_ROWS = np.array([], dtype=np.intp)
+
+
 @dataclass
 class Frames:
     """Per-example results of one run: one row per example, plus finer rows where the task has them."""
 
     examples: pd.DataFrame
     details: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: (level, column) -> (the frame indexed, value -> its row positions); built on first lookup, so drawing one
+    #: example costs the rows of that example and not a scan of the whole run.
+    _positions: dict[tuple[str, str], tuple[pd.DataFrame, dict]] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def example(self, guid: str) -> pd.Series:
+        """The row of one example (KeyError when the run has no such guid)."""
+        positions = self.positions(guid)
+        if not len(positions):
+            raise KeyError(guid)
+        return self.examples.iloc[int(positions[0])]
+
+    def rows(self, key: str, level: str = "examples", by: str = "guid") -> pd.DataFrame:
+        """The rows of the `level` frame (examples, or a detail frame: entities, words, slots) whose `by` column is `key`."""
+        frame = self.examples if level == "examples" else self.details[level]
+        return frame.iloc[self.positions(key, level, by)]
+
+    def positions(self, key: str, level: str = "examples", by: str = "guid") -> np.ndarray:
+        """Row positions, in frame order, of the rows of the `level` frame whose `by` column is `key`; an index built once per frame."""
+        frame = self.examples if level == "examples" else self.details[level]
+        indexed = self._positions.get((level, by))
+        if indexed is None or indexed[0] is not frame:  # a frame replaced since: index it again
+            indexed = (frame, frame.groupby(by, sort=False).indices)
+            self._positions[(level, by)] = indexed
+        return indexed[1].get(key, NO_ROWS)
 
     def subset(self, guids: Iterable[str]) -> Frames:
         """The same frames restricted to some examples (a slice, a filter, a bootstrap sample)."""

@@ -279,15 +279,14 @@ class Dp(Task):
         return pd.DataFrame({"guid": words["guid"], "gold": words["gold_deprel"], "pred": pred})
 
     def render(self, frames: Frames, guid: str) -> str:
-        words = frames.details["words"]
-        words = words[words["guid"] == guid]
+        words = frames.rows(guid, "words")
         items = [Word(w.word_form, w.lemma, w.pos) for w in words.itertuples()]
         arcs = []
         for w in words.itertuples():
             arcs.append(Arc(int(w.index), int(w.gold_head), w.gold_deprel, "gold", "correct"))
             status = "correct" if w.correct else ("wrong_head" if not w.head_ok else "wrong_label")
             arcs.append(Arc(int(w.index), int(w.pred_head), w.pred_deprel, "pred", status))
-        ex = frames.examples.set_index("guid").loc[guid]
+        ex = frames.example(guid)
         head = mk.row("text", mk.esc(ex["sentence"]))
         summary = mk.row("score", f'<span class="kv-kv">UAS {ex["uas"]:.2f} · LAS {ex["las"]:.2f} · {int(ex["errors"])} word error(s) — '
                                   f'gold arcs above the words, predicted below; red = wrong head, orange = wrong label</span>')

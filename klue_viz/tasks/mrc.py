@@ -161,7 +161,7 @@ class Mrc(Task):
         return pd.DataFrame({"guid": ex["guid"], "gold": gold, "pred": ex["error_type"]})
 
     def render(self, frames: Frames, guid: str) -> str:
-        ex = frames.examples.set_index("guid").loc[guid]
+        ex = frames.example(guid)
         context, pred = ex["context"], ex["pred"]
         at = context.find(pred) if pred else -1
         pred_span = (at, at + len(pred)) if at >= 0 else None

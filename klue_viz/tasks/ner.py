@@ -389,24 +389,23 @@ class Ner(Task):
         }).reset_index(drop=True)
 
     def render(self, frames: Frames, guid: str) -> str:
-        ex = frames.examples.set_index("guid").loc[guid]
-        ents = frames.details["entities"]
-        ents = ents[ents["guid"] == guid]
+        ex = frames.example(guid)
+        ents = frames.rows(guid, "entities").to_dict("records")
         rows = []
         for side in ("gold", "pred"):
             spans = [
-                mk.Span(int(e.start), int(e.end), str(e.label), status=str(e.error_type).replace(" ", "_"), extra=(("data-side", side),))
-                for e in ents[ents["side"] == side].itertuples()
+                mk.Span(int(e["start"]), int(e["end"]), str(e["label"]), status=str(e["error_type"]).replace(" ", "_"), extra=(("data-side", side),))
+                for e in ents if e["side"] == side
             ]
             rows.append(mk.row(side, mk.highlight(ex["sentence"], spans)))
         if ex.get("given_spans") is not None:  # overlapping predicted spans: each one as given, scored as the pred row shows
             chips = [f'{mk.highlight(ex["sentence"][a:b], [mk.Span(0, b - a, label, status="given")])} <span class="kv-kv">{a}..{b}</span>'
                      for a, b, label in ex["given_spans"]]
             rows.append(mk.row("given", " ".join(chips)))
-        wrong = ents[~ents["matched"]]
-        if len(wrong):
-            items = [f"{mk.badge(e.error_type, 'wrong')}{mk.esc(e.text)} <span class='kv-kv'>({mk.esc(e.side)}: {mk.esc(e.label)})</span>"
-                     for e in wrong.itertuples()]
+        wrong = [e for e in ents if not e["matched"]]
+        if wrong:
+            items = [f"{mk.badge(e['error_type'], 'wrong')}{mk.esc(e['text'])} <span class='kv-kv'>({mk.esc(e['side'])}: {mk.esc(e['label'])})</span>"
+                     for e in wrong]
             rows.append(mk.row("errors", " ".join(items)))
         return mk.example("".join(rows), guid)
 

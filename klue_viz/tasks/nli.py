@@ -67,7 +67,7 @@ class Nli(LabelTask):
         return Frames(frame)
 
     def render(self, frames: Frames, guid: str) -> str:
-        ex = frames.examples.set_index("guid").loc[guid]
+        ex = frames.example(guid)
         body = [
             mk.row("premise", mk.esc(ex["premise"])),
             mk.row("hypo.", mk.esc(ex["hypothesis"])),

@@ -96,7 +96,7 @@ class Re(LabelTask):
         return Statistics(len(gold), 3 * classes + 1, rows, cols, values, re_aggregate(classes), re_auprc_unsummed(gold, full, has_probs))
 
     def render(self, frames: Frames, guid: str) -> str:
-        ex = frames.examples.set_index("guid").loc[guid]
+        ex = frames.example(guid)
         subj, obj = ex["subject"], ex["object"]
         spans = [
             mk.Span(subj["start"], subj["end"], subj["type"], css="kv-subj", extra=(("data-role", "subject"),), tag=f"subj · {subj['type']}"),

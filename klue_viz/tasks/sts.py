@@ -148,7 +148,7 @@ class Sts(Task):
         return [("Gold against predicted similarity — select points (box or lasso) to list them below", sts_scatter(frames.examples))]
 
     def render(self, frames: Frames, guid: str) -> str:
-        ex = frames.examples.set_index("guid").loc[guid]
+        ex = frames.example(guid)
         status = "correct" if ex["correct"] else "wrong"
         body = [
             mk.row("sent. 1", mk.esc(ex["sentence1"])),

@@ -196,12 +196,10 @@ class Wos(Task):
     def render_card(self, frames: Frames, guids: list[str]) -> str:
         """One dialogue, its turns in order: each user turn's gold state change and the prediction's errors;
         the first turn where the joint goal breaks is marked, the turns in `guids` are highlighted and anchored."""
-        turns = frames.examples
-        first = turns[turns["guid"] == guids[0]].iloc[0]
-        dialogue = turns[turns["dialogue"] == first["dialogue"]].sort_values("turn")
+        first = frames.example(guids[0])
+        dialogue = frames.rows(first["dialogue"], by="dialogue").sort_values("turn")
         chosen = set(guids) if set(guids) != set(dialogue["guid"]) else set()  # every turn shown: none singled out
-        slots = frames.details["slots"]
-        slots = slots[slots["dialogue"] == first["dialogue"]]
+        slots = frames.rows(first["dialogue"], "slots", by="dialogue")
         broken = dialogue.loc[~dialogue["correct"], "turn"]
         shown = len(chosen) or "all"
         summary = f"joint goal first breaks at user turn {int(broken.min())}" if len(broken) else "joint goal holds on every turn"

@@ -66,7 +66,7 @@ class Ynat(LabelTask):
         return Frames(frame)
 
     def render(self, frames: Frames, guid: str) -> str:
-        ex = frames.examples.set_index("guid").loc[guid]
+        ex = frames.example(guid)
         body = [
             f'<div style="font-size:1.1rem">{mk.esc(ex["title"])}</div>',
             self.label_rows(ex),

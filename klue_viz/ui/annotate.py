@@ -74,13 +74,14 @@ def annotations_by_example(task: Task, run: str, items: list[Annotation]) -> dic
 
 
 def editor(task: Task, result: RunResult, example: dict, existing: list[Annotation]) -> None:
-    """The annotation switch and form of one example; its own fragment, so saving redraws only it."""
-    _editor_fragment(task, result.run, example, existing)
+    """The annotation switch and form of one example, with its own error guard. Not a fragment of its own: nested in
+    the example list's fragment, overlapping reruns made Streamlit's frontend blank the page ("Bad delta path
+    index", bench/bench_sessions.py); the list around it reruns in a few hundredths of a second."""
+    _editor_box(task, result.run, example, existing)
 
 
-@st.fragment
 @guard
-def _editor_fragment(task: Task, run: str, example: dict, existing: list[Annotation]) -> None:
+def _editor_box(task: Task, run: str, example: dict, existing: list[Annotation]) -> None:
     slot = f"{example['guid']}|{run}"
     left, right = st.columns([1, 5])
     opened = left.toggle("Annotate", key=f"annotate|{slot}")

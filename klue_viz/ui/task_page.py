@@ -8,12 +8,15 @@ task module. The URL carries what is on screen (`klue_viz.ui.links`).
 from __future__ import annotations
 
 import html
+import os
+import sys
 from functools import partial
 
 import pandas as pd
 import streamlit as st
 
 from klue_viz.bootstrap import compare_runs, confidence_intervals
+from klue_viz.cache import BoundedCache
 from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, top_confusions
 from klue_viz.evaluate import RunResult
 from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
@@ -38,7 +41,7 @@ from klue_viz.ui.links import (
     write_url,
 )
 from klue_viz.ui.report_download import report_button
-from klue_viz.ui.state import evaluate_runs, gold_for, receive_uploads
+from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, receive_uploads
 from klue_viz.uploads import limit_megabytes, limit_text
 
 NO_COMPARISON = "(none)"
@@ -86,7 +89,7 @@ def _body(task: Task) -> None:
 
     _metrics(task, results)
     result = results[_inspected_run(list(results))]
-    pairs = task.confusion(result.frames)
+    pairs = _pairs(result.key, task, result)
     _confusion(task, result, pairs)
     _selection_charts(task, result)
     _slices(task, result)
@@ -208,9 +211,19 @@ def _selection_charts(task: Task, result: RunResult) -> None:
         st.plotly_chart(figure, key=key, on_select=partial(_select_points, key), selection_mode=("box", "lasso"))
 
 
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _pairs(result_key: str, _task: Task, _result: RunResult) -> pd.DataFrame | None:
+    """The run's confusion pairs, made once per run instead of on every page run of every session."""
+    return _task.confusion(_result.frames)
+
+
 @st.cache_resource(max_entries=256, show_spinner=False)
-def _slice_table(result_key: str, slice_key: str, _task: Task, _result: RunResult, _spec) -> pd.DataFrame:
-    return slice_table(_task, _result.frames, _spec)
+def _slice_view(result_key: str, slice_key: str, _task: Task, _result: RunResult, _spec: Slice):
+    """The slice table as shown and its chart, made once per run and slicing (the plotly figure alone took ~20 ms)."""
+    table = slice_table(_task, _result.frames, _spec)
+    metric_columns = [c for c in table.columns if c not in ("value", "n", "errors", "error_rate")]
+    metric = "f1" if "f1" in metric_columns else (metric_columns[0] if metric_columns else "error_rate")
+    return slice_display(_task, _result, _spec, table, metric_columns), slice_figure(table, metric, _spec.label)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
@@ -234,13 +247,11 @@ def _slices(task: Task, result: RunResult) -> None:
     st.subheader("Metrics per slice")
     labels = {spec.label: spec for spec in task.slices}
     chosen = labels[st.selectbox("Slice by", list(labels), key="slice_by")]
-    table = _slice_table(result.key, f"{chosen.level}:{chosen.key}", task, result, chosen)
-    metric_columns = [c for c in table.columns if c not in ("value", "n", "errors", "error_rate")]
-    metric = "f1" if "f1" in metric_columns else (metric_columns[0] if metric_columns else "error_rate")
+    shown, figure = _slice_view(result.key, f"{chosen.level}:{chosen.key}", task, result, chosen)
     left, right = st.columns([3, 2])
-    left.dataframe(slice_display(task, result, chosen, table, metric_columns), hide_index=True, width="stretch",
+    left.dataframe(shown, hide_index=True, width="stretch",
                    column_config={"error_rate": st.column_config.NumberColumn("error rate", format="%.1f%%")})
-    right.plotly_chart(slice_figure(table, metric, chosen.label), key="slice_chart", config={"displayModeBar": False})
+    right.plotly_chart(figure, key="slice_chart", config={"displayModeBar": False})
 
 
 def slice_display(task: Task, result: RunResult, spec: Slice, table: pd.DataFrame, metric_columns: list[str]) -> pd.DataFrame:
@@ -335,7 +346,7 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
         shown = _comparison(result, second, shown)
     shown = _focus(task, result, shown)
     shown, page_size = order_control(task, result, results, shown)
-    cards = _cards(task, shown)
+    cards = _cards(task, shown)  # row positions in `shown`; only the page's rows become records
     total = len(result.frames.examples)
     pages = max(1, -(-len(cards) // page_size))
     top = st.columns([1, 3, 2])
@@ -356,8 +367,8 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
     by_example = annotations_by_example(task, result.run, remarks)
     if second is None and not task.card_column and compact_view(task, result, shown.iloc[first:first + page_size], by_example):
         return
-    for card in cards[first:first + page_size]:
-        _card(task, result, second, card, view, by_example)
+    for rows in _page_records(shown, cards[first:first + page_size]):
+        _card(task, result, second, rows, view, by_example)
 
 
 def _focus(task: Task, result: RunResult, shown: pd.DataFrame) -> pd.DataFrame:
@@ -378,15 +389,22 @@ def _focus(task: Task, result: RunResult, shown: pd.DataFrame) -> pd.DataFrame:
     return linked
 
 
-def _cards(task: Task, shown: pd.DataFrame) -> list[list[dict]]:
-    """The examples grouped into cards in their order: one per example, or per `task.card_column` (a WoS dialogue)."""
-    records = shown.to_dict("records")
+def _cards(task: Task, shown: pd.DataFrame) -> list[list[int]]:
+    """The examples grouped into cards in their order, as row positions in `shown`: one card per example, or per
+    `task.card_column` (a WoS dialogue). Positions, not records: turning every matching row into a dict on each
+    rerun cost more than drawing the page."""
     if not task.card_column:
-        return [[r] for r in records]
-    cards: dict[str, list[dict]] = {}
-    for record in records:
-        cards.setdefault(record[task.card_column], []).append(record)
+        return [[k] for k in range(len(shown))]
+    cards: dict[str, list[int]] = {}
+    for k, value in enumerate(shown[task.card_column].tolist()):
+        cards.setdefault(value, []).append(k)
     return list(cards.values())
+
+
+def _page_records(shown: pd.DataFrame, cards: list[list[int]]) -> list[list[dict]]:
+    """The rows of the cards on the page as records (one take of `shown` for the whole page)."""
+    records = iter(shown.iloc[[k for card in cards for k in card]].to_dict("records"))
+    return [[next(records) for _ in card] for card in cards]
 
 
 def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[dict], view: dict, by_example: dict) -> None:
@@ -397,17 +415,37 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
     head = (f'<div class="kv-head">{"id" if turn is None else "dialogue"} <code class="kv-guid">{esc(key)}</code>'
             f'{"" if turn is None else f" turn {turn}"}<a class="kv-link" href="{esc_attr(link)}" target="_blank">link</a></div>')
     if second is None:
-        st.markdown(head + task.render_card(result.frames, guids), unsafe_allow_html=True)
+        st.markdown(head + _drawing(task, result, guids), unsafe_allow_html=True)
     else:
         left, right = st.columns(2)
-        left.markdown(head + f"<div class='kv-kv'>{esc(result.run)}</div>" + task.render_card(result.frames, guids), unsafe_allow_html=True)
-        present = [g for g in guids if g in set(second.frames.examples["guid"])]
+        left.markdown(head + f"<div class='kv-kv'>{esc(result.run)}</div>" + _drawing(task, result, guids), unsafe_allow_html=True)
+        present = [g for g in guids if len(second.frames.positions(g))]
         right.markdown(f"<div class='kv-head'>&nbsp;</div><div class='kv-kv'>{esc(second.run)}</div>"
-                       + (task.render_card(second.frames, present) if present else "(not in this run)"), unsafe_allow_html=True)
+                       + (_drawing(task, second, present) if present else "(not in this run)"), unsafe_allow_html=True)
     for row in rows:
         if len(rows) > 1:
             st.caption(f"{task.unit} {row.get('turn', row['guid'])}")
         editor(task, result, row, by_example.get(row["guid"], []))
+
+
+#: Budget of the card drawings kept for every session (KLUE_VIZ_CARD_CACHE_MB); a real NER card is a few kilobytes.
+CARD_CACHE_MB_ENV = "KLUE_VIZ_CARD_CACHE_MB"
+
+
+@st.cache_resource(show_spinner=False)
+def drawn_cards() -> BoundedCache:
+    """Card drawings shared by every session, by run and examples: a redrawn list (another filter, a page back, another
+    session on the same run) reuses them instead of drawing again. Bounded in bytes, and by time like the scored runs."""
+    megabytes = float(os.environ.get(CARD_CACHE_MB_ENV, "") or 32)
+    ttl = float(os.environ.get(CACHE_TTL_ENV, "") or 3600)
+    return BoundedCache(int(megabytes * 1024 * 1024), ttl, sys.getsizeof)
+
+
+def _drawing(task: Task, result: RunResult, guids: list[str]) -> str:
+    """The drawing of one card of a run; a drawing depends on the run's frames and the card's examples only."""
+    if not result.key:  # a run scored outside the app's cache has no identity to keep its drawings under
+        return task.render_card(result.frames, guids)
+    return drawn_cards().get((result.key, tuple(guids)), partial(task.render_card, result.frames, guids))
 
 
 def _comparison(first: RunResult, second: RunResult, shown: pd.DataFrame) -> pd.DataFrame:
