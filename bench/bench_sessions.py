@@ -38,6 +38,7 @@ from playwright.async_api import async_playwright
 
 from klue_viz.evaluate import load_gold
 from klue_viz.tasks import get_task
+from klue_viz.tasks.ner import tag_list
 
 CHANGED = "b => { const el = document.querySelector('.kv-count'); return !!el && el.dataset.shown !== b; }"
 
@@ -73,7 +74,7 @@ def browser_cpu_seconds(server_pid: int) -> float:
 def prediction_file(shared: Path, folder: Path) -> Path:
     gold = load_gold(get_task("ner"), shared)
     rng = random.Random(0)
-    lines = [json.dumps({"guid": r["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(NER_TAGS) for t in r["tags"]]}, ensure_ascii=False)
+    lines = [json.dumps({"guid": r["guid"], "tags": [t if rng.random() > 0.03 else rng.choice(NER_TAGS) for t in tag_list(r["tags"])]}, ensure_ascii=False)
              for r in gold.rows]
     path = folder / "ner-run.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
