@@ -63,7 +63,10 @@ def test_planted_example_slice_comes_first_and_paired_names_the_worse_run(shared
     task = get_task("nli")
     gold = load_gold(task, shared)
     flip = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
-    bad = lambda row: row["source"] == "wikinews" and row["overlap"].startswith("low")
+    def bad(row) -> bool:  # wikinews pairs where fewer than half of the hypothesis words are in the premise
+        words = row["hypothesis"].split()
+        return row["source"] == "wikinews" and sum(w in set(row["premise"].split()) for w in words) < 0.5 * max(len(words), 1)
+
     planted = evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "label": flip[r["gold"]] if bad(r) else r["gold"]} for r in gold.rows]), "planted.jsonl")
     perfect = evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "label": r["gold"]} for r in gold.rows]), "perfect.jsonl")
     found = weak_slices(task, planted.frames, top=3, ci_samples=20)

@@ -18,6 +18,13 @@ else:
 VOTE_FIELDS = ("author", "label2", "label3", "label4", "label5")
 
 
+def word_overlap(premise: str, hypothesis: str) -> str:
+    """Whether at least half of the hypothesis's space-separated words occur in the premise (a slice of the frames)."""
+    premise_words = set(premise.split())
+    words = hypothesis.split()
+    return "high (≥50%)" if sum(w in premise_words for w in words) >= 0.5 * max(len(words), 1) else "low (<50%)"
+
+
 class Nli(LabelTask):
     name = "nli"
     title = "KLUE-NLI"
@@ -47,9 +54,6 @@ class Nli(LabelTask):
         gold = self.label_of(record["label"] if "label" in record else record["gold_label"], "gold label")
         votes = [str(record[f]) for f in VOTE_FIELDS if record.get(f)]
         premise, hypothesis = str(record["premise"]), str(record["hypothesis"])
-        premise_words = set(premise.split())
-        hyp_words = hypothesis.split()
-        share = sum(w in premise_words for w in hyp_words) / max(len(hyp_words), 1)
         return {
             "guid": str(record["guid"]),
             "source": str(record.get("source") or record.get("genre") or "(unknown)"),
@@ -58,11 +62,11 @@ class Nli(LabelTask):
             "gold": gold,
             "votes": votes,
             "agreement": f"{sum(v == gold for v in votes)}/{len(votes)} agree" if votes else "(no votes)",
-            "overlap": "high (≥50%)" if share >= 0.5 else "low (<50%)",
         }
 
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         frame = self.classification_frame(gold, predictions)
+        frame["overlap"] = [word_overlap(p, h) for p, h in zip(frame["premise"].tolist(), frame["hypothesis"].tolist())]
         frame["hypothesis_length"] = bucket(frame["hypothesis"].str.len(), [0, 15, 25, 40, float("inf")], "chars")
         return Frames(frame)
 
