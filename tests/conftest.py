@@ -35,3 +35,11 @@ def jsonl(records) -> bytes:
 def own_database(tmp_path, monkeypatch):
     """Each test its own database: runs and annotations stored by one test never show in another."""
     monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "klue-viz.sqlite3"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the test item, so that a fixture can tell whether its test failed."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"report_{report.when}", report)

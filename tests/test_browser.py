@@ -83,9 +83,15 @@ def browser():
 
 
 @pytest.fixture
-def page(browser):
+def page(browser, request):
     context = browser.new_context(viewport={"width": 1280, "height": 2400})
-    yield context.new_page()
+    page = context.new_page()
+    yield page
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.failed:  # CI shows only the output: say what the page showed
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"failed-{request.node.name}.png"), full_page=True)
+        print(f"--- {request.node.name}: the page at {page.url} showed:\n{page.locator('body').inner_text()[:3000]}")
     context.close()
 
 
