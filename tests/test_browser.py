@@ -101,9 +101,11 @@ def wait_idle(page) -> None:
 
 
 def open_task(page, server: str, task: str) -> None:
+    """Open a task page and wait until its script has finished drawing it (the examples come before the rest)."""
     page.goto(f"{server}/{task}")
     wait_idle(page)
     page.wait_for_selector(".kv-example", timeout=90_000)
+    wait_idle(page)
 
 
 def shown(page) -> int:
@@ -463,7 +465,7 @@ def test_the_home_page_is_named_and_shows_no_developer_toolbar(server, page):
 
 def test_saving_a_tag_updates_the_tag_slice_at_once(server, page):
     open_task(page, server, "re")
-    assert page.get_by_text("No error tags on this run yet").is_visible()
+    page.get_by_text("No error tags on this run yet").wait_for(timeout=30_000)
     page.get_by_label("Your name (for annotations)", exact=True).fill("서연")
     page.get_by_label("Your name (for annotations)", exact=True).press("Enter")
     wait_idle(page)
