@@ -256,6 +256,16 @@ def test_compare_mode_follows_the_filters_keeps_the_annotation_box_and_names_its
     assert int(cases["examples"].sum()) == sum(set(s) != set(pred[k]) for k, (s, _) in gold.items())
 
 
+def test_compare_mode_draws_dp_parses_one_under_the_other_at_the_full_width():
+    at = open_page(PAGE_FILES["dp"])
+    at.selectbox(key="compare").set_value(at.selectbox(key="compare").options[1]).run()
+    first, second = at.selectbox(key="run").value, at.selectbox(key="compare").value
+    cards = drawn(at)
+    assert cards and all(card.count('class="kv-arcs-wrap"') == 2 for card in cards), "both parses in one full-width block"
+    assert all(f"<div class='kv-kv'>{esc(first)}</div>" in card and f"<div class='kv-kv'>{esc(second)}</div>" in card for card in cards)
+    assert not any("kv-arcs" in m.value for column in at.columns for m in column.markdown), "no parse squeezed into a half column"
+
+
 # ---- the page has no task-specific branches -----------------------------------------------------
 
 def test_task_pages_take_their_task_specific_parts_from_the_task_module():

@@ -141,6 +141,8 @@ class Task(ABC):
     outcome_columns: tuple[str, ...] = ()
     #: Examples drawn together on one card (WoS: the turns of one dialogue); None: one card per example.
     card_column: str | None = None
+    #: The drawing needs the page's width (DP's arcs): comparing two runs puts the second's under the first, not beside it.
+    wide_drawing: bool = False
 
     #: Why a metric can be undefined on examples that exist (docs/metrics.md).
     undefined_reasons: dict[str, str] = {}

@@ -417,11 +417,15 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
     if second is None:
         st.markdown(head + _drawing(task, result, guids), unsafe_allow_html=True)
     else:
-        left, right = st.columns(2)
-        left.markdown(head + f"<div class='kv-kv'>{esc(result.run)}</div>" + _drawing(task, result, guids), unsafe_allow_html=True)
         present = [g for g in guids if len(second.frames.positions(g))]
-        right.markdown(f"<div class='kv-head'>&nbsp;</div><div class='kv-kv'>{esc(second.run)}</div>"
-                       + (_drawing(task, second, present) if present else "(not in this run)"), unsafe_allow_html=True)
+        ours = head + f"<div class='kv-kv'>{esc(result.run)}</div>" + _drawing(task, result, guids)
+        theirs = f"<div class='kv-kv'>{esc(second.run)}</div>" + (_drawing(task, second, present) if present else "(not in this run)")
+        if task.wide_drawing:  # side by side, each half would shrink the drawing until its words are unreadable
+            st.markdown(ours + theirs, unsafe_allow_html=True)
+        else:
+            left, right = st.columns(2)
+            left.markdown(ours, unsafe_allow_html=True)
+            right.markdown("<div class='kv-head'>&nbsp;</div>" + theirs, unsafe_allow_html=True)
     for row in rows:
         if len(rows) > 1:
             st.caption(f"{task.unit} {row.get('turn', row['guid'])}")
