@@ -389,10 +389,12 @@ def clear(page, total: int) -> None:
 
 
 def next_page(page) -> None:
-    page.locator('[data-testid="stNumberInput"] button').last.click()  # the "+" of the page number
+    """The "+" of the example list's page number: the last number input on a task page is the report's error count."""
+    page.locator('[data-testid="stNumberInput"]').filter(has=page.get_by_label("Page", exact=True)).get_by_role("button", name="Increment").click()
     wait_idle(page)
     page.wait_for_timeout(1000)
     wait_idle(page)
+    assert "(showing 11–" in page.locator(".kv-count").inner_text(), "the list moved to its second page"
 
 
 def test_clear_filters_resets_the_widgets_and_the_list_and_stays_cleared(server, page):
