@@ -44,6 +44,7 @@ def state_statistics(gold_states: list[list[str]], pred_states: list[list[str]])
 
 class Wos(Task):
     name = "wos"
+    training_slices = True
     title = "WoS dialogue state tracking"
     hf_config = "wos"
     official_folder = "wos-v1.1"

@@ -43,9 +43,7 @@ CALIBRATION = "Calibration"
 SLICES = "Weak slices"
 SUSPECTS = "Likely gold errors"
 UI_RESAMPLES = 200
-TRAINING_TASKS = ("ner", "re", "mrc", "wos")
 PAGE_SIZES = (10, 25, 50, 100)
-COMPACT_TASKS = ("ynat", "nli", "sts")
 COMPACT_COLUMNS = ("gold", "pred", "correct", "confidence", "abs_error")
 
 
@@ -98,7 +96,7 @@ def _train_gold(task_name: str, key: str, name: str, _data: bytes):
 
 def _training(task: Task):
     """The training gold the user uploaded for this task (kept for the session), and its cache key."""
-    if task.name not in TRAINING_TASKS:
+    if not task.training_slices:
         return "", None
     upload = st.file_uploader(f"{task.name.upper()} training file, official format (optional: adds 'seen in training' slices)",
                               key="train_upload")
@@ -289,7 +287,7 @@ def order_control(task: Task, result: RunResult, results: dict[str, RunResult], 
 
 def compact_view(task: Task, result: RunResult, rows: pd.DataFrame, by_example: dict) -> bool:
     """YNAT, NLI, STS: one table row per example, the full drawing of the chosen one below; False when not used."""
-    if task.name not in COMPACT_TASKS or not st.toggle("Compact table (one row per example)", key="compact"):
+    if not task.compact_table or not st.toggle("Compact table (one row per example)", key="compact"):
         return False
     columns = ["guid", *task.text_columns, *(c for c in COMPACT_COLUMNS if c in rows)]
     event = st.dataframe(export_frame(rows[columns]), hide_index=True, width="stretch", on_select="rerun",
