@@ -50,6 +50,7 @@ CARD_STYLE = """<style>
 .kv-head{font-size:.8rem;color:#57606a;margin-top:.6rem}
 .kv-guid{user-select:all;font-size:.8rem}
 .kv-link{margin-left:.5rem}
+.kv-turn{scroll-margin-top:4.5rem}
 .kv-turn[data-selected=true]{background:#fff8c5;outline:2px solid #bf8700;border-radius:.2rem}
 .kv-slot[data-change]{background:#eef6ff}
 </style>"""
