@@ -44,6 +44,7 @@ SLICES = "Weak slices"
 SUSPECTS = "Likely gold errors"
 UI_RESAMPLES = 200
 PAGE_SIZES = (10, 25, 50, 100)
+ERROR_RATE_COLUMN = st.column_config.NumberColumn("error rate", format="%.1f%%")
 COMPACT_COLUMNS = ("gold", "pred", "correct", "confidence", "abs_error")
 
 
@@ -161,7 +162,8 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
                   "the whole run they are, weighted by size (SliceLine's score). Select a row for its 95% interval and its examples."))
     table = pd.DataFrame(rows)
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="weak_slice_table",
-                         column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ["error rate", "difference", *metric_keys] if c in table})
+                         column_config={"error rate": ERROR_RATE_COLUMN,  # a share, as in the slice table; metrics with two decimals
+                                        **{c: st.column_config.NumberColumn(format="%.2f") for c in ["difference", *metric_keys] if c in table}})
     chosen = event.selection.rows if event is not None else []
     if not chosen:
         return

@@ -26,7 +26,7 @@ from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
-from klue_viz.ui.discovery import compact_view, discovery_panel, order_control
+from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
 from klue_viz.ui.links import (
     FOCUS,
     PAGE_KEY,
@@ -251,7 +251,7 @@ def _slices(task: Task, result: RunResult) -> None:
     shown, figure = _slice_view(result.key, f"{chosen.level}:{chosen.key}", task, result, chosen)
     left, right = st.columns([3, 2])
     left.dataframe(shown, hide_index=True, width="stretch",
-                   column_config={"error_rate": st.column_config.NumberColumn("error rate", format="%.1f%%")})
+                   column_config={"error_rate": ERROR_RATE_COLUMN})
     right.plotly_chart(figure, key="slice_chart", config={"displayModeBar": False})
 
 
