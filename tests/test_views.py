@@ -239,6 +239,26 @@ def test_strict_chosen_on_the_home_page_holds_on_every_page():
     assert strict_box(at).value is True
 
 
+def test_strict_ticked_on_the_home_page_is_how_the_task_page_scores():
+    """A run missing five pairs: its accuracy counts them wrong once Strict is ticked on the home page (by hand: json)."""
+    lines = next(demo_runs("nli")).read_text(encoding="utf-8").splitlines()
+    predicted = {r["guid"]: r["label"] for r in map(json.loads, lines[5:])}
+    gold = {r["guid"]: r["gold_label"] for r in json.loads(demo_file("nli").read_text(encoding="utf-8"))}
+    right = sum(predicted.get(guid) == label for guid, label in gold.items())
+
+    def accuracy(at) -> str:
+        runs = [re.match(r"<b>(.*?)</b>", m.value).group(1) for m in at.markdown if m.value.startswith("<b>")]
+        return [m.value for m in at.metric if m.label == "Accuracy"][runs.index("partial")]
+
+    at = open_page(PAGE_FILES["nli"])
+    at.file_uploader(key="pred_upload").set_value([("partial.jsonl", "\n".join(lines[5:]).encode("utf-8"), "application/json")]).run()
+    assert accuracy(at) == f"{100 * right / len(predicted):.2f}"
+    at.switch_page("app.py").run()
+    next(c for c in at.checkbox if c.label.startswith("Strict")).check().run()
+    at.switch_page(PAGE_FILES["nli"]).run()
+    assert accuracy(at) == f"{100 * right / len(gold):.2f}"
+
+
 # ---- compare mode ----------------------------------------------------------------------------------
 
 def test_compare_mode_follows_the_filters_keeps_the_annotation_box_and_names_its_radios():
