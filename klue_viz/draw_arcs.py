@@ -16,8 +16,13 @@ FONT = 14
 SMALL = 11
 LEVEL_HEIGHT = 22
 GAP = 18
-#: Widest row of a drawing before the sentence wraps (the page's main column at 1280 px is a little wider).
-MAX_ROW_WIDTH = 960
+#: Widest row of a drawing before the sentence wraps: with the margins (`ROW_MARGIN`) a full row is as wide as the
+#: page's main column in a 1280 px window (820 px in Chromium), so it is drawn at its natural size there.
+MAX_ROW_WIDTH = 700
+#: Room left of the first word (10) and right of the last (110: a "(root)" label or an arc leaving the row).
+ROW_MARGIN = 120
+#: A white outline under each label's letters, so the lines it is drawn over do not run through them.
+HALO = 'paint-order="stroke" stroke="#fff" stroke-width="5" stroke-linejoin="round"'
 COLOURS = {"correct": "#57606a", "wrong_head": "#cf222e", "wrong_label": "#bf8700"}
 
 
@@ -71,19 +76,20 @@ def dependency_svg(words: list[Word], arcs: list[Arc], max_width: float = MAX_RO
     """Gold arcs above the words, predicted below; a long sentence wraps into rows of at most `max_width` pixels.
 
     An arc whose head is on another row runs to the edge of its row and says where it goes ("→ 12 word");
-    every word shows its index. Each row scales down to the width of a narrow column (compare view).
+    every word shows its index. In a column narrower than a full row, every row of the sentence scales down by the
+    same factor (each row's width is its share of a full row), so the words keep one size across rows.
     """
     widths = [max(text_width(w.form, FONT), text_width(w.lemma, SMALL), text_width(w.pos, SMALL)) + GAP for w in words]
-    rows = [_row(words, widths, arcs, start, end) for start, end in row_ranges(widths, max_width)]
+    rows = [_row(words, widths, arcs, start, end, max_width + ROW_MARGIN) for start, end in row_ranges(widths, max_width)]
     return f'<div class="kv-arcs-wrap">{"".join(rows)}</div>'
 
 
-def _row(words: list[Word], widths: list[float], arcs: list[Arc], start: int, end: int) -> str:
+def _row(words: list[Word], widths: list[float], arcs: list[Arc], start: int, end: int, full_width: float) -> str:
     centres, x = {}, 10.0
     for k in range(start, end):
         centres[k + 1] = x + widths[k] / 2
         x += widths[k]
-    total_width = x + 110  # room for a "(root)" label or an arc leaving to the right
+    total_width = x + ROW_MARGIN - 10
     left_edge, right_edge = 4.0, total_width - 4
     drawn = []  # (side, arc, x_head or edge, x_dep, kind)
     for arc in arcs:
@@ -126,7 +132,8 @@ def _row(words: list[Word], widths: list[float], arcs: list[Arc], start: int, en
     height = bottom_words + reach["pred"] + 4
     parts = [
         f'<svg class="kv-arcs" xmlns="http://www.w3.org/2000/svg" width="{total_width:.0f}" height="{height:.0f}" '
-        f'viewBox="0 0 {total_width:.0f} {height:.0f}" style="max-width:100%;height:auto" role="img">'
+        f'viewBox="0 0 {total_width:.0f} {height:.0f}" style="width:{min(100.0, 100 * total_width / full_width):.2f}%;'
+        f'max-width:{total_width:.0f}px;height:auto" role="img">'
     ]
     for k in range(start, end):
         word, cx = words[k], centres[k + 1]
@@ -134,6 +141,7 @@ def _row(words: list[Word], widths: list[float], arcs: list[Arc], start: int, en
         parts.append(f'<text x="{cx:.1f}" y="{word_y + SMALL + 3:.1f}" text-anchor="middle" font-size="{SMALL}" fill="#57606a">{esc(word.lemma)}</text>')
         parts.append(f'<text x="{cx:.1f}" y="{word_y + 2 * SMALL + 5:.1f}" text-anchor="middle" font-size="{SMALL}" fill="#8c959f">{esc(word.pos)}</text>')
         parts.append(f'<text x="{cx:.1f}" y="{word_y + 3 * SMALL + 7:.1f}" text-anchor="middle" font-size="{SMALL - 1}" fill="#8c959f">{k + 1}</text>')
+    texts = []  # the labels, drawn after every line so that no line runs across a label
     for d in drawn:
         side, arc, a, b, kind = d
         base = top - 4 if side == "gold" else bottom_words + 4
@@ -142,12 +150,13 @@ def _row(words: list[Word], widths: list[float], arcs: list[Arc], start: int, en
         dash = ' stroke-dasharray="4 3"' if arc.status == "wrong_label" else ""
         meta = (f'class="kv-arc" data-side="{side}" data-status="{esc_attr(arc.status)}" data-dep="{arc.dependent}" data-head="{arc.head}" '
                 f'data-label="{esc_attr(arc.label)}"')
+        label_of = f'class="kv-arc-label" data-side="{side}" data-dep="{arc.dependent}"'
         label = labels[id(d)]
         if kind == "root":
             # Root (or an unusable head): a straight stroke to the edge of the drawing.
             end_y = 4 if side == "gold" else height - 4
-            parts.append(f'<g {meta}><line x1="{b:.1f}" y1="{base:.1f}" x2="{b:.1f}" y2="{end_y:.1f}" stroke="{colour}" stroke-width="1.5"{dash}/>'
-                         f'<text x="{b + 4:.1f}" y="{(base + end_y) / 2:.1f}" font-size="{SMALL}" fill="{colour}">{esc(label.text)}</text></g>')
+            parts.append(f'<g {meta}><line x1="{b:.1f}" y1="{base:.1f}" x2="{b:.1f}" y2="{end_y:.1f}" stroke="{colour}" stroke-width="1.5"{dash}/></g>')
+            texts.append(f'<text x="{b + 4:.1f}" y="{(base + end_y) / 2:.1f}" font-size="{SMALL}" fill="{colour}" {HALO} {label_of}>{esc(label.text)}</text>')
             continue
         peak = base + sign * heights[id(d)]
         if kind == "arc":
@@ -158,9 +167,10 @@ def _row(words: list[Word], widths: list[float], arcs: list[Arc], start: int, en
         parts.append(
             f'<g {meta}><path d="{stroke}" fill="none" stroke="{colour}" stroke-width="1.5"{dash}/>'
             f'<path d="M{b - 3:.1f},{base + sign * 6:.1f} L{b:.1f},{base:.1f} L{b + 3:.1f},{base + sign * 6:.1f}" '
-            f'fill="none" stroke="{colour}" stroke-width="1.5"/>'
-            f'<text x="{label.x:.1f}" y="{label_y:.1f}" text-anchor="middle" font-size="{SMALL}" fill="{colour}" '
-            f'paint-order="stroke" stroke="#fff" stroke-width="3">{esc(label.text)}</text></g>'
+            f'fill="none" stroke="{colour}" stroke-width="1.5"/></g>'
         )
+        texts.append(f'<text x="{label.x:.1f}" y="{label_y:.1f}" text-anchor="middle" font-size="{SMALL}" fill="{colour}" '
+                     f'{HALO} {label_of}>{esc(label.text)}</text>')
+    parts.extend(texts)
     parts.append("</svg>")
     return "".join(parts)

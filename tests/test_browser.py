@@ -397,10 +397,12 @@ def clear(page, total: int) -> None:
 
 
 def next_page(page) -> None:
-    page.locator('[data-testid="stNumberInput"] button').last.click()  # the "+" of the page number
+    """The "+" of the example list's page number: the last number input on a task page is the report's error count."""
+    page.locator('[data-testid="stNumberInput"]').filter(has=page.get_by_label("Page", exact=True)).get_by_role("button", name="Increment").click()
     wait_idle(page)
     page.wait_for_timeout(1000)
     wait_idle(page)
+    assert "(showing 11–" in page.locator(".kv-count").inner_text(), "the list moved to its second page"
 
 
 def test_clear_filters_resets_the_widgets_and_the_list_and_stays_cleared(server, page):
@@ -451,6 +453,21 @@ def test_a_copied_example_link_opens_that_example_in_a_new_browser(server, page,
         other.screenshot(path=str(ARTIFACTS / "dp-linked-example.png"))
     finally:
         fresh.close()
+
+
+def test_a_wos_card_links_to_its_matching_turns_and_a_link_scrolls_that_turn_into_view(server, page):
+    page.set_viewport_size({"width": 1280, "height": 800})  # a laptop: the card's later turns are below the fold
+    open_task(page, server, "wos")
+    page.locator('[data-testid="stRadio"] label').filter(has_text="wrong").first.click()
+    wait_idle(page)
+    card = page.locator(".kv-example").first
+    selected = [t.get_attribute("id") for t in card.locator('.kv-turn[data-selected="true"]').all()]
+    jumps = card.locator(".kv-row").first.locator(".kv-jump")
+    assert [j.get_attribute("href") for j in jumps.all()][:len(selected)] == [f"#{turn}" for turn in selected]
+    target = selected[-1]
+    jumps.nth(len(selected) - 1).click()
+    page.wait_for_function("""id => { const r = document.getElementById(id).getBoundingClientRect();
+                                     return r.top >= 40 && r.bottom <= innerHeight; }""", arg=target, timeout=10_000)
 
 
 def test_the_home_page_is_named_and_shows_no_developer_toolbar(server, page):

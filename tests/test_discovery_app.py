@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from klue_viz.ui.home import PAGE_FILES
 from tests.test_app import open_page, plain, shown_count
 
@@ -24,6 +26,18 @@ def test_weak_slices_view_lists_slices_for_one_run_and_for_two():
     at.selectbox(key="discovery_against").set_value(other).run()
     assert not at.exception
     assert any("worse run" in df.value.columns for df in at.dataframe)
+
+
+def test_the_weak_slices_show_error_rates_as_the_slice_table_does():
+    """A share is a percentage with one decimal everywhere (the weak slices read '33.77' beside the slice table's '56.4%')."""
+    at = open_page(PAGE_FILES["nli"])
+    at.segmented_control(key="discovery_view").set_value("Weak slices").run()
+    formats = {}
+    for df in at.dataframe:
+        for column, config in json.loads(df.proto.columns).items():
+            if column in ("error rate", "error_rate"):
+                formats["weak" if "slice" in df.value.columns else "slices"] = (config.get("label", column), config["type_config"]["format"])
+    assert formats["weak"] == formats["slices"] == ("error rate", "%.1f%%")
 
 
 def test_a_chosen_slice_gives_its_interval_and_becomes_the_filter():

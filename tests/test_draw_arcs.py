@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -10,8 +11,8 @@ from klue_viz.draw_arcs import SMALL, Arc, Word, dependency_svg
 from klue_viz.evaluate import load_gold
 from klue_viz.tasks import TASKS
 
-#: The main column of the page at 1280 px, where a row must fit without scrolling.
-PAGE_WIDTH = 1080
+#: The main column of the page in a 1280 px window (measured in Chromium), where a row must fit at its natural size.
+PAGE_WIDTH = 820
 LABEL = re.compile(r'<text x="([\d.]+)" y="([\d.]+)" text-anchor="middle" font-size="11" fill="[^"]+" paint-order="stroke"[^>]*>([^<]*)</text>')
 
 
@@ -60,7 +61,7 @@ def test_an_arc_to_a_word_on_another_row_says_where_it_goes(longest):
     away = re.findall(r"→ (\d+) ([^<]+)</text>", svg)
     assert away
     for index, form in away:
-        assert longest["words"][int(index) - 1] == form
+        assert longest["words"][int(index) - 1] == html.unescape(form)  # file text is escaped in the SVG
 
 
 def test_labels_of_crossing_arcs_over_short_words_are_moved_apart():
@@ -72,3 +73,25 @@ def test_labels_of_crossing_arcs_over_short_words_are_moved_apart():
     for i, (x1, y1, w1) in enumerate(boxes):
         for x2, y2, w2 in boxes[i + 1:]:
             assert not (abs(x1 - x2) * 2 < w1 + w2 and abs(y1 - y2) < SMALL), f"labels at ({x1}, {y1}) and ({x2}, {y2}) overlap"
+
+
+def test_labels_are_drawn_over_every_line(longest):
+    """A line drawn after a label runs through its letters (on real sentences the 'away' lines crossed earlier labels)."""
+    svg = drawing(longest)
+    for row in re.findall(r"<svg.*?</svg>", svg):
+        last_line = max(row.rfind("<path"), row.rfind("<line"))
+        first_label = row.find('class="kv-arc-label"')
+        assert 0 < last_line < first_label
+        assert row.count('class="kv-arc-label"') == row.count('class="kv-arc"'), "every arc has its label"
+
+
+def test_the_rows_of_one_sentence_share_one_scale(longest):
+    """In a column narrower than a full row every row shrinks alike (each row's width is its share of a full row), so
+    the words of a sentence keep one size; in the page's column at 1280 px every row is drawn at its natural size."""
+    svg = drawing(longest)
+    rows = re.findall(r'<svg class="kv-arcs"[^>]* width="([\d.]+)"[^>]* style="width:([\d.]+)%;max-width:([\d.]+)px', svg)
+    assert len(rows) >= 3
+    scales = [float(share) / float(width) for width, share, _ in rows]  # percent of the column per pixel of the row
+    assert max(scales) / min(scales) < 1.005, scales  # the same, but for the widths rounded to whole pixels
+    assert all(float(limit) == float(width) for width, _, limit in rows)
+    assert max(float(width) for width, _, _ in rows) <= PAGE_WIDTH and 100 / max(scales) <= PAGE_WIDTH + 1

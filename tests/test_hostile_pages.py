@@ -36,8 +36,9 @@ TAG = "**t** [x](http://evil.example/t) :red[c] <img src=x> x@evil.example"
 NAME = "**b** _e_ ![i](mailto:x@evil.example) [l](javascript:alert(1)) $x^2$ :red[c] <img src=x onerror=alert(1)> www.evil.example"
 
 PARSER = MarkdownIt("commonmark", {"html": True}).enable("strikethrough").use(dollarmath_plugin)
-#: The app's own links to a view of the app (`href="?..."` or `href="/<task>?..."`, relative, escaped) are not from file text.
-LIVE = re.compile(r"<a(?![^>]*href=\"(?:\?|/[a-z]+\?))[\s>]|<img|<script|<strong>(?:bold|b)</|<em>(?:em|e)</|<s>del</|class=\"math|<code>\s*indented")
+#: The app's own links to a view of the app (`href="?..."` or `href="/<task>?..."`, relative, escaped) or to a part of a
+#: drawing on the page (`href="#kv-..."`, a WoS turn) are not from file text.
+LIVE = re.compile(r"<a(?![^>]*href=\"(?:\?|/[a-z]+\?|#kv-))[\s>]|<img|<script|<strong>(?:bold|b)</|<em>(?:em|e)</|<s>del</|class=\"math|<code>\s*indented")
 #: Streamlit's colours and emoji short codes, read from the Markdown source.
 DIRECTIVE = re.compile(r"(?<!\\):red\[|(?<!\\):smile:")
 #: Streamlit autolinks URLs and e-mail addresses in the text after escapes and entities are resolved.

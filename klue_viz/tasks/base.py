@@ -141,6 +141,12 @@ class Task(ABC):
     outcome_columns: tuple[str, ...] = ()
     #: Examples drawn together on one card (WoS: the turns of one dialogue); None: one card per example.
     card_column: str | None = None
+    #: The drawing needs the page's width (DP's arcs): comparing two runs puts the second's under the first, not beside it.
+    wide_drawing: bool = False
+    #: Examples short enough for one table row each (YNAT, NLI, STS): the example list offers a compact table.
+    compact_table: bool = False
+    #: A training file adds "seen in training" slices (klue_viz.discovery.features): NER, RE, MRC, WoS.
+    training_slices: bool = False
 
     #: Why a metric can be undefined on examples that exist (docs/metrics.md).
     undefined_reasons: dict[str, str] = {}

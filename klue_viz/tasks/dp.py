@@ -56,6 +56,7 @@ class Dp(Task):
     official_folder = "klue-dp-v1.1"
     official_ext = "tsv"
     guid_prefix = "klue-dp-v1"
+    wide_drawing = True
     metrics = (
         Metric("uas_macro_f1", "UAS macro F1"), Metric("uas_micro_f1", "UAS (micro F1)"),
         Metric("las_macro_f1", "LAS macro F1"), Metric("las_micro_f1", "LAS (micro F1)"),

@@ -47,6 +47,7 @@ def answer_statistics(pred_norm: list[str], gold_norm: list[list[str]]) -> Stati
 
 class Mrc(Task):
     name = "mrc"
+    training_slices = True
     title = "KLUE-MRC reading comprehension"
     hf_config = "mrc"
     official_folder = "klue-mrc-v1.1"

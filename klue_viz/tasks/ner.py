@@ -164,6 +164,7 @@ class Characters:
 
 class Ner(Task):
     name = "ner"
+    training_slices = True
     title = "KLUE-NER named entity recognition"
     hf_config = "ner"
     official_folder = "klue-ner-v1.1"

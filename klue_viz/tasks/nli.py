@@ -27,6 +27,7 @@ def word_overlap(premise: str, hypothesis: str) -> str:
 
 class Nli(LabelTask):
     name = "nli"
+    compact_table = True
     title = "KLUE-NLI"
     hf_config = "nli"
     official_folder = "klue-nli-v1.1"

@@ -35,6 +35,7 @@ def entity(record: dict, side: str) -> dict:
 
 class Re(LabelTask):
     name = "re"
+    training_slices = True
     title = "KLUE-RE relation extraction"
     hf_config = "re"
     official_folder = "klue-re-v1.1"

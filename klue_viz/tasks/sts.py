@@ -35,6 +35,7 @@ def pair_statistics(gold: np.ndarray, pred: np.ndarray, pred_binary: np.ndarray)
 
 class Sts(Task):
     name = "sts"
+    compact_table = True
     title = "KLUE-STS"
     hf_config = "sts"
     official_folder = "klue-sts-v1.1"

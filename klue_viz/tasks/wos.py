@@ -44,6 +44,7 @@ def state_statistics(gold_states: list[list[str]], pred_states: list[list[str]])
 
 class Wos(Task):
     name = "wos"
+    training_slices = True
     title = "WoS dialogue state tracking"
     hf_config = "wos"
     official_folder = "wos-v1.1"
@@ -200,11 +201,12 @@ class Wos(Task):
         dialogue = frames.rows(first["dialogue"], by="dialogue").sort_values("turn")
         chosen = set(guids) if set(guids) != set(dialogue["guid"]) else set()  # every turn shown: none singled out
         slots = frames.rows(first["dialogue"], "slots", by="dialogue")
-        broken = dialogue.loc[~dialogue["correct"], "turn"]
-        shown = len(chosen) or "all"
-        summary = f"joint goal first breaks at user turn {int(broken.min())}" if len(broken) else "joint goal holds on every turn"
+        broken = dialogue[~dialogue["correct"]]
+        matched = dialogue[dialogue["guid"].isin(chosen)]
+        shown = f"{len(matched)} shown by the filters: {', '.join(map(_jump, matched.itertuples()))}" if chosen else "all shown by the filters"
+        summary = f"joint goal first breaks at {_jump(next(broken.itertuples()))}" if len(broken) else "joint goal holds on every turn"
         parts = [mk.row("dialogue", f'<span class="kv-kv">{mk.esc(first["dialogue"])} · {mk.esc(first["domains"])} · '
-                                    f'{len(dialogue)} user turns · {shown} shown by the filters · {summary}</span>')]
+                                    f'{len(dialogue)} user turns · {shown} · {summary}</span>')]
         for turn in dialogue.itertuples():
             if turn.system:
                 parts.append(f'<div class="kv-turn" data-role="sys"><span class="kv-side">sys</span>{mk.esc(turn.system)}</div>')
@@ -232,6 +234,11 @@ class Wos(Task):
         else:
             text = f"{s.domain_slot}: gold {s.gold_value} / pred {s.pred_value}"
         return f'<span class="kv-slot" {mk.attrs(data_status=s.status.replace(" ", "_"), data_slot=s.domain_slot)}>{mk.esc(text)}</span>'
+
+
+def _jump(turn) -> str:
+    """A link that scrolls the page to a user turn of the card (its anchor is the turn's id)."""
+    return f'<a class="kv-jump" {mk.attrs(href=f"#kv-{turn.guid}")}>user turn {turn.turn}</a>'
 
 
 def state_changes(previous: list[str], current: list[str]) -> list[str]:

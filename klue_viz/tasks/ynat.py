@@ -19,6 +19,7 @@ else:
 
 class Ynat(LabelTask):
     name = "ynat"
+    compact_table = True
     title = "YNAT topic classification"
     hf_config = "ynat"
     official_folder = "ynat-v1.1"

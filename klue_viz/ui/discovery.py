@@ -43,9 +43,8 @@ CALIBRATION = "Calibration"
 SLICES = "Weak slices"
 SUSPECTS = "Likely gold errors"
 UI_RESAMPLES = 200
-TRAINING_TASKS = ("ner", "re", "mrc", "wos")
 PAGE_SIZES = (10, 25, 50, 100)
-COMPACT_TASKS = ("ynat", "nli", "sts")
+ERROR_RATE_COLUMN = st.column_config.NumberColumn("error rate", format="%.1f%%")
 COMPACT_COLUMNS = ("gold", "pred", "correct", "confidence", "abs_error")
 
 
@@ -98,7 +97,7 @@ def _train_gold(task_name: str, key: str, name: str, _data: bytes):
 
 def _training(task: Task):
     """The training gold the user uploaded for this task (kept for the session), and its cache key."""
-    if task.name not in TRAINING_TASKS:
+    if not task.training_slices:
         return "", None
     upload = st.file_uploader(f"{task.name.upper()} training file, official format (optional: adds 'seen in training' slices)",
                               key="train_upload")
@@ -163,7 +162,8 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
                   "the whole run they are, weighted by size (SliceLine's score). Select a row for its 95% interval and its examples."))
     table = pd.DataFrame(rows)
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="weak_slice_table",
-                         column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ["error rate", "difference", *metric_keys] if c in table})
+                         column_config={"error rate": ERROR_RATE_COLUMN,  # a share, as in the slice table; metrics with two decimals
+                                        **{c: st.column_config.NumberColumn(format="%.2f") for c in ["difference", *metric_keys] if c in table}})
     chosen = event.selection.rows if event is not None else []
     if not chosen:
         return
@@ -289,7 +289,7 @@ def order_control(task: Task, result: RunResult, results: dict[str, RunResult], 
 
 def compact_view(task: Task, result: RunResult, rows: pd.DataFrame, by_example: dict) -> bool:
     """YNAT, NLI, STS: one table row per example, the full drawing of the chosen one below; False when not used."""
-    if task.name not in COMPACT_TASKS or not st.toggle("Compact table (one row per example)", key="compact"):
+    if not task.compact_table or not st.toggle("Compact table (one row per example)", key="compact"):
         return False
     columns = ["guid", *task.text_columns, *(c for c in COMPACT_COLUMNS if c in rows)]
     event = st.dataframe(export_frame(rows[columns]), hide_index=True, width="stretch", on_select="rerun",

@@ -26,7 +26,7 @@ from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
-from klue_viz.ui.discovery import compact_view, discovery_panel, order_control
+from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
 from klue_viz.ui.links import (
     FOCUS,
     PAGE_KEY,
@@ -50,6 +50,7 @@ CARD_STYLE = """<style>
 .kv-head{font-size:.8rem;color:#57606a;margin-top:.6rem}
 .kv-guid{user-select:all;font-size:.8rem}
 .kv-link{margin-left:.5rem}
+.kv-turn{scroll-margin-top:4.5rem}
 .kv-turn[data-selected=true]{background:#fff8c5;outline:2px solid #bf8700;border-radius:.2rem}
 .kv-slot[data-change]{background:#eef6ff}
 </style>"""
@@ -250,7 +251,7 @@ def _slices(task: Task, result: RunResult) -> None:
     shown, figure = _slice_view(result.key, f"{chosen.level}:{chosen.key}", task, result, chosen)
     left, right = st.columns([3, 2])
     left.dataframe(shown, hide_index=True, width="stretch",
-                   column_config={"error_rate": st.column_config.NumberColumn("error rate", format="%.1f%%")})
+                   column_config={"error_rate": ERROR_RATE_COLUMN})
     right.plotly_chart(figure, key="slice_chart", config={"displayModeBar": False})
 
 
@@ -417,11 +418,15 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
     if second is None:
         st.markdown(head + _drawing(task, result, guids), unsafe_allow_html=True)
     else:
-        left, right = st.columns(2)
-        left.markdown(head + f"<div class='kv-kv'>{esc(result.run)}</div>" + _drawing(task, result, guids), unsafe_allow_html=True)
         present = [g for g in guids if len(second.frames.positions(g))]
-        right.markdown(f"<div class='kv-head'>&nbsp;</div><div class='kv-kv'>{esc(second.run)}</div>"
-                       + (_drawing(task, second, present) if present else "(not in this run)"), unsafe_allow_html=True)
+        ours = head + f"<div class='kv-kv'>{esc(result.run)}</div>" + _drawing(task, result, guids)
+        theirs = f"<div class='kv-kv'>{esc(second.run)}</div>" + (_drawing(task, second, present) if present else "(not in this run)")
+        if task.wide_drawing:  # side by side, each half would shrink the drawing until its words are unreadable
+            st.markdown(ours + theirs, unsafe_allow_html=True)
+        else:
+            left, right = st.columns(2)
+            left.markdown(ours, unsafe_allow_html=True)
+            right.markdown("<div class='kv-head'>&nbsp;</div>" + theirs, unsafe_allow_html=True)
     for row in rows:
         if len(rows) > 1:
             st.caption(f"{task.unit} {row.get('turn', row['guid'])}")
