@@ -253,6 +253,8 @@ def test_strict_ticked_on_the_home_page_is_how_the_task_page_scores():
     at = open_page(PAGE_FILES["nli"])
     at.file_uploader(key="pred_upload").set_value([("partial.jsonl", "\n".join(lines[5:]).encode("utf-8"), "application/json")]).run()
     assert accuracy(at) == f"{100 * right / len(predicted):.2f}"
+    scored = [m.value for m in at.metric if m.label == "Gold scored"]
+    assert f"{100 * (len(gold) - 5) / len(gold):.1f}%" in scored and "100.0%" in scored  # the partial run, the full demo runs
     at.switch_page("app.py").run()
     next(c for c in at.checkbox if c.label.startswith("Strict")).check().run()
     at.switch_page(PAGE_FILES["nli"]).run()

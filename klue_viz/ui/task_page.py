@@ -142,8 +142,11 @@ def _metrics(task: Task, results: dict[str, RunResult]) -> None:
             value = result.scores.values.get(metric.key)
             column.metric(metric.label, metric_text(value), help=result.scores.reasons.get(metric.key) or f"{metric.key}, 0..100")
         c = result.coverage
-        columns[-1].metric("Gold scored", f"{c.n_scored}/{c.n_gold}", help=f"missing {c.n_missing} · extra {c.n_extra} · unreadable {c.n_invalid}")
-        details = [f"missing {c.n_missing}", f"extra {c.n_extra}", f"unreadable {c.n_invalid}"] + result.notes
+        # A share, not "2000/2000": five metric columns leave too little room for the counts, which the caption gives.
+        columns[-1].metric("Gold scored", f"{100 * c.n_scored / c.n_gold:.1f}%" if c.n_gold else "n/a",
+                           help=f"{c.n_scored:,} of {c.n_gold:,} gold examples scored")
+        details = [f"{c.n_scored:,} of {c.n_gold:,} gold scored", f"missing {c.n_missing}", f"extra {c.n_extra}",
+                   f"unreadable {c.n_invalid}"] + result.notes
         if show_ci:
             spans = _intervals(result.key, task, result)
             details.insert(0, "95% CI " + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v))
