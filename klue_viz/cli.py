@@ -158,6 +158,7 @@ def report_command(args: argparse.Namespace) -> int:
         task = get_task(args.task)
         gold = load_gold(task, args.gold)
         results = [evaluate_file(task, gold, path, strict=args.strict) for path in args.pred]
+        distinct_run_names(results)
     except (InputError, KeyError) as err:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
@@ -172,6 +173,17 @@ def report_command(args: argparse.Namespace) -> int:
     Path(args.out).write_text(html, encoding="utf-8")
     print(f"wrote {args.out}: {' vs '.join(r.run for r in results)}, {len(remarks)} stored annotation(s) of {task.name.upper()} considered")
     return 0
+
+
+def distinct_run_names(results: list[RunResult]) -> None:
+    """Two files with the same stem (model-a/ner.jsonl, model-b/ner.jsonl) become ner and ner-2, as the app names them."""
+    taken: set[str] = set()
+    for result in results:
+        chosen, k = result.run, 2
+        while chosen in taken:
+            chosen, k = f"{result.run}-{k}", k + 1
+        result.run = chosen
+        taken.add(chosen)
 
 
 def run_record(result: RunResult) -> dict:

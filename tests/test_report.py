@@ -107,3 +107,29 @@ def test_the_report_carries_what_the_discovery_layer_finds():
     assert with_probs, "a demo YNAT run gives probabilities"
     ece = run_calibration(task, with_probs[0].frames.examples).ece
     assert f"ECE {ece:.2f}" in html
+
+
+def test_two_files_with_the_same_stem_are_reported_as_two_runs_each_with_its_own_confusions(tmp_path, monkeypatch):
+    """model-a/nli.jsonl and model-b/nli.jsonl: the second is named nli-2 (as the app names it) and its confusions are its own."""
+    from collections import Counter
+
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "db.sqlite3"))
+    gold_file = next((DEMO_BENCHMARK / "klue-nli-v1.1").glob("*_dev.json"))
+    gold = {r["guid"]: r["gold_label"] for r in json.loads(gold_file.read_text(encoding="utf-8"))}
+    paths = []
+    for folder, run in zip(("model-a", "model-b"), demo_runs("nli")):
+        (tmp_path / folder).mkdir()
+        paths.append(tmp_path / folder / "nli.jsonl")
+        paths[-1].write_bytes(run.read_bytes())
+    out = tmp_path / "report.html"
+    assert main(["report", "--task", "nli", "--gold", str(DEMO_BENCHMARK), "--pred", str(paths[0]), "--pred", str(paths[1]),
+                 "--out", str(out), "--bootstrap", "50", "--errors", "1"]) == 0
+    html = unescape(out.read_text(encoding="utf-8"))  # demo text: nothing in it that unescaped would look like markup
+    assert "<title>NLI report: nli vs nli-2</title>" in html
+    for name, path in zip(("nli", "nli-2"), paths):
+        preds = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        names = [p["label"] if isinstance(p["label"], str) else TASKS["nli"].labels[p["label"]] for p in preds]
+        mistakes = Counter((gold[p["guid"]], label) for p, label in zip(preds, names) if gold[p["guid"]] != label)
+        section = html.split(f"<h3>Most frequent confusions: {name}</h3>")[1].split("</table>")[0]
+        shown = {(g, p): int(n) for g, p, n in re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td><td[^>]*>(\d+)</td></tr>", section)}
+        assert shown == dict(mistakes), name
