@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import re
 from html import unescape
+from pathlib import Path
 
+import pytest
 from sklearn.metrics import accuracy_score
 
 from klue_viz.annotations.store import Annotation, Store
@@ -133,3 +135,27 @@ def test_two_files_with_the_same_stem_are_reported_as_two_runs_each_with_its_own
         section = html.split(f"<h3>Most frequent confusions: {name}</h3>")[1].split("</table>")[0]
         shown = {(g, p): int(n) for g, p, n in re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td><td[^>]*>(\d+)</td></tr>", section)}
         assert shown == dict(mistakes), name
+
+
+def test_report_and_folder_evaluation_refuse_an_out_they_cannot_write_with_one_line(tmp_path, capsys):
+    """No traceback after the work is done: a missing folder is refused before scoring, a write failure is one line."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "nli.jsonl").write_bytes(next(demo_runs("nli")).read_bytes())
+    gold = str(DEMO_BENCHMARK)
+    commands = [["evaluate", "--gold", gold, "--pred", str(folder)],
+                ["report", "--task", "nli", "--gold", gold, "--pred", str(folder / "nli.jsonl"), "--bootstrap", "10"]]
+    for command in commands:
+        for out, reason in [(tmp_path / "missing" / "out", "does not exist"), (tmp_path, "is a folder")]:
+            assert main([*command, "--out", str(out)]) == 2
+            captured = capsys.readouterr()
+            assert captured.out == "" and reason in captured.err and len(captured.err.strip().splitlines()) == 1, captured.err
+    def full_disk(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    for command in commands:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(Path, "write_text", full_disk)
+            assert main([*command, "--out", str(tmp_path / "out")]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.strip().splitlines()[-1] == f"klue-viz: cannot write --out {tmp_path / 'out'}: No space left on device"
