@@ -508,7 +508,7 @@ def test_strict_and_the_page_url_survive_moving_between_pages(server, page):
     page.locator('[data-testid="stSidebarNav"] a').filter(has_text="dp").click()
     wait_idle(page)
     page.wait_for_selector(".kv-example", timeout=90_000)
-    assert page.get_by_text("not loaded in this session").count() == 0, "another page's runs are not carried over"
+    assert page.get_by_text("this server does not have for this gold").count() == 0, "another page's runs are not carried over"
     assert "show=wrong" not in page.url and "strict=1" in page.url
     page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Home").click()
     wait_idle(page)

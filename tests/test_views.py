@@ -332,6 +332,6 @@ def test_a_hostile_or_stale_link_is_shown_as_text_and_falls_back_to_what_is_load
     at.run()
     assert not at.exception and at.radio(key="f_status").value == "all"
     texts = [w.value for w in at.warning] + [i.value for i in at.info]
-    assert any("not loaded in this session" in t for t in texts) and any("linked example" in t for t in texts)
+    assert any("this server does not have for this gold" in t for t in texts) and any("linked example" in t for t in texts)
     assert not any("<img src=x" in t and "\\<img" not in t for t in texts)
     assert shown_count(at)[0] == shown_count(at)[1], "the filters fall back to the whole run"
