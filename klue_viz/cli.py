@@ -71,6 +71,16 @@ def check_out(path: str | None) -> None:
         raise InputError(f"--out {path}: the folder {out.parent} does not exist")
 
 
+def write_out(path: str, text: str) -> bool:
+    """Write an --out file; a failure (permission, full disk) is one line on stderr, not a traceback."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as err:
+        say(f"klue-viz: cannot write --out {path}: {err.strerror or err}", error=True)
+        return False
+    return True
+
+
 def evaluate_command(args: argparse.Namespace) -> int:
     if any(Path(p).is_dir() for p in args.pred):
         return evaluate_folders(args)
@@ -105,10 +115,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
             payload["failed"] = failures
         if len(args.pred) == 1 and results:
             payload["metrics"] = results[0].scores.values
-        try:
-            Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
-        except OSError as err:
-            say(f"klue-viz: cannot write --out {args.out}: {err.strerror or err}", error=True)
+        if not write_out(args.out, json.dumps(payload, ensure_ascii=False, indent=2)):
             return 2
     return 0 if results else 1
 
@@ -123,6 +130,11 @@ def evaluate_folders(args: argparse.Namespace) -> int:
         return 2
     if not all(Path(p).is_dir() for p in args.pred):
         print("klue-viz: give either prediction files or folders of them, not both", file=sys.stderr)
+        return 2
+    try:
+        check_out(args.out)
+    except InputError as err:
+        say(f"klue-viz: {err}", error=True)
         return 2
     done = FolderEvaluation()
     for folder in args.pred:
@@ -145,7 +157,8 @@ def evaluate_folders(args: argparse.Namespace) -> int:
         payload = {"gold": done.gold_sources, "strict": args.strict, "runs": [run.to_dict() for run in done.runs]}
         if done.failures:
             payload["failed"] = done.failures
-        Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+        if not write_out(args.out, json.dumps(payload, ensure_ascii=False, indent=2)):
+            return 2
     return 0 if done.runs else 1
 
 
@@ -155,9 +168,11 @@ def report_command(args: argparse.Namespace) -> int:
     from klue_viz.report import build_report
 
     try:
+        check_out(args.out)
         task = get_task(args.task)
         gold = load_gold(task, args.gold)
         results = [evaluate_file(task, gold, path, strict=args.strict) for path in args.pred]
+        distinct_run_names(results)
     except (InputError, KeyError) as err:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
@@ -169,9 +184,21 @@ def report_command(args: argparse.Namespace) -> int:
     except StoreError as err:
         print(f"klue-viz: annotations left out: {err}", file=sys.stderr)
     html = build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
-    Path(args.out).write_text(html, encoding="utf-8")
+    if not write_out(args.out, html):
+        return 2
     print(f"wrote {args.out}: {' vs '.join(r.run for r in results)}, {len(remarks)} stored annotation(s) of {task.name.upper()} considered")
     return 0
+
+
+def distinct_run_names(results: list[RunResult]) -> None:
+    """Two files with the same stem (model-a/ner.jsonl, model-b/ner.jsonl) become ner and ner-2, as the app names them."""
+    taken: set[str] = set()
+    for result in results:
+        chosen, k = result.run, 2
+        while chosen in taken:
+            chosen, k = f"{result.run}-{k}", k + 1
+        result.run = chosen
+        taken.add(chosen)
 
 
 def run_record(result: RunResult) -> dict:

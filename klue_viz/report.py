@@ -222,16 +222,16 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
         body.append(metrics_section(task, result, confidence_intervals(task, result.frames, samples=samples, seed=seed)))
     if len(results) >= 2:
         body.append(comparison_section(task, results[0], results[1], samples, seed))
-    pairs_of = {result.run: task.confusion(result.frames) for result in results}
+    pairs_of = [task.confusion(result.frames) for result in results]
     body.append("<h2>Confusions</h2>")
-    for result in results:
-        body.append(confusion_section(task, result, pairs_of[result.run]) or f"<p>{esc(result.run)}: no confusion matrix for this task.</p>")
+    for result, pairs in zip(results, pairs_of):
+        body.append(confusion_section(task, result, pairs) or f"<p>{esc(result.run)}: no confusion matrix for this task.</p>")
     body.append("<h2>Slices</h2>")
     body += [slices_section(task, result) for result in results]
     body.append("<h2>Found for you</h2>")
     body.append(found_section(task, results))
     body.append("<h2>Errors</h2>")
-    body += [errors_section(task, result, pairs_of[result.run], remarks, errors) for result in results]
+    body += [errors_section(task, result, pairs, remarks, errors) for result, pairs in zip(results, pairs_of)]
     title = f"{task.name.upper()} report: " + " vs ".join(r.run for r in results)
     return ("<!DOCTYPE html><html lang='ko'><head><meta charset='utf-8'>"
             "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"

@@ -42,10 +42,15 @@ def is_prediction_name(name: str) -> bool:
 def prediction_files(name: str, data: bytes) -> list[PredictionFile]:
     """A file as it is, or the prediction files inside a zip, each with the model its folder (or the zip) names.
 
-    A zip's members are checked against the upload limit, one by one and in total, before they are read.
+    A file of an uploaded folder comes named by its path in that folder (model-a/ner.jsonl): its model is
+    the folder it sits in, and a hidden file (.DS_Store, ._ner.jsonl) is left out. A zip's members are
+    checked against the upload limit, one by one and in total, before they are read.
     """
     if not name.lower().endswith(".zip"):
-        return [PredictionFile(name, data)]
+        path = PurePosixPath(name)
+        if len(path.parts) > 1 and not is_prediction_name(name):
+            return []
+        return [PredictionFile(path.name, data, clean_name(path.parent.name) if len(path.parts) > 1 else "")]
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:

@@ -533,7 +533,7 @@ def test_strict_and_the_page_url_survive_moving_between_pages(server, page):
     page.locator('[data-testid="stSidebarNav"] a').filter(has_text="dp").click()
     wait_idle(page)
     page.wait_for_selector(".kv-example", timeout=90_000)
-    assert page.get_by_text("not loaded in this session").count() == 0, "another page's runs are not carried over"
+    assert page.get_by_text("this server does not have for this gold").count() == 0, "another page's runs are not carried over"
     assert "show=wrong" not in page.url and "strict=1" in page.url
     page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Home").click()
     wait_idle(page)
@@ -564,3 +564,28 @@ def test_the_downloaded_report_opens_offline_with_the_pages_numbers(server, brow
         assert requests == [report.as_uri()]  # the file itself and nothing else
     finally:
         offline.close()
+
+
+def test_an_uploaded_folder_routes_each_file_to_its_task_under_the_folders_model(browser, tmp_path):
+    """Chromium names a folder's files by their path in it; the folder becomes the model, each file goes to its task."""
+    folder = tmp_path / "klue-bert"
+    folder.mkdir()
+    for task in ("ner", "ynat"):
+        (folder / f"{task}.jsonl").write_bytes(next(demo_runs(task)).read_bytes())
+    env = {k: v for k, v in os.environ.items() if k != "KLUE_VIZ_DATA_DIR"}
+    env["KLUE_VIZ_DB"] = str(tmp_path / "workspace.sqlite3")
+    context = browser.new_context(viewport={"width": 1280, "height": 2400})
+    process, url = start_server(env)
+    try:
+        page = context.new_page()
+        page.goto(url)
+        wait_idle(page)
+        uploader(page, "home_folder_upload").set_input_files(str(folder))
+        wait_idle(page)
+        row = page.locator(".kv-model-table tr").filter(has=page.locator("th", has_text="klue-bert"))
+        row.wait_for(timeout=60_000)
+        assert sorted(a.get_attribute("href") for a in row.locator("a").all()) == ["/ner?run=ner", "/ynat?run=ynat"]
+    finally:
+        context.close()
+        process.terminate()
+        process.wait(timeout=30)

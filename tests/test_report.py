@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import re
 from html import unescape
+from pathlib import Path
 
+import pytest
 from sklearn.metrics import accuracy_score
 
 from klue_viz.annotations.store import Annotation, Store
@@ -107,3 +109,53 @@ def test_the_report_carries_what_the_discovery_layer_finds():
     assert with_probs, "a demo YNAT run gives probabilities"
     ece = run_calibration(task, with_probs[0].frames.examples).ece
     assert f"ECE {ece:.2f}" in html
+
+
+def test_two_files_with_the_same_stem_are_reported_as_two_runs_each_with_its_own_confusions(tmp_path, monkeypatch):
+    """model-a/nli.jsonl and model-b/nli.jsonl: the second is named nli-2 (as the app names it) and its confusions are its own."""
+    from collections import Counter
+
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "db.sqlite3"))
+    gold_file = next((DEMO_BENCHMARK / "klue-nli-v1.1").glob("*_dev.json"))
+    gold = {r["guid"]: r["gold_label"] for r in json.loads(gold_file.read_text(encoding="utf-8"))}
+    paths = []
+    for folder, run in zip(("model-a", "model-b"), demo_runs("nli")):
+        (tmp_path / folder).mkdir()
+        paths.append(tmp_path / folder / "nli.jsonl")
+        paths[-1].write_bytes(run.read_bytes())
+    out = tmp_path / "report.html"
+    assert main(["report", "--task", "nli", "--gold", str(DEMO_BENCHMARK), "--pred", str(paths[0]), "--pred", str(paths[1]),
+                 "--out", str(out), "--bootstrap", "50", "--errors", "1"]) == 0
+    html = unescape(out.read_text(encoding="utf-8"))  # demo text: nothing in it that unescaped would look like markup
+    assert "<title>NLI report: nli vs nli-2</title>" in html
+    for name, path in zip(("nli", "nli-2"), paths):
+        preds = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        names = [p["label"] if isinstance(p["label"], str) else TASKS["nli"].labels[p["label"]] for p in preds]
+        mistakes = Counter((gold[p["guid"]], label) for p, label in zip(preds, names) if gold[p["guid"]] != label)
+        section = html.split(f"<h3>Most frequent confusions: {name}</h3>")[1].split("</table>")[0]
+        shown = {(g, p): int(n) for g, p, n in re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td><td[^>]*>(\d+)</td></tr>", section)}
+        assert shown == dict(mistakes), name
+
+
+def test_report_and_folder_evaluation_refuse_an_out_they_cannot_write_with_one_line(tmp_path, capsys):
+    """No traceback after the work is done: a missing folder is refused before scoring, a write failure is one line."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "nli.jsonl").write_bytes(next(demo_runs("nli")).read_bytes())
+    gold = str(DEMO_BENCHMARK)
+    commands = [["evaluate", "--gold", gold, "--pred", str(folder)],
+                ["report", "--task", "nli", "--gold", gold, "--pred", str(folder / "nli.jsonl"), "--bootstrap", "10"]]
+    for command in commands:
+        for out, reason in [(tmp_path / "missing" / "out", "does not exist"), (tmp_path, "is a folder")]:
+            assert main([*command, "--out", str(out)]) == 2
+            captured = capsys.readouterr()
+            assert captured.out == "" and reason in captured.err and len(captured.err.strip().splitlines()) == 1, captured.err
+    def full_disk(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    for command in commands:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(Path, "write_text", full_disk)
+            assert main([*command, "--out", str(tmp_path / "out")]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.strip().splitlines()[-1] == f"klue-viz: cannot write --out {tmp_path / 'out'}: No space left on device"

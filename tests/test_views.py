@@ -351,6 +351,25 @@ def test_a_gold_source_in_the_url_is_the_sessions_until_changed():
     assert at.radio(key="gold_source_widget").value == "upload"
 
 
+def test_a_gold_folder_chosen_on_the_home_page_is_in_the_url_and_a_fresh_session_scores_against_it(monkeypatch, shared):
+    """The server allows gold under shared/'s parent but has no default folder: the folder typed is part of the view."""
+    monkeypatch.delenv("KLUE_VIZ_DATA_DIR", raising=False)
+    monkeypatch.setenv("KLUE_VIZ_GOLD_ROOTS", str(shared.parent))
+    at = open_page()
+    at.radio(key="gold_source_widget").set_value("folder").run()
+    at.text_input(key="data_dir_widget").set_value(str(shared)).run()
+    assert at.query_params.get("folder") == str(shared) and at.query_params.get("source") == "folder"
+    table = html.unescape(next(m.value for m in at.markdown if "kv-model-table" in m.value))
+    assert f"/ynat?source=folder&folder={str(shared).replace('/', '%2F')}&run=bert-base" in table  # YNAT: the demo stands in
+
+    fresh = open_page()  # a colleague opening the link in a new browser
+    fresh.switch_page(PAGE_FILES["nli"])
+    fresh.query_params = {"source": "folder", "folder": str(shared)}
+    fresh.run()
+    assert any(c.value.replace("\\", "").startswith("Gold: ") and "/klue-nli-v1.1/klue-nli-v1.1_dev.json · 3,000 gold pairs" in c.value.replace("\\", "")
+               for c in fresh.caption), "the dev set, not the embedded demo"
+
+
 def test_a_hostile_or_stale_link_is_shown_as_text_and_falls_back_to_what_is_loaded():
     hostile = "<img src=x onerror=alert(1)>![x](http://e.vil)"
     at = open_page()
@@ -359,6 +378,6 @@ def test_a_hostile_or_stale_link_is_shown_as_text_and_falls_back_to_what_is_load
     at.run()
     assert not at.exception and at.radio(key="f_status").value == "all"
     texts = [w.value for w in at.warning] + [i.value for i in at.info]
-    assert any("not loaded in this session" in t for t in texts) and any("linked example" in t for t in texts)
+    assert any("this server does not have for this gold" in t for t in texts) and any("linked example" in t for t in texts)
     assert not any("<img src=x" in t and "\\<img" not in t for t in texts)
     assert shown_count(at)[0] == shown_count(at)[1], "the filters fall back to the whole run"

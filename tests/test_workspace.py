@@ -70,6 +70,21 @@ def test_a_zip_of_one_model_is_routed_to_its_tasks_and_named_by_its_folder():
         prediction_files("broken.zip", b"PK not really")
 
 
+def test_an_uploaded_folder_is_routed_to_its_tasks_and_named_by_the_folder(db):
+    """The browser names a folder's files by their path in it (klue-bert/ner.jsonl); hidden files are left out."""
+    ner, ynat = next(demo_runs("ner")), list(demo_runs("ynat"))[1]
+    at = open_page()
+    at.file_uploader(key="home_folder_upload").set_value([("klue-bert/ner.jsonl", ner.read_bytes(), "application/json"),
+                                                          ("klue-bert/ynat.jsonl", ynat.read_bytes(), "application/json"),
+                                                          ("klue-bert/._ner.jsonl", b"\x00\x05", "application/json")]).run()
+    assert not at.exception and not at.error
+    assert [(r.task, r.name, r.file_name, r.model) for r in RunStore(Store(db)).list()] == [
+        ("ner", "ner", "ner.jsonl", "klue-bert"), ("ynat", "ynat", "ynat.jsonl", "klue-bert")]
+    table = html.unescape(next(m.value for m in at.markdown if "kv-model-table" in m.value))
+    row = next(part for part in table.split("<tr>") if "<th scope='row'>klue-bert</th>" in part)
+    assert '<a href="/ynat?run=ynat" target="_self">' + ynat_macro_f1(ynat) in row and 'href="/ner?run=ner"' in row
+
+
 def test_a_zip_bomb_is_refused_before_it_is_unpacked(monkeypatch):
     monkeypatch.setenv("KLUE_VIZ_MAX_UPLOAD_MB", "0.01")  # about 10 KB
     data = zipped({"big/ner.jsonl": b"0" * 200_000})

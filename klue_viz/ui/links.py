@@ -2,17 +2,19 @@
 
 A task page reads its URL once, when it is entered (a pasted link, a new tab, a reload, a page
 change), and from then on writes what the user sees back to the URL after every run. Settings
-chosen on the home page (gold source, strict) live in session-state keys that no widget owns, so
+chosen on the home page (gold source and folder, strict) live in session-state keys that no widget owns, so
 they hold on every page; a URL only changes them when it names them.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
 import streamlit as st
 
+from klue_viz.evaluate import DATA_DIR_ENV
 from klue_viz.ui.state import SOURCES
 
 
@@ -62,6 +64,8 @@ def enter_page(page: str) -> dict[str, list[str]] | None:
     source = url["source"][0] if url.get("source") else None
     if source in SOURCES:
         state["gold_source"] = source
+    if url.get("folder"):
+        state["data_dir"] = url["folder"][0]  # read only under the folders the operator allowed (allowed_gold_folder)
     if "strict" in url:
         state["strict"] = url["strict"][0] == "1"
     return url
@@ -99,11 +103,13 @@ def clear_filters() -> None:
 
 
 def settings_params() -> dict[str, list[str]]:
-    """The session's gold source and strict setting, as URL parameters (only what differs from the defaults)."""
+    """The session's gold source (and folder) and strict setting, as URL parameters (only what differs from the defaults)."""
     state = st.session_state
     params = {}
     if state.get("gold_source", "demo") != "demo":
         params["source"] = [state["gold_source"]]
+    if state.get("gold_source") == "folder" and state.get("data_dir", "").strip() and state["data_dir"] != os.environ.get(DATA_DIR_ENV, ""):
+        params["folder"] = [state["data_dir"]]  # a folder other than the server's default is part of the view
     if state.get("strict"):
         params["strict"] = ["1"]
     return params

@@ -106,7 +106,8 @@ def _inspected_run(names: list[str]) -> str:
     wanted = state.pop(RUNS_WANTED, None) or []
     missing = [name for name in wanted if name not in names]
     if missing:
-        st.warning(md(f"The link names run(s) not loaded in this session: {', '.join(missing)}. Showing what is loaded."))
+        st.warning(md(f"The link names run(s) this server does not have for this gold: {', '.join(missing)} (removed or renamed since, "
+                      f"or a demo run while the gold is not the demo). Showing the runs it has."))
     if wanted[1:] and wanted[1] in names:
         state["compare"] = wanted[1]
     if len(names) == 1:
