@@ -438,13 +438,19 @@ def test_a_copied_example_link_opens_that_example_in_a_new_browser(server, page,
     wait_idle(page)
     card = page.locator(".kv-example").nth(1)
     guid = card.get_attribute("data-guid")
-    link = page.locator(".kv-link").nth(1).get_attribute("href")
-    assert f"guid={guid}" in link
+    assert f"guid={guid}" in page.locator(".kv-link").nth(1).get_attribute("href")
     assert "show=wrong" in page.url, "the page's own URL carries its filters"
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
+    page.get_by_role("button", name="Copy link").nth(1).click()
+    code = page.locator('[data-testid="stPopoverBody"] [data-testid="stCode"]')
+    code.hover()
+    code.locator("button").click()  # st.code's own copy button
+    link = page.evaluate("() => navigator.clipboard.readText()")
+    assert link.startswith(f"{server}/dp?") and f"guid={guid}" in link
     fresh = browser.new_context(viewport={"width": 1280, "height": 2400})
     try:
         other = fresh.new_page()
-        other.goto(f"{server}/dp{link}")
+        other.goto(link)
         wait_idle(other)
         other.wait_for_selector(".kv-example", timeout=90_000)
         assert [e.get_attribute("data-guid") for e in other.locator(".kv-example").all()] == [guid]

@@ -431,10 +431,18 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
             left, right = st.columns(2)
             left.markdown(ours, unsafe_allow_html=True)
             right.markdown("<div class='kv-head'>&nbsp;</div>" + theirs, unsafe_allow_html=True)
+    with st.popover("Copy link", icon=":material/link:", type="tertiary"):
+        st.code(_absolute(link), language=None, wrap_lines=True)  # st.code has the one-click copy button
     for row in rows:
         if len(rows) > 1:
             st.caption(f"{task.unit} {row.get('turn', row['guid'])}")
         editor(task, result, row, by_example.get(row["guid"], []))
+
+
+def _absolute(link: str) -> str:
+    """A view's query string as the full address of this page, as a colleague would paste it."""
+    page = (st.context.url or "").split("?", 1)[0]
+    return page + link
 
 
 #: Budget of the card drawings kept for every session (KLUE_VIZ_CARD_CACHE_MB); a real NER card is a few kilobytes.
