@@ -218,3 +218,27 @@ def test_wos_slot_value_changed_in_one_turn_is_found_and_patched_back(shared, tm
     mark_gold_wrong(db, task, queue[0], "reviewer")
     patch = make_patch(task, edited.read_text(encoding="utf-8"), edited.name, corrections_from(db.find(task="wos"), task))
     assert patch.records == 1 and json.loads(patch.text) == [dialogues[0]]
+
+
+def test_wos_slot_added_to_the_gold_is_proposed_as_none_and_patched_away(shared, tmp_path):
+    """Every run leaves out a slot the gold has: the proposal is 'none' (never pandas' missing 'nan') and the patch drops it."""
+    task = get_task("wos")
+    path = shared / "wos-v1.1" / "wos-v1.1_dev_sample_10.json"
+    dialogues = json.loads(path.read_text(encoding="utf-8"))
+    original = load_gold(task, path)
+    edited_dialogues = json.loads(path.read_text(encoding="utf-8"))
+    user_turns = [t for t in edited_dialogues[0]["dialogue"] if t["role"] == "user"]
+    assert not any(s.startswith("숙소-지역-") for s in user_turns[1]["state"])
+    user_turns[1]["state"] = user_turns[1]["state"] + ["숙소-지역-서울 남쪽"]
+    edited = tmp_path / "wos-v1.1_dev.json"
+    edited.write_text(json.dumps(edited_dialogues, ensure_ascii=False), encoding="utf-8")
+    gold = load_gold(task, edited)
+    runs = [evaluate_bytes(task, gold, jsonl([{"guid": r["dialogue"], "turn": r["turn"], "state": r["gold_state"]} for r in original.rows]),
+                           f"run{k}.jsonl") for k in range(2)]
+    queue = suspects(task, runs, top=None)
+    assert [(s["guid"], s["turn"], s["gold"], s["proposed"]) for s in queue] == [
+        (dialogues[0]["guid"], 1, "숙소-지역-서울 남쪽", "숙소-지역-none")]
+    db = Store(str(tmp_path / "notes.sqlite3"))
+    mark_gold_wrong(db, task, queue[0], "reviewer")
+    patch = make_patch(task, edited.read_text(encoding="utf-8"), edited.name, corrections_from(db.find(task="wos"), task))
+    assert patch.records == 1 and json.loads(patch.text) == [dialogues[0]]

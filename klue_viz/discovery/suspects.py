@@ -206,7 +206,7 @@ def _wos(task, results) -> list[dict]:
         slots = r.frames.details["slots"]
         wrong = slots[~slots["correct"]]
         for dialogue, turn, slot, gold, pred in wrong[["dialogue", "turn", "domain_slot", "gold_value", "pred_value"]].itertuples(index=False, name=None):
-            answers[(dialogue, int(turn), slot, gold)].append((r.run, pred))
+            answers[(dialogue, int(turn), slot, _value(gold))].append((r.run, _value(pred)))
     out = []
     for (dialogue, turn, slot, gold), given in answers.items():
         values = {v for _, v in given}
@@ -217,6 +217,11 @@ def _wos(task, results) -> list[dict]:
         out.append(_item(dialogue, "slot", f"{slot}-{gold if gold is not None else 'none'}",
                          f"{slot}-{value if value is not None else 'none'}", n, evidence, turn=turn))
     return out
+
+
+def _value(value) -> str | None:
+    """A slot value, None where the side has no value (pandas gives a missing string as NaN, not None)."""
+    return None if value is None or pd.isna(value) else str(value)
 
 
 def queue_frame(found: list[dict]) -> pd.DataFrame:
