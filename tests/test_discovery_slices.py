@@ -121,3 +121,32 @@ def test_error_tags_are_slice_conditions(shared):
     tags = {g: {"negation"} for g in sorted(wrong)[: len(wrong) // 2]}  # half the errors tagged by a user
     found = weak_slices(task, run.frames, tags=tags, top=1)
     assert found[0]["conditions"] == {"tag: negation": "yes"} and found[0]["error_rate"] == 100.0
+
+
+def test_slices_command_takes_the_stored_error_tags_as_conditions(shared, tmp_path, capsys):
+    """A user's tags in the annotation store (KLUE_VIZ_DB) are conditions headless too, as in the app."""
+    from klue_viz.annotations.store import Annotation, Store
+
+    gold = load_gold(get_task("nli"), shared)
+    rng = np.random.default_rng(1)
+    wrong = sorted(r["guid"] for r in gold.rows if rng.random() < 0.04)
+    pred = tmp_path / "run.jsonl"
+    pred.write_bytes(jsonl([{"guid": r["guid"], "label": ("entailment" if r["gold"] != "entailment" else "neutral") if r["guid"] in wrong
+                             else r["gold"]} for r in gold.rows]))
+    db = Store()
+    for guid in wrong[: len(wrong) // 2]:
+        db.save(Annotation("nli", guid, "run", "지민", tags=["부정 표현"]))
+    out = tmp_path / "slices.json"
+    assert main(["slices", "--task", "nli", "--gold", str(shared), "--pred", str(pred), "--top", "1", "--bootstrap", "0", "--out", str(out)]) == 0
+    first = json.loads(out.read_text(encoding="utf-8"))["slices"][0]
+    assert first["conditions"] == {"tag: 부정 표현": "yes"} and first["error_rate"] == 100.0
+    assert "tag: 부정 표현=yes" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["slices", "suspects"])
+def test_an_out_in_a_missing_folder_is_refused_before_scoring(shared, tmp_path, capsys, command):
+    pred = tmp_path / "run.jsonl"
+    pred.write_bytes(jsonl([{"guid": r["guid"], "label": r["gold"]} for r in load_gold(get_task("nli"), shared).rows]))
+    out = tmp_path / "missing" / "found.json"
+    assert main([command, "--task", "nli", "--gold", str(shared), "--pred", str(pred), "--out", str(out)]) == 2
+    assert "does not exist" in capsys.readouterr().err and not out.exists()

@@ -107,3 +107,16 @@ def test_the_report_carries_what_the_discovery_layer_finds():
     assert with_probs, "a demo YNAT run gives probabilities"
     ece = run_calibration(task, with_probs[0].frames.examples).ece
     assert f"ECE {ece:.2f}" in html
+
+
+def test_the_reports_weak_slices_take_the_stored_error_tags(tmp_path):
+    """Tags the user stored are slice conditions in the report, as in the app and `klue-viz slices`."""
+    task = TASKS["ynat"]
+    path = next(demo_runs("ynat"))
+    result = evaluate_file(task, load_gold(task, DEMO_BENCHMARK), path)
+    examples = result.frames.examples
+    tagged = examples.loc[~examples["correct"], "guid"].tolist() + examples.loc[examples["correct"], "guid"].tolist()[:6]  # 10 at least
+    remarks = [Annotation("ynat", guid, path.stem, "지민", tags=["<b>제목만</b>"]) for guid in tagged]
+    html = build_report(task, [result], "demo", remarks, errors=1, samples=20)
+    found = html.split("<h2>Found for you</h2>")[1].split("<h2>Errors</h2>")[0]
+    assert "tag: <b>제목만</b> = yes" in unescape(found) and "<b>제목만" not in found

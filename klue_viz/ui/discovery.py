@@ -21,7 +21,7 @@ from klue_viz.discovery.calibration import (
 )
 from klue_viz.discovery.features import training_features, with_training
 from klue_viz.discovery.patch import corrections_from, make_patch
-from klue_viz.discovery.slices import paired_slices, slice_guids, weak_slices
+from klue_viz.discovery.slices import error_tags, paired_slices, slice_guids, weak_slices
 from klue_viz.discovery.sorting import (
     SUSPECT_RANK,
     sort_examples,
@@ -36,7 +36,7 @@ from klue_viz.problems import InputError
 from klue_viz.slicing import slice_table
 from klue_viz.tasks.base import Task
 from klue_viz.tasks.classification import LabelTask
-from klue_viz.ui.annotate import annotator, editor, run_tags, store, task_remarks
+from klue_viz.ui.annotate import annotator, editor, store, task_remarks
 from klue_viz.ui.state import digest, gold_for
 
 CALIBRATION = "Calibration"
@@ -66,10 +66,7 @@ def discovery_panel(task: Task, result: RunResult, results: dict[str, RunResult]
 
 def _tags(task: Task, run: str) -> tuple[str, dict[str, set[str]]]:
     """The error tags of a run by example guid, and a key that changes when they do (for the caches)."""
-    rows = run_tags(task, run, task_remarks(task))
-    tags: dict[str, set[str]] = {}
-    for guid, tag in zip(rows["guid"], rows["tag"]):
-        tags.setdefault(str(guid), set()).add(str(tag))
+    tags = error_tags(task, run, task_remarks(task))
     return str(sorted((g, sorted(t)) for g, t in tags.items())), tags
 
 
