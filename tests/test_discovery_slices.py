@@ -150,3 +150,22 @@ def test_an_out_in_a_missing_folder_is_refused_before_scoring(shared, tmp_path, 
     out = tmp_path / "missing" / "found.json"
     assert main([command, "--task", "nli", "--gold", str(shared), "--pred", str(pred), "--out", str(out)]) == 2
     assert "does not exist" in capsys.readouterr().err and not out.exists()
+
+
+def test_entity_metrics_of_a_one_sided_slice_count_the_matched_entities_of_that_side(shared):
+    """A slice of predicted entities only ('side = pred & ...') has the precision of those predictions, not 0."""
+    task = get_task("ner")
+    gold = load_gold(task, shared)
+    rng = np.random.default_rng(3)
+    run = evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "tags": [t if rng.random() > 0.03 else "B-PS" for t in tag_list(r["tags"])]}
+                                            for r in gold.rows]), "run.jsonl")
+    ents = run.frames.details["entities"]
+    predicted = ents[ents["side"] == "pred"]
+    by_hand = 100.0 * predicted["matched"].sum() / len(predicted)  # precision: matched predictions over predictions
+    assert task.detail_scores("entities", predicted) == {"precision": pytest.approx(by_hand), "recall": None, "f1": pytest.approx(by_hand)}
+    gold_side = ents[ents["side"] == "gold"]
+    assert task.detail_scores("entities", gold_side)["recall"] == pytest.approx(100.0 * gold_side["matched"].mean())
+    # on both sides at once, the usual pooled precision, recall and F1 of the whole run
+    tp, fp, fn = gold_side["matched"].sum(), (~predicted["matched"]).sum(), (~gold_side["matched"]).sum()
+    assert task.detail_scores("entities", ents) == {"precision": pytest.approx(100 * tp / (tp + fp)), "recall": pytest.approx(100 * tp / (tp + fn)),
+                                                    "f1": pytest.approx(200 * tp / (2 * tp + fp + fn))}
