@@ -60,6 +60,8 @@ def test_training_upload_adds_the_seen_in_training_slice(shared):
     text = (shared / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv").read_text(encoding="utf-8")
     at = open_page(PAGE_FILES["ner"])
     at.segmented_control(key="discovery_view").set_value("Weak slices").run()
+    # the operator's upload limit holds for a training file as for a prediction file
+    assert at.file_uploader(key="train_upload").proto.max_upload_size_mb == at.file_uploader(key="pred_upload").proto.max_upload_size_mb
     at.file_uploader(key="train_upload").set_value([("klue-ner-v1.1_train.tsv", "\n\n".join(text.split("\n\n")[:400]).encode(), "text/plain")]).run()
     assert not at.exception
     assert any("Entity seen in training" in m.value for m in at.markdown)

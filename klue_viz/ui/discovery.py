@@ -38,6 +38,7 @@ from klue_viz.tasks.base import Task
 from klue_viz.tasks.classification import LabelTask
 from klue_viz.ui.annotate import annotator, editor, store, task_remarks
 from klue_viz.ui.state import digest, gold_for
+from klue_viz.uploads import limit_megabytes, limit_text
 
 CALIBRATION = "Calibration"
 SLICES = "Weak slices"
@@ -97,8 +98,8 @@ def _training(task: Task):
     """The training gold the user uploaded for this task (kept for the session), and its cache key."""
     if task.name not in TRAINING_TASKS:
         return "", None
-    upload = st.file_uploader(f"{task.name.upper()} training file, official format (optional: adds 'seen in training' slices)",
-                              key="train_upload")
+    upload = st.file_uploader(f"{task.name.upper()} training file, official format (optional: adds 'seen in training' slices; {md(limit_text())})",
+                              key="train_upload", max_upload_size=limit_megabytes())
     if upload is not None:
         st.session_state.setdefault("train_files", {})[task.name] = (upload.name, upload.getvalue())
     kept = st.session_state.get("train_files", {}).get(task.name)
