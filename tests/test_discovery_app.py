@@ -121,3 +121,31 @@ def test_hostile_run_name_stays_text_in_every_discovery_view():
         assert not any("<img src=x" in c for c in charts)
         if view == "Calibration":
             assert any("&lt;img" in c for c in charts)
+
+
+def test_a_paired_slice_gives_the_paired_interval_and_filters_to_the_slice_compared():
+    """Two runs: the chosen slice's interval is of the difference between the runs, and the filter holds the sentences of
+    the gold entities the runs were compared on (the count the finder reports)."""
+    at = open_page(PAGE_FILES["ner"])
+    at.segmented_control(key="discovery_view").set_value("Weak slices").run()
+    inspected = at.selectbox(key="run").value
+    other = next(name for name in at.selectbox(key="run").options if name != inspected)
+    at.selectbox(key="discovery_against").set_value(other).run()
+    table = next(df.value for df in at.dataframe if "worse run" in df.value.columns)
+    at.session_state["weak_slice_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception
+    caption = next(plain(c.value) for c in at.caption if "resamples)" in plain(c.value))
+    assert "paired bootstrap" in caption and " − " in caption
+    from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+    from klue_viz.discovery.slices import paired_slices
+    from klue_viz.evaluate import evaluate_file, load_gold
+    from klue_viz.tasks import get_task
+
+    task = get_task("ner")
+    gold = load_gold(task, DEMO_BENCHMARK)
+    runs = {p.stem: evaluate_file(task, gold, p) for p in demo_runs("ner")}
+    first = paired_slices(task, runs[inspected], runs[other], top=1)[0]
+    assert table["size"][0] == first["size"]
+    at.button(key="apply_weak_slice").click().run()
+    assert len(at.session_state["f_guids"]) == first["examples"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from klue_viz.bootstrap import confidence_intervals
+from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.discovery.calibration import (
     coverage_curve,
     coverage_figure,
@@ -121,6 +121,14 @@ def _slice_intervals(result_key: str, conditions: str, _task: Task, _result: Run
     return confidence_intervals(_task, _result.frames.subset(_guids), samples=UI_RESAMPLES)
 
 
+@st.cache_resource(max_entries=128, show_spinner="Resampling both runs on the slice…")
+def _paired_slice_intervals(better_key: str, worse_key: str, conditions: str, _task: Task, _better: RunResult, _worse: RunResult,
+                            _guids: list[str]) -> dict[str, tuple[float, float]]:
+    """The 95% interval of (better - worse) on each official metric over the slice's examples, as `klue-viz slices` gives."""
+    rows = compare_runs(_task, _better.frames.subset(_guids), _worse.frames.subset(_guids), samples=UI_RESAMPLES)
+    return {c.metric: (c.low, c.high) for c in rows if c.low is not None and c.high is not None}
+
+
 def _condition_text(item: dict) -> str:
     return " & ".join(f"{item['labels'].get(k, k)} = {v}" for k, v in item["conditions"].items())
 
@@ -166,10 +174,19 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
     if not chosen:
         return
     item = found[chosen[0]]
-    guids = slice_guids(task, result.frames, item["conditions"], tags, _extra(train_key, task, result, train))
-    spans = _slice_intervals(result.key, repr(item["conditions"]), task, result, guids)
-    st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
-                  + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)))
+    conditions = item["conditions"]
+    if "worse" in item and item["unit"] == "entities":
+        conditions = {**conditions, "side": "gold"}  # two runs are compared on the gold entities they share
+    guids = slice_guids(task, result.frames, conditions, tags, _extra(train_key, task, result, train))
+    if "worse" in item:
+        better, worse = results[item["better"]], results[item["worse"]]
+        spans = _paired_slice_intervals(better.key, worse.key, repr(conditions), task, better, worse, guids)
+        st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; {better.run} − {worse.run}, 95% interval (paired bootstrap, "
+                      f"{UI_RESAMPLES} resamples) " + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items())))
+    else:
+        spans = _slice_intervals(result.key, repr(conditions), task, result, guids)
+        st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
+                      + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)))
     st.button(f"Show these {len(guids)} {task.unit}s below", key="apply_weak_slice", on_click=_apply, args=(guids,))
 
 
