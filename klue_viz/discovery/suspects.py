@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from klue_viz.discovery.patch import NO_ANSWER
 from klue_viz.tasks.base import Task
 
 #: STS: how far (on 0..5) every run must be from the gold, on the same side, to suggest another score.
@@ -136,7 +137,7 @@ def _mrc(task, results) -> list[dict]:
         if len(norms) != 1 or any(f.at[guid, "correct"] for f in frames):
             continue
         evidence = {"runs": {r.run: a for r, a in zip(results, answers)}, "agreeing": len(results), "of": len(results)}
-        out.append(_item(guid, "answer", frames[0].at[guid, "gold"], answers[0], len(results), evidence))
+        out.append(_item(guid, "answer", frames[0].at[guid, "gold"], answers[0] or NO_ANSWER, len(results), evidence))
     return out
 
 
