@@ -47,6 +47,9 @@ def test_suspect_queue_marks_gold_wrong_and_offers_the_patch():
     queue = next(df.value for df in at.dataframe if "proposed" in df.value.columns)
     at.session_state["suspect_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
+    evidence = next(df.value for df in at.dataframe if list(df.value.columns)[:2] == ["run", "answer"])  # which runs, which label, how sure
+    assert set(evidence["run"]) == set(at.selectbox(key="run").options) and queue["proposed"][0] in set(evidence["answer"])
+    assert "confidence" in evidence and evidence["confidence"].notna().any()
     at.button(key="mark_suspect").click().run()
     assert not at.exception
     from klue_viz.annotations.store import Store

@@ -233,6 +233,18 @@ def queue_frame(found: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["rank", "guid", "turn", "unit", "gold", "proposed", "score", "runs agreeing"])
 
 
+def evidence_frame(suspect: dict) -> pd.DataFrame:
+    """One row per run: what it answered on the unit and, where it gave probabilities, how confident it was."""
+    runs = suspect["evidence"].get("runs", {})
+    rows = []
+    for run, given in (runs.items() if isinstance(runs, dict) else ((run, suspect["proposed"]) for run in runs)):
+        entry = given if isinstance(given, dict) else {"label": given}
+        rows.append({"run": run, "answer": "" if entry.get("label") is None else str(entry["label"]),
+                     "confidence": entry.get("confidence"), "p(gold)": entry.get("p_gold"), "p(proposed)": entry.get("p_proposed")})
+    frame = pd.DataFrame(rows, columns=["run", "answer", "confidence", "p(gold)", "p(proposed)"])
+    return frame.dropna(axis=1, how="all")
+
+
 FINE_UNITS = frozenset({"entity", "head", "relation", "slot"})
 
 

@@ -28,7 +28,7 @@ from klue_viz.discovery.sorting import (
     sort_keys,
     suspect_ranks,
 )
-from klue_viz.discovery.suspects import mark_gold_wrong, queue_frame, suspects
+from klue_viz.discovery.suspects import evidence_frame, mark_gold_wrong, queue_frame, suspects
 from klue_viz.evaluate import RunResult
 from klue_viz.filtering import export_frame
 from klue_viz.markup import esc, md
@@ -252,7 +252,9 @@ def _suspects(task: Task, results: dict[str, RunResult]) -> None:
         first = runs[0]
         if guid in set(first.frames.examples["guid"]):
             st.markdown(task.render(first.frames, guid), unsafe_allow_html=True)
-        st.markdown("**Evidence**")
+        st.markdown(f"**Evidence**: gold {md(suspect['gold'])} → proposed {md(suspect['proposed'])}")
+        st.dataframe(export_frame(evidence_frame(suspect)), hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "p(gold)", "p(proposed)")})
         st.json(suspect["evidence"], expanded=False)
         st.button(f"Gold looks wrong: propose {md(suspect['proposed'])}", key="mark_suspect", on_click=_mark, args=(task, suspect),
                   disabled=not annotator(), help=None if annotator() else "Set your name in the sidebar to annotate.")
