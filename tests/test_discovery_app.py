@@ -37,6 +37,11 @@ def test_a_chosen_slice_gives_its_interval_and_becomes_the_filter():
     after = shown_count(at)
     assert not at.exception and after[0] < before[0] and after[1] == before[1]
     assert len(at.session_state["f_guids"]) == after[0]
+    # a found slice replaces the filters set before (a text search here), so the list is the slice itself
+    at.text_input(key="f_text").set_value("없는 문자열").run()
+    assert shown_count(at)[0] == 0
+    at.button(key="apply_weak_slice").click().run()
+    assert shown_count(at)[0] == len(at.session_state["f_guids"]) == after[0] and at.text_input(key="f_text").value == ""
 
 
 def test_suspect_queue_marks_gold_wrong_and_offers_the_patch():

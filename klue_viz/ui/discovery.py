@@ -37,6 +37,7 @@ from klue_viz.slicing import slice_table
 from klue_viz.tasks.base import Task
 from klue_viz.tasks.classification import LabelTask
 from klue_viz.ui.annotate import annotator, editor, store, task_remarks
+from klue_viz.ui.links import SELECTED_GUIDS, clear_filters
 from klue_viz.ui.state import digest, gold_for
 from klue_viz.uploads import limit_megabytes, limit_text
 
@@ -134,10 +135,9 @@ def _condition_text(item: dict) -> str:
 
 
 def _apply(guids: list[str]) -> None:
-    """A found slice becomes the example filter (a guid restriction, as a chart selection is)."""
-    st.session_state["f_guids"] = guids
-    st.session_state["f_status"] = "all"
-    st.session_state["page_no"] = 1
+    """A found slice becomes the example filter (a guid restriction, as a chart selection is), in place of the filters set before."""
+    clear_filters()
+    st.session_state[SELECTED_GUIDS] = guids
 
 
 def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
