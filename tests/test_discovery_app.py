@@ -157,3 +157,38 @@ def test_a_paired_slice_gives_the_paired_interval_and_filters_to_the_slice_compa
     assert table["size"][0] == first["size"]
     at.button(key="apply_weak_slice").click().run()
     assert len(at.session_state["f_guids"]) == first["examples"]
+
+
+def test_a_tag_slices_interval_follows_the_tags_stored_since():
+    """The interval of a chosen slice is of the examples it covers now: tagging more examples changes a tag slice."""
+    from klue_viz.annotations.store import Annotation, Store
+    from klue_viz.bootstrap import confidence_intervals
+    from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+    from klue_viz.evaluate import evaluate_file, load_gold
+    from klue_viz.tasks import get_task
+
+    task = get_task("nli")
+    path = next(demo_runs("nli"))
+    run = evaluate_file(task, load_gold(task, DEMO_BENCHMARK), path)
+    examples = run.frames.examples
+    wrong, right = examples.loc[~examples["correct"], "guid"].tolist(), examples.loc[examples["correct"], "guid"].tolist()
+    db = Store()
+
+    def tag_and_choose(guids: list[str]) -> str:
+        for guid in guids:
+            db.save(Annotation("nli", guid, path.stem, "지민", tags=["모호함"]))
+        at.run()
+        table = next(df.value for df in at.dataframe if "slice" in df.value.columns)
+        row = next(k for k, text in enumerate(table["slice"]) if text == "Tagged '모호함' = yes")
+        at.session_state["weak_slice_table"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+        at.run()
+        return next(plain(c.value) for c in at.caption if "resamples)" in plain(c.value))
+
+    at = open_page(PAGE_FILES["nli"])
+    at.selectbox(key="run").set_value(path.stem).run()
+    first = wrong[:4] + right[:6]
+    assert "10 pairs" in tag_and_choose(first)
+    caption = tag_and_choose(wrong[4:] + right[6:9])
+    tagged = sorted(set(first + wrong[4:] + right[6:9]))
+    low, high = confidence_intervals(task, run.frames.subset(tagged), samples=200)["accuracy"]
+    assert f"{len(tagged)} pairs" in caption and f"accuracy [{low:.2f}, {high:.2f}]" in caption

@@ -118,12 +118,12 @@ def _training(task: Task):
 
 
 @st.cache_resource(max_entries=128, show_spinner="Resampling the slice…")
-def _slice_intervals(result_key: str, conditions: str, _task: Task, _result: RunResult, _guids: list[str]):
+def _slice_intervals(result_key: str, guids_key: str, _task: Task, _result: RunResult, _guids: list[str]):
     return confidence_intervals(_task, _result.frames.subset(_guids), samples=UI_RESAMPLES)
 
 
 @st.cache_resource(max_entries=128, show_spinner="Resampling both runs on the slice…")
-def _paired_slice_intervals(better_key: str, worse_key: str, conditions: str, _task: Task, _better: RunResult, _worse: RunResult,
+def _paired_slice_intervals(better_key: str, worse_key: str, guids_key: str, _task: Task, _better: RunResult, _worse: RunResult,
                             _guids: list[str]) -> dict[str, tuple[float, float]]:
     """The 95% interval of (better - worse) on each official metric over the slice's examples, as `klue-viz slices` gives."""
     rows = compare_runs(_task, _better.frames.subset(_guids), _worse.frames.subset(_guids), samples=UI_RESAMPLES)
@@ -178,13 +178,14 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
     if "worse" in item and item["unit"] == "entities":
         conditions = {**conditions, "side": "gold"}  # two runs are compared on the gold entities they share
     guids = slice_guids(task, result.frames, conditions, tags, _extra(train_key, task, result, train))
+    guids_key = digest("\n".join(guids).encode())  # the slice's examples now (tags stored since change a tag slice)
     if "worse" in item:
         better, worse = results[item["better"]], results[item["worse"]]
-        spans = _paired_slice_intervals(better.key, worse.key, repr(conditions), task, better, worse, guids)
+        spans = _paired_slice_intervals(better.key, worse.key, guids_key, task, better, worse, guids)
         st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; {better.run} − {worse.run}, 95% interval (paired bootstrap, "
                       f"{UI_RESAMPLES} resamples) " + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items())))
     else:
-        spans = _slice_intervals(result.key, repr(conditions), task, result, guids)
+        spans = _slice_intervals(result.key, guids_key, task, result, guids)
         st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
                       + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)))
     st.button(f"Show these {len(guids)} {task.unit}s below", key="apply_weak_slice", on_click=_apply, args=(guids,))
