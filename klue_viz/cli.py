@@ -253,7 +253,8 @@ def add_discovery_commands(commands) -> None:
         command.add_argument("--out", help="write the list as JSON")
         command.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
         if name == "slices":
-            command.add_argument("--train", help="the task's training file in the official format: adds 'seen in training' (NER, RE, MRC, WoS)")
+            command.add_argument("--train", help="the task's training file in the official format, a klue_benchmark/ folder holding it, "
+                                                  "or hf (the train split): adds 'seen in training' (NER, RE, MRC, WoS)")
             command.add_argument("--bootstrap", type=resamples, default=100, metavar="N",
                                  help="resamples for each slice's 95%% interval (default 100; 0 leaves intervals out)")
 
@@ -280,16 +281,15 @@ def stored_remarks(task_name: str) -> list:
 
 
 def slices_command(args: argparse.Namespace) -> int:
-    from klue_viz.discovery.features import training_features
+    from klue_viz.discovery.features import load_training, training_features
     from klue_viz.discovery.slices import error_tags, paired_slices, weak_slices
-    from klue_viz.evaluate import load_gold
 
     try:
         task, _, results = _load_runs(args)
         if len(results) > 2:
             raise InputError("slices compares at most two runs: give --pred once (weak slices) or twice (where one run is worse)")
         first = results[0]
-        extra = training_features(task, first.frames, load_gold(task, args.train)) if args.train else None
+        extra = training_features(task, first.frames, load_training(task, args.train)) if args.train else None
         tags = error_tags(task, first.run, stored_remarks(task.name))  # the user's tags on the (first) run are conditions too
         if len(results) == 1:
             found = weak_slices(task, first.frames, tags=tags, extra=extra, top=args.top, ci_samples=args.bootstrap)
