@@ -192,3 +192,26 @@ def test_a_tag_slices_interval_follows_the_tags_stored_since():
     tagged = sorted(set(first + wrong[4:] + right[6:9]))
     low, high = confidence_intervals(task, run.frames.subset(tagged), samples=200)["accuracy"]
     assert f"{len(tagged)} pairs" in caption and f"accuracy [{low:.2f}, {high:.2f}]" in caption
+
+
+def test_the_train_file_of_the_gold_folder_adds_the_seen_in_training_slice(tmp_path, monkeypatch):
+    """Gold from a klue_benchmark/ folder: its NER _train file is one toggle away (no upload of a large file)."""
+    from klue_viz.demo import DEMO_BENCHMARK
+
+    folder = tmp_path / "klue_benchmark" / "klue-ner-v1.1"
+    folder.mkdir(parents=True)
+    dev = (DEMO_BENCHMARK / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv").read_text(encoding="utf-8")
+    (folder / "klue-ner-v1.1_dev.tsv").write_text(dev, encoding="utf-8")
+    (folder / "klue-ner-v1.1_train.tsv").write_text("\n\n".join(dev.split("\n\n")[:5]), encoding="utf-8")
+    monkeypatch.setenv("KLUE_VIZ_DATA_DIR", str(tmp_path / "klue_benchmark"))
+    from klue_viz.demo import demo_runs
+
+    run = next(demo_runs("ner"))
+    at = open_page(PAGE_FILES["ner"])
+    at.file_uploader(key="pred_upload").set_value([(run.name, run.read_bytes(), "application/json")]).run()
+    at.segmented_control(key="discovery_view").set_value("Weak slices").run()
+    at.toggle(key="train_from_folder").set_value(True).run()
+    assert not at.exception
+    assert any("Entity seen in training" in m.value for m in at.markdown)
+    values = next(set(df.value["value"]) for df in at.dataframe if "value" in df.value.columns and "not in training" in set(df.value["value"]))
+    assert "seen once" in values or "seen 2-9 times" in values

@@ -29,7 +29,7 @@ from klue_viz.discovery.sorting import (
     suspect_ranks,
 )
 from klue_viz.discovery.suspects import evidence_frame, mark_gold_wrong, queue_frame, suspects
-from klue_viz.evaluate import RunResult
+from klue_viz.evaluate import RunResult, allowed_gold_folder, official_file
 from klue_viz.filtering import export_frame
 from klue_viz.markup import esc, md
 from klue_viz.problems import InputError
@@ -95,10 +95,39 @@ def _train_gold(task_name: str, key: str, name: str, _data: bytes):
     return gold_from_bytes(get_task(task_name), _data, name)
 
 
+@st.cache_resource(max_entries=8, show_spinner="Reading the training file…")
+def _train_from_folder(task_name: str, path: str, modified: float):
+    from klue_viz.evaluate import load_gold
+    from klue_viz.tasks import get_task
+
+    return load_gold(get_task(task_name), path)
+
+
+def _folder_training(task: Task) -> Path | None:
+    """The task's `_train` file beside the gold, when the gold comes from an allowed klue_benchmark/ folder."""
+    state = st.session_state
+    if state.get("gold_source") != "folder" or not state.get("data_dir"):
+        return None
+    try:
+        return official_file(task, allowed_gold_folder(state["data_dir"]), split="train")
+    except InputError:
+        return None
+
+
 def _training(task: Task):
-    """The training gold the user uploaded for this task (kept for the session), and its cache key."""
+    """The training gold of this task, from the gold folder or uploaded (kept for the session), and its cache key."""
     if task.name not in TRAINING_TASKS:
         return "", None
+    beside = _folder_training(task)
+    if beside is not None and st.toggle(f"Seen in training: use {md(beside.name)} from the gold folder", key="train_from_folder"):
+        modified = beside.stat().st_mtime
+        try:
+            train = _train_from_folder(task.name, str(beside), modified)
+        except InputError as err:
+            st.error(md(err))
+            return "", None
+        st.caption(md(f"Training file {beside}: {len(train.rows):,} records") + (f" ({len(train.problems)} skipped)" if train.problems else ""))
+        return f"file:{beside}:{modified}", train
     upload = st.file_uploader(f"{task.name.upper()} training file, official format (optional: adds 'seen in training' slices; {md(limit_text())})",
                               key="train_upload", max_upload_size=limit_megabytes())
     if upload is not None:
