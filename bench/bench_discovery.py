@@ -48,12 +48,16 @@ def bench_page(name: str, shared: str) -> str:
     the reference is a rerun of the same page with nothing new to compute.
     """
     import os
+    import tempfile
 
     from streamlit.testing.v1 import AppTest
 
     from klue_viz.ui.home import PAGE_FILES
 
     os.environ["KLUE_VIZ_DATA_DIR"] = shared
+    # a fresh database each time: the uploaded runs are kept in it, and runs left from a former bench would be loaded
+    # (and their panels computed) before the timed upload, which then measured nothing; nor may they reach the user's store
+    os.environ["KLUE_VIZ_DB"] = os.path.join(tempfile.mkdtemp(prefix="bench-discovery-"), "annotations.sqlite3")
     task = get_task(name)
     gold = load_gold(task, shared)
     data = ["\n".join(json.dumps(p, ensure_ascii=False) for p in predictions(name, gold, random.Random(seed))).encode() for seed in (0, 1)]

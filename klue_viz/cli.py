@@ -176,13 +176,7 @@ def report_command(args: argparse.Namespace) -> int:
     except (InputError, KeyError) as err:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
-    remarks = []
-    try:
-        from klue_viz.annotations.store import Store, StoreError
-
-        remarks = Store().find(task=task.name)
-    except StoreError as err:
-        print(f"klue-viz: annotations left out: {err}", file=sys.stderr)
+    remarks = stored_remarks(task.name)
     html = build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
     if not write_out(args.out, html):
         return 2
@@ -286,7 +280,8 @@ def add_discovery_commands(commands) -> None:
         command.add_argument("--out", help="write the list as JSON")
         command.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
         if name == "slices":
-            command.add_argument("--train", help="the task's training file in the official format: adds 'seen in training' (NER, RE, MRC, WoS)")
+            command.add_argument("--train", help="the task's training file in the official format, a klue_benchmark/ folder holding it, "
+                                                  "or hf (the train split): adds 'seen in training' (NER, RE, MRC, WoS)")
             command.add_argument("--bootstrap", type=resamples, default=100, metavar="N",
                                  help="resamples for each slice's 95%% interval (default 100; 0 leaves intervals out)")
 
@@ -294,29 +289,41 @@ def add_discovery_commands(commands) -> None:
 def _load_runs(args: argparse.Namespace):
     from klue_viz.evaluate import evaluate_file, load_gold
 
+    check_out(args.out)
     task = get_task(args.task)
     gold = load_gold(task, args.gold)
     results = [evaluate_file(task, gold, path, strict=args.strict) for path in args.pred]
     return task, gold, results
 
 
+def stored_remarks(task_name: str) -> list:
+    """The annotations of a task in the store named by KLUE_VIZ_DB (none, with a note, when it cannot be read)."""
+    from klue_viz.annotations.store import Store, StoreError
+
+    try:
+        return Store().find(task=task_name)
+    except StoreError as err:
+        say(f"klue-viz: annotations left out: {err}", error=True)
+        return []
+
+
 def slices_command(args: argparse.Namespace) -> int:
-    from klue_viz.discovery.features import training_features
-    from klue_viz.discovery.slices import paired_slices, weak_slices
-    from klue_viz.evaluate import load_gold
+    from klue_viz.discovery.features import load_training, training_features
+    from klue_viz.discovery.slices import error_tags, paired_slices, weak_slices
 
     try:
         task, _, results = _load_runs(args)
         if len(results) > 2:
             raise InputError("slices compares at most two runs: give --pred once (weak slices) or twice (where one run is worse)")
         first = results[0]
-        extra = training_features(task, first.frames, load_gold(task, args.train)) if args.train else None
+        extra = training_features(task, first.frames, load_training(task, args.train)) if args.train else None
+        tags = error_tags(task, first.run, stored_remarks(task.name))  # the user's tags on the (first) run are conditions too
         if len(results) == 1:
-            found = weak_slices(task, first.frames, extra=extra, top=args.top, ci_samples=args.bootstrap)
+            found = weak_slices(task, first.frames, tags=tags, extra=extra, top=args.top, ci_samples=args.bootstrap)
         else:
-            found = paired_slices(task, first, results[1], extra=extra, top=args.top, ci_samples=args.bootstrap)
+            found = paired_slices(task, first, results[1], tags=tags, extra=extra, top=args.top, ci_samples=args.bootstrap)
     except (InputError, KeyError) as err:
-        print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
+        say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
     for k, item in enumerate(found, 1):
         conditions = " & ".join(f"{key}={value}" for key, value in item["conditions"].items())
@@ -337,7 +344,7 @@ def suspects_command(args: argparse.Namespace) -> int:
         task, gold, results = _load_runs(args)
         found = suspects(task, results, top=args.top)
     except (InputError, KeyError) as err:
-        print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
+        say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
     for k, item in enumerate(found, 1):
         turn = f" turn {item['turn']}" if item["turn"] is not None else ""

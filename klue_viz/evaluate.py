@@ -113,14 +113,14 @@ class RunResult:
 
 # ---- gold ---------------------------------------------------------------------------------------
 
-def official_file(task: Task, folder: Path) -> Path | None:
-    """The task's dev file in a folder laid out like the official `klue_benchmark/`.
+def official_file(task: Task, folder: Path, split: str = "dev") -> Path | None:
+    """The task's dev (or `split`) file in a folder laid out like the official `klue_benchmark/`.
 
     Only the official layout is looked at (`<folder>/<task folder>/<file>`, `<folder>/<file>`, and the same one
     folder down, e.g. a folder holding `klue_benchmark/`): the search never walks a whole tree, whatever path
     a user typed.
     """
-    name, stem = task.official_folder, f"{task.official_folder}_dev"
+    name, stem = task.official_folder, f"{task.official_folder}_{split}"
     for pattern in (f"{name}/{stem}.{task.official_ext}", f"{name}/{stem}*.{task.official_ext}", f"{stem}.{task.official_ext}",
                     f"{stem}*.{task.official_ext}", f"*/{name}/{stem}.{task.official_ext}", f"*/{name}/{stem}*.{task.official_ext}",
                     f"*/{stem}*.{task.official_ext}"):

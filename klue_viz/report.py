@@ -19,7 +19,7 @@ from klue_viz.annotations.store import Annotation
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.charts import confusion_counts, top_confusions
 from klue_viz.discovery.calibration import run_calibration
-from klue_viz.discovery.slices import paired_slices, weak_slices
+from klue_viz.discovery.slices import error_tags, paired_slices, weak_slices
 from klue_viz.discovery.suspects import suspects
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import STYLE, esc, esc_attr
@@ -113,8 +113,9 @@ def comparison_section(task: Task, first: RunResult, second: RunResult, samples:
             f"an interval that excludes 0 means the difference is unlikely to be chance.</p>{table(frame)}")
 
 
-def found_section(task: Task, results: list[RunResult], top: int = 10) -> str:
-    """What the discovery layer finds (the same functions as the app and the CLI): weak slices, calibration, likely gold errors."""
+def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annotation] = (), top: int = 10) -> str:
+    """What the discovery layer finds (the same functions as the app and the CLI): weak slices (the stored error tags among
+    their conditions), calibration, likely gold errors."""
     def conditions(item: dict) -> str:
         return " & ".join(f"{key} = {value}" for key, value in item["conditions"].items())
 
@@ -125,7 +126,7 @@ def found_section(task: Task, results: list[RunResult], top: int = 10) -> str:
 
     parts = []
     for result in results:
-        found = weak_slices(task, result.frames, top=top)
+        found = weak_slices(task, result.frames, tags=error_tags(task, result.run, remarks), top=top)
         listed = table(slice_rows(found)) if found else "<p>No slice is worse than the whole run by enough to list.</p>"
         parts.append(f"<h3>Weak slices: {esc(result.run)}</h3>{listed}")
         calibrated = run_calibration(task, result.frames.examples)
@@ -134,7 +135,7 @@ def found_section(task: Task, results: list[RunResult], top: int = 10) -> str:
                          f"(10 equal-width confidence bins, 0..100; {calibrated.n:,} {esc(task.unit)}s with probabilities)</p>"
                          + table(pd.DataFrame(calibrated.bins)))
     if len(results) >= 2:
-        found = paired_slices(task, results[0], results[1], top=top)
+        found = paired_slices(task, results[0], results[1], tags=error_tags(task, results[0].run, remarks), top=top)
         if found:
             parts.append(f"<h3>Where one run is worse: {esc(results[0].run)} vs {esc(results[1].run)}</h3>" + table(slice_rows(found)))
     queue = suspects(task, results, top=top)
@@ -229,7 +230,7 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
     body.append("<h2>Slices</h2>")
     body += [slices_section(task, result) for result in results]
     body.append("<h2>Found for you</h2>")
-    body.append(found_section(task, results))
+    body.append(found_section(task, results, remarks))
     body.append("<h2>Errors</h2>")
     body += [errors_section(task, result, pairs, remarks, errors) for result, pairs in zip(results, pairs_of)]
     title = f"{task.name.upper()} report: " + " vs ".join(r.run for r in results)

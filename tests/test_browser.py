@@ -595,3 +595,50 @@ def test_an_uploaded_folder_routes_each_file_to_its_task_under_the_folders_model
         context.close()
         process.terminate()
         process.wait(timeout=30)
+
+
+def select_first_row(page, key: str) -> None:
+    """Tick the selection box of a dataframe's first row (the table is drawn on a canvas: header 35 px, rows 35 px)."""
+    table = page.locator(f".st-key-{key}")
+    table.locator('[data-testid="stDataFrame"]').wait_for(timeout=60_000)
+    table.scroll_into_view_if_needed()
+    box = table.bounding_box()
+    page.mouse.click(box["x"] + 16, box["y"] + 35 + 17)
+    wait_idle(page)
+
+
+def test_a_found_slice_clicked_becomes_the_list_and_a_suspect_marked_becomes_the_patch(server, browser, tmp_path):
+    context = browser.new_context(viewport={"width": 1280, "height": 2400}, accept_downloads=True)
+    page = context.new_page()
+    try:
+        open_task(page, server, "ner")
+        total = shown(page)
+        select_first_row(page, "weak_slice_table")
+        apply = page.locator(".st-key-apply_weak_slice button")
+        apply.wait_for(timeout=30_000)
+        expected = int(apply.inner_text().split()[2])  # "Show these N sentences below"
+        apply.click()
+        page.wait_for_function("n => { const el = document.querySelector('.kv-count'); return !!el && Number(el.dataset.shown) === n; }",
+                               arg=expected, timeout=30_000)
+        assert 0 < expected < total and page.locator('[data-testid="stException"]').count() == 0
+
+        open_task(page, server, "ynat")
+        page.get_by_label("Your name (for annotations)", exact=True).fill("하늘")
+        page.get_by_label("Your name (for annotations)", exact=True).press("Enter")
+        wait_idle(page)
+        page.locator(".st-key-discovery_view button", has_text="Likely gold errors").click()
+        wait_idle(page)
+        select_first_row(page, "suspect_table")
+        mark = page.locator(".st-key-mark_suspect button")
+        mark.wait_for(timeout=30_000)
+        proposed = mark.inner_text().split("propose ", 1)[1].strip()
+        mark.click()
+        wait_idle(page)
+        download = page.locator(".st-key-download_patch button")
+        download.wait_for(timeout=30_000)
+        with page.expect_download(timeout=60_000) as done:
+            download.click()
+        patch = json.loads(Path(done.value.path()).read_text(encoding="utf-8"))
+        assert [record["label"] for record in patch] == [proposed]
+    finally:
+        context.close()

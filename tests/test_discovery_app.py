@@ -51,6 +51,11 @@ def test_a_chosen_slice_gives_its_interval_and_becomes_the_filter():
     after = shown_count(at)
     assert not at.exception and after[0] < before[0] and after[1] == before[1]
     assert len(at.session_state["f_guids"]) == after[0]
+    # a found slice replaces the filters set before (a text search here), so the list is the slice itself
+    at.text_input(key="f_text").set_value("없는 문자열").run()
+    assert shown_count(at)[0] == 0
+    at.button(key="apply_weak_slice").click().run()
+    assert shown_count(at)[0] == len(at.session_state["f_guids"]) == after[0] and at.text_input(key="f_text").value == ""
 
 
 def test_suspect_queue_marks_gold_wrong_and_offers_the_patch():
@@ -61,6 +66,9 @@ def test_suspect_queue_marks_gold_wrong_and_offers_the_patch():
     queue = next(df.value for df in at.dataframe if "proposed" in df.value.columns)
     at.session_state["suspect_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
+    evidence = next(df.value for df in at.dataframe if list(df.value.columns)[:2] == ["run", "answer"])  # which runs, which label, how sure
+    assert set(evidence["run"]) == set(at.selectbox(key="run").options) and queue["proposed"][0] in set(evidence["answer"])
+    assert "confidence" in evidence and evidence["confidence"].notna().any()
     at.button(key="mark_suspect").click().run()
     assert not at.exception
     from klue_viz.annotations.store import Store
@@ -74,6 +82,8 @@ def test_training_upload_adds_the_seen_in_training_slice(shared):
     text = (shared / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv").read_text(encoding="utf-8")
     at = open_page(PAGE_FILES["ner"])
     at.segmented_control(key="discovery_view").set_value("Weak slices").run()
+    # the operator's upload limit holds for a training file as for a prediction file
+    assert at.file_uploader(key="train_upload").proto.max_upload_size_mb == at.file_uploader(key="pred_upload").proto.max_upload_size_mb
     at.file_uploader(key="train_upload").set_value([("klue-ner-v1.1_train.tsv", "\n\n".join(text.split("\n\n")[:400]).encode(), "text/plain")]).run()
     assert not at.exception
     assert any("Entity seen in training" in m.value for m in at.markdown)
@@ -133,3 +143,89 @@ def test_hostile_run_name_stays_text_in_every_discovery_view():
         assert not any("<img src=x" in c for c in charts)
         if view == "Calibration":
             assert any("&lt;img" in c for c in charts)
+
+
+def test_a_paired_slice_gives_the_paired_interval_and_filters_to_the_slice_compared():
+    """Two runs: the chosen slice's interval is of the difference between the runs, and the filter holds the sentences of
+    the gold entities the runs were compared on (the count the finder reports)."""
+    at = open_page(PAGE_FILES["ner"])
+    at.segmented_control(key="discovery_view").set_value("Weak slices").run()
+    inspected = at.selectbox(key="run").value
+    other = next(name for name in at.selectbox(key="run").options if name != inspected)
+    at.selectbox(key="discovery_against").set_value(other).run()
+    table = next(df.value for df in at.dataframe if "worse run" in df.value.columns)
+    at.session_state["weak_slice_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception
+    caption = next(plain(c.value) for c in at.caption if "resamples)" in plain(c.value))
+    assert "paired bootstrap" in caption and " − " in caption
+    from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+    from klue_viz.discovery.slices import paired_slices
+    from klue_viz.evaluate import evaluate_file, load_gold
+    from klue_viz.tasks import get_task
+
+    task = get_task("ner")
+    gold = load_gold(task, DEMO_BENCHMARK)
+    runs = {p.stem: evaluate_file(task, gold, p) for p in demo_runs("ner")}
+    first = paired_slices(task, runs[inspected], runs[other], top=1)[0]
+    assert table["size"][0] == first["size"]
+    at.button(key="apply_weak_slice").click().run()
+    assert len(at.session_state["f_guids"]) == first["examples"]
+
+
+def test_a_tag_slices_interval_follows_the_tags_stored_since():
+    """The interval of a chosen slice is of the examples it covers now: tagging more examples changes a tag slice."""
+    from klue_viz.annotations.store import Annotation, Store
+    from klue_viz.bootstrap import confidence_intervals
+    from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+    from klue_viz.evaluate import evaluate_file, load_gold
+    from klue_viz.tasks import get_task
+
+    task = get_task("nli")
+    path = next(demo_runs("nli"))
+    run = evaluate_file(task, load_gold(task, DEMO_BENCHMARK), path)
+    examples = run.frames.examples
+    wrong, right = examples.loc[~examples["correct"], "guid"].tolist(), examples.loc[examples["correct"], "guid"].tolist()
+    db = Store()
+
+    def tag_and_choose(guids: list[str]) -> str:
+        for guid in guids:
+            db.save(Annotation("nli", guid, path.stem, "지민", tags=["모호함"]))
+        at.run()
+        table = next(df.value for df in at.dataframe if "slice" in df.value.columns)
+        row = next(k for k, text in enumerate(table["slice"]) if text == "Tagged '모호함' = yes")
+        at.session_state["weak_slice_table"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+        at.run()
+        return next(plain(c.value) for c in at.caption if "resamples)" in plain(c.value))
+
+    at = open_page(PAGE_FILES["nli"])
+    at.selectbox(key="run").set_value(path.stem).run()
+    first = wrong[:4] + right[:6]
+    assert "10 pairs" in tag_and_choose(first)
+    caption = tag_and_choose(wrong[4:] + right[6:9])
+    tagged = sorted(set(first + wrong[4:] + right[6:9]))
+    low, high = confidence_intervals(task, run.frames.subset(tagged), samples=200)["accuracy"]
+    assert f"{len(tagged)} pairs" in caption and f"accuracy [{low:.2f}, {high:.2f}]" in caption
+
+
+def test_the_train_file_of_the_gold_folder_adds_the_seen_in_training_slice(tmp_path, monkeypatch):
+    """Gold from a klue_benchmark/ folder: its NER _train file is one toggle away (no upload of a large file)."""
+    from klue_viz.demo import DEMO_BENCHMARK
+
+    folder = tmp_path / "klue_benchmark" / "klue-ner-v1.1"
+    folder.mkdir(parents=True)
+    dev = (DEMO_BENCHMARK / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv").read_text(encoding="utf-8")
+    (folder / "klue-ner-v1.1_dev.tsv").write_text(dev, encoding="utf-8")
+    (folder / "klue-ner-v1.1_train.tsv").write_text("\n\n".join(dev.split("\n\n")[:5]), encoding="utf-8")
+    monkeypatch.setenv("KLUE_VIZ_DATA_DIR", str(tmp_path / "klue_benchmark"))
+    from klue_viz.demo import demo_runs
+
+    run = next(demo_runs("ner"))
+    at = open_page(PAGE_FILES["ner"])
+    at.file_uploader(key="pred_upload").set_value([(run.name, run.read_bytes(), "application/json")]).run()
+    at.segmented_control(key="discovery_view").set_value("Weak slices").run()
+    at.toggle(key="train_from_folder").set_value(True).run()
+    assert not at.exception
+    assert any("Entity seen in training" in m.value for m in at.markdown)
+    values = next(set(df.value["value"]) for df in at.dataframe if "value" in df.value.columns and "not in training" in set(df.value["value"]))
+    assert "seen once" in values or "seen 2-9 times" in values

@@ -13,12 +13,14 @@ from klue_viz.discovery.features import (
     WHOLE,
     attached_particle,
     eojeol_bucket,
+    load_training,
     script_mix,
     training_features,
     with_training,
 )
 from klue_viz.discovery.slices import weak_slices
 from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.problems import InputError
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
@@ -107,3 +109,44 @@ def test_seen_in_training_counts_and_feeds_the_slice_table_and_the_finder(ner, t
     assert main(["slices", "--task", "ner", "--gold", gold.source, "--pred", str(pred), "--train", str(train), "--top", "1",
                  "--bootstrap", "0", "--out", str(out)]) == 0
     assert json.loads(out.read_text(encoding="utf-8"))["slices"][0]["conditions"] == {"seen_in_training": "not in training"}
+
+
+def test_a_training_folder_gives_its_train_file_not_the_dev_file(ner, tmp_path):
+    """--train with a klue_benchmark/-like folder reads <task>_train (the dev file beside it is not training data)."""
+    task, gold, run = ner
+    blocks = Path(gold.source).read_text(encoding="utf-8").split("\n\n")
+    folder = tmp_path / "klue_benchmark" / "klue-ner-v1.1"
+    folder.mkdir(parents=True)
+    (folder / "klue-ner-v1.1_dev.tsv").write_text("\n\n".join(blocks), encoding="utf-8")
+    (folder / "klue-ner-v1.1_train.tsv").write_text("\n\n".join(blocks[:300]), encoding="utf-8")
+    ents = run.frames.details["entities"]
+    from_train = training_features(task, run.frames, load_gold(task, folder / "klue-ner-v1.1_train.tsv"))
+    assert training_features(task, run.frames, load_training(task, tmp_path / "klue_benchmark")).equals(from_train)
+    unseen = set(ents.loc[(from_train["seen_in_training"] == "not in training").to_numpy() & (ents["side"] == "gold").to_numpy(), "text"])
+    assert unseen
+    records = []  # a run that leaves out every entity never seen in the train file
+    for row in gold.rows:
+        tags, k = tag_list(row["tags"]), 0
+        while k < len(tags):
+            end = k + 1
+            if tags[k].startswith("B-"):
+                while end < len(tags) and tags[end] == "I-" + tags[k][2:]:
+                    end += 1
+                if row["sentence"][k:end] in unseen:
+                    tags[k:end] = ["O"] * (end - k)
+            k = end
+        records.append({"guid": row["guid"], "tags": tags})
+    pred = tmp_path / "run.jsonl"
+    pred.write_bytes(jsonl(records))
+    out = tmp_path / "slices.json"
+    assert main(["slices", "--task", "ner", "--gold", str(tmp_path / "klue_benchmark"), "--pred", str(pred),
+                 "--train", str(tmp_path / "klue_benchmark"), "--bootstrap", "0", "--top", "1", "--out", str(out)]) == 0
+    assert json.loads(out.read_text(encoding="utf-8"))["slices"][0]["conditions"] == {"seen_in_training": "not in training"}
+
+
+def test_a_training_folder_without_a_train_file_is_refused(tmp_path):
+    folder = tmp_path / "klue-ner-v1.1"
+    folder.mkdir()
+    (folder / "klue-ner-v1.1_dev.tsv").write_text("## x\tx\nx\tO\n", encoding="utf-8")
+    with pytest.raises(InputError, match="klue-ner-v1.1_train"):
+        load_training(get_task("ner"), tmp_path)

@@ -121,3 +121,51 @@ def test_error_tags_are_slice_conditions(shared):
     tags = {g: {"negation"} for g in sorted(wrong)[: len(wrong) // 2]}  # half the errors tagged by a user
     found = weak_slices(task, run.frames, tags=tags, top=1)
     assert found[0]["conditions"] == {"tag: negation": "yes"} and found[0]["error_rate"] == 100.0
+
+
+def test_slices_command_takes_the_stored_error_tags_as_conditions(shared, tmp_path, capsys):
+    """A user's tags in the annotation store (KLUE_VIZ_DB) are conditions headless too, as in the app."""
+    from klue_viz.annotations.store import Annotation, Store
+
+    gold = load_gold(get_task("nli"), shared)
+    rng = np.random.default_rng(1)
+    wrong = sorted(r["guid"] for r in gold.rows if rng.random() < 0.04)
+    pred = tmp_path / "run.jsonl"
+    pred.write_bytes(jsonl([{"guid": r["guid"], "label": ("entailment" if r["gold"] != "entailment" else "neutral") if r["guid"] in wrong
+                             else r["gold"]} for r in gold.rows]))
+    db = Store()
+    for guid in wrong[: len(wrong) // 2]:
+        db.save(Annotation("nli", guid, "run", "지민", tags=["부정 표현"]))
+    out = tmp_path / "slices.json"
+    assert main(["slices", "--task", "nli", "--gold", str(shared), "--pred", str(pred), "--top", "1", "--bootstrap", "0", "--out", str(out)]) == 0
+    first = json.loads(out.read_text(encoding="utf-8"))["slices"][0]
+    assert first["conditions"] == {"tag: 부정 표현": "yes"} and first["error_rate"] == 100.0
+    assert "tag: 부정 표현=yes" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["slices", "suspects"])
+def test_an_out_in_a_missing_folder_is_refused_before_scoring(shared, tmp_path, capsys, command):
+    pred = tmp_path / "run.jsonl"
+    pred.write_bytes(jsonl([{"guid": r["guid"], "label": r["gold"]} for r in load_gold(get_task("nli"), shared).rows]))
+    out = tmp_path / "missing" / "found.json"
+    assert main([command, "--task", "nli", "--gold", str(shared), "--pred", str(pred), "--out", str(out)]) == 2
+    assert "does not exist" in capsys.readouterr().err and not out.exists()
+
+
+def test_entity_metrics_of_a_one_sided_slice_count_the_matched_entities_of_that_side(shared):
+    """A slice of predicted entities only ('side = pred & ...') has the precision of those predictions, not 0."""
+    task = get_task("ner")
+    gold = load_gold(task, shared)
+    rng = np.random.default_rng(3)
+    run = evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "tags": [t if rng.random() > 0.03 else "B-PS" for t in tag_list(r["tags"])]}
+                                            for r in gold.rows]), "run.jsonl")
+    ents = run.frames.details["entities"]
+    predicted = ents[ents["side"] == "pred"]
+    by_hand = 100.0 * predicted["matched"].sum() / len(predicted)  # precision: matched predictions over predictions
+    assert task.detail_scores("entities", predicted) == {"precision": pytest.approx(by_hand), "recall": None, "f1": pytest.approx(by_hand)}
+    gold_side = ents[ents["side"] == "gold"]
+    assert task.detail_scores("entities", gold_side)["recall"] == pytest.approx(100.0 * gold_side["matched"].mean())
+    # on both sides at once, the usual pooled precision, recall and F1 of the whole run
+    tp, fp, fn = gold_side["matched"].sum(), (~predicted["matched"]).sum(), (~gold_side["matched"]).sum()
+    assert task.detail_scores("entities", ents) == {"precision": pytest.approx(100 * tp / (tp + fp)), "recall": pytest.approx(100 * tp / (tp + fn)),
+                                                    "f1": pytest.approx(200 * tp / (2 * tp + fp + fn))}

@@ -218,3 +218,75 @@ def test_wos_slot_value_changed_in_one_turn_is_found_and_patched_back(shared, tm
     mark_gold_wrong(db, task, queue[0], "reviewer")
     patch = make_patch(task, edited.read_text(encoding="utf-8"), edited.name, corrections_from(db.find(task="wos"), task))
     assert patch.records == 1 and json.loads(patch.text) == [dialogues[0]]
+
+
+def test_wos_slot_added_to_the_gold_is_proposed_as_none_and_patched_away(shared, tmp_path):
+    """Every run leaves out a slot the gold has: the proposal is 'none' (never pandas' missing 'nan') and the patch drops it."""
+    task = get_task("wos")
+    path = shared / "wos-v1.1" / "wos-v1.1_dev_sample_10.json"
+    dialogues = json.loads(path.read_text(encoding="utf-8"))
+    original = load_gold(task, path)
+    edited_dialogues = json.loads(path.read_text(encoding="utf-8"))
+    user_turns = [t for t in edited_dialogues[0]["dialogue"] if t["role"] == "user"]
+    assert not any(s.startswith("숙소-지역-") for s in user_turns[1]["state"])
+    user_turns[1]["state"] = user_turns[1]["state"] + ["숙소-지역-서울 남쪽"]
+    edited = tmp_path / "wos-v1.1_dev.json"
+    edited.write_text(json.dumps(edited_dialogues, ensure_ascii=False), encoding="utf-8")
+    gold = load_gold(task, edited)
+    runs = [evaluate_bytes(task, gold, jsonl([{"guid": r["dialogue"], "turn": r["turn"], "state": r["gold_state"]} for r in original.rows]),
+                           f"run{k}.jsonl") for k in range(2)]
+    queue = suspects(task, runs, top=None)
+    assert [(s["guid"], s["turn"], s["gold"], s["proposed"]) for s in queue] == [
+        (dialogues[0]["guid"], 1, "숙소-지역-서울 남쪽", "숙소-지역-none")]
+    db = Store(str(tmp_path / "notes.sqlite3"))
+    mark_gold_wrong(db, task, queue[0], "reviewer")
+    patch = make_patch(task, edited.read_text(encoding="utf-8"), edited.name, corrections_from(db.find(task="wos"), task))
+    assert patch.records == 1 and json.loads(patch.text) == [dialogues[0]]
+
+
+def test_mrc_runs_agreeing_there_is_no_answer_propose_unanswerable_and_the_patch_says_so(tmp_path):
+    """Every run answers nothing where the gold has an answer: the marked correction is stored (not an empty text that
+    the store keeps as none) and the patch writes the question as unanswerable, its old answers as plausible_answers."""
+    from klue_viz.demo import DEMO_BENCHMARK
+
+    task = get_task("mrc")
+    gold = load_gold(task, DEMO_BENCHMARK)
+    target = next(r for r in gold.rows if r["answers"])
+    data = jsonl([{"guid": r["guid"], "answer": "" if r["guid"] == target["guid"] else (r["answers"][0] if r["answers"] else "")}
+                  for r in gold.rows])
+    runs = [evaluate_bytes(task, gold, data, f"run{k}.jsonl") for k in range(2)]
+    queue = suspects(task, runs, top=None)
+    assert [(s["guid"], s["proposed"]) for s in queue] == [(target["guid"], "(unanswerable)")]
+    db = Store(str(tmp_path / "notes.sqlite3"))
+    mark_gold_wrong(db, task, queue[0], "reviewer")
+    source = next(DEMO_BENCHMARK.rglob("klue-mrc-v1.1_dev.json"))
+    patch = make_patch(task, source.read_text(encoding="utf-8"), source.name, corrections_from(db.find(task="mrc"), task))
+    assert patch.records == 1 and not patch.problems
+    qa = json.loads(patch.text)["data"][0]["paragraphs"][0]["qas"][0]
+    original = next(q for d in json.loads(source.read_text(encoding="utf-8"))["data"] for p in d["paragraphs"] for q in p["qas"]
+                    if q["guid"] == target["guid"])
+    assert qa == {**original, "answers": [], "plausible_answers": original["answers"], "is_impossible": True, "question_type": 3}
+
+
+def test_mrc_runs_agreeing_on_an_answer_to_an_unanswerable_gold_patch_it_answerable(tmp_path):
+    from klue_viz.demo import DEMO_BENCHMARK
+
+    task = get_task("mrc")
+    gold = load_gold(task, DEMO_BENCHMARK)
+    source = next(DEMO_BENCHMARK.rglob("klue-mrc-v1.1_dev.json"))
+    records = {q["guid"]: q for d in json.loads(source.read_text(encoding="utf-8"))["data"] for p in d["paragraphs"] for q in p["qas"]}
+    target = next(g for g, q in records.items() if q["is_impossible"] and q.get("plausible_answers"))
+    distractor = records[target]["plausible_answers"][0]
+    data = jsonl([{"guid": r["guid"], "answer": distractor["text"] if r["guid"] == target else (r["answers"][0] if r["answers"] else "")}
+                  for r in gold.rows])
+    queue = suspects(task, [evaluate_bytes(task, gold, data, f"run{k}.jsonl") for k in range(2)], top=None)
+    assert [(s["guid"], s["proposed"]) for s in queue] == [(target, distractor["text"])]
+    db = Store(str(tmp_path / "notes.sqlite3"))
+    mark_gold_wrong(db, task, queue[0], "reviewer")
+    patch = make_patch(task, source.read_text(encoding="utf-8"), source.name, corrections_from(db.find(task="mrc"), task))
+    qa = json.loads(patch.text)["data"][0]["paragraphs"][0]["qas"][0]
+    expected = {k: v for k, v in records[target].items() if k != "plausible_answers"}
+    assert qa == {**expected, "answers": [{"text": distractor["text"], "answer_start": qa["answers"][0]["answer_start"]}], "is_impossible": False}
+    context = next(p["context"] for d in json.loads(source.read_text(encoding="utf-8"))["data"] for p in d["paragraphs"]
+                   if any(q["guid"] == target for q in p["qas"]))
+    assert context[qa["answers"][0]["answer_start"]:].startswith(distractor["text"])

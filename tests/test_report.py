@@ -159,3 +159,16 @@ def test_report_and_folder_evaluation_refuse_an_out_they_cannot_write_with_one_l
             assert main([*command, "--out", str(tmp_path / "out")]) == 2
         captured = capsys.readouterr()
         assert captured.err.strip().splitlines()[-1] == f"klue-viz: cannot write --out {tmp_path / 'out'}: No space left on device"
+
+
+def test_the_reports_weak_slices_take_the_stored_error_tags(tmp_path):
+    """Tags the user stored are slice conditions in the report, as in the app and `klue-viz slices`."""
+    task = TASKS["ynat"]
+    path = next(demo_runs("ynat"))
+    result = evaluate_file(task, load_gold(task, DEMO_BENCHMARK), path)
+    examples = result.frames.examples
+    tagged = examples.loc[~examples["correct"], "guid"].tolist() + examples.loc[examples["correct"], "guid"].tolist()[:6]  # 10 at least
+    remarks = [Annotation("ynat", guid, path.stem, "지민", tags=["<b>제목만</b>"]) for guid in tagged]
+    html = build_report(task, [result], "demo", remarks, errors=1, samples=20)
+    found = html.split("<h2>Found for you</h2>")[1].split("<h2>Errors</h2>")[0]
+    assert "tag: <b>제목만</b> = yes" in unescape(found) and "<b>제목만" not in found

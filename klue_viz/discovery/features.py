@@ -149,6 +149,25 @@ def with_training(task: Task, frames: Frames, train_rows: list[dict]) -> tuple[F
     return Frames(frames.examples, details), Slice(TRAINING_SLICE, label, level=level)
 
 
+def load_training(task: Task, source):
+    """The task's training gold: an official file, a klue_benchmark/-like folder (its `_train` file: the dev file beside
+    it is no training data), or `hf` (the train split; `hf:<split>` as given)."""
+    from pathlib import Path
+
+    from klue_viz.evaluate import load_gold, official_file
+    from klue_viz.problems import InputError
+
+    if str(source) == "hf":
+        return load_gold(task, "hf:train")
+    path = Path(source)
+    if path.is_dir():
+        found = official_file(task, path, split="train")
+        if found is None:
+            raise InputError(f"{path}: no {task.official_folder}/{task.official_folder}_train.{task.official_ext} in this folder")
+        return load_gold(task, found)
+    return load_gold(task, source)
+
+
 def training_features(task: Task, frames: Frames, train) -> pd.DataFrame:
     """The seen-in-training feature aligned with the finder's unit rows (for `weak_slices(extra=...)`)."""
     from klue_viz.discovery.slices import unit_level

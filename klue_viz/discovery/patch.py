@@ -2,7 +2,7 @@
 
 A correction is the text stored with a "gold looks wrong" remark (the suspect queue writes it; a user
 may type it): a label name (YNAT, NLI, RE), a score 0..5 (STS), an answer (MRC), and for the finer
-units one or more `;`-separated items: NER `start-end:TYPE` (end exclusive, `O` removes the entity),
+units one or more `;`-separated items (MRC: `(unanswerable)` makes the question unanswerable): NER `start-end:TYPE` (end exclusive, `O` removes the entity),
 DP `index:head:DEPREL`, WoS `domain-slot-value` (`none` removes the slot) for the remark's turn.
 Corrections that cannot be read are returned as problems and left out; the others are applied to a
 copy of the official record.
@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import RecordError, Task
 
+#: The MRC correction that says a question has no answer in its passage (as the app shows an unanswerable gold).
+NO_ANSWER = "(unanswerable)"
+UNANSWERABLE_TYPE = 3  # KLUE-MRC question_type of unanswerable questions
 NER_ITEM = re.compile(r"^\s*(\d+)-(\d+):([A-Z]{1,2})\s*$")
 DP_ITEM = re.compile(r"^\s*(\d+):(\d+):([A-Z_]+)\s*$")
 
@@ -107,11 +110,16 @@ def _mrc(task, text, name, corrections, problems):
                 if not items:
                     continue
                 answer = items[-1]
+                if answer == NO_ANSWER:  # the official form of an unanswerable question: no answers, the old ones as distractors
+                    qas.append({**qa, "answers": [], "plausible_answers": qa.get("answers") or qa.get("plausible_answers", []),
+                                "is_impossible": True, "question_type": UNANSWERABLE_TYPE})
+                    continue
                 start = paragraph["context"].find(answer)
                 if start < 0:
                     problems.append(Problem(f"corrected answer {answer[:40]!r} is not in the passage", guid=qa.get("guid"), file=name))
                     continue
-                qas.append({**qa, "answers": [{"text": answer, "answer_start": start}], "is_impossible": False})
+                answerable = {k: v for k, v in qa.items() if k != "plausible_answers"}  # distractors belong to unanswerable questions
+                qas.append({**answerable, "answers": [{"text": answer, "answer_start": start}], "is_impossible": False})
             if qas:
                 paragraphs.append({**paragraph, "qas": qas})
         if paragraphs:

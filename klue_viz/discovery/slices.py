@@ -315,6 +315,15 @@ def paired_slices(task: Task, first, second, tags=None, extra=None, top: int = 1
     return out
 
 
+def error_tags(task: Task, run: str, items) -> dict[str, set[str]]:
+    """The user's error tags of a run (on its examples or their gold) by example guid, from stored annotations."""
+    tags: dict[str, set[str]] = {}
+    for item in items:
+        if item.task == task.name and item.run in (run, "gold") and item.tags:
+            tags.setdefault(task.example_guid(item.guid, item.turn), set()).update(item.tags)
+    return tags
+
+
 def slice_guids(task: Task, frames: Frames, conditions: dict[str, str], tags=None, extra=None) -> list[str]:
     """The example guids a found slice covers (what the app's filter restricts to)."""
     found = units(task, frames, tags, extra)

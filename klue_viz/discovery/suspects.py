@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from klue_viz.discovery.patch import NO_ANSWER
 from klue_viz.tasks.base import Task
 
 #: STS: how far (on 0..5) every run must be from the gold, on the same side, to suggest another score.
@@ -136,7 +137,7 @@ def _mrc(task, results) -> list[dict]:
         if len(norms) != 1 or any(f.at[guid, "correct"] for f in frames):
             continue
         evidence = {"runs": {r.run: a for r, a in zip(results, answers)}, "agreeing": len(results), "of": len(results)}
-        out.append(_item(guid, "answer", frames[0].at[guid, "gold"], answers[0], len(results), evidence))
+        out.append(_item(guid, "answer", frames[0].at[guid, "gold"], answers[0] or NO_ANSWER, len(results), evidence))
     return out
 
 
@@ -206,7 +207,7 @@ def _wos(task, results) -> list[dict]:
         slots = r.frames.details["slots"]
         wrong = slots[~slots["correct"]]
         for dialogue, turn, slot, gold, pred in wrong[["dialogue", "turn", "domain_slot", "gold_value", "pred_value"]].itertuples(index=False, name=None):
-            answers[(dialogue, int(turn), slot, gold)].append((r.run, pred))
+            answers[(dialogue, int(turn), slot, _value(gold))].append((r.run, _value(pred)))
     out = []
     for (dialogue, turn, slot, gold), given in answers.items():
         values = {v for _, v in given}
@@ -219,12 +220,29 @@ def _wos(task, results) -> list[dict]:
     return out
 
 
+def _value(value) -> str | None:
+    """A slot value, None where the side has no value (pandas gives a missing string as NaN, not None)."""
+    return None if value is None or pd.isna(value) else str(value)
+
+
 def queue_frame(found: list[dict]) -> pd.DataFrame:
     """The queue as a table for the app (evidence summarised as text)."""
     rows = [{"rank": k + 1, "guid": s["guid"], "turn": s["turn"], "unit": s["unit"], "gold": str(s["gold"]), "proposed": str(s["proposed"]),
              "score": s["score"], "runs agreeing": f"{s['evidence'].get('agreeing', '?')}/{s['evidence'].get('of', '?')}"}
             for k, s in enumerate(found)]
     return pd.DataFrame(rows, columns=["rank", "guid", "turn", "unit", "gold", "proposed", "score", "runs agreeing"])
+
+
+def evidence_frame(suspect: dict) -> pd.DataFrame:
+    """One row per run: what it answered on the unit and, where it gave probabilities, how confident it was."""
+    runs = suspect["evidence"].get("runs", {})
+    rows = []
+    for run, given in (runs.items() if isinstance(runs, dict) else ((run, suspect["proposed"]) for run in runs)):
+        entry = given if isinstance(given, dict) else {"label": given}
+        rows.append({"run": run, "answer": "" if entry.get("label") is None else str(entry["label"]),
+                     "confidence": entry.get("confidence"), "p(gold)": entry.get("p_gold"), "p(proposed)": entry.get("p_proposed")})
+    frame = pd.DataFrame(rows, columns=["run", "answer", "confidence", "p(gold)", "p(proposed)"])
+    return frame.dropna(axis=1, how="all")
 
 
 FINE_UNITS = frozenset({"entity", "head", "relation", "slot"})

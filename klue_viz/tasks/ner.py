@@ -29,8 +29,8 @@ from klue_viz.metrics import (
     ner_aggregate,
     ner_entity_table,
     ner_statistics,
-    prf_aggregate,
     prf_statistics,
+    share,
 )
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, Metric, RecordError, Repaired, Slice, Task, as_int, as_list, bucket
@@ -373,8 +373,11 @@ class Ner(Task):
         if level != "entities":
             return super().detail_statistics(level, frame)
         kind = entity_rows(frame)
+        matched_pred = ((frame["side"] == "pred").to_numpy() & frame["matched"].to_numpy(dtype=bool)).astype(float)
         rows, cols, values = prf_statistics((kind == 0).astype(float), (kind == 1).astype(float), (kind == 2).astype(float))
-        return Statistics(len(frame), 3, rows, cols, values, prf_aggregate)
+        extra = np.flatnonzero(matched_pred)
+        rows, cols, values = np.concatenate([rows, extra]), np.concatenate([cols, np.full(len(extra), 3)]), np.concatenate([values, matched_pred[extra]])
+        return Statistics(len(frame), 4, rows, cols, values, entity_slice_aggregate)
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
         """Gold entity type against what was predicted there: the diagonal is exact matches only; a right type on
@@ -417,6 +420,19 @@ def joined(keys: pd.Series, values: pd.Series, sep: str) -> dict[str, str]:
     for key, value in zip(keys.tolist(), values.tolist()):
         groups.setdefault(key, set()).add(value)
     return {key: sep.join(sorted(group)) for key, group in groups.items()}
+
+
+def entity_slice_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
+    """Precision, recall and F1 of a slice of entity rows, from matched gold, fp, fn and matched predicted counts.
+
+    Precision counts the slice's predicted entities, recall its gold ones, so a slice holding one side only (the
+    slice finder's 'side = pred') still has the precision of its predictions. F1 is the matched share of the slice's
+    entities, (matched gold + matched predicted) / all: 2tp / (2tp + fp + fn) whenever both sides are in the slice
+    alike (every slice the task defines), precision or recall when the slice holds one side only.
+    """
+    tp_gold, fp, fn, tp_pred = summed[:, 0], summed[:, 1], summed[:, 2], summed[:, 3]
+    return {"precision": share(tp_pred, tp_pred + fp), "recall": share(tp_gold, tp_gold + fn),
+            "f1": share(tp_gold + tp_pred, tp_gold + tp_pred + fp + fn)}
 
 
 def entity_rows(entities: pd.DataFrame) -> np.ndarray:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from klue_viz.bootstrap import confidence_intervals
+from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.discovery.calibration import (
     coverage_curve,
     coverage_figure,
@@ -21,23 +21,25 @@ from klue_viz.discovery.calibration import (
 )
 from klue_viz.discovery.features import training_features, with_training
 from klue_viz.discovery.patch import corrections_from, make_patch
-from klue_viz.discovery.slices import paired_slices, slice_guids, weak_slices
+from klue_viz.discovery.slices import error_tags, paired_slices, slice_guids, weak_slices
 from klue_viz.discovery.sorting import (
     SUSPECT_RANK,
     sort_examples,
     sort_keys,
     suspect_ranks,
 )
-from klue_viz.discovery.suspects import mark_gold_wrong, queue_frame, suspects
-from klue_viz.evaluate import RunResult
+from klue_viz.discovery.suspects import evidence_frame, mark_gold_wrong, queue_frame, suspects
+from klue_viz.evaluate import RunResult, allowed_gold_folder, official_file
 from klue_viz.filtering import export_frame
 from klue_viz.markup import esc, md
 from klue_viz.problems import InputError
 from klue_viz.slicing import slice_table
 from klue_viz.tasks.base import Task
 from klue_viz.tasks.classification import LabelTask
-from klue_viz.ui.annotate import annotator, editor, run_tags, store, task_remarks
+from klue_viz.ui.annotate import annotator, editor, store, task_remarks
+from klue_viz.ui.links import SELECTED_GUIDS, clear_filters
 from klue_viz.ui.state import digest, gold_for
+from klue_viz.uploads import limit_megabytes, limit_text
 
 CALIBRATION = "Calibration"
 SLICES = "Weak slices"
@@ -65,10 +67,7 @@ def discovery_panel(task: Task, result: RunResult, results: dict[str, RunResult]
 
 def _tags(task: Task, run: str) -> tuple[str, dict[str, set[str]]]:
     """The error tags of a run by example guid, and a key that changes when they do (for the caches)."""
-    rows = run_tags(task, run, task_remarks(task))
-    tags: dict[str, set[str]] = {}
-    for guid, tag in zip(rows["guid"], rows["tag"]):
-        tags.setdefault(str(guid), set()).add(str(tag))
+    tags = error_tags(task, run, task_remarks(task))
     return str(sorted((g, sorted(t)) for g, t in tags.items())), tags
 
 
@@ -95,12 +94,41 @@ def _train_gold(task_name: str, key: str, name: str, _data: bytes):
     return gold_from_bytes(get_task(task_name), _data, name)
 
 
+@st.cache_resource(max_entries=8, show_spinner="Reading the training file…")
+def _train_from_folder(task_name: str, path: str, modified: float):
+    from klue_viz.evaluate import load_gold
+    from klue_viz.tasks import get_task
+
+    return load_gold(get_task(task_name), path)
+
+
+def _folder_training(task: Task) -> Path | None:
+    """The task's `_train` file beside the gold, when the gold comes from an allowed klue_benchmark/ folder."""
+    state = st.session_state
+    if state.get("gold_source") != "folder" or not state.get("data_dir"):
+        return None
+    try:
+        return official_file(task, allowed_gold_folder(state["data_dir"]), split="train")
+    except InputError:
+        return None
+
+
 def _training(task: Task):
-    """The training gold the user uploaded for this task (kept for the session), and its cache key."""
+    """The training gold of this task, from the gold folder or uploaded (kept for the session), and its cache key."""
     if not task.training_slices:
         return "", None
-    upload = st.file_uploader(f"{task.name.upper()} training file, official format (optional: adds 'seen in training' slices)",
-                              key="train_upload")
+    beside = _folder_training(task)
+    if beside is not None and st.toggle(f"Seen in training: use {md(beside.name)} from the gold folder", key="train_from_folder"):
+        modified = beside.stat().st_mtime
+        try:
+            train = _train_from_folder(task.name, str(beside), modified)
+        except InputError as err:
+            st.error(md(err))
+            return "", None
+        st.caption(md(f"Training file {beside}: {len(train.rows):,} records") + (f" ({len(train.problems)} skipped)" if train.problems else ""))
+        return f"file:{beside}:{modified}", train
+    upload = st.file_uploader(f"{task.name.upper()} training file, official format (optional: adds 'seen in training' slices; {md(limit_text())})",
+                              key="train_upload", max_upload_size=limit_megabytes())
     if upload is not None:
         st.session_state.setdefault("train_files", {})[task.name] = (upload.name, upload.getvalue())
     kept = st.session_state.get("train_files", {}).get(task.name)
@@ -118,8 +146,16 @@ def _training(task: Task):
 
 
 @st.cache_resource(max_entries=128, show_spinner="Resampling the slice…")
-def _slice_intervals(result_key: str, conditions: str, _task: Task, _result: RunResult, _guids: list[str]):
+def _slice_intervals(result_key: str, guids_key: str, _task: Task, _result: RunResult, _guids: list[str]):
     return confidence_intervals(_task, _result.frames.subset(_guids), samples=UI_RESAMPLES)
+
+
+@st.cache_resource(max_entries=128, show_spinner="Resampling both runs on the slice…")
+def _paired_slice_intervals(better_key: str, worse_key: str, guids_key: str, _task: Task, _better: RunResult, _worse: RunResult,
+                            _guids: list[str]) -> dict[str, tuple[float, float]]:
+    """The 95% interval of (better - worse) on each official metric over the slice's examples, as `klue-viz slices` gives."""
+    rows = compare_runs(_task, _better.frames.subset(_guids), _worse.frames.subset(_guids), samples=UI_RESAMPLES)
+    return {c.metric: (c.low, c.high) for c in rows if c.low is not None and c.high is not None}
 
 
 def _condition_text(item: dict) -> str:
@@ -127,10 +163,9 @@ def _condition_text(item: dict) -> str:
 
 
 def _apply(guids: list[str]) -> None:
-    """A found slice becomes the example filter (a guid restriction, as a chart selection is)."""
-    st.session_state["f_guids"] = guids
-    st.session_state["f_status"] = "all"
-    st.session_state["page_no"] = 1
+    """A found slice becomes the example filter (a guid restriction, as a chart selection is), in place of the filters set before."""
+    clear_filters()
+    st.session_state[SELECTED_GUIDS] = guids
 
 
 def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
@@ -168,10 +203,20 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
     if not chosen:
         return
     item = found[chosen[0]]
-    guids = slice_guids(task, result.frames, item["conditions"], tags, _extra(train_key, task, result, train))
-    spans = _slice_intervals(result.key, repr(item["conditions"]), task, result, guids)
-    st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
-                  + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)))
+    conditions = item["conditions"]
+    if "worse" in item and item["unit"] == "entities":
+        conditions = {**conditions, "side": "gold"}  # two runs are compared on the gold entities they share
+    guids = slice_guids(task, result.frames, conditions, tags, _extra(train_key, task, result, train))
+    guids_key = digest("\n".join(guids).encode())  # the slice's examples now (tags stored since change a tag slice)
+    if "worse" in item:
+        better, worse = results[item["better"]], results[item["worse"]]
+        spans = _paired_slice_intervals(better.key, worse.key, guids_key, task, better, worse, guids)
+        st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; {better.run} − {worse.run}, 95% interval (paired bootstrap, "
+                      f"{UI_RESAMPLES} resamples) " + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items())))
+    else:
+        spans = _slice_intervals(result.key, guids_key, task, result, guids)
+        st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
+                      + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)))
     st.button(f"Show these {len(guids)} {task.unit}s below", key="apply_weak_slice", on_click=_apply, args=(guids,))
 
 
@@ -237,7 +282,9 @@ def _suspects(task: Task, results: dict[str, RunResult]) -> None:
         first = runs[0]
         if guid in set(first.frames.examples["guid"]):
             st.markdown(task.render(first.frames, guid), unsafe_allow_html=True)
-        st.markdown("**Evidence**")
+        st.markdown(f"**Evidence**: gold {md(suspect['gold'])} → proposed {md(suspect['proposed'])}")
+        st.dataframe(export_frame(evidence_frame(suspect)), hide_index=True, width="stretch",
+                     column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "p(gold)", "p(proposed)")})
         st.json(suspect["evidence"], expanded=False)
         st.button(f"Gold looks wrong: propose {md(suspect['proposed'])}", key="mark_suspect", on_click=_mark, args=(task, suspect),
                   disabled=not annotator(), help=None if annotator() else "Set your name in the sidebar to annotate.")
