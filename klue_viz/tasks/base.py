@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -271,6 +271,12 @@ class Task(ABC):
     def render_card(self, frames: Frames, guids: list[str]) -> str:
         """One card of the example list: the examples in `guids` share it (see `card_column`), the first is the anchor."""
         return self.render(frames, guids[0])
+
+    # ---- discovery (klue_viz.discovery calls these; the defaults suit a single-label task) ------
+    def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
+        """Example-list orders of this task, offered after the shared ones (klue_viz.discovery.sorting):
+        name -> a function giving one number per example of a run's frames, lower first."""
+        return {}
 
 
 def require(record: dict, field_name: str, what: str) -> Any:

@@ -7,6 +7,7 @@ word with a wrong head is predicted as the PAD class).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -292,6 +293,11 @@ class Dp(Task):
         summary = mk.row("score", f'<span class="kv-kv">UAS {ex["uas"]:.2f} · LAS {ex["las"]:.2f} · {int(ex["errors"])} word error(s) — '
                                   f'gold arcs above the words, predicted below; red = wrong head, orange = wrong label</span>')
         return mk.example(head + summary + dependency_svg(items, arcs), guid)
+
+    # ---- discovery --------------------------------------------------------------------------
+    def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
+        return {"most word errors first": lambda f: -f.examples["errors"], "lowest sentence UAS first": lambda f: f.examples["uas"],
+                "lowest sentence LAS first": lambda f: f.examples["las"]}
 
 
 TASK = Dp()

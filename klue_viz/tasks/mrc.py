@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -183,6 +184,10 @@ class Mrc(Task):
                               f'<div style="line-height:1.8">{"".join(pieces)}</div>'),
         ]
         return mk.example("".join(body), guid)
+
+    # ---- discovery --------------------------------------------------------------------------
+    def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
+        return {"lowest ROUGE-W first": lambda f: f.examples["rouge_w"]}
 
 
 TASK = Mrc()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -413,6 +414,10 @@ class Ner(Task):
             rows.append(mk.row("errors", " ".join(items)))
         return mk.example("".join(rows), guid)
 
+    # ---- discovery --------------------------------------------------------------------------
+    def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
+        return {"most entity errors first": lambda f: -f.examples["n_errors"], "lowest entity F1 first": entity_f1}
+
 
 def joined(keys: pd.Series, values: pd.Series, sep: str) -> dict[str, str]:
     """The distinct values of each key, sorted and joined (a fast groupby-agg for short groups)."""
@@ -439,6 +444,18 @@ def entity_rows(entities: pd.DataFrame) -> np.ndarray:
     """Each entity row's part in the counts: 0 tp (matched gold), 1 fp (unmatched prediction), 2 fn (unmatched gold), -1 none."""
     gold, matched = (entities["side"] == "gold").to_numpy(), entities["matched"].to_numpy(dtype=bool)
     return np.select([gold & matched, gold, ~matched], [0, 2, 1], -1).astype(np.int64)
+
+
+def entity_f1(frames: Frames) -> pd.Series:
+    """Entity F1 per sentence (0..100) from the entity rows; a sentence without entities on either side scores 100."""
+    ents = frames.details["entities"]
+    tp = ents[(ents["side"] == "gold") & ents["matched"]].groupby("guid").size()
+    fn = ents[(ents["side"] == "gold") & ~ents["matched"]].groupby("guid").size()
+    fp = ents[(ents["side"] == "pred") & ~ents["matched"]].groupby("guid").size()
+    guids = frames.examples["guid"]
+    tp, fn, fp = (s.reindex(guids).fillna(0).to_numpy() for s in (tp, fn, fp))
+    denominator = 2 * tp + fp + fn
+    return pd.Series(np.where(denominator > 0, 100 * 2 * tp / np.maximum(denominator, 1), 100.0), index=frames.examples.index)
 
 
 TASK = Ner()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -160,6 +161,10 @@ class Sts(Task):
         if len(ex["votes"]):
             body.append(mk.row("votes", f'<span class="kv-kv">{mk.esc(", ".join(map(str, ex["votes"])))}</span>'))
         return mk.example("".join(body), guid)
+
+    # ---- discovery --------------------------------------------------------------------------
+    def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
+        return {"largest |gold - predicted| first": lambda f: -f.examples["abs_error"]}
 
 
 TASK = Sts()

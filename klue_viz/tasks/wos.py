@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -234,6 +235,10 @@ class Wos(Task):
         else:
             text = f"{s.domain_slot}: gold {s.gold_value} / pred {s.pred_value}"
         return f'<span class="kv-slot" {mk.attrs(data_status=s.status.replace(" ", "_"), data_slot=s.domain_slot)}>{mk.esc(text)}</span>'
+
+    # ---- discovery --------------------------------------------------------------------------
+    def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
+        return {"most slot errors first": lambda f: -(f.examples["fp"] + f.examples["fn"]), "lowest slot F1 first": lambda f: f.examples["f1"]}
 
 
 def _jump(turn) -> str:
