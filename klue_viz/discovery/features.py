@@ -6,7 +6,8 @@
   as in 경찰은 (entity 경찰 + 은), and which particle.
 * The eojeol count of a sentence.
 * Seen in training: with the task's training file, whether the entity (text), answer, relation pair
-  or dialogue value of a unit occurs in the training gold, and how often.
+  or dialogue value of a unit occurs in the training gold, and how often (the task module says what a
+  unit's key is: `Task.training_keys`, `Task.unit_training_keys`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from klue_viz.lazy import lazy_module
-from klue_viz.metrics import NER_TAGS
 from klue_viz.tasks.base import Frames, Slice, Task
 
 if TYPE_CHECKING:
@@ -86,47 +86,14 @@ def _how_often(count: int) -> str:
     return NOT_SEEN if count == 0 else ("seen once" if count == 1 else ("seen 2-9 times" if count < 10 else "seen 10+ times"))
 
 
-def _ner_keys(rows):
-    counter: Counter = Counter()
-    for row in rows:
-        sentence, tags = row["sentence"], [NER_TAGS[i] for i in row["tags"]]
-        k = 0
-        while k < len(tags):
-            if tags[k].startswith("B-"):
-                end = k + 1
-                while end < len(tags) and tags[end] == "I-" + tags[k][2:]:
-                    end += 1
-                counter[sentence[k:end]] += 1
-                k = end
-            else:
-                k += 1
-    return counter
-
-
 def training_counts(task: Task, train_rows: list[dict]) -> Counter:
-    """How often each entity text, answer, relation pair or slot value occurs in the training gold."""
-    if task.name == "ner":
-        return _ner_keys(train_rows)
-    if task.name == "mrc":
-        return Counter(a for row in train_rows for a in row["answers"])
-    if task.name == "re":
-        return Counter((row["subject"]["word"], row["object"]["word"]) for row in train_rows)
-    if task.name == "wos":
-        return Counter(item for row in train_rows for item in row["gold_state"])
-    raise KeyError(f"{task.name} has no seen-in-training feature (it is defined for NER, RE, MRC and WoS)")
+    """How often each key of the task's units (entity text, answer, relation pair, slot value) occurs in the training gold."""
+    return Counter(task.training_keys(train_rows))
 
 
 def training_feature(task: Task, units: pd.DataFrame, counts: Counter) -> pd.Series:
     """'not in training', 'seen once', ... for each unit row (entity, example or slot) of a run."""
-    if task.name == "ner":
-        keys = units["text"].astype(str)
-    elif task.name == "mrc":
-        keys = units["answers"].map(lambda a: a[0] if len(a) else None)
-    elif task.name == "re":
-        keys = [(s["word"], o["word"]) for s, o in zip(units["subject"], units["object"])]
-    else:  # wos slots: the gold value if any, else the predicted one
-        values = units["gold_value"].where(units["gold_value"].notna(), units["pred_value"])
-        keys = (units["domain_slot"] + "-" + values.astype(str)).tolist()
+    keys = task.unit_training_keys(units)
     return pd.Series([_how_often(counts.get(k, 0)) if k is not None else "(no answer)" for k in keys], index=units.index, dtype="string")
 
 
@@ -139,14 +106,12 @@ def with_training(task: Task, frames: Frames, train_rows: list[dict]) -> tuple[F
 
     level = unit_level(task)
     counts = training_counts(task, train_rows)
-    label = {"ner": "Entity seen in training", "mrc": "Answer seen in training", "re": "Subject-object pair seen in training",
-             "wos": "Slot value seen in training"}[task.name]
     if level == "examples":
         examples = frames.examples.assign(**{TRAINING_SLICE: training_feature(task, frames.examples, counts)})
-        return Frames(examples, frames.details), Slice(TRAINING_SLICE, label)
+        return Frames(examples, frames.details), Slice(TRAINING_SLICE, task.training_label)
     detail = frames.details[level]
     details = {**frames.details, level: detail.assign(**{TRAINING_SLICE: training_feature(task, detail, counts)})}
-    return Frames(frames.examples, details), Slice(TRAINING_SLICE, label, level=level)
+    return Frames(frames.examples, details), Slice(TRAINING_SLICE, task.training_label, level=level)
 
 
 def load_training(task: Task, source):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -145,8 +145,9 @@ class Task(ABC):
     wide_drawing: bool = False
     #: Examples short enough for one table row each (YNAT, NLI, STS): the example list offers a compact table.
     compact_table: bool = False
-    #: A training file adds "seen in training" slices (klue_viz.discovery.features): NER, RE, MRC, WoS.
-    training_slices: bool = False
+    #: The name of the "seen in training" slice a training file adds (klue_viz.discovery.features; see `training_keys`);
+    #: empty when the task has none.
+    training_label: str = ""
 
     #: Why a metric can be undefined on examples that exist (docs/metrics.md).
     undefined_reasons: dict[str, str] = {}
@@ -273,6 +274,20 @@ class Task(ABC):
         return self.render(frames, guids[0])
 
     # ---- discovery (klue_viz.discovery calls these; the defaults suit a single-label task) ------
+    @property
+    def training_slices(self) -> bool:
+        """Whether a training file adds a "seen in training" slice (the app offers one only then)."""
+        return bool(self.training_label)
+
+    def training_keys(self, rows: list[dict]) -> Iterable[Hashable]:
+        """The keys (entity text, answer...) of the training gold rows, one per occurrence: how often a run's unit
+        was seen in training is how often its `unit_training_keys` key occurs here. KeyError without `training_label`."""
+        raise KeyError(f"{self.name} has no seen-in-training feature (its task module sets no training_label)")
+
+    def unit_training_keys(self, units: pd.DataFrame) -> Iterable[Hashable | None]:
+        """The training key of each unit row of a run (the rows the slice finder works on); None for a unit with none."""
+        raise KeyError(f"{self.name} has no seen-in-training feature (its task module sets no training_label)")
+
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         """Example-list orders of this task, offered after the shared ones (klue_viz.discovery.sorting):
         name -> a function giving one number per example of a run's frames, lower first."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -48,7 +48,7 @@ def answer_statistics(pred_norm: list[str], gold_norm: list[list[str]]) -> Stati
 
 class Mrc(Task):
     name = "mrc"
-    training_slices = True
+    training_label = "Answer seen in training"
     title = "KLUE-MRC reading comprehension"
     hf_config = "mrc"
     official_folder = "klue-mrc-v1.1"
@@ -188,6 +188,14 @@ class Mrc(Task):
     # ---- discovery --------------------------------------------------------------------------
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"lowest ROUGE-W first": lambda f: f.examples["rouge_w"]}
+
+    def training_keys(self, rows: list[dict]) -> Iterator[str]:
+        """Every gold answer of the training questions."""
+        return (answer for row in rows for answer in row["answers"])
+
+    def unit_training_keys(self, units: pd.DataFrame) -> pd.Series:
+        """A question's first gold answer; None for an unanswerable one."""
+        return units["answers"].map(lambda a: a[0] if len(a) else None)
 
 
 TASK = Mrc()

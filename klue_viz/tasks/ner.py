@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -165,7 +165,7 @@ class Characters:
 
 class Ner(Task):
     name = "ner"
-    training_slices = True
+    training_label = "Entity seen in training"
     title = "KLUE-NER named entity recognition"
     hf_config = "ner"
     official_folder = "klue-ner-v1.1"
@@ -417,6 +417,25 @@ class Ner(Task):
     # ---- discovery --------------------------------------------------------------------------
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most entity errors first": lambda f: -f.examples["n_errors"], "lowest entity F1 first": entity_f1}
+
+    def training_keys(self, rows: list[dict]) -> Iterator[str]:
+        """The text of each entity of the training sentences (their character tags read as spans)."""
+        for row in rows:
+            sentence, tags = row["sentence"], [TAGS[i] for i in row["tags"]]
+            k = 0
+            while k < len(tags):
+                if tags[k].startswith("B-"):
+                    end = k + 1
+                    while end < len(tags) and tags[end] == "I-" + tags[k][2:]:
+                        end += 1
+                    yield sentence[k:end]
+                    k = end
+                else:
+                    k += 1
+
+    def unit_training_keys(self, units: pd.DataFrame) -> pd.Series:
+        """An entity row's text."""
+        return units["text"].astype(str)
 
 
 def joined(keys: pd.Series, values: pd.Series, sep: str) -> dict[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,7 +36,7 @@ def entity(record: dict, side: str) -> dict:
 
 class Re(LabelTask):
     name = "re"
-    training_slices = True
+    training_label = "Subject-object pair seen in training"
     title = "KLUE-RE relation extraction"
     hf_config = "re"
     official_folder = "klue-re-v1.1"
@@ -110,6 +111,15 @@ class Re(LabelTask):
             self.probs_row(ex["probs"], top=3),
         ]
         return mk.example("".join(body), guid)
+
+    # ---- discovery --------------------------------------------------------------------------
+    def training_keys(self, rows: list[dict]) -> Iterator[tuple[str, str]]:
+        """The (subject, object) word pair of each training sentence."""
+        return ((row["subject"]["word"], row["object"]["word"]) for row in rows)
+
+    def unit_training_keys(self, units: pd.DataFrame) -> list[tuple[str, str]]:
+        """An example's (subject, object) word pair."""
+        return [(s["word"], o["word"]) for s, o in zip(units["subject"], units["object"])]
 
 
 TASK = Re()

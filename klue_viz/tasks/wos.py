@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,7 +45,7 @@ def state_statistics(gold_states: list[list[str]], pred_states: list[list[str]])
 
 class Wos(Task):
     name = "wos"
-    training_slices = True
+    training_label = "Slot value seen in training"
     title = "WoS dialogue state tracking"
     hf_config = "wos"
     official_folder = "wos-v1.1"
@@ -239,6 +239,15 @@ class Wos(Task):
     # ---- discovery --------------------------------------------------------------------------
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most slot errors first": lambda f: -(f.examples["fp"] + f.examples["fn"]), "lowest slot F1 first": lambda f: f.examples["f1"]}
+
+    def training_keys(self, rows: list[dict]) -> Iterator[str]:
+        """Every `domain-slot-value` of the training turns' gold states."""
+        return (item for row in rows for item in row["gold_state"])
+
+    def unit_training_keys(self, units: pd.DataFrame) -> list[str]:
+        """A slot row's `domain-slot-value`: the gold value if any, else the predicted one."""
+        values = units["gold_value"].where(units["gold_value"].notna(), units["pred_value"])
+        return (units["domain_slot"] + "-" + values.astype(str)).tolist()
 
 
 def _jump(turn) -> str:
