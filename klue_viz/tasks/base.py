@@ -24,6 +24,8 @@ from klue_viz.problems import InputError, Problem
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from klue_viz.evaluate import RunResult
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
@@ -287,6 +289,14 @@ class Task(ABC):
     def unit_training_keys(self, units: pd.DataFrame) -> Iterable[Hashable | None]:
         """The training key of each unit row of a run (the rows the slice finder works on); None for a unit with none."""
         raise KeyError(f"{self.name} has no seen-in-training feature (its task module sets no training_label)")
+
+    def find_suspects(self, results: list[RunResult]) -> list[dict]:
+        """Units whose gold looks wrong to the runs (of this task, on one gold), unranked: `klue_viz.discovery.suspects`
+        sorts them into the review queue. The default reads single labels (`labels`, as LabelTask has them): examples
+        whose label the runs agree on against the gold, with cleanlab where runs gave probabilities."""
+        from klue_viz.discovery.suspects import label_suspects
+
+        return label_suspects(self, results)
 
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         """Example-list orders of this task, offered after the shared ones (klue_viz.discovery.sorting):

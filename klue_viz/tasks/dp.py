@@ -21,6 +21,8 @@ from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, as_int
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from klue_viz.evaluate import RunResult
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
@@ -298,6 +300,33 @@ class Dp(Task):
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most word errors first": lambda f: -f.examples["errors"], "lowest sentence UAS first": lambda f: f.examples["uas"],
                 "lowest sentence LAS first": lambda f: f.examples["las"]}
+
+
+    def find_suspects(self, results: list[RunResult]) -> list[dict]:
+        """Words whose head (and relation, where they agree on it) every run predicts alike against the gold: `index:head:DEPREL`."""
+        from klue_viz.discovery.suspects import suspect_item
+
+        n = len(results)
+        words = [r.frames.details["words"].set_index(["guid", "index"]) for r in results]
+        shared = words[0].index
+        for w in words[1:]:
+            shared = shared.intersection(w.index)
+        base = words[0].loc[shared]
+        heads = np.column_stack([w.loc[shared, "pred_head"].to_numpy() for w in words])
+        deprels = np.column_stack([w.loc[shared, "pred_deprel"].astype(str).to_numpy() for w in words])
+        gold_head, gold_rel = base["gold_head"].to_numpy(), base["gold_deprel"].astype(str).to_numpy()
+        same_head = (heads == heads[:, :1]).all(axis=1)
+        same_rel = (deprels == deprels[:, :1]).all(axis=1)
+        against = same_head & ((heads[:, 0] != gold_head) | (same_rel & (deprels[:, 0] != gold_rel)))
+        out = []
+        for k in np.flatnonzero(against):
+            guid, index = shared[k]
+            rel = deprels[k, 0] if same_rel[k] else gold_rel[k]
+            evidence = {"word": str(base["word_form"].iloc[k]), "runs": [r.run for r in results], "agreeing": n, "of": n,
+                        "pred_deprels": sorted(set(deprels[k]))}
+            unit = "head" if heads[k, 0] != gold_head[k] else "relation"
+            out.append(suspect_item(guid, unit, f"{index}:{gold_head[k]}:{gold_rel[k]}", f"{index}:{heads[k, 0]}:{rel}", n, evidence))
+        return out
 
 
 TASK = Dp()

@@ -16,6 +16,8 @@ from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, bucket
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from klue_viz.evaluate import RunResult
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
@@ -196,6 +198,23 @@ class Mrc(Task):
     def unit_training_keys(self, units: pd.DataFrame) -> pd.Series:
         """A question's first gold answer; None for an unanswerable one."""
         return units["answers"].map(lambda a: a[0] if len(a) else None)
+
+
+    def find_suspects(self, results: list[RunResult]) -> list[dict]:
+        """Questions every run answers alike (the same normalised answer, or none) and wrongly: that answer is proposed."""
+        from klue_viz.discovery.patch import NO_ANSWER
+        from klue_viz.discovery.suspects import shared_examples, suspect_item
+
+        frames, shared = shared_examples(results)
+        out = []
+        for guid in shared:
+            answers = [f.at[guid, "pred"] for f in frames]
+            norms = {f.at[guid, "pred_norm"] for f in frames}
+            if len(norms) != 1 or any(f.at[guid, "correct"] for f in frames):
+                continue
+            evidence = {"runs": {r.run: a for r, a in zip(results, answers)}, "agreeing": len(results), "of": len(results)}
+            out.append(suspect_item(guid, "answer", frames[0].at[guid, "gold"], answers[0] or NO_ANSWER, len(results), evidence))
+        return out
 
 
 TASK = Mrc()

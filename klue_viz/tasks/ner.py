@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -38,6 +39,8 @@ from klue_viz.tasks.base import Frames, Metric, RecordError, Repaired, Slice, Ta
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from klue_viz.evaluate import RunResult
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
@@ -436,6 +439,43 @@ class Ner(Task):
     def unit_training_keys(self, units: pd.DataFrame) -> pd.Series:
         """An entity row's text."""
         return units["text"].astype(str)
+
+
+    def find_suspects(self, results: list[RunResult]) -> list[dict]:
+        """Entity spans every run predicts alike against the gold (a span the gold lacks or types otherwise, `start-end:TYPE`),
+        and gold entities every run misses (proposed removed, `start-end:O`)."""
+        from klue_viz.discovery.suspects import suspect_item
+
+        n = len(results)
+        spans: dict[tuple, list[str]] = defaultdict(list)
+        missed: dict[tuple, list[str]] = defaultdict(list)
+        for r in results:
+            ents = r.frames.details["entities"]
+            wrong_pred = ents[(ents["side"] == "pred") & ~ents["matched"]]
+            for key in wrong_pred[["guid", "start", "end", "label", "text"]].itertuples(index=False, name=None):
+                spans[key].append(r.run)
+            lost = ents[(ents["side"] == "gold") & (ents["error_type"] == "missed")]
+            for key in lost[["guid", "start", "end", "label", "text"]].itertuples(index=False, name=None):
+                missed[key].append(r.run)
+        gold_ents = results[0].frames.details["entities"]
+        gold_ents = gold_ents[gold_ents["side"] == "gold"]
+        by_guid: dict[str, list] = defaultdict(list)
+        for guid, start, end, label, text in gold_ents[["guid", "start", "end", "label", "text"]].itertuples(index=False, name=None):
+            by_guid[guid].append((start, end, label, text))
+        out = []
+        for (guid, start, end, label, text), runs in spans.items():
+            if len(runs) < n:
+                continue
+            overlapping = [f"{a}-{b}:{lab}" for a, b, lab, _ in by_guid.get(guid, []) if a < end and start < b]
+            evidence = {"text": text, "runs": runs, "agreeing": n, "of": n,
+                        "gold_entities": [f"{t} ({lab})" for a, b, lab, t in by_guid.get(guid, []) if a < end and start < b]}
+            out.append(suspect_item(guid, "entity", "; ".join(overlapping) or f"{start}-{end}:O", f"{start}-{end}:{label}", n, evidence))
+        for (guid, start, end, label, text), runs in missed.items():
+            if len(runs) < n:
+                continue
+            evidence = {"text": text, "runs": runs, "agreeing": n, "of": n, "gold_entities": [f"{text} ({label})"]}
+            out.append(suspect_item(guid, "entity", f"{start}-{end}:{label}", f"{start}-{end}:O", n, evidence))
+        return out
 
 
 def joined(keys: pd.Series, values: pd.Series, sep: str) -> dict[str, str]:

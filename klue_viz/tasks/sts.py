@@ -16,10 +16,14 @@ from klue_viz.tasks.base import Frames, Metric, RecordError, Repaired, Slice, Ta
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from klue_viz.evaluate import RunResult
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
 THRESHOLD = STS_THRESHOLD
+#: How far (on 0..5) every run must be from the gold, on the same side, for the suspect queue to suggest another score.
+STS_MARGIN = 1.0
 SCORE_BINS = [-np.inf, 1, 2, 3, 4, np.inf]
 SCORE_BIN_LABELS = ["0-1", "1-2", "2-3", "3-4", "4-5"]
 
@@ -165,6 +169,24 @@ class Sts(Task):
     # ---- discovery --------------------------------------------------------------------------
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"largest |gold - predicted| first": lambda f: -f.examples["abs_error"]}
+
+
+    def find_suspects(self, results: list[RunResult]) -> list[dict]:
+        """Pairs every run scores on the same side of the gold, at least STS_MARGIN from it: their mean is proposed."""
+        from klue_viz.discovery.suspects import shared_examples, suspect_item
+
+        frames, shared = shared_examples(results)
+        gold = frames[0].loc[shared, "gold"].to_numpy(float)
+        preds = np.column_stack([f.loc[shared, "pred"].to_numpy(float) for f in frames])
+        diff = preds - gold[:, None]
+        same_side = (np.sign(diff) == np.sign(diff[:, :1])).all(axis=1)
+        least = np.abs(diff).min(axis=1)
+        out = []
+        for k in np.flatnonzero(same_side & (least >= STS_MARGIN)):
+            proposed = round(float(preds[k].mean()), 1)
+            evidence = {"runs": {r.run: float(preds[k, j]) for j, r in enumerate(results)}, "agreeing": len(results), "of": len(results)}
+            out.append(suspect_item(shared[k], "score", float(gold[k]), proposed, len(results) * float(least[k]) / 5, evidence))
+        return out
 
 
 TASK = Sts()

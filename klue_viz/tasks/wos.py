@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,8 @@ from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, as_int
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from klue_viz.evaluate import RunResult
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
@@ -248,6 +251,34 @@ class Wos(Task):
         """A slot row's `domain-slot-value`: the gold value if any, else the predicted one."""
         values = units["gold_value"].where(units["gold_value"].notna(), units["pred_value"])
         return (units["domain_slot"] + "-" + values.astype(str)).tolist()
+
+
+    def find_suspects(self, results: list[RunResult]) -> list[dict]:
+        """Slots of a turn every run gets wrong with the same value (or none): `domain-slot-value`, `none` to remove it."""
+        from klue_viz.discovery.suspects import suspect_item
+
+        n = len(results)
+        answers: dict[tuple, list] = defaultdict(list)
+        for r in results:
+            slots = r.frames.details["slots"]
+            wrong = slots[~slots["correct"]]
+            for dialogue, turn, slot, gold, pred in wrong[["dialogue", "turn", "domain_slot", "gold_value", "pred_value"]].itertuples(index=False, name=None):
+                answers[(dialogue, int(turn), slot, slot_value(gold))].append((r.run, slot_value(pred)))
+        out = []
+        for (dialogue, turn, slot, gold), given in answers.items():
+            values = {v for _, v in given}
+            if len(given) < n or len(values) != 1:
+                continue
+            value = next(iter(values))
+            evidence = {"runs": [run for run, _ in given], "agreeing": n, "of": n}
+            out.append(suspect_item(dialogue, "slot", f"{slot}-{gold if gold is not None else 'none'}",
+                                    f"{slot}-{value if value is not None else 'none'}", n, evidence, turn=turn))
+        return out
+
+
+def slot_value(value) -> str | None:
+    """A slot value, None where the side has no value (pandas gives a missing string as NaN, not None)."""
+    return None if value is None or pd.isna(value) else str(value)
 
 
 def _jump(turn) -> str:
