@@ -298,6 +298,15 @@ class Task(ABC):
 
         return label_suspects(self, results)
 
+    def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
+                    problems: list[Problem]) -> tuple[str, int]:
+        """The corrected records of the official file (`official_text`, named `name`) in its format, and their count.
+        `corrections`: (guid, turn) -> correction texts as stored (klue_viz.discovery.patch); one that cannot be read
+        goes to `problems`. The default writes a label name or id into `official_label_field` (as LabelTask has them)."""
+        from klue_viz.discovery.patch import label_patch
+
+        return label_patch(self, official_text, name, corrections, problems)
+
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         """Example-list orders of this task, offered after the shared ones (klue_viz.discovery.sorting):
         name -> a function giving one number per example of a run's frames, lower first."""

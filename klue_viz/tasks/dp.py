@@ -7,6 +7,7 @@ word with a wrong head is predicted as the PAD class).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,8 @@ OTHERS, PAD = DP_LAS_CLASSES[-2], DP_LAS_CLASSES[-1]
 WORD_INDICES = tuple(str(k) for k in range(1, 1001))
 #: The confusion column of words given the right relation but the wrong head (not a label success).
 WRONG_HEAD = "wrong head"
+#: A stored correction of a word (klue_viz.discovery.patch): `index:head:DEPREL`.
+WORD_CORRECTION = re.compile(r"^\s*(\d+):(\d+):([A-Z_]+)\s*$")
 
 
 def merged(relations: pd.Series) -> pd.Series:
@@ -327,6 +330,32 @@ class Dp(Task):
             unit = "head" if heads[k, 0] != gold_head[k] else "relation"
             out.append(suspect_item(guid, unit, f"{index}:{gold_head[k]}:{gold_rel[k]}", f"{index}:{heads[k, 0]}:{rel}", n, evidence))
         return out
+
+
+    def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
+                    problems: list[Problem]) -> tuple[str, int]:
+        """`index:head:DEPREL` items set a word's head and relation."""
+        from klue_viz.discovery.patch import correction_items, tsv_blocks
+
+        out, count = [], 0
+        for guid, header, body in tsv_blocks(official_text):
+            items = correction_items(corrections, guid)
+            if not items:
+                continue
+            rows = [line.split("\t") for line in body]
+            changed = False
+            for item in items:
+                match = WORD_CORRECTION.match(item)
+                if not match or not 1 <= int(match[1]) <= len(rows) or not 0 <= int(match[2]) <= len(rows):
+                    problems.append(Problem(f"correction {item.strip()!r} is not 'index:head:DEPREL' within the sentence", guid=guid, file=name))
+                    continue
+                row = rows[int(match[1]) - 1]
+                row[4], row[5] = match[2], match[3]
+                changed = True
+            if changed:
+                out.append(header + "\n" + "".join("\t".join(r) + "\n" for r in rows))
+                count += 1
+        return "\n".join(out), count
 
 
 TASK = Dp()

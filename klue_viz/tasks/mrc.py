@@ -22,6 +22,9 @@ else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
 QUESTION_TYPES = {1: "paraphrase", 2: "multi-sentence reasoning", 3: "unanswerable"}
+UNANSWERABLE_TYPE = 3  # the question_type of unanswerable questions
+#: The correction that says a question has no answer in its passage (as the app shows an unanswerable gold).
+NO_ANSWER = "(unanswerable)"
 
 
 def answer_segments(context: str, gold_spans: list[tuple[int, int]], pred_span: tuple[int, int] | None) -> list[tuple[int, int, str]]:
@@ -202,7 +205,6 @@ class Mrc(Task):
 
     def find_suspects(self, results: list[RunResult]) -> list[dict]:
         """Questions every run answers alike (the same normalised answer, or none) and wrongly: that answer is proposed."""
-        from klue_viz.discovery.patch import NO_ANSWER
         from klue_viz.discovery.suspects import shared_examples, suspect_item
 
         frames, shared = shared_examples(results)
@@ -215,6 +217,40 @@ class Mrc(Task):
             evidence = {"runs": {r.run: a for r, a in zip(results, answers)}, "agreeing": len(results), "of": len(results)}
             out.append(suspect_item(guid, "answer", frames[0].at[guid, "gold"], answers[0] or NO_ANSWER, len(results), evidence))
         return out
+
+
+    def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
+                    problems: list[Problem]) -> tuple[str, int]:
+        """A corrected answer must occur in the passage (its first occurrence is the span); `(unanswerable)` (NO_ANSWER)
+        makes the question unanswerable, its old answers kept as distractors."""
+        from klue_viz.discovery.patch import dump_json, read_json
+
+        data = read_json(official_text, name)
+        documents = []
+        for document in data.get("data", []):
+            paragraphs = []
+            for paragraph in document.get("paragraphs", []):
+                qas = []
+                for qa in paragraph.get("qas", []):
+                    items = corrections.get((str(qa.get("guid")), None))
+                    if not items:
+                        continue
+                    answer = items[-1]
+                    if answer == NO_ANSWER:  # the official form of an unanswerable question: no answers, the old ones as distractors
+                        qas.append({**qa, "answers": [], "plausible_answers": qa.get("answers") or qa.get("plausible_answers", []),
+                                    "is_impossible": True, "question_type": UNANSWERABLE_TYPE})
+                        continue
+                    start = paragraph["context"].find(answer)
+                    if start < 0:
+                        problems.append(Problem(f"corrected answer {answer[:40]!r} is not in the passage", guid=qa.get("guid"), file=name))
+                        continue
+                    answerable = {k: v for k, v in qa.items() if k != "plausible_answers"}  # distractors belong to unanswerable questions
+                    qas.append({**answerable, "answers": [{"text": answer, "answer_start": start}], "is_impossible": False})
+                if qas:
+                    paragraphs.append({**paragraph, "qas": qas})
+            if paragraphs:
+                documents.append({**document, "paragraphs": paragraphs})
+        return dump_json({**{k: v for k, v in data.items() if k != "data"}, "data": documents}), sum(len(p["qas"]) for d in documents for p in d["paragraphs"])
 
 
 TASK = Mrc()

@@ -51,6 +51,8 @@ NONE = "none"
 WRONG_BOUNDARY = "wrong boundary"
 #: A sentence line of the official TSV; header lines have spaces before their tab, guids never do.
 SENTENCE_HEADER = re.compile(r"^## (\S+)\t(.*)$", re.M)
+#: A stored correction of an entity (klue_viz.discovery.patch): `start-end:TYPE`, end exclusive, `O` to remove it.
+ENTITY_CORRECTION = re.compile(r"^\s*(\d+)-(\d+):([A-Z]{1,2})\s*$")
 COUNT_COLUMNS = {kind: [f"char_{kind}_{tag}" for tag in TAGS] for kind in ("tp", "fp", "fn")}
 
 
@@ -71,6 +73,22 @@ def markup_to_plain(markup: str) -> str:
         out.append(markup[start + 1:colon])
         pos = close + 1
     out.append(markup[pos:])
+    return "".join(out)
+
+
+def tags_to_markup(sentence: str, tags: list[str]) -> str:
+    """The official `<text:TYPE>` markup of a sentence and its character tags (the inverse of `markup_to_plain`)."""
+    out, k = [], 0
+    while k < len(sentence):
+        if tags[k].startswith("B-"):
+            label, end = tags[k][2:], k + 1
+            while end < len(sentence) and tags[end] == f"I-{label}":
+                end += 1
+            out.append(f"<{sentence[k:end]}:{label}>")
+            k = end
+        else:
+            out.append(sentence[k])
+            k += 1
     return "".join(out)
 
 
@@ -476,6 +494,42 @@ class Ner(Task):
             evidence = {"text": text, "runs": runs, "agreeing": n, "of": n, "gold_entities": [f"{text} ({label})"]}
             out.append(suspect_item(guid, "entity", f"{start}-{end}:{label}", f"{start}-{end}:O", n, evidence))
         return out
+
+
+    def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
+                    problems: list[Problem]) -> tuple[str, int]:
+        """`start-end:TYPE` items (end exclusive) retag a span; `O` removes it, and an entity the span cuts into is replaced whole."""
+        from klue_viz.discovery.patch import correction_items, tsv_blocks
+
+        out, count = [], 0
+        for guid, _header, body in tsv_blocks(official_text):
+            items = correction_items(corrections, guid)
+            if not items:
+                continue
+            chars = [line[0] if line else " " for line in body]
+            tags = [line[2:] for line in body]
+            sentence = "".join(chars)
+            applied = 0
+            for item in items:
+                match = ENTITY_CORRECTION.match(item)
+                start, end, label = (int(match[1]), int(match[2]), match[3]) if match else (0, 0, "")
+                if not match or not 0 <= start < end <= len(tags) or label not in (*TYPES, "O"):
+                    problems.append(Problem(f"correction {item.strip()!r} is not 'start-end:TYPE' within the sentence", guid=guid, file=name))
+                    continue
+                first, last = start, end
+                while first > 0 and tags[first].startswith("I-"):
+                    first -= 1  # the whole entity the span cuts into is replaced
+                while last < len(tags) and tags[last].startswith("I-"):
+                    last += 1
+                tags[first:last] = ["O"] * (last - first)
+                if label != "O":
+                    tags[start:end] = [f"B-{label}"] + [f"I-{label}"] * (end - start - 1)
+                applied += 1
+            if not applied:
+                continue
+            out.append(f"## {guid}\t{tags_to_markup(sentence, tags)}\n" + "".join(f"{c}\t{t}\n" for c, t in zip(chars, tags)))
+            count += 1
+        return "\n".join(out), count
 
 
 def joined(keys: pd.Series, values: pd.Series, sep: str) -> dict[str, str]:

@@ -189,4 +189,27 @@ class Sts(Task):
         return out
 
 
+    def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
+                    problems: list[Problem]) -> tuple[str, int]:
+        """A corrected score 0..5 sets the pair's real-valued label, its rounded label and its binary label."""
+        from klue_viz.discovery.patch import correction_items, dump_json, read_json
+
+        out = []
+        for record in read_json(official_text, name):
+            guid = str(record.get("guid"))
+            items = correction_items(corrections, guid)
+            if not items:
+                continue
+            try:
+                score = float(items[-1])
+                if not 0 <= score <= 5:
+                    raise ValueError
+            except ValueError:
+                problems.append(Problem(f"corrected score {items[-1]!r} is not a number from 0 to 5", guid=guid, file=name))
+                continue
+            labels = {**record.get("labels", {}), "real-label": score, "label": round(score, 1), "binary-label": int(round(score, 1) >= 3.0)}
+            out.append({**record, "labels": labels})
+        return dump_json(out), len(out)
+
+
 TASK = Sts()

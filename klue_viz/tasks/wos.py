@@ -276,6 +276,40 @@ class Wos(Task):
         return out
 
 
+    def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
+                    problems: list[Problem]) -> tuple[str, int]:
+        """`domain-slot-value` items set a slot of the correction's turn in the gold state (`none` removes it), in its place."""
+        from klue_viz.discovery.patch import correction_items, dump_json, read_json
+
+        out = []
+        for dialogue in read_json(official_text, name):
+            guid = str(dialogue.get("guid"))
+            wanted = {turn: correction_items(corrections, guid, turn) for (g, turn) in corrections if g == guid}
+            if not wanted:
+                continue
+            turns, user_turn, changed = [], 0, False
+            for turn in dialogue["dialogue"]:
+                if turn.get("role") == "user":
+                    state = list(turn.get("state") or [])
+                    for item in wanted.get(user_turn, []):
+                        parts = item.strip().split("-", 2)
+                        if len(parts) != 3:
+                            problems.append(Problem(f"correction {item!r} is not 'domain-slot-value'", guid=f"{guid}-{user_turn}", file=name))
+                            continue
+                        slot = f"{parts[0]}-{parts[1]}-"
+                        at = next((k for k, s in enumerate(state) if s.startswith(slot)), len(state))  # keep the slot's place
+                        state = [s for s in state if not s.startswith(slot)]
+                        if parts[2] != "none":
+                            state.insert(at, item.strip())
+                        changed = True
+                    turn = {**turn, "state": state}
+                    user_turn += 1
+                turns.append(turn)
+            if changed:
+                out.append({**dialogue, "dialogue": turns})
+        return dump_json(out), len(out)
+
+
 def slot_value(value) -> str | None:
     """A slot value, None where the side has no value (pandas gives a missing string as NaN, not None)."""
     return None if value is None or pd.isna(value) else str(value)
