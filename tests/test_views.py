@@ -298,6 +298,58 @@ def test_task_pages_take_their_task_specific_parts_from_the_task_module():
     assert any(t.label == "Leave out no_relation" for t in at.toggle)
 
 
+def test_discovery_takes_its_task_specific_parts_from_the_task_module():
+    names = "|".join(map(re.escape, TASKS))
+    name_test = re.compile(r"task\.name\s*([!=]=|(not\s+)?in\b)"  # a test of the name
+                           rf"|[\"']({names})[\"']\s*(:|==)"  # a dict keyed by task names, or a name compared
+                           r"|[}\]]\s*(\.get\(|\[)task\.name")  # a table looked up by the name
+    found = [(module.name, line.strip()) for module in (REPO / "klue_viz/discovery").glob("*.py")  # a ninth task needs no edit here
+             for line in module.read_text(encoding="utf-8").splitlines() if name_test.search(line)]
+    assert found == []
+
+
+def test_a_ninth_task_gets_sort_orders_suspects_and_a_patch_from_discovery_unchanged():
+    from klue_viz.discovery.patch import make_patch
+    from klue_viz.discovery.sorting import sort_examples, sort_keys
+    from klue_viz.discovery.suspects import suspects
+    from klue_viz.evaluate import evaluate_bytes, gold_from_bytes
+    from klue_viz.metrics import nli_aggregate
+    from klue_viz.tasks.base import Metric
+    from klue_viz.tasks.classification import LabelTask
+    from tests.conftest import jsonl
+
+    class Ninth(LabelTask):  # in no module of klue_viz/tasks: only what a label task must say
+        name, title, guid_prefix, labels = "ninth", "A ninth task", "ninth-v1", ("yes", "no")
+        metrics, aggregate_for = (Metric("accuracy", "Accuracy"),), staticmethod(nli_aggregate)
+
+        def looks_like_hf(self, record):
+            return False
+
+        def hf_row(self, record):
+            return {"guid": record["guid"], "text": record["text"], "gold": self.label_of(record["label"])}
+
+        def render(self, frames, guid):
+            return esc(frames.example(guid)["text"])
+
+    task = Ninth()
+    assert task.name not in TASKS
+    records = [{"guid": f"g{k}", "text": f"<b>{k}</b>", "label": ("yes", "no")[k % 2]} for k in range(6)]
+    official = json.dumps(records)
+    gold = gold_from_bytes(task, official.encode(), "ninth_dev.json")
+    answers = [{"g0": "no", "g3": "yes"}, {"g0": "no", "g5": "yes"}]  # both runs say g0 is "no"; each has one error of its own
+    runs = [evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "label": wrong.get(r["guid"], r["label"])} for r in records]), f"run{k}.jsonl")
+            for k, wrong in enumerate(answers)]
+    keys = sort_keys(task, runs[0].frames)
+    assert list(keys) == ["file order", "wrong first"]
+    ordered = sort_examples(task, runs[0].frames, runs[0].frames.examples, "wrong first")
+    assert ordered["guid"].tolist() == ["g0", "g3", "g1", "g2", "g4", "g5"]
+    queue = suspects(task, runs, top=None)
+    assert [(s["guid"], s["unit"], s["gold"], s["proposed"], s["score"]) for s in queue] == [("g0", "label", "yes", "no", 2.0)]
+    patch = make_patch(task, official, "ninth_dev.json", {("g0", None): ["no"], ("g1", None): ["maybe"]})
+    assert json.loads(patch.text) == [{**records[0], "label": "no"}] and patch.records == 1
+    assert [(p.guid, "maybe" in p.message) for p in patch.problems] == [("g1", True)]
+
+
 def test_a_task_offers_training_slices_exactly_when_discovery_can_count_its_training_file():
     from klue_viz.discovery.features import training_counts
 
