@@ -304,7 +304,6 @@ class Dp(Task):
         return {"most word errors first": lambda f: -f.examples["errors"], "lowest sentence UAS first": lambda f: f.examples["uas"],
                 "lowest sentence LAS first": lambda f: f.examples["las"]}
 
-
     def find_suspects(self, results: list[RunResult]) -> list[dict]:
         """Words whose head (and relation, where they agree on it) every run predicts alike against the gold: `index:head:DEPREL`."""
         from klue_viz.discovery.suspects import suspect_item
@@ -330,7 +329,6 @@ class Dp(Task):
             unit = "head" if heads[k, 0] != gold_head[k] else "relation"
             out.append(suspect_item(guid, unit, f"{index}:{gold_head[k]}:{gold_rel[k]}", f"{index}:{heads[k, 0]}:{rel}", n, evidence))
         return out
-
 
     def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
                     problems: list[Problem]) -> tuple[str, int]:

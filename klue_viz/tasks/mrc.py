@@ -202,7 +202,6 @@ class Mrc(Task):
         """A question's first gold answer; None for an unanswerable one."""
         return units["answers"].map(lambda a: a[0] if len(a) else None)
 
-
     def find_suspects(self, results: list[RunResult]) -> list[dict]:
         """Questions every run answers alike (the same normalised answer, or none) and wrongly: that answer is proposed."""
         from klue_viz.discovery.suspects import shared_examples, suspect_item
@@ -217,7 +216,6 @@ class Mrc(Task):
             evidence = {"runs": {r.run: a for r, a in zip(results, answers)}, "agreeing": len(results), "of": len(results)}
             out.append(suspect_item(guid, "answer", frames[0].at[guid, "gold"], answers[0] or NO_ANSWER, len(results), evidence))
         return out
-
 
     def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
                     problems: list[Problem]) -> tuple[str, int]:

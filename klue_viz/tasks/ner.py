@@ -458,7 +458,6 @@ class Ner(Task):
         """An entity row's text."""
         return units["text"].astype(str)
 
-
     def find_suspects(self, results: list[RunResult]) -> list[dict]:
         """Entity spans every run predicts alike against the gold (a span the gold lacks or types otherwise, `start-end:TYPE`),
         and gold entities every run misses (proposed removed, `start-end:O`)."""
@@ -494,7 +493,6 @@ class Ner(Task):
             evidence = {"text": text, "runs": runs, "agreeing": n, "of": n, "gold_entities": [f"{text} ({label})"]}
             out.append(suspect_item(guid, "entity", f"{start}-{end}:{label}", f"{start}-{end}:O", n, evidence))
         return out
-
 
     def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
                     problems: list[Problem]) -> tuple[str, int]:

@@ -170,7 +170,6 @@ class Sts(Task):
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"largest |gold - predicted| first": lambda f: -f.examples["abs_error"]}
 
-
     def find_suspects(self, results: list[RunResult]) -> list[dict]:
         """Pairs every run scores on the same side of the gold, at least STS_MARGIN from it: their mean is proposed."""
         from klue_viz.discovery.suspects import shared_examples, suspect_item
@@ -187,7 +186,6 @@ class Sts(Task):
             evidence = {"runs": {r.run: float(preds[k, j]) for j, r in enumerate(results)}, "agreeing": len(results), "of": len(results)}
             out.append(suspect_item(shared[k], "score", float(gold[k]), proposed, len(results) * float(least[k]) / 5, evidence))
         return out
-
 
     def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
                     problems: list[Problem]) -> tuple[str, int]:

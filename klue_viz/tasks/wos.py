@@ -252,7 +252,6 @@ class Wos(Task):
         values = units["gold_value"].where(units["gold_value"].notna(), units["pred_value"])
         return (units["domain_slot"] + "-" + values.astype(str)).tolist()
 
-
     def find_suspects(self, results: list[RunResult]) -> list[dict]:
         """Slots of a turn every run gets wrong with the same value (or none): `domain-slot-value`, `none` to remove it."""
         from klue_viz.discovery.suspects import suspect_item
@@ -274,7 +273,6 @@ class Wos(Task):
             out.append(suspect_item(dialogue, "slot", f"{slot}-{gold if gold is not None else 'none'}",
                                     f"{slot}-{value if value is not None else 'none'}", n, evidence, turn=turn))
         return out
-
 
     def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
                     problems: list[Problem]) -> tuple[str, int]:
