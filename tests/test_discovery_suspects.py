@@ -69,6 +69,24 @@ def test_flipped_nli_labels_top_the_queue(shared, nli_flipped, probs, seeds):
         assert all("cleanlab" in s["evidence"] for s in queue)
 
 
+def test_cleanlab_runs_in_the_calling_process(shared, nli_flipped, monkeypatch):
+    """The queue is built inside the Streamlit server: cleanlab must not fork a process pool from it (a fork of a
+    threaded server can deadlock; a CI run hung for 90 s on the suspects panel and the server ignored SIGTERM)."""
+    import multiprocessing
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("cleanlab started a multiprocessing pool")
+
+    monkeypatch.setattr(multiprocessing, "Pool", no_pool)
+    monkeypatch.setattr(multiprocessing, "cpu_count", lambda: 4)  # cleanlab's default n_jobs without psutil
+    path, flipped = nli_flipped
+    task = get_task("nli")
+    gold = load_gold(task, path)
+    truth = {r["guid"]: flipped.get(r["guid"], r["gold"]) for r in gold.rows}
+    runs = [evaluate_bytes(task, gold, data, f"run{k}.jsonl") for k, data in enumerate(_noisy_runs(truth, (5, 6), 0.1, True))]
+    assert any("cleanlab" in s["evidence"] for s in suspects(task, runs, top=20))
+
+
 def test_marked_corrections_export_a_patch_that_restores_the_original(shared, nli_flipped, tmp_path):
     path, flipped = nli_flipped
     task = get_task("nli")

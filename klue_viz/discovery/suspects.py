@@ -104,7 +104,8 @@ def _cleanlab(task, results, frames, shared):
     labels = np.array([index[g] for g in frames[0].loc[shared, "gold"].astype(str)])
     quality = get_label_quality_scores(labels, probs, method="self_confidence")
     try:
-        flagged = find_label_issues(labels, probs)
+        # n_jobs=1: by default cleanlab forks a process pool, and a fork of the threaded Streamlit server can deadlock.
+        flagged = find_label_issues(labels, probs, n_jobs=1)
     except (ValueError, TypeError):  # too few examples per class for cleanlab's noise estimate
         flagged = np.zeros(len(labels), dtype=bool)
     return quality, flagged
