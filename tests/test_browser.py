@@ -66,12 +66,21 @@ def start_server(env: dict, port: int | None = None) -> tuple[subprocess.Popen, 
     pytest.fail("the Streamlit server did not start within 90 s")
 
 
+def stop_server(process: subprocess.Popen) -> None:
+    """Stop a server; one that ignores SIGTERM for 30 s is killed, so that one hung test does not fail the next."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=30)
+
+
 @pytest.fixture(scope="module")
 def server():
     process, url = start_server({k: v for k, v in os.environ.items() if k != "KLUE_VIZ_DATA_DIR"})
     yield url
-    process.terminate()
-    process.wait(timeout=30)
+    stop_server(process)
 
 
 @pytest.fixture(scope="module")
@@ -233,8 +242,7 @@ def test_a_tag_survives_a_server_restart_and_is_exported(browser, tmp_path):
         form.get_by_role("button", name="Save").click()
         page.get_by_text("Saved by you").first.wait_for(timeout=30_000)
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        stop_server(process)
     process, url = start_server(env)
     try:
         open_task(page, url, "ner")
@@ -257,8 +265,7 @@ def test_a_tag_survives_a_server_restart_and_is_exported(browser, tmp_path):
         page.screenshot(path=str(ARTIFACTS / "annotations-home.png"))
     finally:
         context.close()
-        process.terminate()
-        process.wait(timeout=30)
+        stop_server(process)
 
 
 def test_a_box_selection_on_the_sts_scatter_filters_the_pairs(server, page):
@@ -329,8 +336,7 @@ def test_file_text_never_becomes_a_link_or_an_image_in_the_browser(browser, tmp_
         page.screenshot(path=str(ARTIFACTS / "hostile-ynat.png"), full_page=True)
     finally:
         context.close()
-        process.terminate()
-        process.wait(timeout=30)
+        stop_server(process)
 
 
 def metric_values(page, at_least: int = 1) -> list[str]:
@@ -355,8 +361,7 @@ def test_an_uploaded_run_survives_a_restart_and_once_removed_is_gone_from_every_
         page.wait_for_function("name => document.body.innerText.includes(name)", arg=label, timeout=60_000)
         assert metric_values(page, 9)[-3:-1] == values
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        stop_server(process)
     process, url = start_server(env, port=int(url.rsplit(":", 1)[1]))  # the same address: a reload of the same page
     try:
         page.reload()
@@ -380,8 +385,7 @@ def test_an_uploaded_run_survives_a_restart_and_once_removed_is_gone_from_every_
         assert label not in page.inner_text("body") and len(metric_values(page, 6)) == 2 * 3  # the two demo runs only
     finally:
         context.close()
-        process.terminate()
-        process.wait(timeout=30)
+        stop_server(process)
 
 
 def filters_are_cleared(page) -> bool:
@@ -593,8 +597,7 @@ def test_an_uploaded_folder_routes_each_file_to_its_task_under_the_folders_model
         assert sorted(a.get_attribute("href") for a in row.locator("a").all()) == ["/ner?run=ner", "/ynat?run=ynat"]
     finally:
         context.close()
-        process.terminate()
-        process.wait(timeout=30)
+        stop_server(process)
 
 
 def select_first_row(page, key: str) -> None:
