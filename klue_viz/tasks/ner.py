@@ -33,6 +33,7 @@ from klue_viz.metrics import (
     ner_statistics,
     prf_statistics,
     share,
+    strict_entities,
 )
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, Metric, RecordError, Repaired, Slice, Task, as_int, as_list, bucket
@@ -440,19 +441,13 @@ class Ner(Task):
         return {"most entity errors first": lambda f: -f.examples["n_errors"], "lowest entity F1 first": entity_f1}
 
     def training_keys(self, rows: list[dict]) -> Iterator[str]:
-        """The text of each entity of the training sentences (their character tags read as spans)."""
+        """The text of each entity of the training sentences (strict IOB2 chunks, as the metric reads them)."""
+        first = np.zeros(1, dtype=np.int64)
         for row in rows:
-            sentence, tags = row["sentence"], [TAGS[i] for i in row["tags"]]
-            k = 0
-            while k < len(tags):
-                if tags[k].startswith("B-"):
-                    end = k + 1
-                    while end < len(tags) and tags[end] == "I-" + tags[k][2:]:
-                        end += 1
-                    yield sentence[k:end]
-                    k = end
-                else:
-                    k += 1
+            if not row["tags"]:
+                continue
+            starts, ends, _ = strict_entities(np.frombuffer(bytes(row["tags"]), dtype=np.uint8), first)
+            yield from (row["sentence"][s:e] for s, e in zip(starts.tolist(), ends.tolist()))
 
     def unit_training_keys(self, units: pd.DataFrame) -> pd.Series:
         """An entity row's text."""
