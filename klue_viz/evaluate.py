@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -42,6 +44,8 @@ class Gold:
     problems: list[Problem] = field(default_factory=list)
     #: Guids were made from positions (Hugging Face NER/DP): match predictions by guid number too.
     positional: bool = False
+    #: sha256 of the bytes the gold was read from (of its rows as JSON for the hub): what kept results are keyed by.
+    sha256: str = ""
 
     def __post_init__(self) -> None:
         self.position = {row["guid"]: k for k, row in enumerate(self.rows)}
@@ -194,7 +198,9 @@ def load_gold(task: Task, source: str | Path, loader: Callable | None = None) ->
 
 def gold_from_bytes(task: Task, data: bytes, name: str) -> Gold:
     with bulk_reading():
-        return _gold_from_text(task, decode(data, name)[0], data, name)
+        gold = _gold_from_text(task, decode(data, name)[0], data, name)
+    gold.sha256 = hashlib.sha256(data).hexdigest()
+    return gold
 
 
 def _gold_from_text(task: Task, text: str, data: bytes, name: str) -> Gold:
@@ -247,7 +253,9 @@ def load_hf(task: Task, split: str = "validation", loader: Callable | None = Non
         ) from None
     short = {"validation": "dev"}.get(split, split)
     rows, problems = task.rows_from_hf(iter(dataset), split=short)
-    return _gold(task, rows, problems, f"hf:klue/klue/{task.hf_config}:{split}", positional=not task.hf_has_guid)
+    gold = _gold(task, rows, problems, f"hf:klue/klue/{task.hf_config}:{split}", positional=not task.hf_has_guid)
+    gold.sha256 = hashlib.sha256(json.dumps(gold.rows, ensure_ascii=False, sort_keys=True, default=str).encode()).hexdigest()
+    return gold
 
 
 def _gold(task: Task, rows: list[dict], problems: list[Problem], source: str, positional: bool) -> Gold:
