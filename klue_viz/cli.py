@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from klue_viz.io import read_bytes, read_records
 from klue_viz.markup import visible
 from klue_viz.problems import InputError
+from klue_viz.runs_cli import add_runs_commands, runs_command
 from klue_viz.tasks import TASKS, detect_task, get_task
 
 if TYPE_CHECKING:
@@ -386,9 +387,10 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--overwrite-conflicts", action="store_true", help="also write records older than the stored ones")
     actions.add_parser("new-db", help="set an unreadable SQLite database aside and start a new one")
     add_discovery_commands(commands)
+    add_runs_commands(commands)
     args = parser.parse_args(argv)
     handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
-                "slices": slices_command, "suspects": suspects_command}
+                "slices": slices_command, "suspects": suspects_command, "runs": runs_command}
     return handlers[args.command](args)
 
 

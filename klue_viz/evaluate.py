@@ -305,8 +305,15 @@ class Matched:
     extra: list[str]
 
 
-def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = None) -> RunResult:
-    """The run's official metrics from its matched rows; its frames are built the first time they are read."""
+def evaluate_with_frames(task: Task, gold: Gold, data: bytes, name: str, strict: bool = False, run: str | None = None) -> RunResult:
+    """`evaluate_bytes` for a caller that needs the frames at once (a run being kept, klue_viz/kept.py): the metrics
+    come from the frames' statistics, so the per-example work is done once instead of twice."""
+    return score_matched(task, gold, _read_and_match(task, gold, data, name, strict), run, from_frames=True)
+
+
+def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = None, from_frames: bool = False) -> RunResult:
+    """The run's official metrics from its matched rows; its frames are built the first time they are read
+    (at once with `from_frames`, the metrics then come from their statistics: the tests hold both equal)."""
     order, scored, filled = matched.order, matched.predictions, matched.filled
 
     def frames_builder() -> Frames:
@@ -314,7 +321,11 @@ def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = No
         frames.examples["has_prediction"] = [k not in filled for k in order]
         return frames
 
-    stats = task.row_statistics([gold.rows[k] for k in order], scored)
+    if from_frames:
+        built = frames_builder()
+        stats, frames_builder = task.statistics(built), lambda: built
+    else:
+        stats = task.row_statistics([gold.rows[k] for k in order], scored)
     return RunResult(task, run or Path(matched.name).stem, matched.name, task.scores_of(stats), matched.coverage, frames_builder,
                      matched.problems, matched.notes, matched.extra)
 

@@ -37,9 +37,10 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from klue_viz.annotations.runs import RunStore
 from klue_viz.annotations.store import Store, now
 from klue_viz.cache import BoundedCache
-from klue_viz.evaluate import Coverage, Gold, RunResult, evaluate_bytes
+from klue_viz.evaluate import Coverage, Gold, RunResult, evaluate_with_frames
 from klue_viz.lazy import lazy_module
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Frames, Scores, Task
@@ -279,11 +280,14 @@ class KeptResults:
                 time.sleep(0.05 * (attempt + 1))
         raise AssertionError("unreachable")
 
-    def forget(self, run_sha256: str) -> int:
-        """Remove every kept result of a run's bytes (its run was removed); returns how many there were."""
+    def forget(self, run_sha256: str, task: str | None = None) -> int:
+        """Remove every kept result of a run's bytes (of one task, or all): its run was removed. Returns how many there were."""
+        where = kept_scores.c.run_sha256 == run_sha256
+        if task is not None:
+            where = where & (kept_scores.c.task == task)
         with self.store.writer.begin() as connection:
-            keys = list(connection.execute(sa.select(kept_scores.c.key).where(kept_scores.c.run_sha256 == run_sha256)).scalars())
-            connection.execute(kept_scores.delete().where(kept_scores.c.run_sha256 == run_sha256))
+            keys = list(connection.execute(sa.select(kept_scores.c.key).where(where)).scalars())
+            connection.execute(kept_scores.delete().where(where))
             if self.folder is None and keys:
                 connection.execute(kept_frames.delete().where(kept_frames.c.key.in_(keys)))
         if self.folder is not None:
@@ -373,6 +377,17 @@ def _summary_from_row(row: Any) -> Summary:
 
 # ---- the pure API -------------------------------------------------------------------------------
 
+def remove_run(kept: KeptResults, runs: RunStore, task: str, name: str, expected_version: int, delete_annotations: bool = False) -> int:
+    """Remove a stored run (RunStore.remove) and, once no run of its task keeps its bytes, its kept results.
+
+    Returns the number of annotations deleted."""
+    run = runs.get(task, name)
+    deleted = runs.remove(task, name, expected_version=expected_version, delete_annotations=delete_annotations)
+    if run is not None and not any(other.sha256 == run.sha256 for other in runs.list(task)):
+        kept.forget(run.sha256, task)
+    return deleted
+
+
 def keep(kept: KeptResults, result: RunResult, run_sha256: str, gold_sha256: str, strict: bool) -> Summary:
     """Keep a scored run (see `KeptResults.keep`)."""
     return kept.keep(result, run_sha256, gold_sha256, strict)
@@ -419,7 +434,7 @@ def score_and_keep(kept: KeptResults, task: Task, gold: Gold, run: RunInput, str
     """Score a run from its bytes and keep the result; (None, result) when it could not be kept (the result is still good).
 
     InputError when the file cannot be scored against this gold."""
-    result = evaluate_bytes(task, gold, run.read(), run.file_name, strict=strict, run=run.name)
+    result = evaluate_with_frames(task, gold, run.read(), run.file_name, strict=strict, run=run.name)
     try:
         return kept.keep(result, run.run_sha256, gold.sha256, strict), result
     except (TypeError, OSError, sa.exc.SQLAlchemyError):

@@ -70,12 +70,13 @@ def assert_same_result(task, fresh, back) -> None:
 
 
 def keep_and_load(store, task, gold, data: bytes, name: str, strict: bool = False):
-    fresh = evaluate_bytes(task, gold, data, name, strict=strict, run=Path(name).stem)
-    store.keep(fresh, kept.sha256(data), gold.sha256, strict)
-    again = evaluate_bytes(task, gold, data, name, strict=strict, run=Path(name).stem)  # frames untouched by keep
-    back = kept.load(store, task, kept.sha256(data), gold.sha256, strict, run=Path(name).stem)
+    """A fresh scoring (evaluate_bytes, the CLI's path) and the same run kept the way the app and `runs add` keep it, read back."""
+    run = kept.RunInput(Path(name).stem, kept.sha256(data), name, lambda: data)
+    kept.results_for(store, task, gold, [run], strict)
+    fresh = evaluate_bytes(task, gold, data, name, strict=strict, run=run.name)
+    back = kept.load(store, task, run.run_sha256, gold.sha256, strict, run=run.name)
     assert back is not None
-    return again, back
+    return fresh, back
 
 
 @pytest.mark.parametrize("strict", [False, True])
@@ -144,16 +145,16 @@ def demo_input(task_name: str = "ner") -> tuple:
 
 
 class Counting:
-    """Counts the runs scored from their bytes (klue_viz.kept's evaluate_bytes)."""
+    """Counts the runs scored from their bytes (klue_viz.kept's evaluate_with_frames)."""
 
     def __init__(self, monkeypatch) -> None:
         self.calls = 0
-        real = kept.evaluate_bytes
+        real = kept.evaluate_with_frames
 
         def counted(*args, **kwargs):
             self.calls += 1
             return real(*args, **kwargs)
-        monkeypatch.setattr(kept, "evaluate_bytes", counted)
+        monkeypatch.setattr(kept, "evaluate_with_frames", counted)
 
 
 def test_a_kept_run_is_scored_once(store, monkeypatch):

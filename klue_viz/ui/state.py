@@ -276,6 +276,11 @@ def _kept_results(url: str) -> KeptResults:
     return KeptResults(run_store().store)
 
 
+def kept_results() -> KeptResults:
+    """The server's kept results, in (and beside) the run store's database; StoreError says why it cannot be opened."""
+    return _kept_results(database_url())
+
+
 @st.cache_resource(show_spinner=False)
 def _unscorable() -> dict[tuple, str]:
     """Why a run could not be scored against a gold, by (task, gold sha256, run sha256, strict): not tried again on every page."""
@@ -318,7 +323,7 @@ def evaluate_runs(task: Task, choice: GoldChoice) -> tuple[dict[str, RunResult],
     strict = bool(st.session_state.get("strict", False))
     runs = run_store_or_none()
     try:
-        kept = _kept_results(database_url()) if runs is not None and choice.gold.sha256 else None
+        kept = kept_results() if runs is not None and choice.gold.sha256 else None
     except (StoreError, OSError, SQLAlchemyError):  # the kept tables cannot be made: scored in memory instead
         kept = None
     if kept is None:
