@@ -39,6 +39,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from klue_viz.annotations.runs import RunStore
 from klue_viz.annotations.store import Store, now
+from klue_viz.bootstrap import confidence_intervals
 from klue_viz.cache import BoundedCache
 from klue_viz.evaluate import Coverage, Gold, RunResult, evaluate_with_frames
 from klue_viz.lazy import lazy_module
@@ -57,7 +58,7 @@ else:
 #: Bumped by hand when what is kept changes shape; `layout()` also changes with the scoring code itself.
 LAYOUT = 1
 #: The code whose output is kept: a change to any of these files makes every kept result stale (scored again, once).
-SCORING_SOURCES = ("evaluate.py", "metrics.py", "io.py", "problems.py", "kept.py", "tasks")
+SCORING_SOURCES = ("evaluate.py", "metrics.py", "io.py", "problems.py", "kept.py", "bootstrap.py", "tasks")
 #: A frame's object columns (lists, dicts, strings mixed with None) are kept as JSON text, decoded on reading.
 JSON_COLUMNS = b"klue_viz.json_columns"
 LAYOUT_KEY = b"klue_viz.layout"
@@ -79,6 +80,13 @@ kept_scores = sa.Table(
     sa.Column("created_at", sa.String(40), nullable=False),
 )
 sa.Index("kept_by_run", kept_scores.c.run_sha256)
+#: Heavy views of a kept result computed once (bootstrap intervals): JSON by (result key, view name).
+kept_views = sa.Table(
+    "kept_views", metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("view", sa.String(100), primary_key=True),
+    sa.Column("data", sa.Text, nullable=False),
+)
 kept_frames = sa.Table(
     "kept_frames", metadata,
     sa.Column("key", sa.String(64), primary_key=True),
@@ -210,7 +218,7 @@ class KeptResults:
         self._create_tables()
 
     def _create_tables(self) -> None:
-        tables = [kept_scores] + ([] if self.folder is not None else [kept_frames])
+        tables = [kept_scores, kept_views] + ([] if self.folder is not None else [kept_frames])
         for attempt in range(5):
             try:
                 with self.store.writer.begin() as connection:
@@ -240,6 +248,7 @@ class KeptResults:
                "levels": json.dumps(levels), "created_at": now()}
 
         def work(connection) -> None:
+            connection.execute(kept_views.delete().where(kept_views.c.key == key))
             connection.execute(kept_scores.delete().where(kept_scores.c.key == key))
             connection.execute(kept_scores.insert().values(**row))
             if self.folder is None:
@@ -288,6 +297,8 @@ class KeptResults:
         with self.store.writer.begin() as connection:
             keys = list(connection.execute(sa.select(kept_scores.c.key).where(where)).scalars())
             connection.execute(kept_scores.delete().where(where))
+            if keys:
+                connection.execute(kept_views.delete().where(kept_views.c.key.in_(keys)))
             if self.folder is None and keys:
                 connection.execute(kept_frames.delete().where(kept_frames.c.key.in_(keys)))
         if self.folder is not None:
@@ -355,6 +366,21 @@ class KeptResults:
             rows = connection.execute(sa.select(kept_frames.c.level, kept_frames.c.data).where(kept_frames.c.key == summary.key))
             return {row.level: bytes(row.data) for row in rows}
 
+    def view(self, key: str, view: str) -> Any | None:
+        """A view kept for a result (its JSON value), or None."""
+        with self.store.engine.connect() as connection:
+            data = connection.execute(sa.select(kept_views.c.data).where((kept_views.c.key == key) & (kept_views.c.view == view))).scalar()
+        return None if data is None else json.loads(data)
+
+    def keep_view(self, key: str, view: str, value: Any) -> None:
+        """Keep a view of a kept result (a JSON value); it goes with the result when that is replaced or removed."""
+        def work(connection) -> None:
+            if connection.execute(sa.select(kept_scores.c.key).where(kept_scores.c.key == key)).first() is None:
+                return  # the result was replaced or removed meanwhile
+            connection.execute(kept_views.delete().where((kept_views.c.key == key) & (kept_views.c.view == view)))
+            connection.execute(kept_views.insert().values(key=key, view=view, data=json.dumps(value)))
+        self._retrying(work)
+
     def disk_bytes(self, summary: Summary) -> int:
         """What a kept result's frames take (their Parquet bytes)."""
         return sum(size for _, size in summary.levels.values())
@@ -410,7 +436,38 @@ def as_result(kept: KeptResults, task: Task, summary: Summary, run: str, rescore
         return read() if frames_cache is None else frames_cache.get(summary.key, read)
 
     return RunResult(task, run, summary.file_name, summary.scores, summary.coverage, frames_builder, list(summary.problems),
-                     list(summary.notes), list(summary.extra_guids), key=f"{task.name}|{summary.key}|{run}")
+                     list(summary.notes), list(summary.extra_guids), key=f"{task.name}|{KEPT_PREFIX}{summary.key}|{run}")
+
+
+#: The part of a RunResult's key that names the kept result it was read from (see `kept_key`).
+KEPT_PREFIX = "kept:"
+
+
+def kept_key(result: RunResult) -> str | None:
+    """The key of the kept result a RunResult was read from (`as_result`), or None for a run scored in memory."""
+    parts = result.key.split("|", 2)
+    return parts[1][len(KEPT_PREFIX):] if len(parts) == 3 and parts[1].startswith(KEPT_PREFIX) else None
+
+
+def intervals(kept: KeptResults | None, result: RunResult, samples: int) -> dict[str, tuple[float, float] | None]:
+    """Bootstrap 95% intervals of a run's official metrics (klue_viz.bootstrap, seed 0), computed once per kept result and kept
+    beside it, so a server start or another replica reads them back instead of resampling again."""
+    key = kept_key(result) if kept is not None else None
+    view = f"ci95:{samples}:seed0"
+    if kept is not None and key is not None:
+        try:
+            found = kept.view(key, view)
+        except sa.exc.SQLAlchemyError:
+            found = None
+        if isinstance(found, dict):
+            return {k: None if v is None else (float(v[0]), float(v[1])) for k, v in found.items()}
+    value = confidence_intervals(result.task, result.frames, samples=samples)
+    if kept is not None and key is not None:
+        try:
+            kept.keep_view(key, view, value)
+        except sa.exc.SQLAlchemyError:
+            pass  # shown now, computed again next time
+    return value
 
 
 def load(kept: KeptResults, task: Task, run_sha256: str, gold_sha256: str, strict: bool, run: str,

@@ -270,3 +270,21 @@ def test_a_file_that_cannot_be_scored_is_a_failure_not_kept(store):
     data = b'{"guid": "nope", "tags": []}\n'
     results, failures = kept.results_for(store, task, gold, [kept.RunInput("bad", kept.sha256(data), "bad.jsonl", lambda: data)], strict=False)
     assert not results and "no prediction could be scored" in failures["bad"]
+
+
+def test_intervals_are_resampled_once_and_go_with_their_result(store, monkeypatch):
+    task, gold, run = demo_input("nli")
+    results, _ = kept.results_for(store, task, gold, [run], strict=False)
+    calls = []
+    real = kept.confidence_intervals
+    monkeypatch.setattr(kept, "confidence_intervals", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first = kept.intervals(store, results[run.name], 50)
+    other = kept.KeptResults(Store(store.store.url))  # a server started later, or another replica
+    again, _ = kept.results_for(other, task, gold, [run], strict=False)
+    assert kept.intervals(other, again[run.name], 50) == first and len(calls) == 1
+    assert first == real(task, evaluate_bytes(task, gold, run.read(), run.file_name).frames, samples=50)  # the CLI's intervals
+    kept.intervals(other, again[run.name], 60)  # another number of resamples is another view
+    assert len(calls) == 2
+    store.forget(run.run_sha256)
+    with store.store.engine.connect() as connection:
+        assert connection.execute(sa.select(sa.func.count()).select_from(kept.kept_views)).scalar() == 0

@@ -281,6 +281,13 @@ def kept_results() -> KeptResults:
     return _kept_results(database_url())
 
 
+def kept_results_or_none() -> KeptResults | None:
+    try:
+        return kept_results()
+    except (StoreError, OSError, SQLAlchemyError):
+        return None
+
+
 @st.cache_resource(show_spinner=False)
 def _unscorable() -> dict[tuple, str]:
     """Why a run could not be scored against a gold, by (task, gold sha256, run sha256, strict): not tried again on every page."""

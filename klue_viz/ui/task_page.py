@@ -15,11 +15,12 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from klue_viz.bootstrap import compare_runs, confidence_intervals
+from klue_viz.bootstrap import compare_runs
 from klue_viz.cache import BoundedCache
 from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, top_confusions
 from klue_viz.evaluate import RunResult
 from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
+from klue_viz.kept import intervals
 from klue_viz.markup import esc, esc_attr, md
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
@@ -42,7 +43,7 @@ from klue_viz.ui.links import (
 )
 from klue_viz.ui.report_download import report_button
 from klue_viz.ui.run_picker import MANY_RUNS, pick_runs
-from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, receive_uploads, runs_for
+from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, kept_results_or_none, receive_uploads, runs_for
 from klue_viz.uploads import limit_megabytes, limit_text
 
 NO_COMPARISON = "(none)"
@@ -126,7 +127,7 @@ UI_RESAMPLES = 200
 
 @st.cache_resource(max_entries=128, show_spinner="Resampling…")
 def _intervals(result_key: str, _task: Task, _result: RunResult):
-    return confidence_intervals(_task, _result.frames, samples=UI_RESAMPLES)
+    return intervals(kept_results_or_none(), _result, UI_RESAMPLES)
 
 
 @st.cache_resource(max_entries=64, show_spinner="Resampling both runs…")
