@@ -118,7 +118,7 @@ def process_rss(pid: int) -> float:
 
 def first_load(db: Path, shared: Path, page_path: str, wait_for: str, code: Path) -> tuple[float, float, float]:
     """(server CPU s, resident MB after, wall s) of the first load of a page after a server start, the server running `code`'s klue_viz."""
-    process, url = start_app({"KLUE_VIZ_DATA_DIR": str(shared), "KLUE_VIZ_DB": str(db), "PYTHONPATH": str(code)})
+    process, url = start_app({"KLUE_VIZ_DATA_DIR": str(shared), "KLUE_VIZ_DB": str(db), "PYTHONPATH": str(code)}, cwd=code)
     try:
         time.sleep(2)
         cpu_before = process_cpu(process.pid)
