@@ -41,10 +41,11 @@ from klue_viz.annotations.runs import RunStore
 from klue_viz.annotations.store import Store, now
 from klue_viz.bootstrap import confidence_intervals
 from klue_viz.cache import BoundedCache
-from klue_viz.evaluate import Coverage, Gold, RunResult, evaluate_with_frames
+from klue_viz.evaluate import Gold, RunResult, evaluate_with_frames
 from klue_viz.lazy import lazy_module
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Scores, Task
+from klue_viz.results import Coverage, Frames, Scores
+from klue_viz.tasks.base import Task
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,7 +59,7 @@ else:
 #: Bumped by hand when what is kept changes shape; `layout()` also changes with the scoring code itself.
 LAYOUT = 1
 #: The code whose output is kept: a change to any of these files makes every kept result stale (scored again, once).
-SCORING_SOURCES = ("evaluate.py", "metrics.py", "io.py", "problems.py", "kept.py", "bootstrap.py", "tasks")
+SCORING_SOURCES = ("evaluate.py", "metrics.py", "io.py", "problems.py", "results.py", "kit.py", "kept.py", "bootstrap.py", "tasks")
 #: A frame's object columns (lists, dicts, strings mixed with None) are kept as JSON text, decoded on reading.
 JSON_COLUMNS = b"klue_viz.json_columns"
 LAYOUT_KEY = b"klue_viz.layout"

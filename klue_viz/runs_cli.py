@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from klue_viz.demo import DEMO_BENCHMARK
-from klue_viz.evaluate import DATA_DIR_ENV, Gold, load_gold, official_file
+from klue_viz.evaluate import Gold, load_gold, official_file
+from klue_viz.gold_folders import DATA_DIR_ENV
 from klue_viz.io import read_bytes
 from klue_viz.lazy import lazy_module
 from klue_viz.markup import visible

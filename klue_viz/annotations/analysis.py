@@ -6,7 +6,8 @@ import pandas as pd
 
 from klue_viz.annotations.store import Annotation
 from klue_viz.lazy import lazy_module
-from klue_viz.tasks.base import Frames, Task
+from klue_viz.results import Frames
+from klue_viz.tasks.base import Task
 
 #: scikit-learn (and scipy under it) costs 2 CPU s to import: loaded when two annotators are first compared, not with the home page.
 sklearn = lazy_module("sklearn")
