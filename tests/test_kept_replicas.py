@@ -13,6 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from klue_viz import kept
+from klue_viz.annotations import schema
 from klue_viz.annotations import store as store_module
 from klue_viz.demo import demo_runs
 from tests.conftest import REPO
@@ -79,7 +80,7 @@ def db_url(request, tmp_path) -> str:
     assert PG_URL, "CI must provide KLUE_VIZ_TEST_PG"
     engine = sa.create_engine(store_module.database_url(PG_URL))
     kept.metadata.drop_all(engine)
-    store_module.metadata.drop_all(engine)
+    schema.metadata.drop_all(engine)
     engine.dispose()
     return PG_URL
 
