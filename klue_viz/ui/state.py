@@ -338,7 +338,7 @@ def evaluate_runs(task: Task, choice: GoldChoice) -> tuple[dict[str, RunResult],
     known = _unscorable()
     failures = {name: known[(task.name, choice.gold.sha256, s.digest, strict)] for name, s in sources.items()
                 if (task.name, choice.gold.sha256, s.digest, strict) in known}
-    inputs = [RunInput(name, s.digest, s.file_name, partial(s.read, runs)) for name, s in sources.items() if name not in failures]
+    inputs = [RunInput(name, s.digest, s.file_name, partial(_read, s, runs)) for name, s in sources.items() if name not in failures]
     bar = None
 
     def progress(done: int, total: int, name: str) -> None:
@@ -355,9 +355,21 @@ def evaluate_runs(task: Task, choice: GoldChoice) -> tuple[dict[str, RunResult],
     if bar is not None:
         bar.empty()
     for name, reason in new_failures.items():
-        known[(task.name, choice.gold.sha256, sources[name].digest, strict)] = reason
+        if not reason.endswith(GONE):  # the file says why it cannot be scored: not read again; a run removed meanwhile may come back
+            known[(task.name, choice.gold.sha256, sources[name].digest, strict)] = reason
     failures.update(new_failures)
     return {name: results[name] for name in sources if name in results}, failures
+
+
+GONE = "(removed by another session meanwhile)"
+
+
+def _read(source: RunSource, runs: RunStore | None) -> bytes:
+    """A run's bytes; a run removed by another session since it was listed is a reason it cannot be scored, not a crash."""
+    try:
+        return source.read(runs)
+    except RunConflict as err:
+        raise InputError(f"{source.name}: {err} {GONE}") from None
 
 
 def _evaluate_in_memory(task: Task, choice: GoldChoice, strict: bool, runs: RunStore | None) -> tuple[dict[str, RunResult], dict[str, str]]:
