@@ -109,8 +109,12 @@ def evaluate_command(args: argparse.Namespace) -> int:
             continue
         results.append(result)
         print(report(result))
+    human = human_line(task, gold, results)
     if args.out:
-        payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [run_record(r) for r in results]}
+        payload = {"task": task.name, "gold": gold.source, "strict": args.strict,
+                   "runs": [run_record(r, crowd=human is not None) for r in results]}
+        if human is not None:
+            payload["human"] = human.to_dict()
         if failures:
             payload["failed"] = failures
         if len(args.pred) == 1 and results:
@@ -177,7 +181,7 @@ def report_command(args: argparse.Namespace) -> int:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
     remarks = stored_remarks(task.name)
-    html = build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
+    html = build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap, gold_rows=gold.rows)
     if not write_out(args.out, html):
         return 2
     print(f"wrote {args.out}: {' vs '.join(r.run for r in results)}, {len(remarks)} stored annotation(s) of {task.name.upper()} considered")
@@ -195,8 +199,10 @@ def distinct_run_names(results: list[RunResult]) -> None:
         taken.add(chosen)
 
 
-def run_record(result: RunResult) -> dict:
-    """A run as written by --out: metrics and coverage, plus calibration when the run gave probabilities."""
+def run_record(result: RunResult, crowd: bool = False) -> dict:
+    """A run as written by --out: metrics and coverage, plus calibration when the run gave probabilities, and what the
+    gold's annotators say about it (vote cross-entropy, error against their spread) where the gold keeps them."""
+    from klue_viz.discovery.annotators import run_crowd
     from klue_viz.discovery.calibration import run_calibration
 
     record = result.to_dict()
@@ -204,7 +210,31 @@ def run_record(result: RunResult) -> dict:
         found = run_calibration(result.task, result.frames.examples)
         if found is not None:
             record["calibration"] = found.to_dict()
+    if crowd:
+        record.update(run_crowd(result.task, result))
     return record
+
+
+def human_line(task, gold, results: list[RunResult]):
+    """Print the annotators' agreement (the human baseline) over the gold the runs scored; returns it (None without votes)."""
+    from klue_viz.discovery.annotators import human_of, run_crowd
+
+    if not results or task.human_baseline(gold.rows) is None:
+        return None
+    human = human_of(task, gold.rows, results)
+    if human is None:
+        return None
+    print(f"== human baseline (the gold's annotators against the gold) ==\n  {human.text()}")
+    for result in results:
+        found = run_crowd(task, result)
+        if "vote_cross_entropy" in found:
+            ce = found["vote_cross_entropy"]
+            print(terminal(f"  {result.run}: vote cross-entropy {ce['value']:.4f} over {ce['n']:,} {task.unit}s with probabilities"))
+        rho = found.get("error_vs_spread", {}).get("spearman")
+        if rho is not None:
+            print(terminal(f"  {result.run}: Spearman rho of |gold - predicted| with the annotators' spread {rho['rho']:.3f} "
+                           f"over {rho['n']:,} {task.unit}s"))
+    return human
 
 
 def annotations_command(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.crowd import HumanBaseline, vote_agreement
 from klue_viz.discovery.calibration import confidence_bucket
 from klue_viz.io import JSON_FAILURES
 from klue_viz.lazy import lazy_module
@@ -109,6 +110,10 @@ class LabelTask(Task):
     @abstractmethod
     def hf_row(self, record: dict) -> dict:
         """Gold row from a record whose label may be a name or an HF id."""
+
+    def human_baseline(self, rows: list[dict]) -> HumanBaseline | None:
+        """The share of the annotators' individual votes equal to the gold label (rows that keep `votes`)."""
+        return vote_agreement(rows)
 
     def classification_frame(self, gold: pd.DataFrame, predictions: list[dict]) -> pd.DataFrame:
         """The shared columns: gold, pred, correct, error type, probabilities and confidence."""

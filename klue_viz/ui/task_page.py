@@ -26,6 +26,7 @@ from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.crowd import crowd_panel
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
 from klue_viz.ui.links import (
     FOCUS,
@@ -90,6 +91,7 @@ def _body(task: Task) -> None:
 
     _metrics(task, results)
     result = results[_inspected_run(list(results))]
+    crowd_panel(task, choice.gold, choice.key, result, results)
     pairs = _pairs(result.key, task, result)
     _confusion(task, result, pairs)
     _selection_charts(task, result)
