@@ -372,13 +372,17 @@ def suspects_command(args: argparse.Namespace) -> int:
 
     try:
         task, gold, results = _load_runs(args)
-        found = suspects(task, results, top=args.top)
+        found = suspects(task, results, top=args.top, gold_rows=gold.rows)
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
     for k, item in enumerate(found, 1):
         turn = f" turn {item['turn']}" if item["turn"] is not None else ""
-        print(terminal(f"{k:>3}. {item['guid']}{turn} {item['unit']}: gold {item['gold']} -> {item['proposed']}  score {item['score']:.3f}"))
+        ties = "".join(f"  {name} {item[key]:.3f}" for key, name in (("confidence", "confidence"), ("label_quality", "label quality"))
+                       if item.get(key) is not None)
+        print(terminal(f"{k:>3}. {item['guid']}{turn} {item['unit']}: gold {item['gold']} -> {item['proposed']}  score {item['score']:.3f}{ties}"))
+        for line in item.get("text", "").split("\n"):
+            print("       " + terminal(line))
     if args.out:
         payload = {"task": task.name, "runs": [r.run for r in results], "suspects": found}
         Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")

@@ -251,7 +251,8 @@ def _calibration(task: Task, result: RunResult, results: dict[str, RunResult]) -
 
 @st.cache_resource(max_entries=32, show_spinner="Looking for gold that several runs disagree with…")
 def _queue(result_keys: tuple[str, ...], _task: Task, _results: list[RunResult]) -> list[dict]:
-    return suspects(_task, _results, top=None)
+    """The whole queue, each suspect with the text of its unit (the keys name the gold: a run's key includes it)."""
+    return suspects(_task, _results, top=None, gold_rows=gold_for(_task).gold.rows)
 
 
 def _official_text(task: Task) -> tuple[str, str] | None:
@@ -268,13 +269,16 @@ def _suspects(task: Task, results: dict[str, RunResult]) -> None:
     runs = list(results.values())
     found = _queue(tuple(r.key for r in runs), task, runs)
     st.caption(md(f"Units whose gold every run ({len(runs)}) disagrees with in the same way; more runs and more confident runs rank "
-                  "higher, and cleanlab's label quality adds in where runs give probabilities. Load more runs for a sharper queue."))
+                  "higher, and cleanlab's label quality adds in where runs give probabilities. Ties are broken by the runs' mean "
+                  "confidence in the proposal (higher first), then by cleanlab's label quality (lower first). "
+                  "Load more runs for a sharper queue."))
     if not found:
         st.caption("No unit where the runs agree against the gold.")
         return
     table = queue_frame(found)
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="suspect_table",
-                         column_config={"score": st.column_config.NumberColumn(format="%.3f")})
+                         column_config={**{c: st.column_config.NumberColumn(format="%.3f") for c in ("score", "confidence", "label quality")},
+                                        "text": st.column_config.TextColumn(width="large")})
     chosen = event.selection.rows if event is not None else []
     if chosen:
         suspect = found[chosen[0]]
