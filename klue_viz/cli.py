@@ -90,9 +90,16 @@ def evaluate_command(args: argparse.Namespace) -> int:
         check_out(args.out)
         task = get_task(args.task) if args.task else get_task(guess_task(args.pred))
         gold = load_gold(task, args.gold)
+        corrected = corrected_for(task, args) if args.corrections or args.gold_version else None
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
+    before = gold
+    if corrected is not None:
+        gold = corrected.gold
+        say(f"scoring against {corrected.version}: {len(corrected.file.changed)} record(s) of {gold.source} corrected")
+        for problem in corrected.file.problems[:SHOWN_PROBLEMS]:
+            say(f"correction problem: {problem}", error=True)
     for problem in gold.problems[:SHOWN_PROBLEMS]:
         say(f"gold problem: {problem}", error=True)
     results, failures = [], []
@@ -110,11 +117,15 @@ def evaluate_command(args: argparse.Namespace) -> int:
         results.append(result)
         print(report(result))
     human = human_line(task, gold, results)
+    if corrected is not None and results:
+        print(corrected.table(task, before, args.pred, args.strict))
     if args.out:
         payload = {"task": task.name, "gold": gold.source, "strict": args.strict,
                    "runs": [run_record(r, crowd=human is not None) for r in results]}
         if human is not None:
             payload["human"] = human.to_dict()
+        if corrected is not None:
+            payload["corrections"] = corrected.summary(task, before, args.pred, args.strict)
         if failures:
             payload["failed"] = failures
         if len(args.pred) == 1 and results:
@@ -197,6 +208,17 @@ def distinct_run_names(results: list[RunResult]) -> None:
             chosen, k = f"{result.run}-{k}", k + 1
         result.run = chosen
         taken.add(chosen)
+
+
+def corrected_for(task, args: argparse.Namespace):
+    """The corrected gold of `evaluate --corrections FILE` or `--gold-version NAME` (a version kept in KLUE_VIZ_DB)."""
+    from klue_viz.discovery.gold_runs import CorrectedGold
+
+    if args.corrections and args.gold_version:
+        raise InputError("give --corrections or --gold-version, not both")
+    if args.corrections:
+        return CorrectedGold.from_file(task, args.gold, args.corrections)
+    return CorrectedGold.from_version(task, args.gold, args.gold_version)
 
 
 def run_record(result: RunResult, crowd: bool = False) -> dict:
@@ -389,6 +411,70 @@ def suspects_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_gold_commands(commands) -> None:
+    """`klue-viz gold versions|make|export`: gold versions kept in the database, and the corrected gold written out."""
+    gold = commands.add_parser("gold", help="gold versions (accepted corrections) and the corrected gold file or dataset")
+    actions = gold.add_subparsers(dest="action", required=True)
+    listed = actions.add_parser("versions", help="list the gold versions of a task kept in KLUE_VIZ_DB")
+    listed.add_argument("--task", choices=list(TASKS), required=True)
+    make = actions.add_parser("make", help="keep the accepted corrections stored in KLUE_VIZ_DB as a named gold version")
+    make.add_argument("--task", choices=list(TASKS), required=True)
+    make.add_argument("--gold", required=True, help="the official file or klue_benchmark/ folder the corrections apply to")
+    make.add_argument("--name", help="the version's name (default: 'dev + corrections, N records, <date>')")
+    make.add_argument("--reviews", type=positive, default=1, help="reviews a unit needs before its correction counts (default 1)")
+    export = actions.add_parser("export", help="write the corrected official file whole and/or a Hugging Face dataset folder")
+    export.add_argument("--task", choices=list(TASKS), required=True)
+    export.add_argument("--gold", required=True, help="the official file or klue_benchmark/ folder the corrections apply to")
+    export.add_argument("--corrections", help="a corrections JSONL file")
+    export.add_argument("--gold-version", help="a gold version kept in KLUE_VIZ_DB, by name")
+    export.add_argument("--file", help="write the corrected official file (whole, in its format) here")
+    export.add_argument("--dataset", help="write a Hugging Face datasets folder here (save_to_disk, Parquet, README.md card)")
+
+
+def gold_command(args: argparse.Namespace) -> int:
+    """List, make and export gold versions."""
+    from klue_viz.annotations.gold_versions import GoldVersions
+    from klue_viz.annotations.store import Store, StoreError
+    from klue_viz.discovery.gold_runs import CorrectedGold, make_version
+
+    task = get_task(args.task)
+    try:
+        if args.action == "versions":
+            versions = GoldVersions(Store()).list(task.name)
+            for version in versions:
+                print(terminal(f"{version.name}  ({version.records} record(s), by {version.created_by or '(anonymous)'} at {version.created_at[:19]})"))
+            if not versions:
+                print(f"no {task.name.upper()} gold version yet")
+            return 0
+        if args.action == "make":
+            store = Store()
+            version = make_version(task, args.gold, store, store.find(task=task.name), name=args.name, reviews=args.reviews)
+            say(f"kept gold version {version.name!r} in {store.location}")
+            return 0
+        if not (args.file or args.dataset):
+            raise InputError("give --file (the corrected official file) and/or --dataset (a Hugging Face dataset folder)")
+        for target in (args.file,):
+            check_out(target)
+        if args.corrections and args.gold_version:
+            raise InputError("give --corrections or --gold-version, not both")
+        if args.corrections:
+            corrected = CorrectedGold.from_file(task, args.gold, args.corrections)
+        elif args.gold_version:
+            corrected = CorrectedGold.from_version(task, args.gold, args.gold_version)
+        else:
+            raise InputError("give --corrections FILE or --gold-version NAME")
+        if args.file:
+            Path(args.file).write_text(corrected.file.text, encoding="utf-8")
+            say(f"wrote {args.file}: the whole corrected file, {len(corrected.file.changed)} record(s) changed")
+        if args.dataset:
+            corrected.export_dataset(task, Path(args.dataset))
+            say(f"wrote the dataset {args.dataset} (load_from_disk, Parquet under data/, README.md card)")
+        return 0
+    except (InputError, StoreError, OSError) as err:
+        say(f"klue-viz: {err}", error=True)
+        return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="klue-viz", description="Evaluation and error analysis for the KLUE benchmark")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -402,6 +488,9 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     evaluate.add_argument("--bootstrap", type=resamples, default=0, metavar="N",
                           help="also give 95%% confidence intervals from N bootstrap resamples of the examples")
+    evaluate.add_argument("--corrections", help="score against the gold with these corrections (JSONL: guid, correction[, turn]; or an "
+                                                "annotation export), and show what they change in each run's score and rank")
+    evaluate.add_argument("--gold-version", help="score against a gold version kept in the database (KLUE_VIZ_DB), by name")
     report = commands.add_parser("report", help="one self-contained HTML report of one or two runs (opens offline)")
     report.add_argument("--task", required=True, choices=list(TASKS))
     report.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
@@ -420,9 +509,10 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--overwrite-conflicts", action="store_true", help="also write records older than the stored ones")
     actions.add_parser("new-db", help="set an unreadable SQLite database aside and start a new one")
     add_discovery_commands(commands)
+    add_gold_commands(commands)
     args = parser.parse_args(argv)
     handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
-                "slices": slices_command, "suspects": suspects_command}
+                "slices": slices_command, "suspects": suspects_command, "gold": gold_command}
     return handlers[args.command](args)
 
 
