@@ -436,6 +436,7 @@ def gold_command(args: argparse.Namespace) -> int:
     from klue_viz.annotations.gold_versions import GoldVersions
     from klue_viz.annotations.store import Store, StoreError
     from klue_viz.discovery.gold_runs import CorrectedGold, make_version
+    from klue_viz.discovery.hf_export import export_dataset  # datasets: only for this command
 
     task = get_task(args.task)
     try:
@@ -467,7 +468,8 @@ def gold_command(args: argparse.Namespace) -> int:
             Path(args.file).write_text(corrected.file.text, encoding="utf-8")
             say(f"wrote {args.file}: the whole corrected file, {len(corrected.file.changed)} record(s) changed")
         if args.dataset:
-            corrected.export_dataset(task, Path(args.dataset))
+            export_dataset(task, corrected.file.text, corrected.base_name, corrected.file.changed, corrected.corrections,
+                           Path(args.dataset), corrected.version, corrected.base)
             say(f"wrote the dataset {args.dataset} (load_from_disk, Parquet under data/, README.md card)")
         return 0
     except (InputError, StoreError, OSError) as err:

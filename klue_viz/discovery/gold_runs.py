@@ -24,7 +24,6 @@ from klue_viz.discovery.corrected import (
     rescore,
     version_name,
 )
-from klue_viz.discovery.hf_export import export_dataset
 from klue_viz.discovery.review import accepted_corrections
 from klue_viz.evaluate import Gold
 from klue_viz.io import read_bytes
@@ -46,10 +45,16 @@ class CorrectedGold:
 
     @classmethod
     def build(cls, task: Task, source: str | Path, corrections: list[Correction], version: str | None = None) -> CorrectedGold:
+        """Corrections applied to the official file a source names (a file or a klue_benchmark/ folder)."""
         text, name = official_text(task, source)
+        return cls.from_text(task, text, name, str(source), corrections, version)
+
+    @classmethod
+    def from_text(cls, task: Task, text: str, name: str, base: str, corrections: list[Correction], version: str | None = None) -> CorrectedGold:
+        """Corrections applied to an official file's text (`name` its file name, `base` where it came from)."""
         gold, found = corrected_gold(task, text, name, corrections)
-        stem = name.rsplit(".", 1)[0].rsplit("_", 1)[-1] or "gold"  # "dev" of klue-nli-v1.1_dev.json
-        return cls(version or version_name(stem, len(found.changed)), str(source), name, corrections, found, gold)
+        stem = Path(name).name.rsplit(".", 1)[0].rsplit("_", 1)[-1] or "gold"  # "dev" of klue-nli-v1.1_dev.json
+        return cls(version or version_name(stem, len(found.changed)), base, name, corrections, found, gold)
 
     @classmethod
     def from_file(cls, task: Task, source: str | Path, path: str | Path) -> CorrectedGold:
@@ -85,9 +90,6 @@ class CorrectedGold:
         found = self.rescored(task, before, paths, strict)
         return change_table(found, self.version)
 
-    def export_dataset(self, task: Task, folder: Path) -> None:
-        export_dataset(task, self.file.text, self.base_name, self.file.changed, self.corrections, folder, self.version, self.base)
-
 
 def change_table(found: Rescored, version: str) -> str:
     """A Rescored as plain text for a terminal."""
@@ -104,11 +106,15 @@ def change_table(found: Rescored, version: str) -> str:
 
 
 def make_version(task: Task, source: str | Path, store: Store, items: Iterable[Annotation], name: str | None = None,
-                 reviews: int = 1, created_by: str = "") -> GoldVersion:
-    """Keep the accepted corrections among `items` (with `reviews` reviews per unit) as a new named gold version."""
+                 reviews: int = 1, created_by: str = "", text: str | None = None) -> GoldVersion:
+    """Keep the accepted corrections among `items` (with `reviews` reviews per unit) as a new named gold version of the
+    official file `source` (or of its `text`, already read)."""
     corrections = accepted_corrections(task, items, reviews)
     if not corrections:
         raise StoreError(f"no accepted {task.name.upper()} correction" + (f" with {reviews} reviews per unit" if reviews > 1 else ""))
-    built = CorrectedGold.build(task, source, corrections, name)
+    if text is None:
+        built = CorrectedGold.build(task, source, corrections, name)
+    else:
+        built = CorrectedGold.from_text(task, text, Path(str(source)).name, str(source), corrections, name)
     return GoldVersions(store).add(task.name, built.version, built.base, len(built.file.changed), [c.to_dict() for c in corrections],
                                    created_by=created_by)
