@@ -441,7 +441,7 @@ def gold_command(args: argparse.Namespace) -> int:
     task = get_task(args.task)
     try:
         if args.action == "versions":
-            versions = GoldVersions(Store()).list(task.name)
+            versions = GoldVersions(Store()).for_task(task.name)
             for version in versions:
                 print(terminal(f"{version.name}  ({version.records} record(s), by {version.created_by or '(anonymous)'} at {version.created_at[:19]})"))
             if not versions:

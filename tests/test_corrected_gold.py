@@ -90,7 +90,7 @@ def test_gold_versions_are_kept_and_scored_by_name(files, tmp_path, capsys):
     store.save(Annotation("nli", "klue-nli-v1_dev_00005", "gold", "kim", gold_wrong=True, corrected_label=E, note="follows"))
     version = make_version(task, gold, store, store.find(task="nli"), created_by="kim")
     assert version.name.startswith("dev + corrections, 1 record, ") and version.records == 1
-    assert [v.name for v in GoldVersions(Store()).list("nli")] == [version.name]
+    assert [v.name for v in GoldVersions(Store()).for_task("nli")] == [version.name]
     out = tmp_path / "out.json"
     assert main(["evaluate", "--task", "nli", "--gold", str(gold), "--pred", str(a), "--gold-version", version.name, "--out", str(out)]) == 0
     assert json.loads(out.read_text(encoding="utf-8"))["runs"][0]["metrics"]["accuracy"] == pytest.approx(100 * 5 / 6)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
@@ -58,7 +59,7 @@ class GoldVersions:
     def _from_row(row) -> GoldVersion:
         return GoldVersion(row.task, row.name, row.base, row.records, json.loads(row.corrections), row.created_by, row.created_at)
 
-    def list(self, task: str) -> list[GoldVersion]:
+    def for_task(self, task: str) -> list[GoldVersion]:
         """The versions of a task, newest first."""
         query = sa.select(gold_versions).where(gold_versions.c.task == task).order_by(gold_versions.c.id.desc())
         with self.store.engine.connect() as connection:
@@ -70,7 +71,8 @@ class GoldVersions:
             row = connection.execute(query).first()
         return self._from_row(row) if row else None
 
-    def add(self, task: str, name: str, base: str, records: int, corrections: list[dict], created_by: str = "") -> GoldVersion:
+    def add(self, task: str, name: str, base: str, records: int, corrections: list[dict[str, Any]],
+            created_by: str = "") -> GoldVersion:
         """Keep a new version; a name already taken for the task gets a suffix (" (2)", ...)."""
         if not corrections:
             raise StoreError("a gold version needs at least one correction")

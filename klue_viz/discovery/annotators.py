@@ -49,10 +49,10 @@ def annotator_table(rows: list[dict]) -> pd.DataFrame:
     stats = _cleanlab_stats(usable)
     out = []
     for who in sorted(couples):
-        own, others = (np.asarray(v) for v in couples[who])
+        scored, rest = np.asarray(couples[who][0]), np.asarray(couples[who][1])
         found = stats.loc[who] if stats is not None and who in stats.index else None
-        out.append({columns[0]: who, columns[1]: len(own), columns[2]: pearson(own, others),
-                    columns[3]: float(np.mean(np.abs(own - others))),
+        out.append({columns[0]: who, columns[1]: len(scored), columns[2]: pearson(scored, rest),
+                    columns[3]: float(np.mean(np.abs(scored - rest))),
                     columns[4]: None if found is None else 100.0 * float(found["agreement_with_consensus"]),
                     columns[5]: None if found is None else 100.0 * float(found["annotator_quality"])})
     return pd.DataFrame(out, columns=columns)

@@ -229,6 +229,8 @@ def rescore(task: Task, before: Gold, after: Gold, runs: Iterable[RunInput], str
 
 
 def _row(task: Task, old: RunResult, new: RunResult) -> dict:
-    change = {m.key: (None if old.scores.values[m.key] is None or new.scores.values[m.key] is None
-                      else new.scores.values[m.key] - old.scores.values[m.key]) for m in task.metrics}
+    change: dict[str, float | None] = {}
+    for metric in task.metrics:
+        a, b = old.scores.values[metric.key], new.scores.values[metric.key]
+        change[metric.key] = None if a is None or b is None else b - a
     return {"run": old.run, "before": dict(old.scores.values), "after": dict(new.scores.values), "change": change}
