@@ -5,19 +5,10 @@ from __future__ import annotations
 import pytest
 
 from klue_viz.annotations.files import export_text, parse
+from klue_viz.annotations.gold_marks import ACCEPT, KEEP_GOLD, OTHER, SKIP, record_review
 from klue_viz.annotations.store import Store
-from klue_viz.discovery.review import (
-    ACCEPT,
-    KEEP,
-    KEEP_GOLD,
-    OTHER,
-    SKIP,
-    accepted_corrections,
-    disagreements,
-    outcomes,
-    record_review,
-    reviewer_agreement,
-)
+from klue_viz.discovery.review import accepted_corrections, disagreements, outcomes, reviewer_agreement
+from klue_viz.kit import KEEP
 from klue_viz.tasks import get_task
 
 TASK = get_task("nli")

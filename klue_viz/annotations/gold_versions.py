@@ -15,25 +15,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
-from klue_viz.annotations.store import Store, StoreError, metadata, now
-
-gold_versions = sa.Table(
-    "gold_versions", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("task", sa.String(16), nullable=False),
-    sa.Column("name", sa.String(200), nullable=False),
-    sa.Column("base", sa.Text, nullable=False),
-    sa.Column("records", sa.Integer, nullable=False),
-    sa.Column("corrections", sa.Text, nullable=False),
-    sa.Column("created_by", sa.String(100), nullable=False, server_default=""),
-    sa.Column("created_at", sa.String(40), nullable=False),
-    sa.UniqueConstraint("task", "name", name="one_gold_version_per_name"),
-)
-
-
-def create_tables(connection) -> None:
-    """Schema migration 2 -> 3: the gold versions table (called by the store's MIGRATIONS)."""
-    metadata.create_all(connection, tables=[gold_versions])
+from klue_viz.annotations.schema import gold_versions
+from klue_viz.annotations.store import Store, StoreError, now
 
 
 @dataclass(frozen=True)

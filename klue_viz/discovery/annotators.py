@@ -15,15 +15,20 @@ import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from cleanlab.multiannotator import get_label_quality_multiannotator
-from scipy.stats import spearmanr
 
 from klue_viz.crowd import SPREAD_LABELS, HumanBaseline, pearson, vote_cross_entropy
+from klue_viz.evaluate import RunResult
+from klue_viz.lazy import lazy_module
 from klue_viz.tasks.base import Task
 
 if TYPE_CHECKING:
-    from klue_viz.evaluate import RunResult
+    import pandas as pd
+    from cleanlab import multiannotator
+    from scipy import stats
+else:  # `klue-viz evaluate` loads them only when the gold keeps its annotators
+    pd = lazy_module("pandas")
+    multiannotator = lazy_module("cleanlab.multiannotator")
+    stats = lazy_module("scipy.stats")
 
 #: The integer scores of STS, as classes for cleanlab.
 SCORE_CLASSES = 6
@@ -75,7 +80,7 @@ def _cleanlab_stats(rows: list[dict]) -> pd.DataFrame | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # cleanlab warns about annotators who labelled few examples
-            found = get_label_quality_multiannotator(pd.DataFrame(labels, columns=ids), shares, verbose=False)
+            found = multiannotator.get_label_quality_multiannotator(pd.DataFrame(labels, columns=ids), shares, verbose=False)
     except (ValueError, TypeError, KeyError):
         return None
     return found["annotator_stats"]
@@ -94,7 +99,7 @@ def error_by_spread(examples: pd.DataFrame) -> tuple[pd.DataFrame, dict | None]:
     table = pd.DataFrame(rows)
     if len(usable) < 3 or usable["vote_std"].nunique() < 2 or usable["abs_error"].nunique() < 2:
         return table, None
-    rho, p = spearmanr(usable["vote_std"].to_numpy(float), usable["abs_error"].to_numpy(float))
+    rho, p = stats.spearmanr(usable["vote_std"].to_numpy(float), usable["abs_error"].to_numpy(float))
     if math.isnan(float(rho)):
         return table, None
     return table, {"rho": float(rho), "p": float(p), "n": int(len(usable))}

@@ -15,15 +15,20 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from scipy.stats import kendalltau
-
-from klue_viz.annotations.store import Annotation
-from klue_viz.discovery.patch import make_patch, read_json, tsv_blocks
+from klue_viz.discovery.patch import make_patch
 from klue_viz.evaluate import Gold, RunResult, evaluate_bytes, gold_from_bytes, official_file
 from klue_viz.io import JSON_FAILURES, decode, read_bytes
+from klue_viz.kit import read_json, tsv_blocks
+from klue_viz.lazy import lazy_module
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks.base import Task
+
+if TYPE_CHECKING:
+    from scipy import stats
+else:
+    stats = lazy_module("scipy.stats")
 
 
 @dataclass(frozen=True)
@@ -39,12 +44,6 @@ class Correction:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def corrections_of(items: Iterable[Annotation], task: Task) -> list[Correction]:
-    """The stored 'gold looks wrong' remarks of a task that carry a correction, as corrections (in stored order)."""
-    return [Correction(a.guid, a.corrected_label, a.turn, a.annotator, a.note, a.updated_at)
-            for a in items if a.task == task.name and a.run == "gold" and a.gold_wrong and a.corrected_label]
 
 
 def correction_map(corrections: Iterable[Correction]) -> dict[tuple[str, int | None], list[str]]:
@@ -223,7 +222,7 @@ def rescore(task: Task, before: Gold, after: Gold, runs: Iterable[RunInput], str
     pairs = [(r["before"][metric], r["after"][metric]) for r in rows if r["before"][metric] is not None and r["after"][metric] is not None]
     tau = None
     if len(pairs) >= 2:
-        found = kendalltau([a for a, _ in pairs], [b for _, b in pairs]).statistic
+        found = stats.kendalltau([a for a, _ in pairs], [b for _, b in pairs]).statistic
         tau = None if found != found else float(found)  # NaN: one side constant
     return Rescored(metric, rows, tau, failures)
 

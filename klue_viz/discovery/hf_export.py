@@ -12,12 +12,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-
-from datasets import Dataset, DatasetDict
+from typing import TYPE_CHECKING
 
 from klue_viz.discovery.corrected import Correction
 from klue_viz.evaluate import gold_from_bytes
+from klue_viz.lazy import lazy_module
 from klue_viz.tasks.base import Task
+
+if TYPE_CHECKING:
+    import datasets
+else:
+    datasets = lazy_module("datasets")
 
 SPLIT = "validation"
 PARQUET = f"data/{SPLIT}-00000-of-00001.parquet"
@@ -59,13 +64,13 @@ def dataset_card(task: Task, version: str, base: str, corrections: list[Correcti
 
 
 def export_dataset(task: Task, corrected_text: str, name: str, changed: list[str], corrections: list[Correction], folder: Path,
-                   version: str, base: str) -> Dataset:
+                   version: str, base: str) -> datasets.Dataset:
     """Write the corrected gold to `folder` (save_to_disk, Parquet under data/, README.md card) and return the split."""
     records = dataset_records(task, corrected_text, name, changed)
     keys = list(dict.fromkeys(k for record in records for k in record))  # from_list takes the first record's keys only
-    split = Dataset.from_list([{k: record.get(k) for k in keys} for record in records])
+    split = datasets.Dataset.from_list([{k: record.get(k) for k in keys} for record in records])
     folder.mkdir(parents=True, exist_ok=True)
-    DatasetDict({SPLIT: split}).save_to_disk(str(folder))
+    datasets.DatasetDict({SPLIT: split}).save_to_disk(str(folder))
     (folder / PARQUET).parent.mkdir(parents=True, exist_ok=True)
     split.to_parquet(str(folder / PARQUET))
     (folder / "README.md").write_text(dataset_card(task, version, base, corrections, changed, len(records)), encoding="utf-8")

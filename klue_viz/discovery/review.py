@@ -1,9 +1,10 @@
 """Reviewing suspected gold errors: each review is an annotation, and the reviews of a unit decide its correction.
 
 A review is one reviewer's "gold looks wrong" record on the gold (run "gold") of an example, stored by
-the annotation store like any other (versions, conflicts, import and export): accepting the proposal
-or typing another correction stores `gold_wrong` with that `corrected_label`; keeping the gold stores
-`gold_wrong` false with the tag `REVIEWED`. Skipping stores nothing.
+the annotation store like any other (versions, conflicts, import and export;
+`klue_viz.annotations.gold_marks.record_review` writes it): accepting the proposal or typing another
+correction stores `gold_wrong` with that `corrected_label`; keeping the gold stores `gold_wrong` false
+with the tag `REVIEWED`. Skipping stores nothing.
 
 A unit's decision is what most of its reviewers decided. With `reviews=k`, a correction counts only
 once k reviewers have decided and more than half of them chose that same correction. The reviewers'
@@ -16,23 +17,39 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
-import krippendorff
 import numpy as np
 
-from klue_viz.annotations.store import Annotation, Store
 from klue_viz.discovery.corrected import Correction
+from klue_viz.kit import KEEP, REVIEWED
+from klue_viz.lazy import lazy_module
 from klue_viz.tasks.base import Task
 
+if TYPE_CHECKING:
+    import krippendorff
+else:
+    krippendorff = lazy_module("krippendorff")
+
 GOLD = "gold"
-#: The decision "the gold is right" (a review that keeps it).
-KEEP = "(gold kept)"
-#: The tag of a review that kept the gold.
-REVIEWED = "reviewed: gold kept"
-ACCEPT, KEEP_GOLD, OTHER, SKIP = "accept", "keep", "other", "skip"
 
 
-def decision_of(item: Annotation) -> str | None:
+class Remark(Protocol):
+    """What a review reads of a stored annotation (klue_viz.annotations.store.Remark)."""
+
+    task: str
+    guid: str
+    run: str
+    annotator: str
+    tags: list[str]
+    note: str
+    gold_wrong: bool
+    corrected_label: str | None
+    turn: int | None
+    updated_at: str
+
+
+def decision_of(item: Remark) -> str | None:
     """A gold annotation's decision: its correction, KEEP for a review that kept the gold, None for a remark without one."""
     if item.gold_wrong and item.corrected_label:
         return item.corrected_label.strip()
@@ -41,9 +58,9 @@ def decision_of(item: Annotation) -> str | None:
     return None
 
 
-def unit_decisions(task: Task, items: Iterable[Annotation]) -> dict[tuple[str, int | None], dict[str, Annotation]]:
+def unit_decisions(task: Task, items: Iterable[Remark]) -> dict[tuple[str, int | None], dict[str, Remark]]:
     """(guid, turn) -> reviewer -> their deciding annotation, for the task's gold annotations that decide something."""
-    out: dict[tuple[str, int | None], dict[str, Annotation]] = {}
+    out: dict[tuple[str, int | None], dict[str, Remark]] = {}
     for item in items:
         if item.task == task.name and item.run == GOLD and decision_of(item) is not None:
             out.setdefault((item.guid, item.turn), {})[item.annotator] = item
@@ -65,7 +82,7 @@ class UnitOutcome:
         return len(set(self.decisions.values())) == 1
 
 
-def outcomes(task: Task, items: Iterable[Annotation], reviews: int = 1) -> list[UnitOutcome]:
+def outcomes(task: Task, items: Iterable[Remark], reviews: int = 1) -> list[UnitOutcome]:
     """Every reviewed unit with its reviewers' decisions, and what counts with `reviews` reviews needed per unit."""
     found = []
     for (guid, turn), by_reviewer in sorted(unit_decisions(task, items).items(), key=lambda kv: (kv[0][0], kv[0][1] or -1)):
@@ -80,7 +97,7 @@ def outcomes(task: Task, items: Iterable[Annotation], reviews: int = 1) -> list[
     return found
 
 
-def accepted_corrections(task: Task, items: Iterable[Annotation], reviews: int = 1) -> list[Correction]:
+def accepted_corrections(task: Task, items: Iterable[Remark], reviews: int = 1) -> list[Correction]:
     """The corrections that count: units decided (with `reviews` reviews) on a correction rather than on keeping the gold;
     who made it and why are the agreeing reviewers and their notes."""
     items = list(items)
@@ -95,7 +112,7 @@ def accepted_corrections(task: Task, items: Iterable[Annotation], reviews: int =
     return out
 
 
-def reviewer_agreement(task: Task, items: Iterable[Annotation]) -> tuple[float | None, int]:
+def reviewer_agreement(task: Task, items: Iterable[Remark]) -> tuple[float | None, int]:
     """Krippendorff's alpha (nominal) of the reviewers over the units at least two of them decided, and that number of units;
     None when fewer than two such units or a single decision value throughout (alpha is undefined)."""
     shared = [o for o in outcomes(task, items) if len(o.decisions) >= 2]
@@ -113,31 +130,6 @@ def reviewer_agreement(task: Task, items: Iterable[Annotation]) -> tuple[float |
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")), len(shared)
 
 
-def disagreements(task: Task, items: Iterable[Annotation]) -> list[UnitOutcome]:
+def disagreements(task: Task, items: Iterable[Remark]) -> list[UnitOutcome]:
     """The units whose reviewers decided differently: for a third person to adjudicate."""
     return [o for o in outcomes(task, items) if len(o.decisions) >= 2 and not o.agreed]
-
-
-def record_review(db: Store, task: Task, suspect: dict, reviewer: str, action: str, typed: str = "") -> Annotation | None:
-    """Store one reviewer's decision on a suspect (`ACCEPT` its proposal, `KEEP_GOLD`, `OTHER` with `typed`); `SKIP` stores nothing.
-
-    The reviewer's earlier record on the example is updated (one record per example and reviewer), its note kept and extended.
-    """
-    if action == SKIP:
-        return None
-    guid, turn = suspect["guid"], suspect["turn"]
-    item = db.get(task.name, guid, GOLD, reviewer, turn=turn) or Annotation(task.name, guid, GOLD, reviewer, turn=turn)
-    if action == KEEP_GOLD:
-        item.gold_wrong, item.corrected_label = False, None
-        item.tags = sorted(set(item.tags) | {REVIEWED})
-        remark = f"review: gold {suspect['gold']} kept"
-    else:
-        correction = str(suspect["proposed"]) if action == ACCEPT else typed.strip()
-        if not correction:
-            raise ValueError("type the correction first")
-        item.gold_wrong, item.corrected_label = True, correction
-        item.tags = [t for t in item.tags if t != REVIEWED]
-        remark = f"review: gold {suspect['gold']} -> {correction}"
-    if remark not in item.note:
-        item.note = "; ".join(n for n in (item.note, remark) if n)
-    return db.save(item)

@@ -12,26 +12,16 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from klue_viz.annotations.gold_marks import ACCEPT, KEEP_GOLD, OTHER, SKIP, record_review
 from klue_viz.annotations.gold_versions import GoldVersions
 from klue_viz.annotations.store import StoreError
+from klue_viz.corrected_gold import CorrectedGold, make_version
 from klue_viz.discovery.corrected import Correction, RunInput, rescore, version_name
-from klue_viz.discovery.gold_runs import CorrectedGold, make_version
-from klue_viz.discovery.review import (
-    ACCEPT,
-    KEEP,
-    KEEP_GOLD,
-    OTHER,
-    SKIP,
-    accepted_corrections,
-    decision_of,
-    disagreements,
-    outcomes,
-    record_review,
-    reviewer_agreement,
-)
+from klue_viz.discovery.review import accepted_corrections, decision_of, disagreements, outcomes, reviewer_agreement
 from klue_viz.discovery.suspects import evidence_frame, suspects
 from klue_viz.evaluate import Gold, RunResult
 from klue_viz.filtering import export_frame
+from klue_viz.kit import KEEP
 from klue_viz.markup import esc, esc_attr, md
 from klue_viz.problems import InputError
 from klue_viz.tasks.base import Task

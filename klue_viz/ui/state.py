@@ -20,20 +20,19 @@ from klue_viz.annotations.gold_versions import GoldVersions
 from klue_viz.annotations.runs import Run, RunConflict, RunStore
 from klue_viz.annotations.store import Store, StoreError, database_url
 from klue_viz.cache import BoundedCache, frame_bytes
+from klue_viz.corrected_gold import CorrectedGold
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.discovery.corrected import Correction
-from klue_viz.discovery.gold_runs import CorrectedGold
 from klue_viz.evaluate import (
-    DATA_DIR_ENV,
     Gold,
     RunResult,
-    allowed_gold_folder,
     evaluate_bytes,
     gold_from_bytes,
     load_gold,
     load_hf,
     official_file,
 )
+from klue_viz.gold_folders import DATA_DIR_ENV, allowed_gold_folder
 from klue_viz.io import read_records
 from klue_viz.markup import md
 from klue_viz.problems import InputError
