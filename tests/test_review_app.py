@@ -57,3 +57,26 @@ def test_accept_two_suspects_make_a_version_and_see_every_run_rescored():
     at.selectbox(key="score_against|sts").set_value(next(o for o in at.selectbox(key="score_against|sts").options if "corrections" in o)).run()
     shown = [m.value for m in at.metric if m.label == "Pearson r"]
     assert sorted(shown) == sorted(f"{after:.2f}" for _, after in expected.values())
+
+
+def test_review_the_filtered_examples_one_at_a_time():
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
+    at.switch_page(PAGE_FILES["nli"]).run()
+    at.sidebar.text_input(key="annotator_widget").set_value("kim").run()
+    at.radio(key="f_status").set_value("wrong").run()
+    at.segmented_control(key="discovery_view").set_value("Review the gold").run()
+    source = at.radio(key="review_source")
+    listed = next(o for o in source.options if o.startswith("the examples listed below"))
+    source.set_value("the examples listed below").run()
+    assert not at.exception
+    run = at.selectbox(key="run").value if any(s.key == "run" for s in at.selectbox) else None
+    path = next(p for p in demo_runs("nli") if p.stem == run) if run else next(iter(demo_runs("nli")))
+    preds = {r["guid"]: r["label"] for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if r}
+    gold = {r["guid"]: r["gold_label"] for r in json.loads((DEMO_BENCHMARK / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json").read_text(encoding="utf-8"))}
+    wrong = [g for g in gold if g in preds and preds[g] != gold[g]]
+    assert listed.endswith(f"({len(wrong)})")
+    first = next(m.value for m in at.markdown if "kv-review" in m.value)
+    assert wrong[0].replace("_", "&#95;") in first
+    at.button(key="review_accept").click().run()
+    stored = [a for a in Store().find(task="nli") if a.run == "gold"]
+    assert [(a.guid, a.corrected_label) for a in stored] == [(wrong[0], preds[wrong[0]])]

@@ -133,3 +133,23 @@ def reviewer_agreement(task: Task, items: Iterable[Remark]) -> tuple[float | Non
 def disagreements(task: Task, items: Iterable[Remark]) -> list[UnitOutcome]:
     """The units whose reviewers decided differently: for a third person to adjudicate."""
     return [o for o in outcomes(task, items) if len(o.decisions) >= 2 and not o.agreed]
+
+
+def example_items(task: Task, examples: list[dict], run: str) -> list[dict]:
+    """Examples of a filtered list (rows of a run's example frame) as review items in the suspect queue's form: the run's
+    answer is the proposal where it is one a patch can take (a label of the task, an STS score), else there is none
+    (the reviewer keeps the gold or types a correction)."""
+    labels = set(getattr(task, "labels", ()))
+    out = []
+    for row in examples:
+        guid, turn = task.annotation_key(row)
+        pred = row.get("pred")
+        if isinstance(pred, str) and pred in labels:
+            proposed: str | None = pred
+        elif isinstance(pred, float) and isinstance(row.get("gold"), float) and pred == pred:
+            proposed = f"{min(max(pred, 0.0), 5.0):.1f}"
+        else:
+            proposed = None
+        out.append({"guid": guid, "turn": turn, "unit": task.unit, "gold": row.get("gold"), "proposed": proposed, "score": 0.0,
+                    "evidence": {"runs": {run: {"label": None if pred is None else str(pred)}}}})
+    return out

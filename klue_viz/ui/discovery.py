@@ -64,7 +64,7 @@ def discovery_panel(task: Task, result: RunResult, results: dict[str, RunResult]
     elif view == SUSPECTS:
         _suspects(task, results)
     elif view == REVIEW:
-        review_panel(task, results, gold_for(task).gold)
+        review_panel(task, result, results, gold_for(task).gold)
 
 
 def _tags(task: Task, run: str) -> tuple[str, dict[str, set[str]]]:

@@ -17,8 +17,8 @@ from klue_viz.annotations.gold_versions import GoldVersions
 from klue_viz.annotations.store import StoreError
 from klue_viz.corrected_gold import CorrectedGold, make_version
 from klue_viz.discovery.corrected import Correction, RunInput, rescore, version_name
-from klue_viz.discovery.review import accepted_corrections, decision_of, disagreements, outcomes, reviewer_agreement
-from klue_viz.discovery.suspects import evidence_frame, suspects
+from klue_viz.discovery.review import accepted_corrections, decision_of, disagreements, example_items, outcomes, reviewer_agreement
+from klue_viz.discovery.suspects import evidence_frame, suspects, with_text
 from klue_viz.evaluate import Gold, RunResult
 from klue_viz.filtering import export_frame
 from klue_viz.kit import KEEP
@@ -33,6 +33,9 @@ TYPED = "review_typed"
 REVIEWS_NEEDED = "review_k"
 SHOWN_VERSION = "review_version"
 BASE_GOLD = "(the gold as chosen, no version)"
+#: Session key prefix: the inspected run and the guids of the example list as last filtered (klue_viz.ui.task_page).
+REVIEW_LIST = "review_list"
+QUEUE, LISTED = "the suspect queue", "the examples listed below"
 
 
 @st.cache_resource(max_entries=32, show_spinner="Looking for gold that several runs disagree with…")
@@ -41,10 +44,17 @@ def suspect_queue(result_keys: tuple[str, ...], _task: Task, _results: list[RunR
     return suspects(_task, _results, top=None, gold_rows=_gold.rows)
 
 
-def review_panel(task: Task, results: dict[str, RunResult], gold: Gold) -> None:
-    """The keyboard review of the suspect queue, then reviewers, gold versions and what the corrections change."""
+def review_panel(task: Task, result: RunResult, results: dict[str, RunResult], gold: Gold) -> None:
+    """The keyboard review of the suspect queue (or of the filtered example list), then reviewers, gold versions and what
+    the corrections change."""
     runs = list(results.values())
     queue = suspect_queue(tuple(r.key for r in runs), task, runs, gold)
+    listed = st.session_state.get(f"{REVIEW_LIST}|{task.name}")
+    if listed and listed[0] == result.run and listed[1]:
+        source = st.radio("Review", [QUEUE, LISTED], horizontal=True, key="review_source",
+                          format_func=lambda s: f"{s} ({len(queue) if s == QUEUE else len(listed[1]):,})")
+        if source == LISTED:
+            queue = _listed(task, result, gold, listed[1])
     db = store()
     remarks = task_remarks(task)
     reviews = int(st.number_input("Reviews needed before a correction counts", 1, 9, 1, key=REVIEWS_NEEDED,
@@ -55,6 +65,13 @@ def review_panel(task: Task, results: dict[str, RunResult], gold: Gold) -> None:
         _review_unit(task, runs, queue, remarks, db is not None)
     _reviewers(task, remarks)
     _versions(task, remarks, reviews)
+
+
+def _listed(task: Task, result: RunResult, gold: Gold, guids: list[str]) -> list[dict]:
+    """The filtered examples of the inspected run as review items (its answer proposed where a patch can take it)."""
+    examples = result.frames.examples
+    rows = examples[examples["guid"].isin(set(guids))].set_index("guid", drop=False).reindex(guids).dropna(subset=["guid"])
+    return with_text(task, gold.rows, example_items(task, rows.to_dict("records"), result.run))
 
 
 def _move(step: int, size: int) -> None:
@@ -92,7 +109,8 @@ def _review_unit(task: Task, runs: list[RunResult], queue: list[dict], remarks: 
     text = "<br>".join(esc(line) for line in str(suspect.get("text", "")).split("\n"))
     st.markdown(f"<div class='kv-review' data-guid='{esc_attr(suspect['guid'])}' data-position='{position}'>"
                 f"<div class='kv-head'>{esc(task.unit)} <code>{esc(suspect['guid'])}</code>{esc(turn)} · {esc(suspect['unit'])}</div>"
-                f"<div>{text}</div><p><b>gold</b> {esc(suspect['gold'])} → <b>proposed</b> {esc(suspect['proposed'])}</p></div>",
+                f"<div>{text}</div><p><b>gold</b> {esc(suspect['gold'])} → <b>proposed</b> "
+                f"{esc(suspect['proposed']) if suspect['proposed'] not in (None, '') else '(none: keep the gold or type a correction)'}</p></div>",
                 unsafe_allow_html=True)
     guid = task.example_guid(suspect["guid"], suspect["turn"])
     if len(runs[0].frames.positions(guid)):
@@ -107,13 +125,14 @@ def _review_unit(task: Task, runs: list[RunResult], queue: list[dict], remarks: 
     why = "Set your name in the sidebar to review." if not who else None
     st.text_input("Another correction (then T)", key=TYPED, help="In the form the patch reads: a label, a score, start-end:TYPE, index:head:DEPREL")
     keys = st.columns(5)
-    keys[0].button(f"Accept {md(suspect['proposed'])}", key="review_accept", shortcut="A", type="primary", disabled=blocked, help=why,
-                   on_click=_decide, args=(task, suspect, ACCEPT, size))
+    proposal = suspect["proposed"] not in (None, "")
+    keys[0].button(f"Accept {md(suspect['proposed'])}" if proposal else "Accept (no proposal)", key="review_accept", shortcut="A",
+                   type="primary", disabled=blocked or not proposal, help=why, on_click=_decide, args=(task, suspect, ACCEPT, size))
     keys[1].button("Keep the gold", key="review_keep", shortcut="K", disabled=blocked, help=why, on_click=_decide, args=(task, suspect, KEEP_GOLD, size))
     keys[2].button("Save typed", key="review_other", shortcut="T", disabled=blocked, help=why, on_click=_decide, args=(task, suspect, OTHER, size))
     keys[3].button("Skip", key="review_skip", shortcut="S", on_click=_decide, args=(task, suspect, SKIP, size))
     keys[4].button("Back", key="review_back", shortcut="B", disabled=position == 0, on_click=_move, args=(-1, size))
-    st.caption("Keys: A accept · K keep the gold · T save the typed correction · S skip · B back")
+    st.caption("Keys: A accept · K keep the gold · T save the typed correction (type it, press Tab, then T) · S skip · B back")
 
 
 def _reviewers(task: Task, remarks: list) -> None:

@@ -42,6 +42,7 @@ from klue_viz.ui.links import (
     write_url,
 )
 from klue_viz.ui.report_download import report_button
+from klue_viz.ui.review import REVIEW_LIST
 from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, receive_uploads
 from klue_viz.uploads import limit_megabytes, limit_text
 
@@ -353,6 +354,7 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
         shown = _comparison(result, second, shown)
     shown = _focus(task, result, shown)
     shown, page_size = order_control(task, result, results, shown)
+    st.session_state[f"{REVIEW_LIST}|{task.name}"] = (result.run, shown["guid"].tolist())  # the review view can go through them
     cards = _cards(task, shown)  # row positions in `shown`; only the page's rows become records
     total = len(result.frames.examples)
     pages = max(1, -(-len(cards) // page_size))
