@@ -12,6 +12,7 @@ from scipy.stats import pearsonr, spearmanr
 
 from klue_viz.cli import main
 from klue_viz.crowd import AGREE_UNSURE, CONFIDENT_SPLIT, crowd_view, score_spread, spread_bucket
+from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.discovery.annotators import annotator_table, error_by_spread
 from klue_viz.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
@@ -146,3 +147,19 @@ def test_nli_frames_slice_the_crowd_views(shared):
         agree = sum(record[f] == record["gold_label"] for f in ("author", "label2", "label3", "label4", "label5"))
         expected += max(item["probs"]) >= 0.9 and agree <= 3
     assert (ex["crowd_view"] == CONFIDENT_SPLIT).sum() == expected > 0
+
+
+def test_any_label_gold_with_annotator_labels_gets_a_baseline_ynat(tmp_path):
+    path = DEMO_BENCHMARK / "ynat-v1.1" / "ynat-v1.1_dev.json"
+    records = json.loads(path.read_text(encoding="utf-8"))
+    votes = [(v, r["label"]) for r in records for v in r["annotations"]["annotations"]["first-scope"]]
+    run = next(p for p in demo_runs("ynat") if p.stem == "bert-base")
+    out = tmp_path / "out.json"
+    assert main(["evaluate", "--task", "ynat", "--gold", str(path), "--pred", str(run), "--out", str(out)]) == 0
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert written["human"] == {"metric": "accuracy", "value": pytest.approx(100 * sum(v == g for v, g in votes) / len(votes)), "n": len(votes)}
+    order = ["IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"]
+    preds = {r["guid"]: r["probs"] for r in map(json.loads, run.read_text(encoding="utf-8").splitlines()) if r}
+    ce = [-sum(r["annotations"]["annotations"]["first-scope"].count(label) / 3 * math.log(max(q, 1e-12)) for label, q in zip(order, preds[r["guid"]]))
+          for r in records if r["guid"] in preds]
+    assert written["runs"][0]["vote_cross_entropy"] == {"value": pytest.approx(sum(ce) / len(ce)), "n": len(ce)}

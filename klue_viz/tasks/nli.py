@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from klue_viz import markup as mk
-from klue_viz.crowd import crowd_view, example_cross_entropy
+from klue_viz.crowd import crowd_view
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import NLI_LABELS, nli_aggregate
 from klue_viz.results import Frames
@@ -76,7 +76,6 @@ class Nli(LabelTask):
         votes = frame["votes"].tolist() if "votes" in frame else [None] * len(frame)
         confidence = [None if pd.isna(c) else float(c) for c in frame["confidence"]]
         frame["crowd_view"] = [crowd_view(c, v, g) for c, v, g in zip(confidence, votes, frame["gold"].tolist())]
-        frame["vote_cross_entropy"] = example_cross_entropy(votes, frame["probs"].tolist(), self.labels)
         return Frames(frame)
 
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
