@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from klue_viz.discovery.patch import make_patch
-from klue_viz.evaluate import Gold, RunResult, evaluate_bytes, gold_from_bytes, official_file
+from klue_viz.evaluate import Gold, RunResult, evaluate_bytes, gold_file, gold_from_bytes
 from klue_viz.io import JSON_FAILURES, decode, read_bytes
 from klue_viz.kit import read_json, tsv_blocks
 from klue_viz.lazy import lazy_module
@@ -156,12 +156,7 @@ def official_text(task: Task, source: str | Path) -> tuple[str, str]:
     if text == "hf" or text.startswith("hf:"):
         raise InputError(f"corrections apply to an official file; give --gold path/to/{task.official_folder}_dev.{task.official_ext} "
                          "or a klue_benchmark/ folder instead of the Hugging Face hub")
-    path = Path(source)
-    if path.is_dir():
-        found = official_file(task, path)
-        if found is None:
-            raise InputError(f"{path}: no {task.official_folder}/{task.official_folder}_dev.{task.official_ext} in this folder")
-        path = found
+    path = gold_file(task, Path(source))
     return decode(read_bytes(path), str(path))[0], path.name
 
 

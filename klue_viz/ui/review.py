@@ -14,6 +14,7 @@ import streamlit as st
 
 from klue_viz.annotations.gold_marks import ACCEPT, KEEP_GOLD, OTHER, SKIP, record_review
 from klue_viz.annotations.gold_versions import GoldVersions
+from klue_viz.annotations.runs import RunConflict
 from klue_viz.annotations.store import StoreError
 from klue_viz.corrected_gold import CorrectedGold, make_version
 from klue_viz.discovery.corrected import Correction, RunInput, rescore, version_name
@@ -221,9 +222,18 @@ def _changes(task: Task, base: GoldChoice, source: tuple[str, str], version) -> 
     after = CorrectedGold.from_text(task, text, path, path, [Correction(**c) for c in version.corrections], version.name)
     sources = runs_for(task, base)
     store_of_runs = run_store_or_none()
-    runs = [RunInput(name, s.file_name, s.read(store_of_runs)) for name, s in sources.items()]
+    runs, unread = [], []
+    for name, run in sources.items():
+        try:
+            runs.append(RunInput(name, run.file_name, run.read(store_of_runs)))
+        except RunConflict as err:  # removed meanwhile
+            unread.append(f"{name}: {err}")
+    for line in unread:
+        st.caption(md(line))
     strict = bool(st.session_state.get("strict", False))
-    found = _rescored(task.name, base.key, version.name, tuple(s.digest for s in sources.values()), strict, task, base.gold, after.gold, runs)
+    read = {r.name for r in runs}
+    digests = tuple(s.digest for n, s in sources.items() if n in read)
+    found = _rescored(task.name, base.key, version.name, digests, strict, task, base.gold, after.gold, runs)
     metric = found.metric
     table = pd.DataFrame([{"run": r["run"], f"{metric} before": r["before"][metric], f"{metric} after": r["after"][metric],
                            "change": r["change"][metric], "rank before": r["rank_before"], "rank after": r["rank_after"]} for r in found.rows])
