@@ -114,7 +114,8 @@ def comparison_section(task: Task, first: RunResult, second: RunResult, samples:
             f"an interval that excludes 0 means the difference is unlikely to be chance.</p>{table(frame)}")
 
 
-def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annotation] = (), top: int = 10) -> str:
+def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annotation] = (), top: int = 10,
+                  gold_rows: list[dict] | None = None) -> str:
     """What the discovery layer finds (the same functions as the app and the CLI): weak slices (the stored error tags among
     their conditions), calibration, likely gold errors."""
     def conditions(item: dict) -> str:
@@ -139,11 +140,12 @@ def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annota
         found = paired_slices(task, results[0], results[1], tags=error_tags(task, results[0].run, remarks), top=top)
         if found:
             parts.append(f"<h3>Where one run is worse: {esc(results[0].run)} vs {esc(results[1].run)}</h3>" + table(slice_rows(found)))
-    queue = suspects(task, results, top=top)
+    queue = suspects(task, results, top=top, gold_rows=gold_rows)
     if queue:
         parts.append("<h3>Likely gold errors</h3><p>Where the runs agree with one another against the gold (and, with probabilities, "
                      "cleanlab's label quality).</p>"
-                     + table(pd.DataFrame([{k: s[k] for k in ("guid", "turn", "unit", "gold", "proposed", "score")} for s in queue])))
+                     + table(pd.DataFrame([{**{k: s[k] for k in ("guid", "turn", "unit")}, "text": s.get("text", ""),
+                                            **{k: s[k] for k in ("gold", "proposed", "score")}} for s in queue])))
     return "".join(parts)
 
 
@@ -251,7 +253,7 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
     body.append("<h2>Slices</h2>")
     body += [slices_section(task, result) for result in results]
     body.append("<h2>Found for you</h2>")
-    body.append(found_section(task, results, remarks))
+    body.append(found_section(task, results, remarks, gold_rows=gold_rows))
     body.append("<h2>Errors</h2>")
     body += [errors_section(task, result, pairs, remarks, errors) for result, pairs in zip(results, pairs_of)]
     title = f"{task.name.upper()} report: " + " vs ".join(r.run for r in results)

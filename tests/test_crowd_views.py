@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import evaluate_file, load_gold
+from klue_viz.markup import esc
 from klue_viz.report import build_report
 from klue_viz.tasks import get_task
 from klue_viz.ui.home import PAGE_FILES
@@ -54,3 +55,13 @@ def test_the_report_has_the_human_baseline():
     html = build_report(task, results, gold.source, errors=2, samples=20, gold_rows=gold.rows)
     assert f"data-human='accuracy'>{demo_nli_agreement():.2f}<" in html
     assert "data-human" not in build_report(task, results, gold.source, errors=2, samples=20)
+
+
+def test_the_reports_suspects_show_their_text():
+    task = get_task("sts")
+    gold = load_gold(task, DEMO_BENCHMARK)
+    results = [evaluate_file(task, gold, path) for path in demo_runs("sts")]
+    html = build_report(task, results, gold.source, errors=1, samples=20, gold_rows=gold.rows)
+    records = {r["guid"]: r for r in json.loads((DEMO_BENCHMARK / "klue-sts-v1.1" / "klue-sts-v1.1_dev.json").read_text(encoding="utf-8"))}
+    suspects_part = html.split("<h3>Likely gold errors</h3>", 1)[1]
+    assert "sentence1" in suspects_part and any(esc(r["sentence2"]) in suspects_part for r in records.values())
