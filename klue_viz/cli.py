@@ -43,7 +43,8 @@ def report(result: RunResult) -> str:
         spread = f"  [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
         lines.append(f"  {metric.key:<{width}}  {format_value(value):>7}{spread}" + (f"  ({reason})" if reason else ""))
     c = result.coverage
-    lines.append(f"  coverage: {c.n_scored}/{c.n_gold} gold scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} unreadable")
+    lines.append(f"  coverage: {c.n_scored}/{c.n_gold} gold scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} unreadable"
+                 + (f", {c.unreadable_answers} unreadable answers (scored as wrong)" if c.unreadable_answers else ""))
     lines.extend(f"  note: {terminal(note)}" for note in result.notes)
     for problem in result.problems[:SHOWN_PROBLEMS]:
         lines.append(f"  problem: {terminal(problem)}")

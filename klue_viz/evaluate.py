@@ -9,6 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from klue_viz.generation import Trace, answer_columns, read_prediction, resolve_choices, unreadable_problems
 from klue_viz.io import (
     NON_SPACE,
     RecordFile,
@@ -70,6 +71,8 @@ class Coverage:
     n_missing: int
     n_extra: int
     n_invalid: int
+    #: Generated answers that name no label, or two (scored as wrong, counted among the scored; see klue_viz.generation).
+    unreadable_answers: int = 0
 
 
 @dataclass
@@ -295,6 +298,8 @@ class Matched:
     problems: list[Problem]
     notes: list[str]
     extra: list[str]
+    #: Gold position -> what an LLM's record showed (its generated answer, prompt, choices), for records that had any.
+    traces: dict[int, Trace] = field(default_factory=dict)
 
 
 def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = None) -> RunResult:
@@ -304,6 +309,7 @@ def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = No
     def frames_builder() -> Frames:
         frames = task.build_frames(gold.frame.iloc[order].reset_index(drop=True), scored)
         frames.examples["has_prediction"] = [k not in filled for k in order]
+        answer_columns(frames.examples, [matched.traces.get(k) for k in order])
         return frames
 
     stats = task.row_statistics([gold.rows[k] for k in order], scored)
@@ -332,7 +338,9 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
     else:
         positions = [None if k is None else gold.locate(k) for k in keys]
 
+    notes.extend(resolve_choices(task, gold, file))
     predictions: dict[int, object] = {}
+    traces: dict[int, Trace] = {}
     first_line: dict[int, int | None] = {}
     extra: list[str] = []
     n_invalid = file.unreadable
@@ -352,7 +360,9 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
             continue
         first_line[pos] = line  # the first line given for a guid is the one used, even when it is unusable
         try:
-            parsed = task.parse_prediction(record, gold.rows[pos])
+            parsed, trace = read_prediction(task, record, gold.rows[pos])
+            if trace is not None:
+                traces[pos] = trace
             if isinstance(parsed, Repaired):  # scored, and what was repaired is listed (convention 9)
                 problems.extend(Problem(note, line, guid, name) for note in parsed.notes)
                 parsed = parsed.prediction
@@ -378,6 +388,9 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
         if missing:
             notes.append(f"--strict: {len(missing)} gold example(s) without a prediction were scored as empty predictions")
     order = sorted(predictions)
-    coverage = Coverage(n_gold, len(order), len(missing), len(extra), n_invalid)
+    unread = unreadable_problems(traces, first_line, {k: gold.rows[k]["guid"] for k in traces}, name)
+    coverage = Coverage(n_gold, len(order), len(missing), len(extra), n_invalid, len(unread))
+    if unread:
+        notes.append(f"{len(unread)} generated answer(s) could not be read (no label, or two): scored as wrong")
     return Matched(name, order, [predictions[k] for k in order], set(missing) if strict else set(), coverage,
-                   problems[:MAX_LISTED], notes, extra)
+                   (problems + unread)[:MAX_LISTED], notes, extra, traces)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.answers import Answer, read_number
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_aggregate, sts_statistics
 from klue_viz.problems import InputError, Problem
@@ -54,6 +55,8 @@ class Sts(Task):
         Slice("agreement", "Annotator spread"),
     )
     signature_fields = frozenset({"score"})
+    prediction_fields = frozenset({"score", "label", "binary"})
+    answer_parser_version = 1
     bare_value_field = "score"
     unit = "pair"
     text_columns = ("sentence1", "sentence2")
@@ -120,6 +123,15 @@ class Sts(Task):
 
     def empty_prediction(self, gold: dict) -> dict:
         return {"score": 0.0, "binary": 0}
+
+    def parse_answer(self, text: str, gold: dict) -> Answer:
+        """A similarity written in text (`3.5`, `3.5점`, `유사도: 4점 (5점 만점)`): one number; two different ones are unreadable."""
+        return read_number(text, "score")
+
+    def unreadable_prediction(self, gold: dict) -> dict:
+        """Wrong on both metrics: the far end of the scale from the gold, on the other side of the 3.0 threshold."""
+        score = 5.0 if gold["gold"] < THRESHOLD else 0.0
+        return {"score": score, "binary": int(score >= THRESHOLD)}
 
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         frame = gold.copy()
