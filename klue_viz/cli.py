@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from klue_viz.harness import expand_path
 from klue_viz.io import read_bytes, read_records
 from klue_viz.markup import visible
 from klue_viz.problems import InputError
@@ -54,7 +55,8 @@ def report(result: RunResult) -> str:
 
 
 def guess_task(paths: list[str]) -> str:
-    records = read_records(read_bytes(paths[0]), Path(paths[0]).name).records
+    first = expand_path(paths[0])[0]  # a harness log as the prediction file it converts to
+    records = read_records(first.data, first.name).records
     found = detect_task([r for _, r in records])
     if found is None:
         raise InputError(f"{paths[0]}: cannot tell which KLUE task this file is for; pass --task")
@@ -85,7 +87,7 @@ def write_out(path: str, text: str) -> bool:
 def evaluate_command(args: argparse.Namespace) -> int:
     if any(Path(p).is_dir() for p in args.pred):
         return evaluate_folders(args)
-    from klue_viz.evaluate import evaluate_file, load_gold  # pandas: only for the commands that score
+    from klue_viz.evaluate import evaluate_bytes, load_gold  # pandas: only for the commands that score
 
     try:
         check_out(args.out)
@@ -99,22 +101,29 @@ def evaluate_command(args: argparse.Namespace) -> int:
     results, failures = [], []
     for path in args.pred:
         try:
-            result = evaluate_file(task, gold, path, strict=args.strict)
-            if args.bootstrap:
-                from klue_viz.bootstrap import confidence_intervals
-
-                result.intervals = confidence_intervals(task, result.frames, samples=args.bootstrap)
+            runs = expand_path(path)  # a harness log with several filters is one run each
         except InputError as err:
             failures.append(str(err))
             say(f"klue-viz: {err}", error=True)
             continue
-        results.append(result)
-        print(report(result))
+        for run in runs:
+            try:
+                result = evaluate_bytes(task, gold, run.data, run.name, strict=args.strict)
+                if args.bootstrap:
+                    from klue_viz.bootstrap import confidence_intervals
+
+                    result.intervals = confidence_intervals(task, result.frames, samples=args.bootstrap)
+            except InputError as err:
+                failures.append(str(err))
+                say(f"klue-viz: {err}", error=True)
+                continue
+            results.append(result)
+            print(report(result))
     if args.out:
         payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [run_record(r) for r in results]}
         if failures:
             payload["failed"] = failures
-        if len(args.pred) == 1 and results:
+        if len(args.pred) == 1 and len(results) == 1:
             payload["metrics"] = results[0].scores.values
         if not write_out(args.out, json.dumps(payload, ensure_ascii=False, indent=2)):
             return 2

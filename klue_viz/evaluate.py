@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from klue_viz.generation import Trace, answer_columns, read_prediction, resolve_choices, unreadable_problems
+from klue_viz.harness import expand_path, locate_positions, log_notes, log_problems, single_run, take_log
 from klue_viz.io import (
     NON_SPACE,
     RecordFile,
@@ -93,6 +94,8 @@ class RunResult:
     key: str = ""
     #: Bootstrap confidence intervals per metric, when asked for.
     intervals: dict[str, tuple[float, float] | None] | None = None
+    #: The evaluation-harness log the run was read from (format, model, filter, the harness's own metrics); {} otherwise.
+    log: dict = field(default_factory=dict)
 
     @cached_property
     def frames(self) -> Frames:
@@ -111,6 +114,7 @@ class RunResult:
             "problems": [p.to_dict() for p in self.problems],
             "notes": self.notes,
             **({"ci95": self.intervals} if self.intervals is not None else {}),
+            **({"harness": {k: v for k, v in self.log.items() if k != "problems"}} if self.log else {}),
         }
 
 
@@ -271,8 +275,11 @@ def _gold(task: Task, rows: list[dict], problems: list[Problem], source: str, po
 # ---- predictions --------------------------------------------------------------------------------
 
 def evaluate_file(task: Task, gold: Gold, path: str | Path, strict: bool = False) -> RunResult:
-    path = Path(path)
-    return score_matched(task, gold, _read_and_match(task, gold, read_bytes(path), path.name, strict))
+    """One prediction file scored; a harness log with the results file beside it (klue_viz.harness.expand_path)."""
+    files = expand_path(path)
+    if len(files) > 1:
+        single_run(str(path), read_bytes(path))  # the error naming the log's runs
+    return score_matched(task, gold, _read_and_match(task, gold, files[0].data, files[0].name, strict))
 
 
 def evaluate_bytes(task: Task, gold: Gold, data: bytes, name: str, strict: bool = False, run: str | None = None) -> RunResult:
@@ -280,9 +287,18 @@ def evaluate_bytes(task: Task, gold: Gold, data: bytes, name: str, strict: bool 
 
 
 def _read_and_match(task: Task, gold: Gold, data: bytes, name: str, strict: bool) -> Matched:
-    """The file's predictions matched to gold; its text and raw records are let go before scoring starts."""
+    """The file's predictions matched to gold; its text and raw records are let go before scoring starts.
+    An evaluation-harness log is read as the prediction file it converts to (klue_viz.harness)."""
     with bulk_reading():
-        return match_records(task, gold, read_records(data, name, task.normalise_record), strict)
+        name, data = single_run(name, data)
+        file = read_records(data, name, task.normalise_record)
+        log = take_log(file)
+        file.problems.extend(locate_positions(task, gold, file))
+        matched = match_records(task, gold, file, strict)
+        matched.log = log
+        matched.notes[:0] = log_notes(log)
+        matched.problems = log_problems(matched.problems, name, log)
+        return matched
 
 
 @dataclass
@@ -300,6 +316,8 @@ class Matched:
     extra: list[str]
     #: Gold position -> what an LLM's record showed (its generated answer, prompt, choices), for records that had any.
     traces: dict[int, Trace] = field(default_factory=dict)
+    #: What an evaluation-harness log says about itself (klue_viz.harness: format, model, filter, its own metrics).
+    log: dict = field(default_factory=dict)
 
 
 def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = None) -> RunResult:
@@ -314,7 +332,7 @@ def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = No
 
     stats = task.row_statistics([gold.rows[k] for k in order], scored)
     return RunResult(task, run or Path(matched.name).stem, matched.name, task.scores_of(stats), matched.coverage, frames_builder,
-                     matched.problems, matched.notes, matched.extra)
+                     matched.problems, matched.notes, matched.extra, log=matched.log)
 
 
 def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False) -> Matched:
