@@ -31,7 +31,7 @@ UNREADABLE = "unreadable answer"
 
 #: Prefixes models put before the answer (casefolded, matched at the start after whitespace and quotes).
 PREFIXES = re.compile(
-    r"^(?:(?:최종\s*)?(?:정답|답변|답|대답|결과|출력|응답|예측|레이블|라벨|관계|주제|분류|유사도|점수|개체명|상태)\s*(?:은|는|:|：|-|=)\s*"
+    r"(?:(?:최종\s*)?(?:정답|답변|답|대답|결과|출력|응답|예측|레이블|라벨|관계|주제|분류|유사도|점수|개체명|상태)\s*(?:은|는|:|：|-|=)\s*"
     r"|(?:the\s+)?(?:final\s+)?(?:answer|output|label|prediction|response|relation|topic|score|state|entities)(?:\s+is\s*:?|\s*[:：=])\s*"
     r"|a\s*[:：]\s*)",
     re.IGNORECASE,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from klue_viz.answers import TEXT_FIELDS, UNREADABLE, Answer, unreadable
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import RecordError, Repaired, Task
+from klue_viz.tasks.base import Frames, RecordError, Repaired, Slice, Task
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 STATUS_COLUMN = "answer_status"
 #: Fields of a multiple-choice record (klue_viz.harness writes them).
 CHOICES, LOGLIKELIHOODS, TARGET, PROMPT, RAW_OUTPUT = "choices", "loglikelihoods", "target", "prompt", "raw_output"
+#: The slice of a run with generated answers: read, or unreadable (klue_viz.ui offers it beside the task's own slices).
+ANSWER_SLICE = Slice(STATUS_COLUMN, "Generated answer read")
 
 
 @dataclass(frozen=True)
@@ -217,3 +219,8 @@ def unreadable_problems(traces: dict[int, Trace], lines: dict[int, int | None], 
             text = answer.text.strip().replace("\n", " ")
             out.append(Problem(f"unreadable answer ({answer.reason}): {text[:80]!r}", lines.get(pos), guids.get(pos), name))
     return out
+
+
+def run_slices(task: Task, frames: Frames) -> tuple[Slice, ...]:
+    """The task's slices, and the "Generated answer read" slice when the run's records held generated text."""
+    return task.slices + ((ANSWER_SLICE,) if STATUS_COLUMN in frames.examples.columns else ())

@@ -369,10 +369,12 @@ def _inspect_input(value: Any) -> str | None:
 # ---- Every Eval Ever, lighteval ---------------------------------------------------------------
 
 def _eee_runs(base: str, data: bytes) -> list[LogFile]:
-    """Every Eval Ever instance-level JSONL: `sample_id` names the example, `output.raw` holds the generated text."""
+    """Every Eval Ever instance-level JSONL: `sample_id` names the example (a number: its position), `output.raw` holds
+    the generated text; each `evaluation_name` (lm-eval's task/filter) is one run."""
     text = decode(data, base)[0]
-    records, problems = [], []
-    model = evaluation = None
+    by_name: dict[str, list[dict]] = {}
+    problems: list[dict] = []
+    model = None
     for number, line in enumerate(lines_of(text), 1):
         if not line.strip():
             continue
@@ -384,7 +386,7 @@ def _eee_runs(base: str, data: bytes) -> list[LogFile]:
         if not isinstance(row, dict) or "sample_id" not in row:
             problems.append(Problem("not an Every Eval Ever instance (no sample_id)", number, file=base).to_dict())
             continue
-        model, evaluation = model or row.get("model_id"), evaluation or row.get("evaluation_name")
+        model = model or row.get("model_id")
         record: dict[str, Any] = {SOURCE_LINE: number}
         sample_id = str(row["sample_id"])
         if sample_id.isdigit():
@@ -401,12 +403,16 @@ def _eee_runs(base: str, data: bytes) -> list[LogFile]:
         extracted = next((a.get("extracted_value") for a in reversed(attribution) if a.get("is_terminal")), None)
         if extracted is not None and str(extracted) != record["generation"]:
             record[RAW_OUTPUT] = f"(the harness extracted: {extracted})"
-        records.append(record)
-    if not records:
+        by_name.setdefault(str(row.get("evaluation_name") or ""), []).append(record)
+    if not by_name:
         raise InputError(f"{base}: no Every Eval Ever instance could be read")
-    meta = {"format": "Every Eval Ever", "source": base, "task": evaluation, "filter": None, "model": model,
-            "harness_metrics": {}, "problems": problems}
-    return [LogFile(f"{_stem(base)}.jsonl", _jsonl(meta, records))]
+    stem, out = _stem(base), []
+    for name, records in by_name.items():
+        meta = {"format": "Every Eval Ever", "source": base, "task": name or None, "filter": None, "model": model,
+                "harness_metrics": {}, "problems": problems}
+        run = stem if len(by_name) == 1 else f"{stem}-{re.sub(r'[^0-9A-Za-z가-힣_.-]+', '-', name).strip('-')}"
+        out.append(LogFile(f"{run}.jsonl", _jsonl(meta, records)))
+    return out
 
 
 def _lighteval_runs(base: str, data: bytes) -> list[LogFile]:
@@ -518,6 +524,15 @@ def single_run(name: str, data: bytes) -> tuple[str, bytes]:
         raise InputError(f"{name}: this log holds {len(files)} runs ({shown}); each is scored as its own run "
                          "(klue-viz evaluate and the app's uploads split it)")
     return files[0].name, files[0].data
+
+
+def results_beside(files: list[tuple[str, Callable[[], bytes]]]) -> dict[str, Siblings]:
+    """The results files among uploaded files named by their path in a folder: folder -> {name: reader}."""
+    out: dict[str, Siblings] = {}
+    for name, read in files:
+        if is_results_name(name) and len(PurePosixPath(name).parts) > 1:
+            out.setdefault(str(PurePosixPath(name).parent), {})[PurePosixPath(name).name] = read
+    return out
 
 
 def log_files(names_and_data: Iterator[tuple[str, bytes]]) -> list[LogFile]:

@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from klue_viz.evaluate import Gold, RunResult, evaluate_bytes, load_gold
-from klue_viz.harness import LOG_SUFFIXES, expand, is_results_name, log_files
+from klue_viz.harness import LOG_SUFFIXES, Siblings, expand, is_results_name, log_files
 from klue_viz.io import read_bytes, read_records
 from klue_viz.markup import attrs, esc, esc_attr
 from klue_viz.problems import InputError
@@ -40,12 +40,13 @@ def is_prediction_name(name: str) -> bool:
     return (name.lower().endswith(PREDICTION_SUFFIXES) and not any(p.startswith((".", "__MACOSX")) for p in parts))
 
 
-def prediction_files(name: str, data: bytes) -> list[PredictionFile]:
+def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -> list[PredictionFile]:
     """A file as it is, or the prediction files inside a zip, each with the model its folder (or the zip) names.
 
     A file of an uploaded folder comes named by its path in that folder (model-a/ner.jsonl): its model is
     the folder it sits in, and a hidden file (.DS_Store, ._ner.jsonl) is left out. A zip's members are
-    checked against the upload limit, one by one and in total, before they are read.
+    checked against the upload limit, one by one and in total, before they are read. An evaluation-harness log
+    becomes its runs (klue_viz.harness), read with the results file of its folder (`siblings`, or in the zip).
     """
     if not name.lower().endswith(".zip"):
         path = PurePosixPath(name)
@@ -55,7 +56,7 @@ def prediction_files(name: str, data: bytes) -> list[PredictionFile]:
             raise InputError(f"{path.name}: the results file of lm-evaluation-harness holds no predictions; upload it "
                              "together with its samples_*.jsonl files, in a zip or a folder")
         model = clean_name(path.parent.name) if len(path.parts) > 1 else ""
-        return [PredictionFile(f.name, f.data, model) for f in expand(path.name, data)]
+        return [PredictionFile(f.name, f.data, model) for f in expand(path.name, data, siblings)]
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
