@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from klue_viz.harness import expand_path
+from klue_viz.harness import expand_path, task_hint
 from klue_viz.io import read_bytes, read_records
 from klue_viz.markup import visible
 from klue_viz.problems import InputError
@@ -56,8 +56,8 @@ def report(result: RunResult) -> str:
 
 def guess_task(paths: list[str]) -> str:
     first = expand_path(paths[0])[0]  # a harness log as the prediction file it converts to
-    records = read_records(first.data, first.name).records
-    found = detect_task([r for _, r in records])
+    records = [r for _, r in read_records(first.data, first.name).records]
+    found = detect_task(records) or task_hint(records, list(TASKS))  # a log without guids names its task
     if found is None:
         raise InputError(f"{paths[0]}: cannot tell which KLUE task this file is for; pass --task")
     return found

@@ -373,6 +373,7 @@ def _eee_runs(base: str, data: bytes) -> list[LogFile]:
     the generated text; each `evaluation_name` (lm-eval's task/filter) is one run."""
     text = decode(data, base)[0]
     by_name: dict[str, list[dict]] = {}
+    scores: dict[str, list[float]] = {}
     problems: list[dict] = []
     model = None
     for number, line in enumerate(lines_of(text), 1):
@@ -404,12 +405,16 @@ def _eee_runs(base: str, data: bytes) -> list[LogFile]:
         if extracted is not None and str(extracted) != record["generation"]:
             record[RAW_OUTPUT] = f"(the harness extracted: {extracted})"
         by_name.setdefault(str(row.get("evaluation_name") or ""), []).append(record)
+        score = (row.get("evaluation") or {}).get("score") if isinstance(row.get("evaluation"), dict) else None
+        if isinstance(score, (int, float)) and not isinstance(score, bool):
+            scores.setdefault(str(row.get("evaluation_name") or ""), []).append(float(score))
     if not by_name:
         raise InputError(f"{base}: no Every Eval Ever instance could be read")
     stem, out = _stem(base), []
     for name, records in by_name.items():
+        given = scores.get(name) or []
         meta = {"format": "Every Eval Ever", "source": base, "task": name or None, "filter": None, "model": model,
-                "harness_metrics": {}, "problems": problems}
+                "harness_metrics": {"mean score": sum(given) / len(given)} if given else {}, "problems": problems}
         run = stem if len(by_name) == 1 else f"{stem}-{re.sub(r'[^0-9A-Za-z가-힣_.-]+', '-', name).strip('-')}"
         out.append(LogFile(f"{run}.jsonl", _jsonl(meta, records)))
     return out
@@ -495,6 +500,17 @@ def log_problems(problems: list[Problem], name: str, meta: dict) -> list[Problem
     """Problems found in a converted log named after the log itself, whose lines they give."""
     source = meta.get("source") if meta else None
     return [replace(p, file=source) if source and p.file == name else p for p in problems]
+
+
+def task_hint(records: list[dict], task_names: list[str]) -> str | None:
+    """The KLUE task a converted log names in its harness task (`klue_nli_mc` -> nli), for logs whose documents carry
+    no guid to detect it from; None when it names none, or several."""
+    meta = next((r[LOG_KEY] for r in records[:1] if LOG_KEY in r and isinstance(r[LOG_KEY], dict)), None)
+    if not meta or not meta.get("task"):
+        return None
+    words = set(re.split(r"[^0-9a-z]+", str(meta["task"]).lower()))
+    named = [name for name in task_names if name in words]
+    return named[0] if len(named) == 1 else None
 
 
 def log_notes(meta: dict) -> list[str]:

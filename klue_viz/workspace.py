@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from klue_viz.evaluate import Gold, RunResult, evaluate_bytes, load_gold
-from klue_viz.harness import LOG_SUFFIXES, Siblings, expand, is_results_name, log_files
+from klue_viz.harness import LOG_SUFFIXES, Siblings, expand, is_results_name, log_files, task_hint
 from klue_viz.io import read_bytes, read_records
 from klue_viz.markup import attrs, esc, esc_attr
 from klue_viz.problems import InputError
@@ -99,7 +99,8 @@ def folder_files(folder: Path) -> list[PredictionFile]:
 
 
 def detect_file_task(file: PredictionFile) -> str:
-    found = detect_task([r for _, r in read_records(file.data, file.name).records])
+    records = [r for _, r in read_records(file.data, file.name).records]
+    found = detect_task(records) or task_hint(records, list(TASKS))  # a log without guids names its task
     if found is None:
         raise InputError(f"{file.name}: cannot tell which KLUE task this file is for (no known guid prefix or field)")
     return found

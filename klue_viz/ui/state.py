@@ -31,7 +31,7 @@ from klue_viz.evaluate import (
     load_hf,
     official_file,
 )
-from klue_viz.harness import is_results_name, results_beside
+from klue_viz.harness import is_results_name, results_beside, task_hint
 from klue_viz.io import read_records
 from klue_viz.markup import md
 from klue_viz.problems import InputError
@@ -244,7 +244,7 @@ def task_of(name: str, data: bytes, page_task: str | None = None) -> str:
     records = read_records(data, name)
     if not records.records:
         raise InputError(f"{name}: no record could be read" + (f" ({records.problems[0]})" if records.problems else "") + "; nothing was stored")
-    found = detect_task([r for _, r in records.records])
+    found = detect_task([r for _, r in records.records]) or task_hint([r for _, r in records.records], list(TASKS))
     if page_task is None:
         if found is None:
             raise InputError(f"{name}: cannot tell which KLUE task this file is for (no known guid prefix or field)")
