@@ -118,6 +118,7 @@ def resolve_choices(task: Task, gold: Gold, file: RecordFile) -> list[str]:
     if not labels:
         raise InputError(f"{file.name}: a multiple-choice log, but {task.name.upper()} has no label set to map choices to; "
                          "log it as a generation task")
+    mapping: list[list[str]] | None
     by_text, why_not_text = _choices_by_text(task, rows)
     if by_text is not None:
         mapping, how = by_text, "by their text through the answer parser"
@@ -150,17 +151,19 @@ def resolve_choices(task: Task, gold: Gold, file: RecordFile) -> list[str]:
 
 
 def _choices_by_text(task: Task, rows: list[tuple[int | None, dict]]) -> tuple[list[list[str]] | None, str]:
-    out, cache = [], {}
+    out: list[list[str]] = []
+    cache: dict[str, str | None] = {}
     for line, record in rows:
-        chosen = []
+        chosen: list[str] = []
         for choice in record[CHOICES]:
             text = str(choice)
             if text not in cache:
                 answer = task.parse_answer(text, {})
                 cache[text] = None if answer.fields is None else task.parse_prediction(answer.fields, {}).get("label")
-            if cache[text] is None:
+            label = cache[text]
+            if label is None:
                 return None, f"choice {text.strip()!r} (line {line}) names no single label"
-            chosen.append(cache[text])
+            chosen.append(label)
         if len(set(chosen)) != len(chosen):
             return None, f"two choices of line {line} name the same label ({', '.join(chosen)})"
         out.append(chosen)

@@ -27,6 +27,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from klue_viz.generation import CHOICES, LOGLIKELIHOODS, PROMPT, RAW_OUTPUT, TARGET
@@ -36,6 +37,7 @@ from klue_viz.problems import InputError, Problem
 from klue_viz.uploads import check_size, max_upload_bytes
 
 pq = lazy_module("pyarrow.parquet")  # heavy: loaded when a Parquet file is read
+inspect_log: ModuleType | None
 try:
     inspect_log = lazy_module("inspect_ai.log")  # optional (the `harness` extra), and slow to import: .eval logs only
 except ModuleNotFoundError:
@@ -218,7 +220,7 @@ def _lm_eval_record(row: dict, number: int) -> dict:
     args = [arguments[k] for k in sorted(arguments, key=_arg_index)] if isinstance(arguments, dict) else []
     if args and isinstance(args[0], dict) and args[0].get("arg_0") is not None:
         record[PROMPT] = str(args[0]["arg_0"])
-    filtered = row.get("filtered_resps")
+    filtered: Any = row.get("filtered_resps")
     if _is_loglikelihood_rows(filtered) and len(filtered) == len(args) and all(isinstance(a, dict) and isinstance(a.get("arg_1"), str) for a in args):
         record[CHOICES] = [a["arg_1"] for a in args]
         record[LOGLIKELIHOODS] = [float(pair[0]) for pair in filtered]
@@ -344,7 +346,7 @@ def _inspect_runs(base: str, log: dict) -> list[LogFile]:
     stem = _stem(base)
     out = []
     for epoch, records in by_epoch.items():
-        meta = {"format": "Inspect AI", "source": base, "task": evaluation.get("task"), "filter": None,
+        meta: dict[str, Any] = {"format": "Inspect AI", "source": base, "task": evaluation.get("task"), "filter": None,
                 "model": evaluation.get("model"), "harness_metrics": metrics, "problems": [], "epoch": epoch}
         out.append(LogFile(f"{stem if len(by_epoch) == 1 else f'{stem}-epoch{epoch}'}.jsonl", _jsonl(meta, records)))
     return out
@@ -444,7 +446,7 @@ def _lighteval_runs(base: str, data: bytes) -> list[LogFile]:
         records.append(record)
     if not records:
         raise InputError(f"{base}: the Parquet file holds no rows")
-    meta = {"format": "lighteval", "source": base, "task": None, "filter": None, "model": None, "harness_metrics": {}, "problems": []}
+    meta: dict[str, Any] = {"format": "lighteval", "source": base, "task": None, "filter": None, "model": None, "harness_metrics": {}, "problems": []}
     return [LogFile(f"{_stem(base)}.jsonl", _jsonl(meta, records))]
 
 
@@ -551,10 +553,15 @@ def results_beside(files: list[tuple[str, Callable[[], bytes]]]) -> dict[str, Si
     return out
 
 
+def _reader(data: bytes) -> Callable[[], bytes]:
+    """A sibling's reader for bytes already read (a member of a zip)."""
+    return lambda: data
+
+
 def log_files(names_and_data: Iterator[tuple[str, bytes]]) -> list[LogFile]:
     """Several files of one folder or zip: each expanded with the folder's results files as its siblings."""
     files = list(names_and_data)
-    siblings: Siblings = {PurePosixPath(n).name: (lambda d=d: d) for n, d in files if is_results_name(n)}
+    siblings: Siblings = {PurePosixPath(n).name: _reader(d) for n, d in files if is_results_name(n)}
     out = []
     for name, data in files:
         if not is_results_name(name):

@@ -382,7 +382,7 @@ class Ner(Task):
         if core.casefold() in NOTHING_FORMS or core.rstrip(".") == sentence.strip().rstrip("."):
             return Answer(text, {"entities": []}, (start, end) if core else None)
         found = [(m.group(1), m.group(2), m.start(), m.end()) for m in MARKUP_ENTITY.finditer(text, start, end)]
-        items = [(t, label, a, b) for t, label, a, b in found if entity_type(label)]
+        items: list[tuple[str, str, int, int]] | None = [(t, label, a, b) for t, label, a, b in found if entity_type(label)]
         if not items:
             items = _json_entities(text, start, end) or _listed_entities(text, start, end)
         if items is None:
