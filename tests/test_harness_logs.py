@@ -9,6 +9,7 @@ import gzip
 import io
 import json
 import math
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from klue_viz.generation import softmax as ours
 from klue_viz.harness import expand, expand_path
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS
-from klue_viz.workspace import detect_file_task, prediction_files
+from klue_viz.workspace import detect_file_task, evaluate_folder, prediction_files
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "klue"
 NLI_DEV = SHARED / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json"
@@ -233,3 +234,26 @@ def test_an_ordinary_file_passes_through_expand_unchanged():
 def test_softmax_matches_scipy():
     scores = [-1000.5, -1001.0, -1003.25]
     assert ours(scores) == pytest.approx(list(softmax(scores))) and math.isclose(sum(ours(scores)), 1.0)
+
+
+@pytest.mark.slow
+@needs_lm_eval
+@needs_klue
+def test_the_readme_task_yamls_run_and_their_logs_match_the_gold(tmp_path):
+    """examples/lm_eval (the README's YAMLs) run with the dummy model, 3 documents each: every log is routed to its task
+    and matched to the real dev gold (RE over the demo's RE file, the only RE dev file here)."""
+    folder = tmp_path / "tasks"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "lm_eval", folder)
+    for path in folder.glob("*.yaml"):
+        text = path.read_text(encoding="utf-8").replace("../shared/klue/klue-re-v1.1", str(DEMO_BENCHMARK / "klue-re-v1.1"))
+        path.write_text(text.replace("../shared/klue", str(SHARED)), encoding="utf-8")
+    names = tuple(sorted(p.stem for p in folder.glob("*.yaml")))
+    assert names == ("klue_dp_gen", "klue_ner_gen", "klue_nli_gen", "klue_nli_mc", "klue_re_gen", "klue_wos_gen")
+    logs = run_lm_eval(folder, tmp_path / "out", tasks=names, limit=3)
+    done = evaluate_folder(SHARED, logs)
+    assert len(done.failures) == 1 and "a RE file, but its gold cannot be read" in done.failures[0]  # no RE dev in ../shared
+    scored = {run.task: run.result.coverage for run in done.runs}
+    assert {"nli", "ner", "dp", "wos"} <= set(scored) and all(c.n_scored == 3 for c in scored.values())
+    re_log = next(logs.glob("samples_klue_re_gen_*.jsonl"))
+    re_result = evaluate_file(TASKS["re"], load_gold(TASKS["re"], DEMO_BENCHMARK), re_log)
+    assert re_result.coverage.n_scored == 3 and re_result.coverage.unreadable_answers == 3  # the dummy model says "lol"
