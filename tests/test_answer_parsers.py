@@ -229,6 +229,7 @@ def test_unreadable_answers_are_scored_as_wrong_and_counted():
     assert ex.loc[rows[3]["guid"], "pred"] == UNREADABLE and ex.loc[rows[3]["guid"], "error_type"] == UNREADABLE
     assert list(ex["answer_status"]) == ["read", "read", "read", UNREADABLE]
     assert not ex.loc[rows[3]["guid"], "correct"]
+    assert TASKS["nli"].score(result.frames).values == result.scores.values  # the frames' path agrees with the rows' path
 
 
 def test_strict_does_not_touch_unreadable_answers():
@@ -248,3 +249,16 @@ def test_unreadable_ner_answer_counts_its_gold_entities_as_missed():
     result = evaluate_bytes(TASKS["ner"], gold, data, "ner.jsonl")
     assert result.coverage.unreadable_answers == 1 and result.scores.values["entity_macro_f1"] == 0.0
     assert result.frames.examples["error_type"].tolist() == [UNREADABLE]
+    assert TASKS["ner"].score(result.frames).values == result.scores.values
+
+
+def test_unreadable_sts_answer_is_scored_on_the_wrong_side():
+    gold = load_gold(TASKS["sts"], DEMO_BENCHMARK)
+    low = next(r for r in gold.rows if r["gold"] < 3)
+    high = next(r for r in gold.rows if r["gold"] >= 3)
+    lines = [{"guid": low["guid"], "generation": "비슷하다"}, {"guid": high["guid"], "generation": "정답: 4.5점"}]
+    data = "\n".join(json.dumps(line, ensure_ascii=False) for line in lines).encode()
+    result = evaluate_bytes(TASKS["sts"], gold, data, "sts.jsonl")
+    ex = result.frames.examples.set_index("guid")
+    assert ex.loc[low["guid"], "pred"] == 5.0 and not ex.loc[low["guid"], "correct"] and ex.loc[high["guid"], "pred"] == 4.5
+    assert result.coverage.unreadable_answers == 1 and TASKS["sts"].score(result.frames).values == result.scores.values

@@ -170,7 +170,8 @@ class LabelTask(Task):
         """Gold and predicted class ids in label order; -1 for a missing prediction (--strict)."""
         ex = frames.examples
         gold = pd.Categorical(ex["gold"], categories=self.labels).codes.astype(np.int64)
-        pred = pd.Categorical(ex["pred"], categories=self.labels).codes.astype(np.int64)
+        # a pseudo-label (an unreadable answer) is no class: -1, like a missing prediction
+        pred = pd.Categorical(ex["pred"].where(ex["pred"].isin(self.labels)), categories=self.labels).codes.astype(np.int64)
         return gold, pred
 
     def statistics(self, frames: Frames) -> Statistics:
