@@ -423,7 +423,10 @@ def _eee_runs(base: str, data: bytes) -> list[LogFile]:
 
 
 def _lighteval_runs(base: str, data: bytes) -> list[LogFile]:
-    """lighteval's per-sample details (Parquet): `doc` holds the query and the gold, `model_response` the text."""
+    """lighteval's per-sample details (Parquet, `details_<task>_<date>.parquet`): a row per document with `doc` (query,
+    choices, gold_index, specific, id) and `model_response` (text, logprobs). The example is `doc.specific.guid`, else
+    `doc.id` (a number: its position), else the row's position; a response with one log-probability per choice is
+    multiple choice, else its first text is the generation."""
     try:
         rows = pq.read_table(io.BytesIO(data)).to_pylist()
     except Exception as err:  # pyarrow raises ArrowInvalid and others for a broken file
@@ -432,21 +435,33 @@ def _lighteval_runs(base: str, data: bytes) -> list[LogFile]:
     for k, row in enumerate(rows):
         doc = _maybe_json(row.get("doc")) or {}
         response = _maybe_json(row.get("model_response")) or {}
+        doc = doc if isinstance(doc, dict) else {}
+        response = response if isinstance(response, dict) else {}
         record: dict[str, Any] = {SOURCE_LINE: k + 1}
-        specific = doc.get("specific") if isinstance(doc, dict) else None
-        guid = _guid_of(specific) or _guid_of(doc)
+        specific = _maybe_json(doc.get("specific"))
+        guid = _guid_of(specific) or (str(doc["id"]) if doc.get("id") not in (None, "") and not str(doc["id"]).isdigit() else None)
         if guid is None:
-            record[POSITION] = k
+            record[POSITION] = int(doc["id"]) if str(doc.get("id", "")).isdigit() else k
         else:
             record["guid"] = guid
-        texts = response.get("text") if isinstance(response, dict) else None
-        record["generation"] = str(texts[0] if isinstance(texts, list) and texts else texts or "")
-        if isinstance(doc, dict) and doc.get("query"):
+        if doc.get("query"):
             record[PROMPT] = str(doc["query"])
+        choices, logprobs, texts = doc.get("choices"), response.get("logprobs"), response.get("text")
+        if isinstance(choices, list) and choices and isinstance(logprobs, list) and len(logprobs) == len(choices) and not any(texts or []):
+            record[CHOICES] = [str(c) for c in choices]
+            record[LOGLIKELIHOODS] = [float(v) for v in logprobs]
+            gold_index = doc.get("gold_index")
+            gold_index = gold_index[0] if isinstance(gold_index, list) and len(gold_index) == 1 else gold_index
+            if isinstance(gold_index, int) and not isinstance(gold_index, bool):
+                record[TARGET] = gold_index
+        else:
+            record["generation"] = str(texts[0] if isinstance(texts, list) and texts else texts or "")
         records.append(record)
     if not records:
         raise InputError(f"{base}: the Parquet file holds no rows")
-    meta: dict[str, Any] = {"format": "lighteval", "source": base, "task": None, "filter": None, "model": None, "harness_metrics": {}, "problems": []}
+    match = re.match(r"^details_(.+)_\d{4}-\d\d-\d\dT.*$", _stem(base))
+    meta: dict[str, Any] = {"format": "lighteval", "source": base, "task": match.group(1) if match else None, "filter": None,
+                            "model": None, "harness_metrics": {}, "problems": []}
     return [LogFile(f"{_stem(base)}.jsonl", _jsonl(meta, records))]
 
 

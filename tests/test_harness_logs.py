@@ -257,3 +257,32 @@ def test_the_readme_task_yamls_run_and_their_logs_match_the_gold(tmp_path):
     re_log = next(logs.glob("samples_klue_re_gen_*.jsonl"))
     re_result = evaluate_file(TASKS["re"], load_gold(TASKS["re"], DEMO_BENCHMARK), re_log)
     assert re_result.coverage.n_scored == 3 and re_result.coverage.unreadable_answers == 3  # the dummy model says "lol"
+
+
+def test_lighteval_details_parquet(tmp_path):
+    """lighteval's details: written here with the call lighteval makes (`datasets.Dataset.from_list([asdict(detail)])
+    .to_parquet`), from rows with the fields of its Detail / Doc / ModelResponse dataclasses (lighteval 0.13 itself
+    needs torch, which this environment does not have, so no file of the real tool could be made here): one
+    generation task answering in text, one multiple-choice task with a log-probability per choice."""
+    datasets = pytest.importorskip("datasets")
+    gold = load_gold(TASKS["nli"], DEMO_BENCHMARK)
+    rows = gold.rows[:3]
+    answers = [KOREAN[rows[0]["gold"]], "lol", f"정답: {KOREAN[rows[2]['gold']]}"]
+    generation = [{"doc": {"query": "전제 ...", "choices": [], "gold_index": 0, "specific": {"guid": r["guid"]}, "id": str(k), "task_name": "klue_nli"},
+                   "model_response": {"input": "전제 ...", "text": [a], "logprobs": [], "output_tokens": []}, "metric": {"em": 0.0}}
+                  for k, (r, a) in enumerate(zip(rows, answers))]
+    choices = ["참", "중립", "거짓"]
+    logprobs = [[-0.1, -2.0, -3.0], [-3.0, -0.2, -1.0], [-1.0, -2.0, -0.5]]
+    multiple = [{"doc": {"query": "전제 ...", "choices": choices, "gold_index": HF_ORDER.index(r["gold"]), "specific": None, "id": str(k),
+                         "task_name": "klue_nli_mc"},
+                 "model_response": {"input": "전제 ...", "text": [], "logprobs": lp, "output_tokens": []}, "metric": {"acc": 0.0}}
+                for k, (r, lp) in enumerate(zip(rows, logprobs))]
+    for name, details in (("details_klue_nli_2026-12-01T12-00-00.parquet", generation), ("details_klue_nli_mc_2026-12-01T12-00-00.parquet", multiple)):
+        datasets.Dataset.from_list(details).to_parquet(str(tmp_path / name))
+    text_run = evaluate_file(TASKS["nli"], gold, tmp_path / "details_klue_nli_2026-12-01T12-00-00.parquet")
+    assert text_run.scores.values["accuracy"] == pytest.approx(200 / 3) and text_run.coverage.unreadable_answers == 1
+    assert text_run.log["format"] == "lighteval" and text_run.log["task"] == "klue_nli"
+    mc_run = evaluate_file(TASKS["nli"], gold, tmp_path / "details_klue_nli_mc_2026-12-01T12-00-00.parquet")
+    predicted = [BY_KOREAN[choices[lp.index(max(lp))]] for lp in logprobs]
+    assert list(mc_run.frames.examples["pred"]) == predicted  # by position: doc.id 0, 1, 2
+    assert mc_run.scores.values["accuracy"] == pytest.approx(100 * sum(p == r["gold"] for p, r in zip(predicted, rows)) / 3)
