@@ -73,11 +73,10 @@ def _number(value: float) -> str:
     return "n/a" if not math.isfinite(value) else f"{value:.3f}"
 
 
-def card_with_answers(task: Task, frames: Frames, guids: list[str]) -> str:
-    """A card of the example list (`task.render_card`) followed by the LLM output of its examples, when the run has any."""
-    card = task.render_card(frames, guids)
+def answers_of(frames: Frames, guids: list[str]) -> str:
+    """The LLM output of these examples (with its style), "" when the run has none."""
     if "answer_text" not in frames.examples.columns:
-        return card
+        return ""
     blocks = []
     for guid in guids:
         rows = frames.rows(guid)
@@ -86,4 +85,9 @@ def card_with_answers(task: Task, frames: Frames, guids: list[str]) -> str:
             if block and len(guids) > 1:
                 block = block.replace('<div class="kv-llm"', f'<div class="kv-llm" title="{mk.esc_attr(guid)}"', 1)
             blocks.append(block)
-    return card + (STYLE + "".join(blocks) if any(blocks) else "")
+    return STYLE + "".join(blocks) if any(blocks) else ""
+
+
+def card_with_answers(task: Task, frames: Frames, guids: list[str]) -> str:
+    """A card of the example list (`task.render_card`) followed by the LLM output of its examples, when the run has any."""
+    return task.render_card(frames, guids) + answers_of(frames, guids)

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 import pandas as pd
 
 from klue_viz.annotations.store import Annotation
+from klue_viz.answer_card import answers_of
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.charts import confusion_counts, top_confusions
 from klue_viz.discovery.calibration import run_calibration
@@ -202,7 +203,7 @@ def errors_section(task: Task, result: RunResult, pairs: pd.DataFrame | None, re
     parts = [f"<h3>The {len(guids)} most instructive errors of {esc(result.run)} (of {total:,})</h3>"
              "<p>Annotated errors first, then one from each of the most frequent confusions in turn, then the rest in file order.</p>"]
     for guid in guids:
-        drawn = task.render(result.frames, guid)
+        drawn = task.render(result.frames, guid) + answers_of(result.frames, [guid])  # an LLM's generation, when the run has one
         notes = "".join(remark_html(item) for item in grouped.get(guid, []))
         parts.append(f"<div class='kv-error' data-guid='{esc_attr(guid)}'>{drawn}{'<ul class=kv-remarks>' + notes + '</ul>' if notes else ''}</div>")
     return "".join(parts)

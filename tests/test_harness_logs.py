@@ -286,3 +286,13 @@ def test_lighteval_details_parquet(tmp_path):
     predicted = [BY_KOREAN[choices[lp.index(max(lp))]] for lp in logprobs]
     assert list(mc_run.frames.examples["pred"]) == predicted  # by position: doc.id 0, 1, 2
     assert mc_run.scores.values["accuracy"] == pytest.approx(100 * sum(p == r["gold"] for p, r in zip(predicted, rows)) / 3)
+
+
+def test_the_report_shows_the_generated_answers_of_its_errors(tmp_path):
+    pytest.importorskip("inspect_ai")
+    out = tmp_path / "report.html"
+    assert main(["report", "--task", "nli", "--gold", str(DEMO_BENCHMARK), "--pred", str(FIXTURES / "inspect_nli.eval"),
+                 "--out", str(out), "--bootstrap", "20"]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert html.count('class="kv-llm"') == 3  # the three wrong answers of four (one right, one wrong, two unreadable)
+    assert "unreadable answer" in html and "참 또는 거짓" in html
