@@ -10,6 +10,8 @@ import pytest
 from klue_viz.answers import UNREADABLE, strip_answer
 from klue_viz.demo import DEMO_BENCHMARK
 from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.generation import ANSWER_SLICE
+from klue_viz.slicing import slice_table
 from klue_viz.tasks import TASKS
 
 NLI = [
@@ -230,6 +232,9 @@ def test_unreadable_answers_are_scored_as_wrong_and_counted():
     assert list(ex["answer_status"]) == ["read", "read", "read", UNREADABLE]
     assert not ex.loc[rows[3]["guid"], "correct"]
     assert TASKS["nli"].score(result.frames).values == result.scores.values  # the frames' path agrees with the rows' path
+    table = slice_table(TASKS["nli"], result.frames, ANSWER_SLICE).set_index("value")
+    assert table.loc["read", "n"] == 3 and table.loc["read", "errors"] == 1
+    assert table.loc[UNREADABLE, "n"] == 1 and table.loc[UNREADABLE, "errors"] == 1
 
 
 def test_strict_does_not_touch_unreadable_answers():
