@@ -14,17 +14,25 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from klue_viz.answers import TEXT_FIELDS, UNREADABLE, Answer, unreadable
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, RecordError, Repaired, Slice, Task
+from klue_viz.results import Frames, Repaired
+from klue_viz.tasks.base import RecordError, Slice, Task
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from klue_viz.evaluate import Gold
     from klue_viz.io import RecordFile
+
+
+class GoldRows(Protocol):
+    """What matching needs of a gold (klue_viz.evaluate.Gold is one): its rows, and the row of a prediction's key."""
+
+    rows: list[dict]
+
+    def locate(self, key: str) -> int | None: ...
 
 #: The example frame's column saying whether the run's answer was read (the "Answer" slice).
 STATUS_COLUMN = "answer_status"
@@ -104,7 +112,7 @@ def softmax(scores: list[float]) -> list[float]:
     return [w / total for w in weights]
 
 
-def resolve_choices(task: Task, gold: Gold, file: RecordFile) -> list[str]:
+def resolve_choices(task: Task, gold: GoldRows, file: RecordFile) -> list[str]:
     """Turn every multiple-choice record of `file` into a label and probabilities, in place; the notes to show.
 
     Choices are mapped to labels by their text through the task's answer parser when every document's choices
@@ -170,7 +178,7 @@ def _choices_by_text(task: Task, rows: list[tuple[int | None, dict]]) -> tuple[l
     return out, ""
 
 
-def _choices_by_index(task: Task, gold: Gold, rows: list[tuple[int | None, dict]],
+def _choices_by_index(task: Task, gold: GoldRows, rows: list[tuple[int | None, dict]],
                       labels: tuple[str, ...]) -> tuple[list[list[str]] | None, str]:
     checked = 0
     for line, record in rows:

@@ -30,7 +30,7 @@ from pathlib import Path, PurePosixPath
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from klue_viz.generation import CHOICES, LOGLIKELIHOODS, PROMPT, RAW_OUTPUT, TARGET
+from klue_viz.generation import CHOICES, LOGLIKELIHOODS, PROMPT, RAW_OUTPUT, TARGET, GoldRows
 from klue_viz.io import JSON_FAILURES, RecordFile, decode, lines_of, read_bytes
 from klue_viz.lazy import lazy_module
 from klue_viz.problems import InputError, Problem
@@ -44,7 +44,6 @@ except ModuleNotFoundError:
     inspect_log = None
 
 if TYPE_CHECKING:
-    from klue_viz.evaluate import Gold
     from klue_viz.tasks.base import Task
 
 #: The key of the first line of a converted log.
@@ -495,7 +494,7 @@ def take_log(file: RecordFile) -> dict:
     return meta
 
 
-def locate_positions(task: Task, gold: Gold, file: RecordFile) -> list[Problem]:
+def locate_positions(task: Task, gold: GoldRows, file: RecordFile) -> list[Problem]:
     """Records of documents without a guid get the guid of the gold example at their position; one problem says so."""
     positional = [record for _, record in file.records if POSITION in record and task.record_key(record) is None]
     if not positional:
