@@ -38,6 +38,8 @@ class GoldRows(Protocol):
 STATUS_COLUMN = "answer_status"
 #: Fields of a multiple-choice record (klue_viz.harness writes them).
 CHOICES, LOGLIKELIHOODS, TARGET, PROMPT, RAW_OUTPUT = "choices", "loglikelihoods", "target", "prompt", "raw_output"
+#: Fields that make a record an LLM's: free text, or what a harness log adds.
+LLM_FIELDS = frozenset((*TEXT_FIELDS, CHOICES, LOGLIKELIHOODS, PROMPT, RAW_OUTPUT))
 #: The slice of a run with generated answers: read, or unreadable (klue_viz.ui offers it beside the task's own slices).
 ANSWER_SLICE = Slice(STATUS_COLUMN, "Generated answer read")
 
@@ -71,6 +73,8 @@ def read_prediction(task: Task, record: dict, gold: dict) -> tuple[Any, Trace | 
     RecordError for an ordinary record that cannot be used (as `task.parse_prediction` says); an answer that
     cannot be read is not an error: it is scored as `task.unreadable_prediction`.
     """
+    if record.keys().isdisjoint(LLM_FIELDS):  # an ordinary record: nothing more to look at (the common, fast path)
+        return task.parse_prediction(record, gold), None
     trace = trace_of(record)
     text = generated_text(task, record)
     if text is None:
