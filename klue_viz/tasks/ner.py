@@ -437,6 +437,10 @@ class Ner(Task):
         return mk.example("".join(rows), guid)
 
     # ---- discovery --------------------------------------------------------------------------
+    def example_scores(self, frames: Frames) -> pd.Series:
+        """The sentence's entity F1 on 0..1 (1 for a sentence without entities on either side)."""
+        return entity_f1(frames) / 100.0
+
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most entity errors first": lambda f: -f.examples["n_errors"], "lowest entity F1 first": entity_f1}
 
