@@ -14,8 +14,9 @@ best is decided by Holm's step-down correction over the runs compared (docs/comp
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -59,8 +60,6 @@ class RunTable:
     runs: list[str]
     #: Example-frame guids (a WoS turn: `dialogue-turn`), first-seen order (the gold order when runs cover the gold).
     guids: list[str]
-    #: (guid, turn) of each example as the app and the annotations name it (turn: WoS only, else None).
-    keys: list[tuple[str, int | None]]
     #: n x R: 1.0 right, 0.0 wrong, NaN where the run has no such example.
     correct: np.ndarray
     #: n x R per-example scores on 0..1 (NaN where not scored), or None for tasks without one.
@@ -69,6 +68,8 @@ class RunTable:
     shared: np.ndarray
     stats: list[Statistics] = field(repr=False)
     results: list[RunResult] = field(repr=False)
+    #: Per row, a run that scored it and the example's position in that run's frames (for its key and drawing).
+    owner: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
 
     @property
     def scored(self) -> np.ndarray:
@@ -78,14 +79,62 @@ class RunTable:
     def column(self, run: str) -> int:
         return self.runs.index(run)
 
+    def key(self, row: int) -> tuple[str, int | None]:
+        """(guid, turn) of one example as the app and the annotations name it (turn: WoS only, else None)."""
+        run, position = self.owner[row]
+        return self.task.annotation_key(self.results[run].frames.examples.iloc[int(position)].to_dict())
+
+    @cached_property
+    def keys(self) -> list[tuple[str, int | None]]:
+        """(guid, turn) of every example, in row order: each owning run's columns are read as arrays once."""
+        out: list[tuple[str, int | None]] = [("", None)] * len(self.guids)
+        for run in np.unique(self.owner[:, 0]).tolist():
+            rows = np.flatnonzero(self.owner[:, 0] == run)
+            columns = _Columns(self.results[run].frames.examples)
+            for row, position in zip(rows.tolist(), self.owner[rows, 1].tolist()):
+                out[row] = self.task.annotation_key(_Row(columns, position))
+        return out
+
     def label(self, row: int) -> str:
         """An example as a person reads it: its guid, and the turn for WoS."""
-        guid, turn = self.keys[row]
+        guid, turn = self.key(row)
         return guid if turn is None else f"{guid} turn {turn}"
 
 
-def run_table(results: Sequence[RunResult]) -> RunTable:
-    """The runs (of one task, on one gold, with distinct names) side by side, in the order given."""
+class _Columns:
+    """A frame's columns as numpy arrays, each converted on first use (reading one field of every row is then cheap)."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def value(self, column: str, position: int) -> object:
+        if column not in self.arrays:
+            self.arrays[column] = self.frame[column].to_numpy(dtype=object)
+        return self.arrays[column][position]
+
+
+class _Row(Mapping):
+    """One example row as a read-only mapping over `_Columns` (what `Task.annotation_key` reads), built without a dict."""
+
+    def __init__(self, columns: _Columns, position: int) -> None:
+        self.columns, self.position = columns, position
+
+    def __getitem__(self, column: str) -> object:
+        if column not in self.columns.frame.columns:
+            raise KeyError(column)
+        return self.columns.value(column, self.position)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.columns.frame.columns)
+
+    def __len__(self) -> int:
+        return len(self.columns.frame.columns)
+
+
+def run_table(results: Sequence[RunResult], statistics: Sequence[Statistics] | None = None) -> RunTable:
+    """The runs (of one task, on one gold, with distinct names) side by side, in the order given. `statistics`: each
+    run's `task.statistics(frames)` when already at hand (kept with the run's results), else computed here."""
     if not results:
         raise ValueError("no run to compare")
     task = results[0].task
@@ -94,29 +143,37 @@ def run_table(results: Sequence[RunResult]) -> RunTable:
     names = [r.run for r in results]
     if len(set(names)) != len(names):
         raise ValueError(f"run names must be distinct to be compared: {names}")
-    examples = [r.frames.examples for r in results]
-    guids = pd.unique(np.concatenate([ex["guid"].astype(str).to_numpy() for ex in examples]))
-    index = pd.Index(guids)
+    own = [r.frames.examples["guid"].to_numpy(dtype=object) for r in results]
+    same = all(len(g) == len(own[0]) and np.array_equal(g, own[0]) for g in own[1:])
+    guids = own[0] if same else pd.unique(np.concatenate(own))
+    index = None if same else pd.Index(guids)
     n, width = len(guids), len(results)
     correct = np.full((n, width), np.nan)
     scores = np.full((n, width), np.nan)
+    owner = np.full((n, 2), -1, dtype=np.int64)
     has_score = False
-    keys: dict[str, tuple[str, int | None]] = {}
-    for k, (result, ex) in enumerate(zip(results, examples)):
-        rows = index.get_indexer(ex["guid"].astype(str))
-        correct[rows, k] = ex["correct"].to_numpy(dtype=bool)
+    positions = []
+    for k, (result, ex_guids) in enumerate(zip(results, own)):
+        rows = np.arange(n) if index is None else index.get_indexer(ex_guids)
+        positions.append(rows)
+        correct[rows, k] = result.frames.examples["correct"].to_numpy(dtype=bool)
         score = task.example_scores(result.frames)
         if score is not None:
             has_score = True
             scores[rows, k] = np.asarray(score, dtype=float)
-        missing = [g for g in guids[rows] if g not in keys]
-        if missing:
-            own = ex.set_index(ex["guid"].astype(str)).loc[missing]
-            keys.update((g, task.annotation_key(row)) for g, row in zip(missing, own.to_dict("records")))
+        free = owner[rows, 0] < 0
+        owner[rows[free]] = np.column_stack([np.full(int(free.sum()), k), np.flatnonzero(free)])
     shared = np.flatnonzero(~np.isnan(correct).any(axis=1))
-    shared_guids = guids[shared]
-    stats = [task.statistics(r.frames).take(pd.Index(ex["guid"].astype(str)).get_indexer(shared_guids)) for r, ex in zip(results, examples)]
-    return RunTable(task, names, list(guids), [keys[g] for g in guids], correct, scores if has_score else None, shared, stats, list(results))
+    stats = []
+    for k, result in enumerate(results):
+        full = statistics[k] if statistics is not None else task.statistics(result.frames)
+        if index is None:
+            stats.append(full)
+        else:
+            inverse = np.full(n, -1)
+            inverse[positions[k]] = np.arange(len(positions[k]))
+            stats.append(full.take(inverse[shared]))
+    return RunTable(task, names, [str(g) for g in guids], correct, scores if has_score else None, shared, stats, list(results), owner)
 
 
 # ---- paired resampling of many runs --------------------------------------------------------------
@@ -127,7 +184,7 @@ def dense(stats: Statistics) -> np.ndarray:
     return np.bincount(flat, stats.values, minlength=stats.n * stats.width).reshape(stats.n, stats.width)
 
 
-def _product_type(arrays: Sequence[np.ndarray], max_count: float) -> type:
+def product_type(arrays: Sequence[np.ndarray], max_count: float) -> type:
     """float32 when every sum of a resample is an integer below 2**24 (exact in float32), else float64."""
     for array in arrays:
         if not np.array_equal(array, np.round(array)) or np.abs(array).sum(axis=0).max(initial=0) * max_count >= FLOAT32_EXACT:
@@ -137,27 +194,51 @@ def _product_type(arrays: Sequence[np.ndarray], max_count: float) -> type:
 
 def paired_resamples(stats: Sequence[Statistics], samples: int, seed: int = 0, observed: bool = True) -> list[dict[str, np.ndarray]]:
     """Every metric of each run on the same resamples of their shared examples (row 0: all examples once, when
-    `observed`), so that run a minus run b on a row is a paired difference. One count matrix per chunk for all runs."""
+    `observed`), so that run a minus run b on a row is a paired difference.
+
+    The runs' statistics are laid side by side (n x sum of widths, in blocks of at most STACK_CELLS) so each chunk of
+    resample counts is one matrix product for many runs; float32 where that is exact (integer statistics)."""
     n = stats[0].n
     if any(s.n != n for s in stats):
         raise ValueError("paired resamples need statistics over the same examples")
-    arrays = [dense(s) for s in stats]
     rng = np.random.default_rng(seed)
     chunk = max(1, CHUNK_CELLS // max(n, 1))
-    parts: list[list[dict[str, np.ndarray]]] = [[] for _ in stats]
     blocks = [np.ones((1, n))] if observed else []
     start = 0
     while start < samples:
         size = min(chunk, samples - start)
         blocks.append(resample_counts(rng, n, size))
         start += size
-    for counts in blocks:
-        kind = _product_type(arrays, float(counts.max(initial=1)))
-        typed = counts.astype(kind)
-        for part, s, array in zip(parts, stats, arrays):
-            summed = (typed @ array.astype(kind, copy=False)).astype(np.float64)
-            part.append(s.scores(summed, counts if s.unsummed is not None else None))
+    max_count = max(float(b.max(initial=1)) for b in blocks)
+    parts: list[list[dict[str, np.ndarray]]] = [[] for _ in stats]
+    for group in _stacks(stats):
+        arrays = [dense(stats[k]) for k in group]
+        kind = product_type(arrays, max_count)
+        stacked = np.hstack(arrays).astype(kind)
+        edges = np.cumsum([0] + [a.shape[1] for a in arrays])
+        for counts in blocks:
+            summed = (counts.astype(kind) @ stacked).astype(np.float64)
+            for k, lo, hi in zip(group, edges[:-1], edges[1:]):
+                parts[k].append(stats[k].scores(summed[:, lo:hi], counts if stats[k].unsummed is not None else None))
     return [{key: np.concatenate([p[key] for p in part]) for key in part[0]} for part in parts]
+
+
+#: Largest stacked statistics array (examples x columns of several runs) multiplied at once.
+STACK_CELLS = 8_000_000
+
+
+def _stacks(stats: Sequence[Statistics]) -> list[list[int]]:
+    """Runs grouped so each group's stacked statistics hold at most STACK_CELLS cells (one run at least)."""
+    groups: list[list[int]] = [[]]
+    cells = 0
+    for k, s in enumerate(stats):
+        size = s.n * s.width
+        if groups[-1] and cells + size > STACK_CELLS:
+            groups.append([])
+            cells = 0
+        groups[-1].append(k)
+        cells += size
+    return groups
 
 
 # ---- the ranking ---------------------------------------------------------------------------------
@@ -277,23 +358,18 @@ def trajectories(table: RunTable) -> tuple[np.ndarray, np.ndarray]:
     """Along the runs in table order, per example: where it was solved for good (the first run of the final streak of
     right answers after a wrong one) and where it was forgotten (the first run of the final streak of wrong answers
     after a right one); -1 where neither happened. Runs that did not score an example are skipped."""
-    n, width = table.correct.shape
-    solved = np.full(n, -1)
-    forgotten = np.full(n, -1)
-    for row in range(n):
-        seen = np.flatnonzero(~np.isnan(table.correct[row]))
-        if len(seen) < 2:
-            continue
-        states = table.correct[row, seen] > 0
-        last = states[-1]
-        change = np.flatnonzero(states != last)
-        if not len(change):
-            continue
-        start = seen[change[-1] + 1]
-        if last:
-            solved[row] = start
-        else:
-            forgotten[row] = start
+    scored = table.scored
+    n, width = scored.shape
+    columns = np.arange(width)
+    last_column = width - 1 - np.argmax(scored[:, ::-1], axis=1)
+    last = table.correct[np.arange(n), last_column]
+    differs = scored & (table.correct != last[:, None])
+    changed = differs.any(axis=1)
+    last_change = np.where(changed, width - 1 - np.argmax(differs[:, ::-1], axis=1), width)
+    after = scored & (columns[None, :] > last_change[:, None])
+    start = np.where(changed, np.argmax(after, axis=1), -1)
+    solved = np.where(changed & (last == 1), start, -1)
+    forgotten = np.where(changed & (last == 0), start, -1)
     return solved, forgotten
 
 
@@ -334,7 +410,7 @@ def matrix_frame(table: RunTable, how: str = "difficulty", runs: Sequence[str] |
     })
     for name in names:
         values = table.correct[rows, table.column(name)]
-        frame[name] = pd.array([None if np.isnan(v) else bool(v) for v in values], dtype="boolean")
+        frame[name] = pd.arrays.BooleanArray(np.nan_to_num(values) > 0, np.isnan(values))
     frame.index = rows
     return frame
 

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from klue_viz.bootstrap import resample_counts
-from klue_viz.compare import PREDICTION_FEATURES
+from klue_viz.compare import PREDICTION_FEATURES, product_type
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import md
 from klue_viz.metrics import Statistics
@@ -199,10 +199,9 @@ def _group(task: Task, feature: str, stats: list[Statistics], codes: np.ndarray,
     return _Group(feature, values, sizes, _metric_keys(task, stats[0]), arrays, stats, masks)
 
 
-def _scores(group: _Group, run: int, counts: np.ndarray) -> dict[str, np.ndarray]:
-    """Each metric of one run's groups on each resample: B x G arrays."""
+def _scores(group: _Group, run: int, counts: np.ndarray, summed: np.ndarray) -> dict[str, np.ndarray]:
+    """Each metric of one run's groups on each resample (`summed`: counts times the group's expanded array): B x G."""
     stats = group.stats[run]
-    summed = counts @ group.arrays[run]  # B x (G * width)
     b, g = len(counts), len(group.values)
     values = stats.aggregate(summed.reshape(b * g, stats.width))
     out = {key: values[key].reshape(b, g) for key in group.metrics if key in values}
@@ -236,9 +235,18 @@ def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 
     # per group and metric: differences on every row (row 0: observed), B+1 x G
     differences: dict[tuple[int, str], list[np.ndarray]] = {}
     observed: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
+    # every group of a run side by side: one matrix product per chunk of counts and run (float32 where exact)
+    max_count = max(float(b.max(initial=1)) for b in blocks)
+    stacked, kinds = [], []
+    for run in (0, 1):
+        arrays = [group.arrays[run] for group in groups]
+        kinds.append(product_type(arrays, max_count))
+        stacked.append(np.hstack(arrays).astype(kinds[-1]))
+    edges = [np.cumsum([0] + [group.arrays[run].shape[1] for group in groups]) for run in (0, 1)]  # widths differ (DP's heads)
     for counts in blocks:
+        sums = [(counts.astype(kind) @ array).astype(np.float64) for kind, array in zip(kinds, stacked)]
         for k, group in enumerate(groups):
-            base, cand = _scores(group, 0, counts), _scores(group, 1, counts)
+            base, cand = (_scores(group, run, counts, sums[run][:, edges[run][k]:edges[run][k + 1]]) for run in (0, 1))
             for key in group.metrics:
                 if key not in base:
                     continue

@@ -31,6 +31,7 @@ from klue_viz.compare import (
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
 from klue_viz.tasks import get_task
+from klue_viz.tasks.ner import entity_f1
 
 LABELS = ("entailment", "neutral", "contradiction")
 SOURCES = ("airbnb", "policy", "wikinews", "wikipedia")
@@ -255,3 +256,11 @@ def test_compare_command_refuses_one_run_and_a_missing_gold(tmp_path, capsys):
     assert main(["compare", "--task", "nli", "--gold", str(DEMO_BENCHMARK), "--pred", str(path)]) == 2
     assert "at least two runs" in capsys.readouterr().err
     assert main(["compare", "--task", "nli", "--gold", str(tmp_path / "nowhere.json"), "--pred", str(path), "--pred", str(path)]) == 2
+
+
+def test_ner_sentence_scores_from_the_example_columns_equal_the_entity_f1_of_the_entity_rows():
+    task = get_task("ner")
+    gold = load_gold(task, DEMO_BENCHMARK)
+    for path in demo_runs("ner"):
+        frames = evaluate_file(task, gold, path).frames
+        np.testing.assert_allclose(task.example_scores(frames).to_numpy(), entity_f1(frames).to_numpy() / 100.0)
