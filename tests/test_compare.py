@@ -7,16 +7,16 @@ import random
 
 import numpy as np
 import pytest
-from scipy.stats import binomtest
-
 from cases import gold_of, nli, wos
 from conftest import jsonl
+from scipy.stats import binomtest
+
 from klue_viz.bootstrap import resampled_scores
 from klue_viz.cli import main
 from klue_viz.compare import (
     change,
-    complementarity,
     compare_payload,
+    complementarity,
     consecutive_changes,
     difficulty,
     holm_rejections,

@@ -7,9 +7,9 @@ import random
 
 import numpy as np
 import pytest
-
 from cases import gold_of, ner_tsv, nli
 from conftest import jsonl
+
 from klue_viz.cli import main
 from klue_viz.evaluate import evaluate_bytes
 from klue_viz.gate import gate, gate_markdown
