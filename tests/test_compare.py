@@ -30,6 +30,7 @@ from klue_viz.compare import (
 )
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
+from klue_viz.report import build_report
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import entity_f1
 
@@ -264,3 +265,12 @@ def test_ner_sentence_scores_from_the_example_columns_equal_the_entity_f1_of_the
     for path in demo_runs("ner"):
         frames = evaluate_file(task, gold, path).frames
         np.testing.assert_allclose(task.example_scores(frames).to_numpy(), entity_f1(frames).to_numpy() / 100.0)
+
+
+def test_the_report_ranks_more_than_two_runs_and_leaves_two_to_the_paired_comparison(sequence):
+    html = build_report(NLI, sequence, "planted", errors=1, samples=200)
+    ranking = html[html.index("<h2>Ranking</h2>"):html.index("<h2>Paired comparison</h2>")]
+    # ckpt-3 is the most accurate (38 errors), then ckpt-2 (50), then ckpt-1 (60)
+    assert ranking.index("ckpt-3") < ranking.index("ckpt-2") < ranking.index("ckpt-1")
+    assert "Holm" in ranking and "90.50" in ranking
+    assert "<h2>Ranking</h2>" not in build_report(NLI, sequence[:2], "planted", errors=1, samples=50)
