@@ -148,6 +148,7 @@ def _groups(task: Task, runs: list[RunResult], shared: list[str], min_size: int,
     out = [_group(task, "", stats, np.zeros(n, dtype=np.int64), ["overall"], [n])]
     examples = [r.frames.examples.iloc[p].reset_index(drop=True) for r, p in zip(runs, positions)]
     names = {spec.key for spec in task.slices if spec.level == "examples"}
+    shared_index = pd.Index(shared)
     for spec in task.slices:
         if spec.key in PREDICTION_FEATURES:
             continue
@@ -162,16 +163,15 @@ def _groups(task: Task, runs: list[RunResult], shared: list[str], min_size: int,
             continue
         feature = f"{spec.level}.{spec.key}" if spec.key in names else spec.key
         details = [r.frames.details[spec.level] for r in runs]
-        example_rows = [pd.Index(shared).get_indexer(d["guid"].astype(str)) for d in details]
+        example_rows = [shared_index.get_indexer(d["guid"].astype(str)) for d in details]
         base_values = _strings(details[0][spec.key])
         _, values, sizes = _codes(np.where(example_rows[0] >= 0, base_values, None), min_size)
         if not values:
             continue
-        lookup = {v: k for k, v in enumerate(values)}
+        kept = pd.Index(values)
         arrays, detail_stats = [], []
         for d, rows in zip(details, example_rows):
-            raw = _strings(d[spec.key])
-            codes = np.array([lookup.get(v, -1) if v is not None else -1 for v in raw], dtype=np.int64)
+            codes = kept.get_indexer(d[spec.key].astype(object).where(d[spec.key].notna(), None)).astype(np.int64)  # -1: not kept
             s = task.detail_statistics(spec.level, d)
             arrays.append(_detail_expanded(s, codes, len(values), rows, n))
             detail_stats.append(s)
