@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -92,7 +93,8 @@ class RunTable:
             rows = np.flatnonzero(self.owner[:, 0] == run)
             columns = _Columns(self.results[run].frames.examples)
             for row, position in zip(rows.tolist(), self.owner[rows, 1].tolist()):
-                out[row] = self.task.annotation_key(_Row(columns, position))
+                # annotation_key reads fields by name only: a mapping over the columns serves it without a dict per row
+                out[row] = self.task.annotation_key(cast(dict, _Row(columns, position)))
         return out
 
     def label(self, row: int) -> str:
@@ -184,12 +186,12 @@ def dense(stats: Statistics) -> np.ndarray:
     return np.bincount(flat, stats.values, minlength=stats.n * stats.width).reshape(stats.n, stats.width)
 
 
-def product_type(arrays: Sequence[np.ndarray], max_count: float) -> type:
+def product_type(arrays: Sequence[np.ndarray], max_count: float) -> np.dtype:
     """float32 when every sum of a resample is an integer below 2**24 (exact in float32), else float64."""
     for array in arrays:
         if not np.array_equal(array, np.round(array)) or np.abs(array).sum(axis=0).max(initial=0) * max_count >= FLOAT32_EXACT:
-            return np.float64
-    return np.float32
+            return np.dtype(np.float64)
+    return np.dtype(np.float32)
 
 
 def paired_resamples(stats: Sequence[Statistics], samples: int, seed: int = 0, observed: bool = True) -> list[dict[str, np.ndarray]]:
@@ -503,9 +505,9 @@ def complementarity(table: RunTable) -> Complementarity:
         both_wrong = wrong.T @ wrong  # R x R: examples both runs miss
         union = 1.0 - both_wrong / n
         np.fill_diagonal(union, -1.0)
-        a, b = np.unravel_index(int(np.argmax(union)), union.shape)
-        a, b = sorted((int(a), int(b)))
-        pair = (table.runs[a], table.runs[b], float(union[a, b]))
+        flat = int(np.argmax(union))
+        first, second = sorted((flat // union.shape[1], flat % union.shape[1]))
+        pair = (table.runs[first], table.runs[second], float(union[first, second]))
     guids = np.asarray(table.guids, dtype=object)[table.shared]
     return Complementarity(n, float(right.any(axis=1).mean()), (table.runs[best], float(single[best])), pair, guids[~right.any(axis=1)].tolist())
 

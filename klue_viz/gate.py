@@ -165,7 +165,8 @@ def _groups(task: Task, runs: list[RunResult], shared: list[str], min_size: int,
         details = [r.frames.details[spec.level] for r in runs]
         example_rows = [shared_index.get_indexer(d["guid"].astype(str)) for d in details]
         base_values = _strings(details[0][spec.key])
-        _, values, sizes = _codes(np.where(example_rows[0] >= 0, base_values, None), min_size)
+        base_values[example_rows[0] < 0] = None  # units of examples the candidate did not score
+        _, values, sizes = _codes(base_values, min_size)
         if not values:
             continue
         kept = pd.Index(values)
@@ -237,7 +238,8 @@ def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 
     observed: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
     # every group of a run side by side: one matrix product per chunk of counts and run (float32 where exact)
     max_count = max(float(b.max(initial=1)) for b in blocks)
-    stacked, kinds = [], []
+    stacked: list[np.ndarray] = []
+    kinds: list[np.dtype] = []
     for run in (0, 1):
         arrays = [group.arrays[run] for group in groups]
         kinds.append(product_type(arrays, max_count))
