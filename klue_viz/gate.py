@@ -121,7 +121,7 @@ def _metric_keys(task: Task, stats: Statistics) -> list[str]:
 
 
 def _strings(values: pd.Series) -> np.ndarray:
-    return values.astype(object).where(values.notna(), None).to_numpy(dtype=object)
+    return values.astype(object).where(values.notna(), None).to_numpy(dtype=object, copy=True)
 
 
 def _codes(values: np.ndarray, min_size: int) -> tuple[np.ndarray, list[str], list[int]]:
