@@ -25,8 +25,9 @@ import pandas as pd
 from klue_viz.bootstrap import CHUNK_CELLS, percentile_interval, resample_counts
 from klue_viz.evaluate import RunResult
 from klue_viz.metrics import Statistics
+from klue_viz.results import Frames
 from klue_viz.slicing import slice_table
-from klue_viz.tasks.base import Frames, Task
+from klue_viz.tasks.base import Task
 
 #: The family-wise error level of "not distinguishable from the best" (Holm over the runs compared).
 ALPHA = 0.05
