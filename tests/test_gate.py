@@ -159,3 +159,31 @@ def test_gate_command_exit_codes_and_files(tmp_path, capsys):
     assert main([*args, "--candidate", str(tmp_path / "missing.jsonl")]) == 2
     assert main([*args, "--candidate", str(cand), "--out", str(tmp_path / "no" / "gate.json")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_stored_error_tag_is_a_slice_and_a_confidence_that_depends_on_the_run_is_skipped():
+    n = 1200
+    base_wrong, cand_wrong = degraded()
+    gold = gold_of("nli", nli(labels(n), [source_of(k) for k in range(n)]))
+
+    def with_probs(wrong: set[int], confident: bool) -> bytes:
+        records = nli_records(n, wrong)
+        for record in records:  # a run's own confidence: the two runs' confidence bins differ
+            chosen = LABELS.index(record["label"])
+            record["probs"] = [0.9 if k == chosen else 0.05 for k in range(3)] if confident else [0.5 if k == chosen else 0.25 for k in range(3)]
+        return jsonl(records)
+
+    baseline = evaluate_bytes(NLI, gold, with_probs(base_wrong, True), "base.jsonl", run="base")
+    candidate = evaluate_bytes(NLI, gold, with_probs(cand_wrong, False), "cand.jsonl", run="cand")
+    broken = sorted(cand_wrong - base_wrong)  # the 45 wikinews examples the candidate broke
+    policy = [k for k in range(n) if source_of(k) == "policy"][:40]
+    tagged = {f"klue-nli-v1_dev_{k:05d}": {"negation"} for k in broken + policy}
+    result = gate(NLI, baseline, candidate, min_size=30, tags=tagged)
+    assert any(s.startswith("confidence_bin") for s in result.skipped)
+    assert not any("confidence_bin" in t.slice for t in result.tests)
+    tag = next(t for t in result.tests if t.slice == {"tag: negation": "yes"})
+    assert tag.size == 85
+    # the 45 broken ones are tagged, and so are 40 policy examples, of which the planted fixes may have fixed some
+    fixed_in_tag = len(set(policy) & (base_wrong - cand_wrong))
+    assert tag.difference == pytest.approx(100 * (fixed_in_tag - 45) / 85)
+    assert {"tag: negation": "yes"} in [t.slice for t in result.regressions]
