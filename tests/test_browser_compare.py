@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
 from klue_viz.demo import demo_runs
-from tests.test_browser import ARTIFACTS, browser, open_task, page, start_server, stop_server, upload, wait_idle  # noqa: F401
+from tests.test_browser import ARTIFACTS, CHROMIUM, browser, open_task, page, start_server, stop_server, upload, wait_idle  # noqa: F401
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists() and not os.environ.get("CI"), reason="no system chromium (CI installs it)"),
+]
 
 FIRST_CELL = """() => {
   const gd = document.querySelector('.st-key-cmp_matrix .js-plotly-plot');
