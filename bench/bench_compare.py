@@ -26,10 +26,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from bench_core import CHILD_ENV, predictions
+from bench_core import CHILD_ENV, cpu_time, predictions
 
 from klue_viz.compare import consecutive_changes, matrix_frame, rank_runs, run_table
 from klue_viz.evaluate import evaluate_bytes, load_gold
@@ -58,15 +57,6 @@ def compare_once(results: list, resamples: int, statistics: list | None = None) 
     consecutive_changes(table)
 
 
-def cpu(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return statistics.median(times)
-
-
 def gate_cpu(command: list[str], repeat: int) -> float:
     """Median CPU seconds (user + system) of the gate as a child process, after a warm-up; exit 0 (pass) or 1 (fail) both count."""
     times = []
@@ -93,8 +83,8 @@ def main() -> int:
     for task_name, count in (("nli", args.nli_runs), ("ner", args.ner_runs)):
         results = runs(task_name, shared, count)
         kept = [r.task.statistics(r.frames) for r in results]
-        seconds = cpu(lambda: compare_once(results, args.resamples, kept), args.repeat)
-        fresh = cpu(lambda: compare_once(results, args.resamples), args.repeat)
+        seconds = cpu_time(lambda: compare_once(results, args.resamples, kept), args.repeat)
+        fresh = cpu_time(lambda: compare_once(results, args.resamples), args.repeat)
         n = len(results[0].frames.examples)
         print(f"compare {task_name} dev: {count} runs x {n:,} examples, {args.resamples} resamples: {seconds:.2f} CPU s with the runs' "
               f"statistics kept, {fresh:.2f} CPU s computing them from the frames (ranking + matrix + changes; goal <= 3)")
