@@ -79,6 +79,7 @@ class RunTable:
         return ~np.isnan(self.correct)
 
     def column(self, run: str) -> int:
+        """The column of a run."""
         return self.runs.index(run)
 
     def key(self, row: int) -> tuple[str, int | None]:
@@ -112,6 +113,7 @@ class _Columns:
         self.arrays: dict[str, np.ndarray] = {}
 
     def value(self, column: str, position: int) -> object:
+        """The value of `column` in the row at `position`."""
         if column not in self.arrays:
             self.arrays[column] = self.frame[column].to_numpy(dtype=object)
         return self.arrays[column][position]
@@ -264,6 +266,8 @@ class RankedRun:
 
 @dataclass
 class Ranking:
+    """The runs ranked on `metric` (the first official one) over `n_shared` examples, and the correction in one line."""
+
     metric: str
     best: str
     n_shared: int
@@ -438,6 +442,7 @@ class Change:
     broke: list[str]
 
     def to_dict(self) -> dict:
+        """As `klue-viz compare --out` writes it: {"from", "to", "fixed", "broke"}."""
         return {"from": self.first, "to": self.second, "fixed": self.fixed, "broke": self.broke}
 
 

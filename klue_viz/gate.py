@@ -61,12 +61,15 @@ class Test:
         return bool(self.high < 0)
 
     def to_dict(self) -> dict:
+        """One regression as gate.json lists it."""
         return {"slice": self.slice, "metric": self.metric, "baseline": self.baseline, "candidate": self.candidate,
                 "difference": self.difference, "ci95": [self.low, self.high], "size": self.size}
 
 
 @dataclass
 class GateResult:
+    """Every test of the gate, the max-t critical value that made their simultaneous intervals, and what was skipped."""
+
     baseline: str
     candidate: str
     tests: list[Test]
@@ -78,10 +81,12 @@ class GateResult:
 
     @property
     def regressions(self) -> list[Test]:
+        """The tests significantly worse after the correction, the clearest first."""
         return sorted((t for t in self.tests if t.regression), key=lambda t: t.high)
 
     @property
     def verdict(self) -> str:
+        """'fail' when anything regressed, else 'pass'."""
         return "fail" if self.regressions else "pass"
 
     def to_dict(self) -> dict:
@@ -287,6 +292,7 @@ def _critical(tests: list[Test], columns: list[np.ndarray], level: float) -> flo
 
 
 def slice_text(conditions: dict[str, str]) -> str:
+    """A slice as a person reads it: `feature=value`, or `overall`."""
     return " & ".join(f"{k}={v}" for k, v in conditions.items()) or "overall"
 
 
