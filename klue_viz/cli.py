@@ -14,7 +14,7 @@ from klue_viz.io import read_bytes, read_records
 from klue_viz.lazy import lazy_module
 from klue_viz.markup import visible
 from klue_viz.problems import InputError
-from klue_viz.tasks import TASKS, detect_task, get_task
+from klue_viz.tasks import TASKS, Task, detect_task, get_task
 
 if TYPE_CHECKING:
     from klue_viz import bootstrap, workspace
@@ -373,7 +373,7 @@ differs from the baseline only by chance fails at most 5% of the time (about 2.5
 however many slices are tested."""
 
 
-def add_compare_commands(commands) -> None:
+def add_compare_commands(commands: argparse._SubParsersAction) -> None:
     """`klue-viz compare` (a ranking of many runs, example by example) and `klue-viz gate` (a regression check for CI)."""
     compare = commands.add_parser("compare", help="rank many runs with paired bootstrap intervals; what each run fixed and broke")
     compare.add_argument("--task", choices=list(TASKS), help="the KLUE task (guessed from the first file when left out)")
@@ -395,7 +395,7 @@ def add_compare_commands(commands) -> None:
     gate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
 
 
-def _scored_runs(task_name: str | None, gold_source: str, paths: list[str], strict: bool, outs: list[str | None]):
+def _scored_runs(task_name: str | None, gold_source: str, paths: list[str], strict: bool, outs: list[str | None]) -> tuple[Task, list[RunResult]]:
     """The task, and each file scored against the gold (distinct run names); InputError/KeyError for bad input."""
     for out in outs:
         check_out(out)
