@@ -28,6 +28,7 @@ from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.compare import compare_section
 from klue_viz.ui.crowd import crowd_panel
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
 from klue_viz.ui.links import (
@@ -100,6 +101,7 @@ def _body(task: Task) -> None:
     _selection_charts(task, result)
     _slices(task, result)
     discovery_panel(task, result, results)
+    compare_section(task, results)
     st.subheader("Error tags")
     tag_views(task, result, results)
     _examples(task, result, pairs, results)
