@@ -248,6 +248,7 @@ def read_ner_file(path):
     return sentences, tags
 
 
+@pytest.mark.slow
 def test_public_ner_functions_match_seqeval_and_sklearn_on_dev(shared):
     sentences, gold = read_ner_file(shared / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv")
     assert len(sentences) == 5000
@@ -265,6 +266,7 @@ def test_public_ner_functions_match_seqeval_and_sklearn_on_dev(shared):
     assert metrics.ner_entity_macro_f1(gold, ids, sentences) == pytest.approx(entity, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_public_dp_functions_match_sklearn_on_dev(shared):
     heads, rels = [], []
     for line in (shared / "klue-dp-v1.1" / "klue-dp-v1.1_dev.tsv").read_text(encoding="utf-8").split("\n"):

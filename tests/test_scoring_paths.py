@@ -72,6 +72,7 @@ def test_real_dev_sets_score_the_same_from_rows_and_from_frames(name, shared):
     assert_same(some)
 
 
+@pytest.mark.slow
 def test_evaluate_scores_without_pandas(shared, tmp_path):
     """The whole CLI run imports neither pandas nor the app's libraries; its numbers are the in-process ones."""
     task = get_task("ner")

@@ -95,6 +95,7 @@ def ner_run(shared):
     return official, gold_seqs, pred_seqs, result
 
 
+@pytest.mark.slow
 def test_ner_per_type_f1_matches_seqeval_per_type_report(ner_run):
     _, gold_seqs, pred_seqs, result = ner_run
     report = classification_report(gold_seqs, pred_seqs, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
@@ -106,6 +107,7 @@ def test_ner_per_type_f1_matches_seqeval_per_type_report(ner_run):
         assert row["f1"] == pytest.approx(100 * report[label]["f1-score"], abs=1e-9), label
 
 
+@pytest.mark.slow
 def test_ner_official_metrics_per_source_are_the_source_subsets(ner_run):
     official, gold_seqs, pred_seqs, result = ner_run
     table = by_value(slice_table(get_task("ner"), result.frames, Slice("source", "Source")))
@@ -192,6 +194,7 @@ def test_re_micro_f1_per_gold_relation_group_by_hand():
     assert result.scores.values["micro_f1"] == pytest.approx(400 / 7)
 
 
+@pytest.mark.slow
 def test_dp_word_metrics_per_gold_relation_on_dev(shared):
     path = shared / "klue-dp-v1.1" / "klue-dp-v1.1_dev.tsv"
     official = dp_sentences(path)
@@ -290,6 +293,7 @@ def test_slice_table_counts_errors_rates_order_and_missing_values(nli_gold):
     assert list(table.index) == list(range(len(table))) and table["errors"].dtype.kind == "i"
 
 
+@pytest.mark.slow
 def test_entity_type_slices_match_seqeval_per_type(ner_gold):
     ner = get_task("ner")
     rng = random.Random(9)
