@@ -60,6 +60,7 @@ def corrupted(name: str, row: dict, rng: random.Random) -> dict:
     return {"guid": row["guid"].rsplit("-", 1)[0], "turn": int(row["guid"].rsplit("-", 1)[1]), "state": state}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(REAL))
 def test_real_dev_sets_score_the_same_from_rows_and_from_frames(name, shared):
     task = get_task(name)

@@ -369,6 +369,7 @@ def _importer(url: str, tags: str, stamp: str, queue) -> None:
         queue.put(f"{type(err).__name__}: {err}")
 
 
+@pytest.mark.slow
 def test_two_concurrent_imports_neither_crash_nor_overwrite_the_newer(db_url):
     Store(db_url)
     context = multiprocessing.get_context("spawn")
