@@ -1,0 +1,227 @@
+"""klue_viz.evaluate's own contracts: the CLI's JSON record of a run, where gold may be read from, the hub's
+gold and the official-layout search. Written to kill the mutants that survived the tests of matching and
+gold reading (docs/mutation.md); expected values are the inputs planted here."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from klue_viz.demo import DEMO_BENCHMARK
+from klue_viz.evaluate import (
+    DATA_DIR_ENV,
+    GOLD_ROOTS_ENV,
+    allowed_gold_folder,
+    evaluate_bytes,
+    gold_from_bytes,
+    gold_roots,
+    load_gold,
+    load_hf,
+    match_records,
+    official_file,
+)
+from klue_viz.io import read_records
+from klue_viz.problems import InputError
+from klue_viz.tasks import get_task
+from tests.conftest import jsonl
+
+# ---- the JSON record of a run (the CLI's --out) ----------------------------------------------------
+
+
+def test_a_run_as_json_holds_file_metrics_reasons_coverage_problems_and_notes_and_ci95_only_when_asked():
+    nli = get_task("nli")
+    gold = load_gold(nli, DEMO_BENCHMARK)
+    first, second = gold.rows[0]["guid"], gold.rows[1]["guid"]
+    lines = [{"guid": first, "label": "neutral"}, {"guid": first, "label": "neutral"}, {"guid": second, "label": "neutral"},
+             {"guid": "not-in-gold", "label": "neutral"}]
+    result = evaluate_bytes(nli, gold, jsonl(lines), "my-run.jsonl")
+    record = json.loads(json.dumps(result.to_dict()))
+    assert set(record) == {"run", "file", "metrics", "undefined", "coverage", "problems", "notes"}
+    assert record["run"] == "my-run" and record["file"] == "my-run.jsonl"
+    assert set(record["metrics"]) == {"accuracy"} and record["undefined"] == {}
+    assert record["coverage"] == {"n_gold": len(gold.rows), "n_scored": 2, "n_missing": len(gold.rows) - 2, "n_extra": 1, "n_invalid": 1}
+    (problem,) = record["problems"]
+    assert problem["line"] == 2 and problem["guid"] == first and "duplicate guid" in problem["message"]
+    assert record["notes"] == ["1 guid(s) not in the gold were ignored: not-in-gold"]
+    result.intervals = {"accuracy": (40.0, 60.0)}
+    assert result.to_dict()["ci95"] == {"accuracy": (40.0, 60.0)}
+
+
+def test_an_undefined_metric_is_in_the_record_with_its_reason():
+    sts = get_task("sts")
+    gold = load_gold(sts, DEMO_BENCHMARK)
+    result = evaluate_bytes(sts, gold, jsonl({"guid": r["guid"], "score": 3.0} for r in gold.rows), "constant.jsonl")
+    record = result.to_dict()
+    assert record["metrics"]["pearsonr"] is None and record["undefined"]["pearsonr"]
+
+
+def test_a_run_keeps_the_name_it_is_given_and_its_frames_the_gold_columns_first():
+    nli = get_task("nli")
+    gold = load_gold(nli, DEMO_BENCHMARK)
+    result = evaluate_bytes(nli, gold, jsonl([{"guid": gold.rows[3]["guid"], "label": "neutral"}]), "p.jsonl", run="named")
+    assert result.run == "named" and result.file == "p.jsonl"
+    examples = result.frames.examples
+    assert list(examples.columns[:len(gold.frame.columns)]) == list(gold.frame.columns) and "index" not in examples.columns
+    assert examples["guid"].tolist() == [gold.rows[3]["guid"]]
+
+
+def test_matching_is_not_strict_unless_asked():
+    nli = get_task("nli")
+    gold = load_gold(nli, DEMO_BENCHMARK)
+    matched = match_records(nli, gold, read_records(jsonl([{"guid": gold.rows[0]["guid"], "label": "neutral"}]), "p.jsonl", nli.normalise_record))
+    assert matched.order == [0] and matched.filled == set()
+    assert (matched.coverage.n_scored, matched.coverage.n_missing) == (1, len(gold.rows) - 1)
+
+
+def test_a_file_without_records_or_problems_is_refused_in_exactly_one_line():
+    gold = load_gold(get_task("nli"), DEMO_BENCHMARK)
+    with pytest.raises(InputError) as info:
+        evaluate_bytes(get_task("nli"), gold, b"{}", "empty-object.json")
+    assert str(info.value) == "empty-object.json: no record could be read"
+
+
+# ---- gold files: one JSON document or JSON lines -------------------------------------------------------
+
+HF_NLI = [{"guid": f"klue-nli-v1_dev_0000{k}", "source": "airbnb", "premise": "전제", "hypothesis": "가설", "label": k} for k in range(3)]
+
+
+def lines(records) -> bytes:
+    return "\n".join(json.dumps(r, ensure_ascii=False) for r in records).encode("utf-8")
+
+
+def test_json_lines_gold_is_read_line_by_line_whatever_its_file_is_named():
+    nli = get_task("nli")
+    for name in ("export.jsonl", "export.json"):
+        assert [r["gold"] for r in gold_from_bytes(nli, lines(HF_NLI), name).rows] == ["entailment", "neutral", "contradiction"]
+    # One record on one line is still JSON lines when the name says so (not an official JSON document).
+    assert [r["gold"] for r in gold_from_bytes(nli, lines(HF_NLI[:1]), "one.jsonl").rows] == ["entailment"]
+
+
+def test_a_broken_json_gold_list_is_an_error_naming_the_file():
+    with pytest.raises(InputError) as info:
+        gold_from_bytes(get_task("nli"), b'[{"guid": "a",', "broken-gold.json")
+    assert str(info.value).startswith("broken-gold.json")
+
+
+# ---- where the app may read gold from -----------------------------------------------------------------
+
+
+@pytest.fixture
+def no_roots(monkeypatch):
+    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
+    monkeypatch.delenv(GOLD_ROOTS_ENV, raising=False)
+    return monkeypatch
+
+
+def test_gold_roots_are_the_existing_folders_named_each_once(no_roots, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    no_roots.setenv(DATA_DIR_ENV, str(a))
+    no_roots.setenv(GOLD_ROOTS_ENV, os.pathsep.join([str(a), str(tmp_path / "missing"), "", f"  {b}  ", str(b)]))
+    assert gold_roots() == [a.resolve(), b.resolve()]
+    no_roots.delenv(DATA_DIR_ENV)
+    no_roots.delenv(GOLD_ROOTS_ENV)
+    assert gold_roots() == []
+
+
+@pytest.mark.parametrize("typed, message", [("", "no folder given"), ("   ", "no folder given"), ("a" * 1001, "not a folder path"),
+                                            ("gold\x00", "not a folder path")])
+def test_the_gold_box_refuses_what_is_no_folder_path_with_one_line(no_roots, tmp_path, typed, message):
+    no_roots.setenv(GOLD_ROOTS_ENV, str(tmp_path))
+    with pytest.raises(InputError) as info:
+        allowed_gold_folder(typed)
+    assert str(info.value) == message
+
+
+def test_a_path_of_1000_characters_is_still_a_path(no_roots, tmp_path):
+    no_roots.setenv(GOLD_ROOTS_ENV, str(tmp_path))
+    typed = str(tmp_path)
+    while len(typed) < 1000:  # folder names of at most 200 characters (a longer one is an OSError of its own)
+        typed += "/" + "d" * min(200, 999 - len(typed))
+    assert len(typed) == 1000
+    with pytest.raises(InputError, match="no such folder$"):
+        allowed_gold_folder(typed)
+
+
+def test_a_symlink_loop_cannot_be_resolved(no_roots, tmp_path):
+    no_roots.setenv(GOLD_ROOTS_ENV, str(tmp_path))
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(InputError) as info:
+        allowed_gold_folder(str(tmp_path / "a"))
+    assert str(info.value) == f"{tmp_path / 'a'}: cannot be resolved as a folder"
+
+
+def test_a_folder_inside_proc_is_refused_even_when_the_operator_allows_everything(no_roots):
+    no_roots.setenv(GOLD_ROOTS_ENV, "/")
+    with pytest.raises(InputError, match="gold is never read from the root of the file system or from /proc, /sys or /dev"):
+        allowed_gold_folder("/proc/sys")
+
+
+def test_a_folder_outside_the_roots_is_told_which_roots_are_allowed(no_roots, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    no_roots.setenv(GOLD_ROOTS_ENV, os.pathsep.join([str(a), str(b)]))
+    with pytest.raises(InputError) as info:
+        allowed_gold_folder(str(tmp_path))
+    assert f"({a.resolve()}, {b.resolve()}; set by KLUE_VIZ_DATA_DIR and KLUE_VIZ_GOLD_ROOTS)" in str(info.value)
+
+
+# ---- gold from the hub ---------------------------------------------------------------------------------
+
+
+def test_hub_gold_is_the_validation_split_named_dev_by_default():
+    calls = []
+
+    def loader(path, name, split):
+        calls.append((path, name, split))
+        return [{"sentence": "철수", "tokens": ["철", "수"], "ner_tags": [6, 7]}]  # B-PS I-PS in klue/klue's label order
+
+    gold = load_hf(get_task("ner"), loader=loader)
+    assert calls == [("klue/klue", "ner", "validation")]
+    assert [r["guid"] for r in gold.rows] == ["klue-ner-v1_dev_00000"] and gold.positional
+    assert gold.source == "hf:klue/klue/ner:validation"
+    assert [r["guid"] for r in load_hf(get_task("ner"), "train", loader=loader).rows] == ["klue-ner-v1_train_00000"]
+
+
+def test_hub_gold_lists_a_guid_given_twice():
+    gold = load_hf(get_task("nli"), loader=lambda path, name, split: HF_NLI + HF_NLI[:1])
+    assert len(gold.rows) == 3
+    (problem,) = gold.problems
+    assert problem.guid == HF_NLI[0]["guid"] and "duplicate gold guid" in problem.message
+
+
+def test_an_unreachable_hub_names_the_first_line_of_its_error_and_the_offline_switch(monkeypatch):
+    def failing(message, kind=ConnectionError):
+        def loader(path, name, split):
+            raise kind(message)
+        return loader
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(InputError) as info:
+        load_hf(get_task("ynat"), loader=failing("x" * 200 + "\nsecond line"))
+    assert f"from the Hugging Face hub (HF_HUB_OFFLINE is set): {'x' * 160}. Use a local copy" in str(info.value)
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    with pytest.raises(InputError) as info:
+        load_hf(get_task("ynat"), loader=failing("", TimeoutError))
+    assert "from the Hugging Face hub: TimeoutError. Use a local copy instead: --gold path/to/ynat-v1.1_dev.json" in str(info.value)
+
+
+# ---- the official layout --------------------------------------------------------------------------------
+
+
+class UnreadableFirst(type(Path())):
+    """A folder whose first glob (the task folder) fails as an unreadable sub-folder does."""
+
+    def glob(self, pattern):
+        if pattern.startswith("klue-sts-v1.1/"):
+            raise PermissionError(13, "Permission denied", pattern)
+        return super().glob(pattern)
+
+
+def test_an_unreadable_task_folder_does_not_end_the_search(tmp_path):
+    (tmp_path / "klue-sts-v1.1_dev.json").write_text("[]")
+    assert official_file(get_task("sts"), UnreadableFirst(tmp_path)) == tmp_path / "klue-sts-v1.1_dev.json"
