@@ -8,6 +8,7 @@ import json
 import os
 from pathlib import Path
 
+import datasets
 import pytest
 
 from klue_viz.demo import DEMO_BENCHMARK
@@ -225,3 +226,9 @@ class UnreadableFirst(type(Path())):
 def test_an_unreadable_task_folder_does_not_end_the_search(tmp_path):
     (tmp_path / "klue-sts-v1.1_dev.json").write_text("[]")
     assert official_file(get_task("sts"), UnreadableFirst(tmp_path)) == tmp_path / "klue-sts-v1.1_dev.json"
+
+
+def test_without_a_loader_the_hub_is_read_through_datasets(monkeypatch):
+    calls = []
+    monkeypatch.setattr(datasets, "load_dataset", lambda path, name, split: calls.append((path, name, split)) or HF_NLI)
+    assert len(load_hf(get_task("nli"), "validation").rows) == 3 and calls == [("klue/klue", "nli", "validation")]
