@@ -15,8 +15,8 @@ from klue_viz import bootstrap, metrics
 from klue_viz.bootstrap import Weighted, compare_runs, confidence_intervals
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
+from klue_viz.results import Frames
 from klue_viz.tasks import get_task
-from klue_viz.tasks.base import Frames
 from tests.cases import nli_run
 from tests.conftest import jsonl
 
