@@ -79,6 +79,41 @@ def test_a_file_without_records_or_problems_is_refused_in_exactly_one_line():
     assert str(info.value) == "empty-object.json: no record could be read"
 
 
+def test_a_file_of_unreadable_lines_is_refused_naming_its_first_problem():
+    gold = load_gold(get_task("nli"), DEMO_BENCHMARK)
+    with pytest.raises(InputError) as info:
+        evaluate_bytes(get_task("nli"), gold, b"not json\nnot json either\n", "bad.jsonl")
+    message = str(info.value)
+    assert message.startswith("bad.jsonl: no record could be read (bad.jsonl, line 1: ") and "line 2" not in message
+
+
+def test_records_without_a_guid_and_guids_given_twice_are_listed_with_file_line_and_why():
+    nli = get_task("nli")
+    gold = load_gold(nli, DEMO_BENCHMARK)
+    first, second = gold.rows[0]["guid"], gold.rows[1]["guid"]
+    lines = [{"guid": first, "label": "neutral"}, {"label": "neutral"}, {"guid": first, "label": "neutral"},
+             {"guid": second, "label": "no such label"}, {"guid": second, "label": "neutral"}]
+    result = evaluate_bytes(nli, gold, jsonl(lines), "p.jsonl")
+    problems = [(p.line, p.guid, p.file, p.message) for p in result.problems]
+    assert problems[0] == (2, None, "p.jsonl", "missing 'guid' (or 'id')")
+    assert problems[1] == (3, first, "p.jsonl", "duplicate guid, already given on line 1; this line is left out")
+    assert problems[2][:3] == (4, second, "p.jsonl")  # the unusable label, in the task's own words
+    assert problems[3] == (5, second, "p.jsonl", "duplicate guid, already given on line 4, which could not be used either; this line is left out")
+    assert len(problems) == 4 and result.coverage.n_invalid == 4 and result.coverage.n_scored == 1
+
+
+def test_guid_numbers_match_positional_gold_and_a_record_without_a_guid_is_only_listed():
+    def loader(path, name, split):
+        return [{"sentence": "철수", "tokens": ["철", "수"], "ner_tags": [6, 7]}, {"sentence": "영희", "tokens": ["영", "희"], "ner_tags": [6, 7]}]
+
+    ner = get_task("ner")
+    gold = load_hf(ner, loader=loader)  # guids made from positions: klue-ner-v1_dev_00000, ..._00001
+    lines = [{"guid": "klue-ner-v1_dev_00001-nsmc", "tags": ["B-PS", "I-PS"]}, {"tags": ["O", "O"]}]
+    result = evaluate_bytes(ner, gold, jsonl(lines), "p.jsonl")
+    assert (result.coverage.n_scored, result.coverage.n_invalid) == (1, 1)
+    assert [(p.line, p.message) for p in result.problems] == [(2, "missing 'guid' (or 'id')")]
+
+
 # ---- gold files: one JSON document or JSON lines -------------------------------------------------------
 
 HF_NLI = [{"guid": f"klue-nli-v1_dev_0000{k}", "source": "airbnb", "premise": "전제", "hypothesis": "가설", "label": k} for k in range(3)]
@@ -94,6 +129,14 @@ def test_json_lines_gold_is_read_line_by_line_whatever_its_file_is_named():
         assert [r["gold"] for r in gold_from_bytes(nli, lines(HF_NLI), name).rows] == ["entailment", "neutral", "contradiction"]
     # One record on one line is still JSON lines when the name says so (not an official JSON document).
     assert [r["gold"] for r in gold_from_bytes(nli, lines(HF_NLI[:1]), "one.jsonl").rows] == ["entailment"]
+
+
+def test_an_official_json_gold_list_is_read_as_one_document():
+    official = [{"guid": f"klue-nli-v1_dev_0000{k}", "source": "airbnb", "premise": "전제", "hypothesis": "가설", "gold_label": label}
+                for k, label in enumerate(["neutral", "entailment"])]
+    gold = gold_from_bytes(get_task("nli"), json.dumps(official, ensure_ascii=False, indent=1).encode("utf-8"), "klue-nli-v1.1_dev.json")
+    assert [(r["guid"], r["gold"]) for r in gold.rows] == [("klue-nli-v1_dev_00000", "neutral"), ("klue-nli-v1_dev_00001", "entailment")]
+    assert gold.problems == []
 
 
 def test_a_broken_json_gold_list_is_an_error_naming_the_file():
