@@ -10,7 +10,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from klue_viz.demo import DEMO_BENCHMARK
+from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import (
     evaluate_bytes,
     gold_from_bytes,
@@ -112,6 +112,30 @@ def test_guid_numbers_match_positional_gold_and_a_record_without_a_guid_is_only_
     result = evaluate_bytes(ner, gold, jsonl(lines), "p.jsonl")
     assert (result.coverage.n_scored, result.coverage.n_invalid) == (1, 1)
     assert [(p.line, p.message) for p in result.problems] == [(2, "missing 'guid' (or 'id')")]
+
+
+def test_guids_not_in_the_gold_are_named_five_at_most_and_a_file_of_them_only_is_refused_with_an_example():
+    nli = get_task("nli")
+    gold = load_gold(nli, DEMO_BENCHMARK)
+    right = {"guid": gold.rows[0]["guid"], "label": "neutral"}
+    for count, shown in [(5, "x0, x1, x2, x3, x4"), (6, "x0, x1, x2, x3, x4, ...")]:
+        result = evaluate_bytes(nli, gold, jsonl([right] + [{"guid": f"x{k}", "label": "neutral"} for k in range(count)]), "p.jsonl")
+        assert result.notes == [f"{count} guid(s) not in the gold were ignored: {shown}"]
+    with pytest.raises(InputError) as info:
+        evaluate_bytes(nli, gold, jsonl([{"guid": "x0", "label": "neutral"}, {"guid": "x1", "label": "neutral"}]), "p.jsonl")
+    assert str(info.value) == "p.jsonl: no prediction could be scored: none of its 2 guids is in the gold (e.g. x0)"
+
+
+def test_a_file_of_another_task_is_named_in_capitals_and_unusable_records_of_the_right_task_are_not():
+    nli = get_task("nli")
+    gold = load_gold(nli, DEMO_BENCHMARK)
+    ynat_run = next(demo_runs("ynat"))
+    with pytest.raises(InputError) as info:
+        evaluate_bytes(nli, gold, ynat_run.read_bytes(), "p.jsonl")
+    assert str(info.value) == "p.jsonl: this looks like a YNAT file, not NLI (no guid matches the NLI gold)"
+    with pytest.raises(InputError) as info:
+        evaluate_bytes(nli, gold, jsonl([{"guid": gold.rows[0]["guid"], "label": "no such label"}]), "p.jsonl")
+    assert str(info.value).startswith(f"p.jsonl: no prediction could be scored: p.jsonl, line 1, guid {gold.rows[0]['guid']}: ")
 
 
 # ---- gold files: one JSON document or JSON lines -------------------------------------------------------

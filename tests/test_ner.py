@@ -29,7 +29,7 @@ def test_overlapping_ner_spans_are_scored_with_the_later_span_on_top(ner_gold):
     result = evaluate_bytes(ner, ner_gold, jsonl(records), "p.jsonl")
     assert result.coverage.n_scored == 1 and result.coverage.n_invalid == 0
     (problem,) = [p for p in result.problems if "overlaps" in p.message]
-    assert problem.line == 1 and problem.guid == row["guid"]
+    assert problem.line == 1 and problem.guid == row["guid"] and problem.file == "p.jsonl"
     tags = ["O"] * len(row["sentence"])
     tags[0:6] = ["B-PS"] + ["I-PS"] * 5
     tags[3:9] = ["B-LC"] + ["I-LC"] * 5
