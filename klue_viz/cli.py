@@ -9,22 +9,31 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from klue_viz.discovery.calibration import run_calibration
-from klue_viz.evaluate import RunResult, evaluate_file, load_gold
+from klue_viz.evaluate import RunResult, evaluate_bytes, evaluate_file, load_gold
+from klue_viz.harness import expand_path, task_hint
 from klue_viz.io import read_bytes, read_records
 from klue_viz.lazy import lazy_module
 from klue_viz.markup import visible
 from klue_viz.problems import InputError
-from klue_viz.tasks import TASKS, detect_task, get_task
+from klue_viz.tasks import TASKS, Task, detect_task, get_task
 
 if TYPE_CHECKING:
-    from klue_viz import bootstrap, workspace
+    from klue_viz import bootstrap, corrected_gold, workspace
+    from klue_viz import compare as run_comparison
+    from klue_viz import gate as regression_gate
     from klue_viz import report as html_report
     from klue_viz.annotations import files as annotation_files
+    from klue_viz.annotations import gold_versions
     from klue_viz.annotations import store as annotation_store
-    from klue_viz.discovery import features, slices
+    from klue_viz.crowd import HumanBaseline
+    from klue_viz.discovery import annotators, features, hf_export, slices
     from klue_viz.discovery import suspects as suspect_queue
+    from klue_viz.evaluate import Gold
+    from klue_viz.tasks.base import Task
 else:  # the commands that need pandas, SQLAlchemy or cleanlab load them when they run: `klue-viz evaluate` needs numpy only
     bootstrap = lazy_module("klue_viz.bootstrap")
+    run_comparison = lazy_module("klue_viz.compare")
+    regression_gate = lazy_module("klue_viz.gate")
     workspace = lazy_module("klue_viz.workspace")
     html_report = lazy_module("klue_viz.report")
     annotation_files = lazy_module("klue_viz.annotations.files")
@@ -32,6 +41,10 @@ else:  # the commands that need pandas, SQLAlchemy or cleanlab load them when th
     features = lazy_module("klue_viz.discovery.features")
     slices = lazy_module("klue_viz.discovery.slices")
     suspect_queue = lazy_module("klue_viz.discovery.suspects")
+    annotators = lazy_module("klue_viz.discovery.annotators")
+    hf_export = lazy_module("klue_viz.discovery.hf_export")
+    corrected_gold = lazy_module("klue_viz.corrected_gold")
+    gold_versions = lazy_module("klue_viz.annotations.gold_versions")
 
 SHOWN_PROBLEMS = 10
 
@@ -60,7 +73,8 @@ def report(result: RunResult) -> str:
         spread = f"  [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
         lines.append(f"  {metric.key:<{width}}  {format_value(value):>7}{spread}" + (f"  ({reason})" if reason else ""))
     c = result.coverage
-    lines.append(f"  coverage: {c.n_scored}/{c.n_gold} gold scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} unreadable")
+    lines.append(f"  coverage: {c.n_scored}/{c.n_gold} gold scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} unreadable"
+                 + (f", {c.unreadable_answers} unreadable answers (scored as wrong)" if c.unreadable_answers else ""))
     lines.extend(f"  note: {terminal(note)}" for note in result.notes)
     for problem in result.problems[:SHOWN_PROBLEMS]:
         lines.append(f"  problem: {terminal(problem)}")
@@ -70,8 +84,9 @@ def report(result: RunResult) -> str:
 
 
 def guess_task(paths: list[str]) -> str:
-    records = read_records(read_bytes(paths[0]), Path(paths[0]).name).records
-    found = detect_task([r for _, r in records])
+    first = expand_path(paths[0])[0]  # a harness log as the prediction file it converts to
+    records = [r for _, r in read_records(first.data, first.name).records]
+    found = detect_task(records) or task_hint(records, list(TASKS))  # a log without guids names its task
     if found is None:
         raise InputError(f"{paths[0]}: cannot tell which KLUE task this file is for; pass --task")
     return found
@@ -106,29 +121,50 @@ def evaluate_command(args: argparse.Namespace) -> int:
         check_out(args.out)
         task = get_task(args.task) if args.task else get_task(guess_task(args.pred))
         gold = load_gold(task, args.gold)
+        corrected = corrected_for(task, args) if args.corrections or args.gold_version else None
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
+    before = gold
+    if corrected is not None:
+        gold = corrected.gold
+        say(f"scoring against {corrected.version}: {len(corrected.file.changed)} record(s) of {gold.source} corrected")
+        for problem in corrected.file.problems[:SHOWN_PROBLEMS]:
+            say(f"correction problem: {problem}", error=True)
     for problem in gold.problems[:SHOWN_PROBLEMS]:
         say(f"gold problem: {problem}", error=True)
     results, failures = [], []
     for path in args.pred:
         try:
-            result = evaluate_file(task, gold, path, strict=args.strict)
-            if args.bootstrap:
-
-                result.intervals = bootstrap.confidence_intervals(task, result.frames, samples=args.bootstrap)
+            runs = expand_path(path)  # a harness log with several filters is one run each
         except InputError as err:
             failures.append(str(err))
             say(f"klue-viz: {err}", error=True)
             continue
-        results.append(result)
-        print(report(result))
+        for run in runs:
+            try:
+                result = evaluate_bytes(task, gold, run.data, run.name, strict=args.strict)
+                if args.bootstrap:
+                    result.intervals = bootstrap.confidence_intervals(task, result.frames, samples=args.bootstrap)
+            except InputError as err:
+                failures.append(str(err))
+                say(f"klue-viz: {err}", error=True)
+                continue
+            results.append(result)
+            print(report(result))
+    human = human_line(task, gold, results)
+    if corrected is not None and results:
+        print(corrected.table(task, before, args.pred, args.strict))
     if args.out:
-        payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [run_record(r) for r in results]}
+        payload = {"task": task.name, "gold": gold.source, "strict": args.strict,
+                   "runs": [run_record(r, crowd=human is not None) for r in results]}
+        if human is not None:
+            payload["human"] = human.to_dict()
+        if corrected is not None:
+            payload["corrections"] = corrected.summary(task, before, args.pred, args.strict)
         if failures:
             payload["failed"] = failures
-        if len(args.pred) == 1 and results:
+        if len(args.pred) == 1 and len(results) == 1:
             payload["metrics"] = results[0].scores.values
         if not write_out(args.out, json.dumps(payload, ensure_ascii=False, indent=2)):
             return 2
@@ -188,7 +224,7 @@ def report_command(args: argparse.Namespace) -> int:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
     remarks = stored_remarks(task.name)
-    html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
+    html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap, gold_rows=gold.rows)
     if not write_out(args.out, html):
         return 2
     print(f"wrote {args.out}: {' vs '.join(r.run for r in results)}, {len(remarks)} stored annotation(s) of {task.name.upper()} considered")
@@ -206,15 +242,47 @@ def distinct_run_names(results: list[RunResult]) -> None:
         taken.add(chosen)
 
 
-def run_record(result: RunResult) -> dict:
-    """A run as written by --out: metrics and coverage, plus calibration when the run gave probabilities."""
+def corrected_for(task: Task, args: argparse.Namespace) -> corrected_gold.CorrectedGold:
+    """The corrected gold of `evaluate --corrections FILE` or `--gold-version NAME` (a version kept in KLUE_VIZ_DB)."""
+    if args.corrections and args.gold_version:
+        raise InputError("give --corrections or --gold-version, not both")
+    if args.corrections:
+        return corrected_gold.CorrectedGold.from_file(task, args.gold, args.corrections)
+    return corrected_gold.CorrectedGold.from_version(task, args.gold, args.gold_version)
+
+
+def run_record(result: RunResult, crowd: bool = False) -> dict:
+    """A run as written by --out: metrics and coverage, plus calibration when the run gave probabilities, and what the
+    gold's annotators say about it (vote cross-entropy, error against their spread) where the gold keeps them."""
 
     record = result.to_dict()
     if getattr(result.task, "labels", None):  # only label tasks have probabilities: the others never build frames here
         found = run_calibration(result.task, result.frames.examples)
         if found is not None:
             record["calibration"] = found.to_dict()
+    if crowd:
+        record.update(annotators.run_crowd(result.task, result))
     return record
+
+
+def human_line(task: Task, gold: Gold, results: list[RunResult]) -> HumanBaseline | None:
+    """Print the annotators' agreement (the human baseline) over the gold the runs scored; returns it (None without votes)."""
+    if not results or task.human_baseline(gold.rows) is None:
+        return None
+    human = annotators.human_of(task, gold.rows, results)
+    if human is None:
+        return None
+    print(f"== human baseline (the gold's annotators against the gold) ==\n  {human.text()}")
+    for result in results:
+        found = annotators.run_crowd(task, result)
+        if "vote_cross_entropy" in found:
+            ce = found["vote_cross_entropy"]
+            print(terminal(f"  {result.run}: vote cross-entropy {ce['value']:.4f} over {ce['n']:,} {task.unit}s with probabilities"))
+        rho = found.get("error_vs_spread", {}).get("spearman")
+        if rho is not None:
+            print(terminal(f"  {result.run}: Spearman rho of |gold - predicted| with the annotators' spread {rho['rho']:.3f} "
+                           f"over {rho['n']:,} {task.unit}s"))
+    return human
 
 
 def annotations_command(args: argparse.Namespace) -> int:
@@ -345,17 +413,168 @@ def suspects_command(args: argparse.Namespace) -> int:
 
     try:
         task, gold, results = _load_runs(args)
-        found = suspect_queue.suspects(task, results, top=args.top)
+        found = suspect_queue.suspects(task, results, top=args.top, gold_rows=gold.rows)
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
     for k, item in enumerate(found, 1):
         turn = f" turn {item['turn']}" if item["turn"] is not None else ""
-        print(terminal(f"{k:>3}. {item['guid']}{turn} {item['unit']}: gold {item['gold']} -> {item['proposed']}  score {item['score']:.3f}"))
+        ties = "".join(f"  {name} {item[key]:.3f}" for key, name in (("confidence", "confidence"), ("label_quality", "label quality"))
+                       if item.get(key) is not None)
+        print(terminal(f"{k:>3}. {item['guid']}{turn} {item['unit']}: gold {item['gold']} -> {item['proposed']}  score {item['score']:.3f}{ties}"))
+        for line in item.get("text", "").split("\n"):
+            print("       " + terminal(line))
     if args.out:
         payload = {"task": task.name, "runs": [r.run for r in results], "suspects": found}
         Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
     return 0
+
+
+GATE_HELP = """Exit 0 when nothing regressed, 1 when something did, 2 for bad input. Every official metric is
+tested overall, on each value of each slice the task defines (example-level and entity/word/slot-level) and on
+each error tag stored for the runs (KLUE_VIZ_DB), when the group holds at least --min-size examples (units).
+A test is the paired bootstrap of candidate - baseline over the examples both runs scored, all tests on the same
+resamples. The family-wise error over everything tested is controlled by the max-t bootstrap: each difference
+is divided by its bootstrap standard error and the 95% quantile of the largest |t| over all tests on each
+resample gives simultaneous 95% intervals. A regression is an interval wholly below 0, so a candidate that
+differs from the baseline only by chance fails at most 5% of the time (about 2.5%: only the lower side counts),
+however many slices are tested."""
+
+
+def add_compare_commands(commands: argparse._SubParsersAction) -> None:
+    """`klue-viz compare` (a ranking of many runs, example by example) and `klue-viz gate` (a regression check for CI)."""
+    compare = commands.add_parser("compare", help="rank many runs with paired bootstrap intervals; what each run fixed and broke")
+    compare.add_argument("--task", choices=list(TASKS), help="the KLUE task (guessed from the first file when left out)")
+    compare.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
+    compare.add_argument("--pred", required=True, action="append", help="prediction file (repeat: two or more runs, in sequence order)")
+    compare.add_argument("--out", help="write {task, runs, examples, changes} as JSON")
+    compare.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000)")
+    compare.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+    gate = commands.add_parser("gate", help="fail when a candidate run is significantly worse than a baseline, overall or on any slice",
+                               description=GATE_HELP)
+    gate.add_argument("--task", choices=list(TASKS), help="the KLUE task (guessed from the baseline file when left out)")
+    gate.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
+    gate.add_argument("--baseline", required=True, help="the baseline's prediction file")
+    gate.add_argument("--candidate", required=True, help="the candidate's prediction file")
+    gate.add_argument("--min-size", type=positive, default=30, metavar="N", help="smallest group tested, in examples or units (default 30)")
+    gate.add_argument("--out", help="write {verdict, checked, regressions} as JSON")
+    gate.add_argument("--markdown", help="write the verdict and a table for a pull-request comment")
+    gate.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000)")
+    gate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+
+
+def _scored_runs(task_name: str | None, gold_source: str, paths: list[str], strict: bool, outs: list[str | None]) -> tuple[Task, list[RunResult]]:
+    """The task, and each file scored against the gold (distinct run names); InputError/KeyError for bad input."""
+    for out in outs:
+        check_out(out)
+    task = get_task(task_name) if task_name else get_task(guess_task(paths))
+    gold = load_gold(task, gold_source)
+    results = [evaluate_file(task, gold, path, strict=strict) for path in paths]
+    distinct_run_names(results)
+    return task, results
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    try:
+        if len(args.pred) < 2:
+            raise InputError("compare needs at least two runs: give --pred two or more times")
+        task, results = _scored_runs(args.task, args.gold, args.pred, args.strict, [args.out])
+        table = run_comparison.run_table(results)
+        if not len(table.shared):
+            raise InputError("the runs have no scored example in common")
+    except (InputError, KeyError, ValueError) as err:
+        say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
+        return 2
+    ranking = run_comparison.rank_runs(table, samples=max(args.bootstrap, 1))
+    changes = run_comparison.consecutive_changes(table)
+    for line in run_comparison.ranking_text(ranking, task).splitlines():
+        say(line)
+    for c in changes:
+        print(terminal(f"{c.first} -> {c.second}: fixed {len(c.fixed)}, broke {len(c.broke)}"))
+    if args.out and not write_out(args.out, json.dumps(run_comparison.compare_payload(table, ranking, changes), ensure_ascii=False, indent=2)):
+        return 2
+    return 0
+
+
+def gate_command(args: argparse.Namespace) -> int:
+    try:
+        task, (baseline, candidate) = _scored_runs(args.task, args.gold, [args.baseline, args.candidate], args.strict, [args.out, args.markdown])
+        remarks = stored_remarks(task.name)
+        tags = slices.error_tags(task, baseline.run, remarks)
+        for guid, found in slices.error_tags(task, candidate.run, remarks).items():
+            tags.setdefault(guid, set()).update(found)
+        result = regression_gate.gate(task, baseline, candidate, min_size=args.min_size, tags=tags, samples=max(args.bootstrap, 1))
+    except (InputError, KeyError, ValueError) as err:
+        say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
+        return 2
+    for line in regression_gate.gate_text(result).splitlines():
+        say(line)
+    if args.out and not write_out(args.out, json.dumps(result.to_dict(), ensure_ascii=False, indent=2)):
+        return 2
+    if args.markdown and not write_out(args.markdown, regression_gate.gate_markdown(result, task)):
+        return 2
+    return 1 if result.regressions else 0
+
+
+def add_gold_commands(commands) -> None:
+    """`klue-viz gold versions|make|export`: gold versions kept in the database, and the corrected gold written out."""
+    gold = commands.add_parser("gold", help="gold versions (accepted corrections) and the corrected gold file or dataset")
+    actions = gold.add_subparsers(dest="action", required=True)
+    listed = actions.add_parser("versions", help="list the gold versions of a task kept in KLUE_VIZ_DB")
+    listed.add_argument("--task", choices=list(TASKS), required=True)
+    make = actions.add_parser("make", help="keep the accepted corrections stored in KLUE_VIZ_DB as a named gold version")
+    make.add_argument("--task", choices=list(TASKS), required=True)
+    make.add_argument("--gold", required=True, help="the official file or klue_benchmark/ folder the corrections apply to")
+    make.add_argument("--name", help="the version's name (default: 'dev + corrections, N records, <date>')")
+    make.add_argument("--reviews", type=positive, default=1, help="reviews a unit needs before its correction counts (default 1)")
+    export = actions.add_parser("export", help="write the corrected official file whole and/or a Hugging Face dataset folder")
+    export.add_argument("--task", choices=list(TASKS), required=True)
+    export.add_argument("--gold", required=True, help="the official file or klue_benchmark/ folder the corrections apply to")
+    export.add_argument("--corrections", help="a corrections JSONL file")
+    export.add_argument("--gold-version", help="a gold version kept in KLUE_VIZ_DB, by name")
+    export.add_argument("--file", help="write the corrected official file (whole, in its format) here")
+    export.add_argument("--dataset", help="write a Hugging Face datasets folder here (save_to_disk, Parquet, README.md card)")
+
+
+def gold_command(args: argparse.Namespace) -> int:
+    """List, make and export gold versions."""
+    task = get_task(args.task)
+    try:
+        if args.action == "versions":
+            versions = gold_versions.GoldVersions(annotation_store.Store()).for_task(task.name)
+            for version in versions:
+                print(terminal(f"{version.name}  ({version.records} record(s), by {version.created_by or '(anonymous)'} at {version.created_at[:19]})"))
+            if not versions:
+                print(f"no {task.name.upper()} gold version yet")
+            return 0
+        if args.action == "make":
+            store = annotation_store.Store()
+            version = corrected_gold.make_version(task, args.gold, store, store.find(task=task.name), name=args.name, reviews=args.reviews)
+            say(f"kept gold version {version.name!r} in {store.location}")
+            return 0
+        if not (args.file or args.dataset):
+            raise InputError("give --file (the corrected official file) and/or --dataset (a Hugging Face dataset folder)")
+        for target in (args.file,):
+            check_out(target)
+        if args.corrections and args.gold_version:
+            raise InputError("give --corrections or --gold-version, not both")
+        if args.corrections:
+            corrected = corrected_gold.CorrectedGold.from_file(task, args.gold, args.corrections)
+        elif args.gold_version:
+            corrected = corrected_gold.CorrectedGold.from_version(task, args.gold, args.gold_version)
+        else:
+            raise InputError("give --corrections FILE or --gold-version NAME")
+        if args.file:
+            Path(args.file).write_text(corrected.file.text, encoding="utf-8")
+            say(f"wrote {args.file}: the whole corrected file, {len(corrected.file.changed)} record(s) changed")
+        if args.dataset:
+            hf_export.export_dataset(task, corrected.file.text, corrected.base_name, corrected.file.changed, corrected.corrections,
+                           Path(args.dataset), corrected.version, corrected.base)
+            say(f"wrote the dataset {args.dataset} (load_from_disk, Parquet under data/, README.md card)")
+        return 0
+    except (InputError, annotation_store.StoreError, OSError) as err:
+        say(f"klue-viz: {err}", error=True)
+        return 2
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -371,6 +590,9 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     evaluate.add_argument("--bootstrap", type=resamples, default=0, metavar="N",
                           help="also give 95%% confidence intervals from N bootstrap resamples of the examples")
+    evaluate.add_argument("--corrections", help="score against the gold with these corrections (JSONL: guid, correction[, turn]; or an "
+                                                "annotation export), and show what they change in each run's score and rank")
+    evaluate.add_argument("--gold-version", help="score against a gold version kept in the database (KLUE_VIZ_DB), by name")
     report = commands.add_parser("report", help="one self-contained HTML report of one or two runs (opens offline)")
     report.add_argument("--task", required=True, choices=list(TASKS))
     report.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
@@ -389,9 +611,12 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--overwrite-conflicts", action="store_true", help="also write records older than the stored ones")
     actions.add_parser("new-db", help="set an unreadable SQLite database aside and start a new one")
     add_discovery_commands(commands)
+    add_compare_commands(commands)
+    add_gold_commands(commands)
     args = parser.parse_args(argv)
     handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
-                "slices": slices_command, "suspects": suspects_command}
+                "slices": slices_command, "suspects": suspects_command, "gold": gold_command,
+                "compare": compare_command, "gate": gate_command}
     return handlers[args.command](args)
 
 
