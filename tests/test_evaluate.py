@@ -38,7 +38,8 @@ def test_a_run_as_json_holds_file_metrics_reasons_coverage_problems_and_notes_an
     assert set(record) == {"run", "file", "metrics", "undefined", "coverage", "problems", "notes"}
     assert record["run"] == "my-run" and record["file"] == "my-run.jsonl"
     assert set(record["metrics"]) == {"accuracy"} and record["undefined"] == {}
-    assert record["coverage"] == {"n_gold": len(gold.rows), "n_scored": 2, "n_missing": len(gold.rows) - 2, "n_extra": 1, "n_invalid": 1}
+    assert record["coverage"] == {"n_gold": len(gold.rows), "n_scored": 2, "n_missing": len(gold.rows) - 2, "n_extra": 1, "n_invalid": 1,
+                                  "unreadable_answers": 0}  # a prediction file, not a harness log
     (problem,) = record["problems"]
     assert problem["line"] == 2 and problem["guid"] == first and "duplicate guid" in problem["message"]
     assert record["notes"] == ["1 guid(s) not in the gold were ignored: not-in-gold"]
