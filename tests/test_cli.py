@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from klue_viz.cli import main
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 
@@ -45,6 +47,7 @@ def test_failures_exit_non_zero_with_one_line(tmp_path, capsys):
     assert "looks like a NER file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_installed_console_script_runs(tmp_path):
     run = next(demo_runs("sts"))
     done = subprocess.run([sys.executable, "-m", "klue_viz.cli", "evaluate", "--task", "sts", "--gold", str(DEMO_BENCHMARK), "--pred", str(run)],

@@ -50,6 +50,7 @@ def _ner_run(gold, spoil) -> bytes:
     return jsonl(records)
 
 
+@pytest.mark.slow
 def test_planted_entity_slice_comes_first(ner_gold):
     task = get_task("ner")
     run = evaluate_bytes(task, ner_gold, _ner_run(ner_gold, lambda row, label: label == "QT" and row["source"] == "nsmc"), "planted.jsonl")
@@ -93,6 +94,7 @@ def test_slices_command_writes_the_documented_json(shared, tmp_path, capsys):
     assert "source=airbnb" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_paired_word_slices_on_dp(shared):
     task = get_task("dp")
     gold = load_gold(task, shared)
@@ -152,6 +154,7 @@ def test_an_out_in_a_missing_folder_is_refused_before_scoring(shared, tmp_path, 
     assert "does not exist" in capsys.readouterr().err and not out.exists()
 
 
+@pytest.mark.slow
 def test_entity_metrics_of_a_one_sided_slice_count_the_matched_entities_of_that_side(shared):
     """A slice of predicted entities only ('side = pred & ...') has the precision of those predictions, not 0."""
     task = get_task("ner")

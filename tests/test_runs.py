@@ -124,6 +124,7 @@ def _run_worker(url: str, worker: int, count: int, renamed) -> None:
                     renamed.value += 1
 
 
+@pytest.mark.slow
 def test_concurrent_uploads_renames_and_removes_lose_nothing(db_url):
     Store(db_url)
     context = multiprocessing.get_context("spawn")

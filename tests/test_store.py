@@ -140,6 +140,7 @@ def _writer(url: str, worker: int, count: int) -> None:
                 continue
 
 
+@pytest.mark.slow
 def test_concurrent_writers_from_several_processes_lose_nothing(db_url):
     Store(db_url)
     context = multiprocessing.get_context("spawn")
@@ -164,6 +165,7 @@ for k in range(100000):
 """
 
 
+@pytest.mark.slow
 def test_a_killed_writer_loses_no_acknowledged_record(db_url):
     process = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, db_url], stdout=subprocess.PIPE, text=True, cwd=REPO)
     acknowledged = [int(process.stdout.readline()) for _ in range(40)]
@@ -368,6 +370,7 @@ def _importer(url: str, tags: str, stamp: str, queue) -> None:
         queue.put(f"{type(err).__name__}: {err}")
 
 
+@pytest.mark.slow
 def test_two_concurrent_imports_neither_crash_nor_overwrite_the_newer(db_url):
     Store(db_url)
     context = multiprocessing.get_context("spawn")
