@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from klue_viz.evaluate import RunResult
 
 SHOWN_PROBLEMS = 10
+FEATURES_HELP = ("your own columns: a CSV, TSV or JSONL file keyed by guid (and turn for WoS; guid, start, end for NER entities), "
+                 "each column a slice feature (numbers in quartile bins, text as its 20 most frequent values)")
 
 
 def terminal(text) -> str:
@@ -81,6 +83,30 @@ def write_out(path: str, text: str) -> bool:
     return True
 
 
+def load_features(path: str | None, task, gold):
+    """The user's own columns from `--features` (None without it); each bad row is printed with its line."""
+    if not path:
+        return None, []
+    from klue_viz.user_features import read_features, summary
+
+    features, problems = read_features(read_bytes(path), Path(path).name, task, gold)
+    say(summary(features, problems), error=True)
+    for problem in problems[:SHOWN_PROBLEMS]:
+        say(f"features problem: {problem}", error=True)
+    if len(problems) > SHOWN_PROBLEMS:
+        say(f"... and {len(problems) - SHOWN_PROBLEMS} more problems in {path}", error=True)
+    return features, problems
+
+
+def featured(result: RunResult, features):
+    """The run with the user's columns on its frames (as it is without --features)."""
+    if features is None:
+        return result
+    from klue_viz.user_features import with_features
+
+    return with_features(result, features)
+
+
 def evaluate_command(args: argparse.Namespace) -> int:
     if any(Path(p).is_dir() for p in args.pred):
         return evaluate_folders(args)
@@ -90,6 +116,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
         check_out(args.out)
         task = get_task(args.task) if args.task else get_task(guess_task(args.pred))
         gold = load_gold(task, args.gold)
+        features, feature_problems = load_features(args.features, task, gold)
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
@@ -98,7 +125,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     results, failures = [], []
     for path in args.pred:
         try:
-            result = evaluate_file(task, gold, path, strict=args.strict)
+            result = featured(evaluate_file(task, gold, path, strict=args.strict), features)
             if args.bootstrap:
                 from klue_viz.bootstrap import confidence_intervals
 
@@ -111,6 +138,13 @@ def evaluate_command(args: argparse.Namespace) -> int:
         print(report(result))
     if args.out:
         payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [run_record(r) for r in results]}
+        if features is not None:
+            from klue_viz.user_features import feature_tables
+
+            for record, result in zip(payload["runs"], results):
+                record["features"] = feature_tables(task, result.frames)  # per-slice metrics of each of your columns
+            payload["features_file"] = features.file
+            payload["feature_problems"] = [p.to_dict() for p in feature_problems]
         if failures:
             payload["failed"] = failures
         if len(args.pred) == 1 and results:
@@ -130,6 +164,9 @@ def evaluate_folders(args: argparse.Namespace) -> int:
         return 2
     if not all(Path(p).is_dir() for p in args.pred):
         print("klue-viz: give either prediction files or folders of them, not both", file=sys.stderr)
+        return 2
+    if args.features:
+        print("klue-viz: --features applies to one task's files (--task and --pred files), not to folders", file=sys.stderr)
         return 2
     try:
         check_out(args.out)
@@ -171,7 +208,8 @@ def report_command(args: argparse.Namespace) -> int:
         check_out(args.out)
         task = get_task(args.task)
         gold = load_gold(task, args.gold)
-        results = [evaluate_file(task, gold, path, strict=args.strict) for path in args.pred]
+        features, _ = load_features(args.features, task, gold)
+        results = [featured(evaluate_file(task, gold, path, strict=args.strict), features) for path in args.pred]
         distinct_run_names(results)
     except (InputError, KeyError) as err:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
@@ -280,6 +318,7 @@ def add_discovery_commands(commands) -> None:
         command.add_argument("--out", help="write the list as JSON")
         command.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
         if name == "slices":
+            command.add_argument("--features", help=FEATURES_HELP)
             command.add_argument("--train", help="the task's training file in the official format, a klue_benchmark/ folder holding it, "
                                                   "or hf (the train split): adds 'seen in training' (NER, RE, MRC, WoS)")
             command.add_argument("--bootstrap", type=resamples, default=100, metavar="N",
@@ -292,7 +331,8 @@ def _load_runs(args: argparse.Namespace):
     check_out(args.out)
     task = get_task(args.task)
     gold = load_gold(task, args.gold)
-    results = [evaluate_file(task, gold, path, strict=args.strict) for path in args.pred]
+    features, _ = load_features(getattr(args, "features", None), task, gold)
+    results = [featured(evaluate_file(task, gold, path, strict=args.strict), features) for path in args.pred]
     return task, gold, results
 
 
@@ -368,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     evaluate.add_argument("--bootstrap", type=resamples, default=0, metavar="N",
                           help="also give 95%% confidence intervals from N bootstrap resamples of the examples")
+    evaluate.add_argument("--features", help=FEATURES_HELP + "; --out gets each column's slice table")
     report = commands.add_parser("report", help="one self-contained HTML report of one or two runs (opens offline)")
     report.add_argument("--task", required=True, choices=list(TASKS))
     report.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
@@ -376,6 +417,7 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--errors", type=int, default=50, metavar="N", help="how many instructive errors to draw (default 50)")
     report.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="bootstrap resamples for the 95%% intervals (default 1000)")
     report.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+    report.add_argument("--features", help=FEATURES_HELP)
     notes = commands.add_parser("annotations", help="export or import error annotations (the store named by KLUE_VIZ_DB)")
     actions = notes.add_subparsers(dest="action", required=True)
     export = actions.add_parser("export", help="write annotations to a .jsonl or .csv file")

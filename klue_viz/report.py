@@ -25,6 +25,7 @@ from klue_viz.evaluate import RunResult
 from klue_viz.markup import STYLE, esc, esc_attr
 from klue_viz.slicing import slice_table
 from klue_viz.tasks.base import Task
+from klue_viz.user_features import user_slices
 
 GOLD_RUN = "gold"
 DEFAULT_ERRORS = 50
@@ -99,7 +100,7 @@ def confusion_section(task: Task, result: RunResult, pairs: pd.DataFrame | None)
 
 def slices_section(task: Task, result: RunResult) -> str:
     parts = []
-    for spec in task.slices:
+    for spec in (*task.slices, *user_slices(result.frames)):
         frame = slice_table(task, result.frames, spec)
         parts.append(f"<h4>{esc(spec.label)}</h4>{table(frame)}")
     return f"<h3>Metrics per slice: {esc(result.run)}</h3>{''.join(parts)}"
