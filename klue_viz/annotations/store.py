@@ -31,7 +31,7 @@ DB_ENV = "KLUE_VIZ_DB"
 BUSY_TIMEOUT = 10.0
 #: How many times a write that found the database busy is tried again.
 WRITE_ATTEMPTS = 5
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 NO_TURN = -1  # stored instead of NULL so that the unique key holds on every database
 
 metadata = sa.MetaData()
@@ -63,6 +63,7 @@ custom_tags = sa.Table(
 MIGRATIONS = {
     1: lambda connection: metadata.create_all(connection, tables=[annotation_table, custom_tags]),
     2: lambda connection: _runs_module().create_tables(connection),  # stored prediction runs (klue_viz/annotations/runs.py)
+    3: lambda connection: _feature_files_module().create_tables(connection),  # the users' column files (feature_files.py)
 }
 
 
@@ -70,6 +71,12 @@ def _runs_module():
     from klue_viz.annotations import runs  # defines its tables on this module's metadata
 
     return runs
+
+
+def _feature_files_module():
+    from klue_viz.annotations import feature_files  # defines its table on this module's metadata
+
+    return feature_files
 
 
 class StoreError(Exception):

@@ -27,6 +27,7 @@ from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
+from klue_viz.ui.features import features_panel
 from klue_viz.ui.links import (
     FOCUS,
     PAGE_KEY,
@@ -43,6 +44,7 @@ from klue_viz.ui.links import (
 from klue_viz.ui.report_download import report_button
 from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, receive_uploads
 from klue_viz.uploads import limit_megabytes, limit_text
+from klue_viz.user_features import user_slices
 
 NO_COMPARISON = "(none)"
 STATUSES = ["all", "wrong", "correct"]
@@ -82,6 +84,7 @@ def _body(task: Task) -> None:
             st.error(md(outcome.error))
 
     results, failures = evaluate_runs(task, choice)
+    results = features_panel(task, choice, results)  # the user's own columns on every run's frames
     for run, reason in failures.items():
         st.error(md(f"{run}: {reason}"))
     if not results:
@@ -250,7 +253,9 @@ DETAIL_REASONS = {"precision": "nothing predicted in this slice", "recall": "not
 
 def _slices(task: Task, result: RunResult) -> None:
     st.subheader("Metrics per slice")
-    labels = {spec.label: spec for spec in task.slices}
+    labels = {spec.label: spec for spec in (*task.slices, *user_slices(result.frames))}
+    if st.session_state.get("slice_by") not in (None, *labels):
+        st.session_state["slice_by"] = next(iter(labels))
     chosen = labels[st.selectbox("Slice by", list(labels), key="slice_by")]
     shown, figure = _slice_view(result.key, f"{chosen.level}:{chosen.key}", task, result, chosen)
     left, right = st.columns([3, 2])
@@ -302,7 +307,7 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None, remarks:
     _keep_known("f_errors", error_types)
     errors = row1[3].multiselect("Error type", error_types, key="f_errors")
     row2 = st.columns([2, 2, 2, 2, 1])
-    slice_specs = {spec.label: spec for spec in task.slices}
+    slice_specs = {spec.label: spec for spec in (*task.slices, *user_slices(result.frames))}
     if st.session_state.get("f_slice") not in (None, "(any)", *slice_specs):
         st.session_state["f_slice"] = "(any)"
     slice_label = row2[0].selectbox("Slice", ["(any)"] + list(slice_specs), key="f_slice")
