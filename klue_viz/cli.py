@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from klue_viz.io import read_bytes, read_records
-from klue_viz.markup import visible
+from klue_viz.markup import csv_cell, visible
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, detect_task, get_task
 
@@ -395,6 +395,48 @@ def suspects_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def errors_command(args: argparse.Namespace) -> int:
+    """`klue-viz errors`: the errors by surface form of one run, or of several side by side."""
+    from klue_viz.surface import as_records, compare_surface, flat_table, surface_errors
+
+    try:
+        task, _, results = _load_runs(args)
+        distinct_run_names(results)
+    except (InputError, KeyError) as err:
+        say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
+        return 2
+    tables = {r.run: surface_errors(task, r.frames) for r in results}
+    table = next(iter(tables.values())) if len(tables) == 1 else compare_surface(tables)
+    shown = table if not args.top else table.head(args.top)
+    counts = [c for c in table.columns if c.startswith("count")]
+    for k, row in enumerate(shown.head(args.top or 30).to_dict("records"), 1):
+        what = f" ({row['type']})" if row["type"] else ""
+        print(terminal(f"{k:>3}. {row['unit']} {row['form']}{what}: {row['error']}  " + ", ".join(f"{c} {row[c]}" for c in counts)
+                       + (f" of {row['total']}" if row.get("total") is not None and row["total"] == row["total"] else "")))
+    if table.empty:
+        print("no errors")
+    if args.out:
+        if args.out.lower().endswith((".csv", ".tsv")):
+            text = flat_table(shown).map(csv_cell).to_csv(index=False, sep="\t" if args.out.lower().endswith(".tsv") else ",")
+            ok = write_out(args.out, "\ufeff" + text)  # formula-like cells start with ' (OWASP), as every CSV klue-viz writes
+        else:
+            ok = write_out(args.out, json.dumps({"task": task.name, "runs": [r.run for r in results], "errors": as_records(shown)},
+                                                ensure_ascii=False, indent=2))
+        if not ok:
+            return 2
+    return 0
+
+
+def add_errors_command(commands) -> None:
+    command = commands.add_parser("errors", help="errors by surface form: entity strings, words, slot values... most frequent first")
+    command.add_argument("--task", choices=list(TASKS), required=True)
+    command.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
+    command.add_argument("--pred", required=True, action="append", help="prediction file (repeat to compare runs side by side)")
+    command.add_argument("--top", type=int, default=50, metavar="N", help="rows to list and write (default 50; 0: all)")
+    command.add_argument("--out", help="write the table: .json, or .csv/.tsv (guids space-separated)")
+    command.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="klue-viz", description="Evaluation and error analysis for the KLUE benchmark")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -428,9 +470,10 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--overwrite-conflicts", action="store_true", help="also write records older than the stored ones")
     actions.add_parser("new-db", help="set an unreadable SQLite database aside and start a new one")
     add_discovery_commands(commands)
+    add_errors_command(commands)
     args = parser.parse_args(argv)
     handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
-                "slices": slices_command, "suspects": suspects_command}
+                "slices": slices_command, "suspects": suspects_command, "errors": errors_command}
     return handlers[args.command](args)
 
 

@@ -162,7 +162,7 @@ def compare_surface(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         part = table[KEYS + ["count", "total", "guids"]].rename(columns={"count": f"count: {run}", "guids": f"guids: {run}"})
         merged = part if merged is None else merged.merge(part, on=KEYS, how="outer", suffixes=("", " (other)"))
         if "total (other)" in merged:
-            merged["total"] = merged["total"].fillna(merged.pop("total (other)"))
+            merged["total"] = merged["total"].astype(float).fillna(merged.pop("total (other)").astype(float))
     if merged is None:
         return pd.DataFrame(columns=KEYS)
     counts = [f"count: {run}" for run in tables]
