@@ -24,6 +24,7 @@ from klue_viz.discovery.suspects import suspects
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import STYLE, esc, esc_attr
 from klue_viz.slicing import slice_table
+from klue_viz.surface import compare_surface, flat_table, surface_errors
 from klue_viz.tasks.base import Task
 from klue_viz.user_features import user_slices
 
@@ -147,6 +148,20 @@ def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annota
     return "".join(parts)
 
 
+SURFACE_ROWS = 30
+
+
+def surface_section(task: Task, results: list[RunResult], top: int = SURFACE_ROWS) -> str:
+    """The most frequent errors by surface form (klue_viz.surface), side by side when there are two runs."""
+    tables = {r.run: surface_errors(task, r.frames) for r in results}
+    found = next(iter(tables.values())) if len(tables) == 1 else compare_surface(tables)
+    if found.empty:
+        return "<p>No errors to count.</p>"
+    shown = flat_table(found.head(top), guid_limit=5)
+    return (f"<p>The {min(top, len(found))} most frequent of {len(found):,} rows: each unit by how often it is wrong in each way, and how "
+            f"often it occurs in the gold (total); the first example ids of each row.</p>{table(shown)}")
+
+
 def remarks_by_example(task: Task, run: str, remarks: Iterable[Annotation]) -> dict[str, list[Annotation]]:
     """The stored remarks on this run and on the gold, by example guid (as the app groups them)."""
     grouped: dict[str, list[Annotation]] = {}
@@ -230,6 +245,8 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
         body.append(confusion_section(task, result, pairs) or f"<p>{esc(result.run)}: no confusion matrix for this task.</p>")
     body.append("<h2>Slices</h2>")
     body += [slices_section(task, result) for result in results]
+    body.append("<h2>Errors by surface form</h2>")
+    body.append(surface_section(task, results))
     body.append("<h2>Found for you</h2>")
     body.append(found_section(task, results, remarks))
     body.append("<h2>Errors</h2>")

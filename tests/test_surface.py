@@ -165,3 +165,4 @@ def test_cli_errors_writes_json_and_csv(planted, tmp_path, shared):
     assert main(["errors", "--task", "ner", "--gold", str(shared), "--pred", str(pred), "--out", str(as_csv), "--top", "5"]) == 0
     read = list(csv.DictReader(io.StringIO(as_csv.read_text(encoding="utf-8-sig"))))
     assert len(read) == 5 and int(read[0]["count"]) == max(expected.values())
+

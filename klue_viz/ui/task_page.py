@@ -28,6 +28,7 @@ from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, ru
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
 from klue_viz.ui.features import features_panel
+from klue_viz.ui.surface import surface_panel
 from klue_viz.ui.links import (
     FOCUS,
     PAGE_KEY,
@@ -98,6 +99,7 @@ def _body(task: Task) -> None:
     _selection_charts(task, result)
     _slices(task, result)
     discovery_panel(task, result, results)
+    surface_panel(task, result, results)
     st.subheader("Error tags")
     tag_views(task, result, results)
     _examples(task, result, pairs, results)
