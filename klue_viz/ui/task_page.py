@@ -28,7 +28,6 @@ from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, ru
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
 from klue_viz.ui.features import features_panel
-from klue_viz.ui.surface import surface_panel
 from klue_viz.ui.links import (
     FOCUS,
     PAGE_KEY,
@@ -44,6 +43,7 @@ from klue_viz.ui.links import (
 )
 from klue_viz.ui.report_download import report_button
 from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, receive_uploads
+from klue_viz.ui.surface import surface_panel
 from klue_viz.uploads import limit_megabytes, limit_text
 from klue_viz.user_features import user_slices
 
