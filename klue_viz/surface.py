@@ -9,7 +9,7 @@ to). What a unit is follows from the frames a task builds:
   (with what it was predicted as); each spurious prediction by its text and predicted type. `total`
   is how often the text occurs with that type in the gold.
 * words (DP): each word form and each POS tag with a wrong head, or the right head and a wrong label.
-* slots (WoS): each gold slot value that is missed or wrongly valued, each spurious one (by the
+* slots (WoS): each gold slot value that is missing or wrongly valued, each extra (spurious) one (by the
   predicted value), per domain-slot.
 * entity pairs (RE): each subject/object pair whose relation is wrong (gold -> predicted).
 * answer types (MRC): the script of the gold answer (digits, Hangul, Latin...) and the question type,
@@ -78,10 +78,10 @@ def _dp(frames: Frames) -> pd.DataFrame:
 def _wos(frames: Frames) -> pd.DataFrame:
     slots = frames.details["slots"]
     wrong = slots[slots["status"] != "correct"]
-    form = np.where(wrong["status"] == "spurious", wrong["pred_value"].astype(str), wrong["gold_value"].astype(str))
+    form = np.where(wrong["status"] == "extra", wrong["pred_value"].astype(str), wrong["gold_value"].astype(str))
     shown = np.where(wrong["status"] == "wrong value", wrong["status"] + ": " + wrong["pred_value"].astype(str), wrong["status"].astype(str))
     rows = pd.DataFrame({"form": form, "type": wrong["domain_slot"].astype(str), "error": shown, "guid": wrong["guid"]})
-    has_gold = slots[slots["gold_value"].notna() & (slots["status"] != "spurious")]
+    has_gold = slots[slots["gold_value"].notna() & (slots["status"] != "extra")]
     totals = has_gold.groupby([has_gold["gold_value"].astype(str), has_gold["domain_slot"].astype(str)]).size().to_dict()
     return _table(rows, "slot value", totals)
 

@@ -7,6 +7,7 @@ import io
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -166,3 +167,32 @@ def test_cli_errors_writes_json_and_csv(planted, tmp_path, shared):
     read = list(csv.DictReader(io.StringIO(as_csv.read_text(encoding="utf-8-sig"))))
     assert len(read) == 5 and int(read[0]["count"]) == max(expected.values())
 
+
+
+def test_wos_slot_values_against_a_hand_count():
+    """A demo run: missing, wrong and extra slot values counted here from the gold file and the prediction file."""
+    demo = Path(__file__).resolve().parents[1] / "klue_viz" / "demo"
+    task = get_task("wos")
+    gold_path = demo / "klue_benchmark" / "wos-v1.1" / "wos-v1.1_dev.json"
+    gold = load_gold(task, gold_path)
+    dialogues = json.loads(gold_path.read_text(encoding="utf-8"))
+    states = {f"{d['guid']}-{k}": turn["state"] for d in dialogues for k, turn in enumerate(t for t in d["dialogue"] if t["role"] == "user")}
+    records = [json.loads(line) for line in (demo / "runs" / "wos" / "trade.jsonl").read_text(encoding="utf-8").splitlines()]
+    records[0]["state"] = records[0]["state"] + ["관광-종류-박물관"]  # one extra and one wrong slot value besides the run's own errors
+    records[1]["state"] = [s.replace("식당-종류-한식당", "식당-종류-중식당") for s in records[1]["state"]]
+    predicted = {f"{r['guid']}-{r['turn']}": r["state"] for r in records}
+    expected: Counter = Counter()
+    for guid, state in states.items():
+        g = {s.rsplit("-", 1)[0]: s.rsplit("-", 1)[1] for s in state}
+        p = {s.rsplit("-", 1)[0]: s.rsplit("-", 1)[1] for s in predicted.get(guid, [])}
+        for slot in g.keys() - p.keys():
+            expected[(g[slot], slot, "missing")] += 1
+        for slot in p.keys() - g.keys():
+            expected[(p[slot], slot, "extra")] += 1
+        for slot in g.keys() & p.keys():
+            if g[slot] != p[slot]:
+                expected[(g[slot], slot, f"wrong value: {p[slot]}")] += 1
+    result = evaluate_bytes(task, gold, jsonl(records), "trade.jsonl")
+    table = surface_errors(task, result.frames)
+    assert Counter({(r.form, r.type, r.error): r.count for r in table.itertuples()}) == expected
+    assert {e.split(":")[0] for _, _, e in expected} == {"missing", "extra", "wrong value"}
