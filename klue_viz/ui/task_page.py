@@ -41,6 +41,7 @@ from klue_viz.ui.links import (
     view_params,
     write_url,
 )
+from klue_viz.ui.paper import svg_download
 from klue_viz.ui.report_download import report_button
 from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, receive_uploads
 from klue_viz.ui.surface import surface_panel
@@ -440,6 +441,7 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
             right.markdown("<div class='kv-head'>&nbsp;</div>" + theirs, unsafe_allow_html=True)
     with st.popover("Copy link", icon=":material/link:", type="tertiary"):
         st.code(_absolute(link), language=None, wrap_lines=True)  # st.code has the one-click copy button
+    svg_download(task, result, guids)
     for row in rows:
         if len(rows) > 1:
             st.caption(f"{task.unit} {row.get('turn', row['guid'])}")
