@@ -28,7 +28,9 @@ from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, ru
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
 from klue_viz.ui.features import features_panel
+from klue_viz.ui.keyboard import card_keys, keyboard_bar
 from klue_viz.ui.links import (
+    CURSOR,
     FOCUS,
     PAGE_KEY,
     RUNS_WANTED,
@@ -360,6 +362,7 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
     shown = _focus(task, result, shown)
     shown, page_size = order_control(task, result, results, shown)
     cards = _cards(task, shown)  # row positions in `shown`; only the page's rows become records
+    keyboard_bar(task, result.run, *card_keys(shown["guid"].tolist(), shown["correct"].astype(bool).tolist(), cards), page_size)
     total = len(result.frames.examples)
     pages = max(1, -(-len(cards) // page_size))
     top = st.columns([1, 3, 2])
@@ -425,7 +428,8 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
     guids = [r["guid"] for r in rows]
     key, turn = task.annotation_key(rows[0])
     link = query_string(example_params(view, key, turn))
-    head = (f'<div class="kv-head">{"id" if turn is None else "dialogue"} <code class="kv-guid">{esc(key)}</code>'
+    focused = ' data-cursor="true"' if st.session_state.get(CURSOR) in guids else ""  # the keyboard's focused example
+    head = (f'<div class="kv-head"{focused}>{"id" if turn is None else "dialogue"} <code class="kv-guid">{esc(key)}</code>'
             f'{"" if turn is None else f" turn {turn}"}<a class="kv-link" href="{esc_attr(link)}" target="_blank">link</a></div>')
     if second is None:
         st.markdown(head + _drawing(task, result, guids), unsafe_allow_html=True)
