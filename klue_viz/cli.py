@@ -14,7 +14,10 @@ from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, detect_task, get_task
 
 if TYPE_CHECKING:
-    from klue_viz.evaluate import RunResult
+    from klue_viz.evaluate import Gold, RunResult
+    from klue_viz.problems import Problem
+    from klue_viz.tasks.base import Task
+    from klue_viz.user_features import UserFeatures
 
 SHOWN_PROBLEMS = 10
 FEATURES_HELP = ("your own columns: a CSV, TSV or JSONL file keyed by guid (and turn for WoS; guid, start, end for NER entities), "
@@ -83,7 +86,7 @@ def write_out(path: str, text: str) -> bool:
     return True
 
 
-def load_features(path: str | None, task, gold):
+def load_features(path: str | None, task: Task, gold: Gold) -> tuple[UserFeatures | None, list[Problem]]:
     """The user's own columns from `--features` (None without it); each bad row is printed with its line."""
     if not path:
         return None, []
@@ -98,7 +101,7 @@ def load_features(path: str | None, task, gold):
     return features, problems
 
 
-def featured(result: RunResult, features):
+def featured(result: RunResult, features: UserFeatures | None) -> RunResult:
     """The run with the user's columns on its frames (as it is without --features)."""
     if features is None:
         return result
@@ -427,7 +430,8 @@ def errors_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_errors_command(commands) -> None:
+def add_errors_command(commands: argparse._SubParsersAction) -> None:
+    """`klue-viz errors` and its options."""
     command = commands.add_parser("errors", help="errors by surface form: entity strings, words, slot values... most frequent first")
     command.add_argument("--task", choices=list(TASKS), required=True)
     command.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")

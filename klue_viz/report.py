@@ -2,7 +2,8 @@
 
 Pure: runs and annotations in, an HTML string out (no Streamlit, no network, no script). It holds
 the official metrics with 95% bootstrap intervals, the confusion matrix and the most frequent
-confusions as static tables, every slice table, the paired comparison when two runs are given, and
+confusions as static tables, every slice table (your own columns' too, klue_viz.user_features), the errors by
+surface form (klue_viz.surface), the paired comparison when two runs are given, and
 the N most instructive errors drawn exactly as the app draws them (`task.render` with
 `markup.STYLE`), each with the tags, notes and gold remarks stored for it. Every string that came
 from a file or the database goes through `markup.esc`.

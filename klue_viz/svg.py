@@ -107,7 +107,8 @@ def _marked(canvas: Canvas, side: str, text: str, marks: list[dict]) -> None:
     tagged: set[int] = set()
     for start, end in _lines(text, widths, TEXT_WIDTH) or [(0, 0)]:
         baseline = canvas.y + SIZE * 1.4
-        x, k = x0, start
+        x: float = x0
+        k = start
         if all(owner[c] is None for c in range(start, end)):  # nothing marked on this line: the font lays it out alone
             canvas.parts.append(_text(x0, baseline, text[start:end], extra='class="kv-text"'))
             k = end
@@ -149,7 +150,7 @@ def _legend(canvas: Canvas, legend: list[dict]) -> None:
     if not legend:
         return
     canvas.y += 6
-    x = MARGIN
+    x: float = MARGIN
     canvas.parts.append('<g class="kv-legend">')
     for item in legend:
         stroke, dash = _stroke(str(item.get("status", "")))
@@ -232,7 +233,7 @@ def turns_drawing(doc: dict) -> str:
     for turn in doc.get("turns", []):
         top = canvas.y
         _marked(canvas, str(turn.get("speaker", "")), str(turn.get("text", "")), [])
-        x = MARGIN + SIDE_WIDTH
+        x: float = MARGIN + SIDE_WIDTH
         for chip in turn.get("chips", []):
             label = str(chip["text"])
             width = text_width(label, SMALL) + 10

@@ -210,6 +210,7 @@ def read_features(data: bytes, name: str, task: Task, gold: Gold, bins: int = QU
             what = f"guid {guid}" + (f" turn {turn}" if not _empty(turn) else "")
             problems.append(Problem(f"{what} is not in the gold: the row is left out", line, guid, name))
             continue
+        units: list[tuple]
         if entity_level:
             start, end = _number(record.get("start")), _number(record.get("end"))
             length = len(sentences.get(targets[0], ""))
@@ -229,7 +230,8 @@ def read_features(data: bytes, name: str, task: Task, gold: Gold, bins: int = QU
         for unit in units:
             seen[unit] = line
             kept.append((line, unit, record))
-    columns, values = [], {}
+    columns: list[UserColumn] = []
+    values: dict[str, Any] = {}
     for column in names:
         cells = [record.get(column) for _, _, record in kept]
         filled = [(k, c) for k, c in enumerate(cells) if not _empty(c)]
@@ -319,9 +321,17 @@ def user_sort_orders(frames: Frames) -> dict[str, Callable[[Frames], pd.Series]]
     for column in frames.examples.columns:
         if isinstance(column, str) and column.startswith(VALUE_PREFIX):
             name = column.removeprefix(VALUE_PREFIX)
-            orders[f"{name} (your column), low first"] = lambda f, c=column: f.examples[c].astype(float)
-            orders[f"{name} (your column), high first"] = lambda f, c=column: -f.examples[c].astype(float)
+            orders[f"{name} (your column), low first"] = _order(column, 1.0)
+            orders[f"{name} (your column), high first"] = _order(column, -1.0)
     return orders
+
+
+def _order(column: str, sign: float) -> Callable[[Frames], pd.Series]:
+    """An example order by one numeric column: its value times `sign`, lower first."""
+    def values(frames: Frames) -> pd.Series:
+        return sign * frames.examples[column].astype(float)
+
+    return values
 
 
 def feature_tables(task: Task, frames: Frames) -> dict[str, list[dict]]:
