@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from klue_viz.charts import slice_figure
 from klue_viz.cli import main
 from klue_viz.discovery.slices import paired_slices, weak_slices
 from klue_viz.discovery.sorting import sort_examples
@@ -173,3 +174,16 @@ def test_cli_features_on_evaluate_slices_and_report(nli, shared, tmp_path, capsy
     assert main(["report", "--task", "nli", "--gold", gold_path, "--pred", str(pred), "--features", str(table), "--out", str(report),
                  "--bootstrap", "10", "--errors", "2"]) == 0
     assert f"<h4>{esc('flag (your column)')}</h4>" in report.read_text()  # its slice table
+
+
+def test_a_hostile_column_name_stays_text_in_the_slice_chart(nli):
+    """Column names come from the user's file: a plotly axis title would read <a href> and <b> in them."""
+    task, gold = nli
+    name = '<a href="http://evil.example">x</a><b>y</b>'
+    text = f'guid,"{name.replace(chr(34), chr(34) * 2)}"\n' + "".join(f"{r['guid']},{k % 2}\n" for k, r in enumerate(gold.rows[:20]))
+    features, problems = read_features(text.encode(), "f.csv", task, gold)
+    assert problems == [] and features.columns[0].name == name
+    result = with_features(evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "label": r["gold"]} for r in gold.rows]), "p.jsonl"), features)
+    spec = user_slices(result.frames)[0]
+    figure = slice_figure(slice_table(task, result.frames, spec), "accuracy", spec.label)
+    assert "<a" not in figure.layout.yaxis.title.text and "&lt;a href" in figure.layout.yaxis.title.text
