@@ -92,13 +92,26 @@ def load_features(path: str | None, task: Task, gold: Gold) -> tuple[UserFeature
         return None, []
     from klue_viz.user_features import read_features, summary
 
-    features, problems = read_features(read_bytes(path), Path(path).name, task, gold)
+    features, problems = read_features(read_bytes(path), Path(path).name, task, gold.rows)
     say(summary(features, problems), error=True)
     for problem in problems[:SHOWN_PROBLEMS]:
         say(f"features problem: {problem}", error=True)
     if len(problems) > SHOWN_PROBLEMS:
         say(f"... and {len(problems) - SHOWN_PROBLEMS} more problems in {path}", error=True)
     return features, problems
+
+
+def feature_tables(task: Task, frames) -> dict[str, list[dict]]:
+    """Per-slice metrics of each of the user's columns (what `evaluate --out` writes): column -> rows of `slice_table`."""
+    from klue_viz.slicing import slice_table
+    from klue_viz.user_features import PREFIX, user_slices
+
+    out = {}
+    for spec in user_slices(frames):
+        table = slice_table(task, frames, spec)
+        out[spec.key.removeprefix(PREFIX)] = [{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+                                              for row in table.to_dict("records")]
+    return out
 
 
 def featured(result: RunResult, features: UserFeatures | None) -> RunResult:
@@ -142,8 +155,6 @@ def evaluate_command(args: argparse.Namespace) -> int:
     if args.out:
         payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [run_record(r) for r in results]}
         if features is not None:
-            from klue_viz.user_features import feature_tables
-
             for record, result in zip(payload["runs"], results):
                 record["features"] = feature_tables(task, result.frames)  # per-slice metrics of each of your columns
             payload["features_file"] = features.file

@@ -26,20 +26,19 @@ import dataclasses
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from klue_viz.io import read_records
 from klue_viz.problems import InputError, Problem
-from klue_viz.slicing import slice_table
 from klue_viz.tasks.base import Frames, Slice, Task
 
-if TYPE_CHECKING:
-    from klue_viz.evaluate import Gold, RunResult
+#: A scored run (klue_viz.evaluate.RunResult): a dataclass with `key` and `frames`, named here without importing it.
+Run = TypeVar("Run")
 
 PREFIX = "user:"
 VALUE_PREFIX = "user_value:"
@@ -151,20 +150,20 @@ def top_categories(texts: list[str | None], top: int = TOP_CATEGORIES) -> tuple[
     return out, tuple(kept) + ((OTHER,) if len(counts) > top else ())
 
 
-def _unit_keys(task: Task, gold: Gold) -> tuple[dict[str, str], dict[str, list[str]], dict[str, str]]:
+def _unit_keys(task: Task, gold_rows: Sequence[dict]) -> tuple[dict[str, str], dict[str, list[str]], dict[str, str]]:
     """Example guids; dialogue (card) -> its example guids; example guid -> its sentence (NER entity offsets)."""
-    examples = {row["guid"]: row["guid"] for row in gold.rows}
+    examples = {row["guid"]: row["guid"] for row in gold_rows}
     cards: dict[str, list[str]] = {}
     if task.card_column:
-        for row in gold.rows:
+        for row in gold_rows:
             cards.setdefault(str(row.get(task.card_column)), []).append(row["guid"])
-    sentences = {row["guid"]: row.get("sentence", "") for row in gold.rows}
+    sentences = {row["guid"]: row.get("sentence", "") for row in gold_rows}
     return examples, cards, sentences
 
 
-def read_features(data: bytes, name: str, task: Task, gold: Gold, bins: int = QUANTILE_BINS,
+def read_features(data: bytes, name: str, task: Task, gold_rows: Sequence[dict], bins: int = QUANTILE_BINS,
                   top: int = TOP_CATEGORIES) -> tuple[UserFeatures, list[Problem]]:
-    """The user's columns in `data` (CSV, TSV, JSONL or JSON), matched to the examples of `gold`.
+    """The user's columns in `data` (CSV, TSV, JSONL or JSON), matched to the gold examples (`Gold.rows`).
 
     Returns the features and the problems, each naming its line (and guid): rows with an unknown or repeated
     key are left out, cells of the wrong type left empty. A file that cannot be used at all (no guid column, no
@@ -184,7 +183,7 @@ def read_features(data: bytes, name: str, task: Task, gold: Gold, bins: int = QU
     names = [f for f in fields if f not in key_fields]
     if not names:
         raise InputError(f"{name}: only key columns ({', '.join(sorted(key_fields & set(fields)))}); add at least one column of your own")
-    examples, cards, sentences = _unit_keys(task, gold)
+    examples, cards, sentences = _unit_keys(task, gold_rows)
     kept: list[tuple[int | None, tuple, dict]] = []  # (line, unit key, record)
     seen: dict[tuple, int | None] = {}
     for line, record in records:
@@ -295,10 +294,10 @@ def apply_features(frames: Frames, features: UserFeatures) -> Frames:
     return Frames(frames.examples, details)
 
 
-def with_features(result: RunResult, features: UserFeatures) -> RunResult:
-    """A copy of a scored run whose frames carry the user's columns (its cache key names the features file)."""
-    source = result
-    return dataclasses.replace(result, key=f"{result.key}|features:{features.digest}" if result.key else "",
+def with_features(result: Run, features: UserFeatures) -> Run:
+    """A copy of a scored run (a RunResult) whose frames carry the user's columns (its cache key names the features file)."""
+    source: Any = result
+    return dataclasses.replace(source, key=f"{source.key}|features:{features.digest}" if source.key else "",
                                frames_builder=lambda: apply_features(source.frames, features))
 
 
@@ -332,16 +331,6 @@ def _order(column: str, sign: float) -> Callable[[Frames], pd.Series]:
         return sign * frames.examples[column].astype(float)
 
     return values
-
-
-def feature_tables(task: Task, frames: Frames) -> dict[str, list[dict]]:
-    """Per-slice metrics of each user column (what `evaluate --out` writes): column -> rows of `slice_table`."""
-    out = {}
-    for spec in user_slices(frames):
-        table = slice_table(task, frames, spec)
-        out[spec.key.removeprefix(PREFIX)] = [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in row.items()}
-                                              for row in table.to_dict("records")]
-    return out
 
 
 def summary(features: UserFeatures, problems: Iterable[Problem]) -> str:

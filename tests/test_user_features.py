@@ -45,7 +45,7 @@ def test_planted_column_is_the_top_weak_slice(nli):
     task, gold = nli
     flags, run = planted_nli(gold)
     csv = "guid,flag,noise\n" + "".join(f"{g},{f},{'abc'[i % 3]}\n" for i, (g, f) in enumerate(flags.items()))
-    features, problems = read_features(csv.encode(), "mine.csv", task, gold)
+    features, problems = read_features(csv.encode(), "mine.csv", task, gold.rows)
     assert problems == []
     result = with_features(evaluate_bytes(task, gold, run, "planted.jsonl"), features)
     found = weak_slices(task, result.frames, top=5)
@@ -66,7 +66,7 @@ def test_planted_column_in_a_paired_comparison(nli):
     task, gold = nli
     flags, run = planted_nli(gold, seed=11)
     perfect = jsonl([{"guid": r["guid"], "label": r["gold"]} for r in gold.rows])
-    features, _ = read_features(("guid,flag\n" + "".join(f"{g},{f}\n" for g, f in flags.items())).encode(), "f.csv", task, gold)
+    features, _ = read_features(("guid,flag\n" + "".join(f"{g},{f}\n" for g, f in flags.items())).encode(), "f.csv", task, gold.rows)
     first = with_features(evaluate_bytes(task, gold, run, "planted.jsonl"), features)
     second = with_features(evaluate_bytes(task, gold, perfect, "perfect.jsonl"), features)
     found = paired_slices(task, first, second, top=3)
@@ -77,7 +77,7 @@ def test_numeric_column_bins_into_quartiles_and_sorts(nli):
     task, gold = nli
     guids = [r["guid"] for r in gold.rows][:100]
     lines = ["guid,tokens,domain"] + [f"{g},{k + 1},{'news' if k < 30 else ('wiki' if k < 50 else 'd' + str(k))}" for k, g in enumerate(guids)]
-    features, problems = read_features("\n".join(lines).encode(), "f.csv", task, gold, top=2)
+    features, problems = read_features("\n".join(lines).encode(), "f.csv", task, gold.rows, top=2)
     assert problems == []
     kinds = {c.name: c.kind for c in features.columns}
     assert kinds == {"tokens": "numeric", "domain": "text"}
@@ -98,7 +98,7 @@ def test_few_distinct_numbers_stay_values(nli):
     task, gold = nli
     guids = [r["guid"] for r in gold.rows][:9]
     csv = "guid,stars\n" + "".join(f"{g},{k % 3}\n" for k, g in enumerate(guids))
-    features, _ = read_features(csv.encode(), "f.csv", task, gold)
+    features, _ = read_features(csv.encode(), "f.csv", task, gold.rows)
     assert features.columns[0].bins == ("0", "1", "2")
 
 
@@ -109,7 +109,7 @@ def test_bad_rows_are_reported_by_line(nli):
                       f"{gold.rows[3]['guid']},8,t", f"{gold.rows[4]['guid']},9,s", f"{gold.rows[5]['guid']},10,r",
                       f"{gold.rows[6]['guid']},11,q", f"{gold.rows[7]['guid']},12,p", f"{gold.rows[8]['guid']},13,o",
                       f"{gold.rows[9]['guid']},14,n"])  # 9 of 10 kept length cells are numbers: the column is numeric
-    features, problems = read_features(text.encode(), "mine.csv", task, gold)
+    features, problems = read_features(text.encode(), "mine.csv", task, gold.rows)
     by_line = {p.line: p.message for p in problems}
     assert set(by_line) == {3, 4, 5, 6}
     assert "not in the gold" in by_line[3] and "given twice (first on line 2)" in by_line[4]
@@ -127,7 +127,7 @@ def test_jsonl_and_wos_turns(shared):
     turns = [r for r in gold.rows if r["dialogue"] == dialogue]
     records = [{"guid": dialogue, "turn": 0, "hard": True}, {"guid": dialogue, "turn": 999, "hard": False},
                {"guid": gold.rows[-1]["dialogue"], "hard": False}, {"guid": dialogue, "turn": 1, "hard": [1]}]
-    features, problems = read_features(jsonl(records), "w.jsonl", task, gold)
+    features, problems = read_features(jsonl(records), "w.jsonl", task, gold.rows)
     assert [p.line for p in problems] == [2, 4]
     values = features.values.set_index("guid")["user:hard"].to_dict()
     last = [r["guid"] for r in gold.rows if r["dialogue"] == gold.rows[-1]["dialogue"]]
@@ -144,7 +144,7 @@ def test_ner_entity_level_columns(shared):
     spans = entities[entities["side"] == "gold"][["guid", "start", "end", "text"]].head(20)
     csv = "guid,start,end,hard\n" + "".join(f"{g},{s},{e},{k % 2}\n" for k, (g, s, e, _) in enumerate(spans.itertuples(index=False)))
     csv += f"{rows[0]['guid']},0,99999,1\n"
-    features, problems = read_features(csv.encode(), "e.csv", task, gold)
+    features, problems = read_features(csv.encode(), "e.csv", task, gold.rows)
     assert features.level == "entities" and [p.line for p in problems] == [22]
     framed = apply_features(result.frames, features).details["entities"]
     tagged = framed[framed["user:hard"].notna()]
@@ -181,7 +181,7 @@ def test_a_hostile_column_name_stays_text_in_the_slice_chart(nli):
     task, gold = nli
     name = '<a href="http://evil.example">x</a><b>y</b>'
     text = f'guid,"{name.replace(chr(34), chr(34) * 2)}"\n' + "".join(f"{r['guid']},{k % 2}\n" for k, r in enumerate(gold.rows[:20]))
-    features, problems = read_features(text.encode(), "f.csv", task, gold)
+    features, problems = read_features(text.encode(), "f.csv", task, gold.rows)
     assert problems == [] and features.columns[0].name == name
     result = with_features(evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "label": r["gold"]} for r in gold.rows]), "p.jsonl"), features)
     spec = user_slices(result.frames)[0]

@@ -41,7 +41,7 @@ def _files(url: str) -> FeatureFileStore:
 @st.cache_resource(max_entries=16, show_spinner="Reading your columns…")
 def _read(task_name: str, gold_key: str, digest: str, name: str, _data: bytes, _gold: Gold):
     try:
-        return read_features(_data, name, get_task(task_name), _gold)
+        return read_features(_data, name, get_task(task_name), _gold.rows)
     except InputError as err:
         return str(err)
 

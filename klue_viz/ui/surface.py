@@ -9,6 +9,7 @@ from klue_viz.evaluate import RunResult
 from klue_viz.markup import csv_cell, md
 from klue_viz.surface import compare_surface, filter_rows, flat_table, surface_errors
 from klue_viz.tasks.base import Task
+from klue_viz.ui.discovery import ERROR_RATE_COLUMN
 from klue_viz.ui.links import SELECTED_GUIDS, clear_filters
 
 ALONE = "(this run only)"
@@ -47,9 +48,10 @@ def surface_panel(task: Task, result: RunResult, results: dict[str, RunResult]) 
     chosen_units = right.segmented_control("Unit", units, default=units[0], key="surface_unit") if len(units) > 1 else units[0]
     shown = filter_rows(table, [chosen_units] if chosen_units else [])
     st.caption(md(_explained(shown)))
-    view = flat_table(shown.head(SHOWN_ROWS)).drop(columns=["guids"])
+    view = flat_table(shown.head(SHOWN_ROWS)).drop(columns=["guids"]).rename(columns={"error_rate": "error rate"})
+    config = {"error rate": ERROR_RATE_COLUMN, "excess": st.column_config.NumberColumn(format="%.1f")}  # a share as everywhere else
     event = st.dataframe(view, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="surface_table",
-                         column_config={c: st.column_config.NumberColumn(format="%.1f") for c in ("error_rate", "excess") if c in view})
+                         column_config={c: v for c, v in config.items() if c in view})
     st.download_button("Download this table (CSV)", lambda: flat_table(shown, guid_limit=10**9).map(csv_cell).to_csv(index=False).encode("utf-8-sig"),
                        file_name=f"{task.name}-{result.run}-errors-by-form.csv", mime="text/csv", key="surface_download", on_click="ignore")
     rows = event.selection.rows if event is not None else []
