@@ -8,16 +8,38 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from klue_viz.discovery.calibration import run_calibration
+from klue_viz.evaluate import RunResult, evaluate_file, load_gold
 from klue_viz.io import read_bytes, read_records
+from klue_viz.lazy import lazy_module
 from klue_viz.markup import csv_cell, visible
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, detect_task, get_task
 
 if TYPE_CHECKING:
-    from klue_viz.evaluate import Gold, RunResult
+    from klue_viz import bootstrap, slicing, surface, user_features, workspace
+    from klue_viz import report as html_report
+    from klue_viz.annotations import files as annotation_files
+    from klue_viz.annotations import store as annotation_store
+    from klue_viz.discovery import features, slices
+    from klue_viz.discovery import suspects as suspect_queue
+    from klue_viz.evaluate import Gold
     from klue_viz.problems import Problem
+    from klue_viz.results import Frames
     from klue_viz.tasks.base import Task
     from klue_viz.user_features import UserFeatures
+else:  # the commands that need pandas, SQLAlchemy or cleanlab load them when they run: `klue-viz evaluate` needs numpy only
+    bootstrap = lazy_module("klue_viz.bootstrap")
+    workspace = lazy_module("klue_viz.workspace")
+    html_report = lazy_module("klue_viz.report")
+    annotation_files = lazy_module("klue_viz.annotations.files")
+    annotation_store = lazy_module("klue_viz.annotations.store")
+    features = lazy_module("klue_viz.discovery.features")
+    slices = lazy_module("klue_viz.discovery.slices")
+    suspect_queue = lazy_module("klue_viz.discovery.suspects")
+    slicing = lazy_module("klue_viz.slicing")
+    surface = lazy_module("klue_viz.surface")
+    user_features = lazy_module("klue_viz.user_features")
 
 SHOWN_PROBLEMS = 10
 FEATURES_HELP = ("your own columns: a CSV, TSV or JSONL file keyed by guid (and turn for WoS; guid, start, end for NER entities), "
@@ -90,49 +112,41 @@ def load_features(path: str | None, task: Task, gold: Gold) -> tuple[UserFeature
     """The user's own columns from `--features` (None without it); each bad row is printed with its line."""
     if not path:
         return None, []
-    from klue_viz.user_features import read_features, summary
-
-    features, problems = read_features(read_bytes(path), Path(path).name, task, gold.rows)
-    say(summary(features, problems), error=True)
+    columns, problems = user_features.read_features(read_bytes(path), Path(path).name, task, gold.rows)
+    say(user_features.summary(columns, problems), error=True)
     for problem in problems[:SHOWN_PROBLEMS]:
         say(f"features problem: {problem}", error=True)
     if len(problems) > SHOWN_PROBLEMS:
         say(f"... and {len(problems) - SHOWN_PROBLEMS} more problems in {path}", error=True)
-    return features, problems
+    return columns, problems
 
 
-def feature_tables(task: Task, frames) -> dict[str, list[dict]]:
+def feature_tables(task: Task, frames: Frames) -> dict[str, list[dict]]:
     """Per-slice metrics of each of the user's columns (what `evaluate --out` writes): column -> rows of `slice_table`."""
-    from klue_viz.slicing import slice_table
-    from klue_viz.user_features import PREFIX, user_slices
-
     out = {}
-    for spec in user_slices(frames):
-        table = slice_table(task, frames, spec)
-        out[spec.key.removeprefix(PREFIX)] = [{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+    for spec in user_features.user_slices(frames):
+        table = slicing.slice_table(task, frames, spec)
+        out[spec.key.removeprefix(user_features.PREFIX)] = [{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
                                               for row in table.to_dict("records")]
     return out
 
 
-def featured(result: RunResult, features: UserFeatures | None) -> RunResult:
+def featured(result: RunResult, columns: UserFeatures | None) -> RunResult:
     """The run with the user's columns on its frames (as it is without --features)."""
-    if features is None:
+    if columns is None:
         return result
-    from klue_viz.user_features import with_features
-
-    return with_features(result, features)
+    return user_features.with_features(result, columns)
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
     if any(Path(p).is_dir() for p in args.pred):
         return evaluate_folders(args)
-    from klue_viz.evaluate import evaluate_file, load_gold  # pandas: only for the commands that score
 
     try:
         check_out(args.out)
         task = get_task(args.task) if args.task else get_task(guess_task(args.pred))
         gold = load_gold(task, args.gold)
-        features, feature_problems = load_features(args.features, task, gold)
+        columns, column_problems = load_features(args.features, task, gold)
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
@@ -141,11 +155,10 @@ def evaluate_command(args: argparse.Namespace) -> int:
     results, failures = [], []
     for path in args.pred:
         try:
-            result = featured(evaluate_file(task, gold, path, strict=args.strict), features)
+            result = featured(evaluate_file(task, gold, path, strict=args.strict), columns)
             if args.bootstrap:
-                from klue_viz.bootstrap import confidence_intervals
 
-                result.intervals = confidence_intervals(task, result.frames, samples=args.bootstrap)
+                result.intervals = bootstrap.confidence_intervals(task, result.frames, samples=args.bootstrap)
         except InputError as err:
             failures.append(str(err))
             say(f"klue-viz: {err}", error=True)
@@ -154,11 +167,11 @@ def evaluate_command(args: argparse.Namespace) -> int:
         print(report(result))
     if args.out:
         payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [run_record(r) for r in results]}
-        if features is not None:
+        if columns is not None:
             for record, result in zip(payload["runs"], results):
                 record["features"] = feature_tables(task, result.frames)  # per-slice metrics of each of your columns
-            payload["features_file"] = features.file
-            payload["feature_problems"] = [p.to_dict() for p in feature_problems]
+            payload["features_file"] = columns.file
+            payload["feature_problems"] = [p.to_dict() for p in column_problems]
         if failures:
             payload["failed"] = failures
         if len(args.pred) == 1 and results:
@@ -170,8 +183,6 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
 def evaluate_folders(args: argparse.Namespace) -> int:
     """Folders of prediction files of several tasks: each file's task detected, one table of models by task."""
-    from klue_viz.bootstrap import confidence_intervals
-    from klue_viz.workspace import FolderEvaluation, evaluate_folder, text_table
 
     if args.task:
         print("klue-viz: --task does not apply to a folder (each file's task is detected); give files instead", file=sys.stderr)
@@ -187,10 +198,10 @@ def evaluate_folders(args: argparse.Namespace) -> int:
     except InputError as err:
         say(f"klue-viz: {err}", error=True)
         return 2
-    done = FolderEvaluation()
+    done = workspace.FolderEvaluation()
     for folder in args.pred:
         try:
-            found = evaluate_folder(args.gold, Path(folder), strict=args.strict)
+            found = workspace.evaluate_folder(args.gold, Path(folder), strict=args.strict)
         except InputError as err:
             done.failures.append(str(err))
             continue
@@ -201,9 +212,9 @@ def evaluate_folders(args: argparse.Namespace) -> int:
         print(f"klue-viz: {failure}", file=sys.stderr)
     for run in done.runs:
         if args.bootstrap:
-            run.result.intervals = run.intervals = confidence_intervals(run.result.task, run.result.frames, samples=args.bootstrap)
+            run.result.intervals = run.intervals = bootstrap.confidence_intervals(run.result.task, run.result.frames, samples=args.bootstrap)
     if done.runs:
-        print(text_table(done.runs))
+        print(workspace.text_table(done.runs))
     if args.out:
         payload = {"gold": done.gold_sources, "strict": args.strict, "runs": [run.to_dict() for run in done.runs]}
         if done.failures:
@@ -215,21 +226,19 @@ def evaluate_folders(args: argparse.Namespace) -> int:
 
 def report_command(args: argparse.Namespace) -> int:
     """One self-contained HTML report of one or two runs, with the annotations stored for them."""
-    from klue_viz.evaluate import evaluate_file, load_gold
-    from klue_viz.report import build_report
 
     try:
         check_out(args.out)
         task = get_task(args.task)
         gold = load_gold(task, args.gold)
-        features, _ = load_features(args.features, task, gold)
-        results = [featured(evaluate_file(task, gold, path, strict=args.strict), features) for path in args.pred]
+        columns, _ = load_features(args.features, task, gold)
+        results = [featured(evaluate_file(task, gold, path, strict=args.strict), columns) for path in args.pred]
         distinct_run_names(results)
     except (InputError, KeyError) as err:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
     remarks = stored_remarks(task.name)
-    html = build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
+    html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
     if not write_out(args.out, html):
         return 2
     print(f"wrote {args.out}: {' vs '.join(r.run for r in results)}, {len(remarks)} stored annotation(s) of {task.name.upper()} considered")
@@ -249,7 +258,6 @@ def distinct_run_names(results: list[RunResult]) -> None:
 
 def run_record(result: RunResult) -> dict:
     """A run as written by --out: metrics and coverage, plus calibration when the run gave probabilities."""
-    from klue_viz.discovery.calibration import run_calibration
 
     record = result.to_dict()
     if getattr(result.task, "labels", None):  # only label tasks have probabilities: the others never build frames here
@@ -261,27 +269,25 @@ def run_record(result: RunResult) -> dict:
 
 def annotations_command(args: argparse.Namespace) -> int:
     """export / import / new-db against the store named by KLUE_VIZ_DB (or the default file)."""
-    from klue_viz.annotations.files import export_text, parse
-    from klue_viz.annotations.store import Store, StoreError, database_url, set_aside
 
     try:
         if args.action == "new-db":
-            url = database_url()
+            url = annotation_store.database_url()
             if not url.startswith("sqlite:///"):
-                raise StoreError("new-db only applies to a SQLite file")
+                raise annotation_store.StoreError("new-db only applies to a SQLite file")
             path = Path(url.removeprefix("sqlite:///"))
             if path.exists():
-                say(f"kept the old database as {set_aside(path)}")
-            say(f"new annotation database: {Store(url).location}")
+                say(f"kept the old database as {annotation_store.set_aside(path)}")
+            say(f"new annotation database: {annotation_store.Store(url).location}")
             return 0
-        store = Store()
+        store = annotation_store.Store()
         if args.action == "export":
             items = store.find(task=args.task)
             check_out(args.out)
-            Path(args.out).write_text(export_text(items, args.out), encoding="utf-8")
+            Path(args.out).write_text(annotation_files.export_text(items, args.out), encoding="utf-8")
             say(f"wrote {len(items)} annotation(s) from {store.location} to {args.out}")
             return 0
-        items, problems = parse(read_bytes(args.file), Path(args.file).name)
+        items, problems = annotation_files.parse(read_bytes(args.file), Path(args.file).name)
         for problem in problems[:SHOWN_PROBLEMS]:
             say(f"problem: {problem}", error=True)
         plan = store.plan_import(items)
@@ -293,7 +299,7 @@ def annotations_command(args: argparse.Namespace) -> int:
             say(f"the annotations changed during the import; planned again: {plan.summary()}")
         say(f"wrote {written} annotation(s) to {store.location}")
         return 0 if items or not problems else 1
-    except (StoreError, InputError) as err:
+    except (annotation_store.StoreError, InputError) as err:
         say(f"klue-viz: {err}", error=True)
         return 2
 
@@ -340,42 +346,38 @@ def add_discovery_commands(commands) -> None:
 
 
 def _load_runs(args: argparse.Namespace):
-    from klue_viz.evaluate import evaluate_file, load_gold
 
     check_out(args.out)
     task = get_task(args.task)
     gold = load_gold(task, args.gold)
-    features, _ = load_features(getattr(args, "features", None), task, gold)
-    results = [featured(evaluate_file(task, gold, path, strict=args.strict), features) for path in args.pred]
+    columns, _ = load_features(getattr(args, "features", None), task, gold)
+    results = [featured(evaluate_file(task, gold, path, strict=args.strict), columns) for path in args.pred]
     return task, gold, results
 
 
 def stored_remarks(task_name: str) -> list:
     """The annotations of a task in the store named by KLUE_VIZ_DB (none, with a note, when it cannot be read)."""
-    from klue_viz.annotations.store import Store, StoreError
 
     try:
-        return Store().find(task=task_name)
-    except StoreError as err:
+        return annotation_store.Store().find(task=task_name)
+    except annotation_store.StoreError as err:
         say(f"klue-viz: annotations left out: {err}", error=True)
         return []
 
 
 def slices_command(args: argparse.Namespace) -> int:
-    from klue_viz.discovery.features import load_training, training_features
-    from klue_viz.discovery.slices import error_tags, paired_slices, weak_slices
 
     try:
         task, _, results = _load_runs(args)
         if len(results) > 2:
             raise InputError("slices compares at most two runs: give --pred once (weak slices) or twice (where one run is worse)")
         first = results[0]
-        extra = training_features(task, first.frames, load_training(task, args.train)) if args.train else None
-        tags = error_tags(task, first.run, stored_remarks(task.name))  # the user's tags on the (first) run are conditions too
+        extra = features.training_features(task, first.frames, features.load_training(task, args.train)) if args.train else None
+        tags = slices.error_tags(task, first.run, stored_remarks(task.name))  # the user's tags on the (first) run are conditions too
         if len(results) == 1:
-            found = weak_slices(task, first.frames, tags=tags, extra=extra, top=args.top, ci_samples=args.bootstrap)
+            found = slices.weak_slices(task, first.frames, tags=tags, extra=extra, top=args.top, ci_samples=args.bootstrap)
         else:
-            found = paired_slices(task, first, results[1], tags=tags, extra=extra, top=args.top, ci_samples=args.bootstrap)
+            found = slices.paired_slices(task, first, results[1], tags=tags, extra=extra, top=args.top, ci_samples=args.bootstrap)
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
@@ -392,11 +394,10 @@ def slices_command(args: argparse.Namespace) -> int:
 
 
 def suspects_command(args: argparse.Namespace) -> int:
-    from klue_viz.discovery.suspects import suspects
 
     try:
         task, gold, results = _load_runs(args)
-        found = suspects(task, results, top=args.top)
+        found = suspect_queue.suspects(task, results, top=args.top)
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
@@ -411,16 +412,14 @@ def suspects_command(args: argparse.Namespace) -> int:
 
 def errors_command(args: argparse.Namespace) -> int:
     """`klue-viz errors`: the errors by surface form of one run, or of several side by side."""
-    from klue_viz.surface import as_records, compare_surface, flat_table, surface_errors
-
     try:
         task, _, results = _load_runs(args)
         distinct_run_names(results)
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
-    tables = {r.run: surface_errors(task, r.frames) for r in results}
-    table = next(iter(tables.values())) if len(tables) == 1 else compare_surface(tables)
+    tables = {r.run: surface.surface_errors(task, r.frames) for r in results}
+    table = next(iter(tables.values())) if len(tables) == 1 else surface.compare_surface(tables)
     shown = table if not args.top else table.head(args.top)
     counts = [c for c in table.columns if c.startswith("count")]
     for k, row in enumerate(shown.head(args.top or 30).to_dict("records"), 1):
@@ -431,10 +430,10 @@ def errors_command(args: argparse.Namespace) -> int:
         print("no errors")
     if args.out:
         if args.out.lower().endswith((".csv", ".tsv")):
-            text = flat_table(shown).map(csv_cell).to_csv(index=False, sep="\t" if args.out.lower().endswith(".tsv") else ",")
+            text = surface.flat_table(shown).map(csv_cell).to_csv(index=False, sep="\t" if args.out.lower().endswith(".tsv") else ",")
             ok = write_out(args.out, "\ufeff" + text)  # formula-like cells start with ' (OWASP), as every CSV klue-viz writes
         else:
-            ok = write_out(args.out, json.dumps({"task": task.name, "runs": [r.run for r in results], "errors": as_records(shown)},
+            ok = write_out(args.out, json.dumps({"task": task.name, "runs": [r.run for r in results], "errors": surface.as_records(shown)},
                                                 ensure_ascii=False, indent=2))
         if not ok:
             return 2

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from klue_viz.markup import LABEL_COLOURS
+from klue_viz.results import Frames
 from klue_viz.svg import drawing
-from klue_viz.tasks.base import Frames, Task
+from klue_viz.tasks.base import Task
 from klue_viz.tasks.mrc import answer_segments
 
 ANSWER_COLOURS = {"gold": "#2da44e", "pred": "#fb8f44", "both": "#54aeff"}

@@ -28,7 +28,8 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from klue_viz.tasks.base import Frames, Task
+from klue_viz.results import Frames
+from klue_viz.tasks.base import Task
 
 KEYS = ["unit", "form", "type", "error"]
 COLUMNS = KEYS + ["count", "examples", "total", "guids"]

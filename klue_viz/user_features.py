@@ -35,7 +35,8 @@ import pandas as pd
 
 from klue_viz.io import read_records
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Slice, Task
+from klue_viz.results import Frames
+from klue_viz.tasks.base import Slice, Task
 
 #: A scored run (klue_viz.evaluate.RunResult): a dataclass with `key` and `frames`, named here without importing it.
 Run = TypeVar("Run")

@@ -22,7 +22,7 @@ def db_url(request, tmp_path) -> str:
 
 
 def test_a_file_is_stored_once_and_read_back_by_another_store(db_url):
-    data = "guid,length\nklue-nli-v1_dev_00000,3\n".encode()
+    data = b"guid,length\nklue-nli-v1_dev_00000,3\n"
     files = FeatureFileStore(Store(db_url))
     first = files.add("nli", "mine.csv", data, uploader="kim")
     again = files.add("nli", "renamed.csv", data)

@@ -13,24 +13,9 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
-from klue_viz.annotations.store import Store, metadata, now
+from klue_viz.annotations.schema import feature_files
+from klue_viz.annotations.store import Store, now
 from klue_viz.uploads import check_size
-
-feature_files = sa.Table(
-    "feature_files", metadata,
-    sa.Column("task", sa.String(16), primary_key=True),
-    sa.Column("sha256", sa.String(64), primary_key=True),
-    sa.Column("file_name", sa.Text, nullable=False),
-    sa.Column("uploader", sa.String(100), nullable=False, server_default=""),
-    sa.Column("created_at", sa.String(40), nullable=False),
-    sa.Column("size", sa.BigInteger, nullable=False),
-    sa.Column("data", sa.LargeBinary, nullable=False),
-)
-
-
-def create_tables(connection: sa.Connection) -> None:
-    """Schema migration 2 -> 3: the table of column files (called by the store's MIGRATIONS)."""
-    metadata.create_all(connection, tables=[feature_files])
 
 
 @dataclass(frozen=True)

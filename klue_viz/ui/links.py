@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from klue_viz.evaluate import DATA_DIR_ENV
+from klue_viz.gold_folders import DATA_DIR_ENV
 from klue_viz.ui.state import SOURCES
 
 
