@@ -16,8 +16,7 @@ import streamlit.components.v1 as components
 from klue_viz.tasks.base import Task
 from klue_viz.ui.links import CURSOR, CURSOR_JUMP, PAGE_KEY
 
-KEYS = (("next", "J", "Next example"), ("previous", "K", "Previous example"), ("next error", "N", "Next error"),
-        ("previous error", "P", "Previous error"))
+KEYS = (("next", "J", "Next"), ("previous", "K", "Previous"), ("next error", "N", "Next error"), ("previous error", "P", "Prev. error"))
 ANNOTATE_KEY = "A"
 #: Scrolls the outlined card into view; it names no example, so no file text ever reaches the script.
 SCROLL = """<script>
@@ -93,13 +92,13 @@ def keyboard_bar(task: Task, run: str, anchors: list[str], wrong: list[bool], op
             state[PAGE_KEY] = anchors.index(state[CURSOR]) // page_size + 1
             state["kv_scroll"] = True
     st.markdown(STYLE, unsafe_allow_html=True)
-    columns = st.columns(len(KEYS) + 2)
+    columns = st.columns(len(KEYS) + 1)
     for column, (move, key, label) in zip(columns, KEYS):
         column.button(label, key=f"kb|{move}", shortcut=key, on_click=_move, args=(anchors, wrong, move, page_size), width="stretch")
     columns[len(KEYS)].button("Annotate", key="kb|annotate", shortcut=ANNOTATE_KEY, on_click=_annotate, args=(task, run, open_rows),
                               width="stretch", disabled=state.get(CURSOR) not in open_rows)
     cursor = state.get(CURSOR)
     where = (f"focused: {anchors.index(cursor) + 1} of {len(anchors)}" if cursor in anchors else "no example focused yet")
-    columns[-1].caption(f"Keys: J/K next/previous example · N/P next/previous error · A annotate the focused one ({where})")
+    st.caption(f"Keys: J/K next/previous example · N/P next/previous error · A annotate the focused one ({where})")
     if state.pop("kv_scroll", False):
         components.html(SCROLL, height=0)
