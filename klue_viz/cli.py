@@ -17,11 +17,13 @@ from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, detect_task, get_task
 
 if TYPE_CHECKING:
-    from klue_viz import bootstrap, slicing, surface, user_features, workspace
+    from klue_viz import bootstrap, corrected_gold, slicing, surface, user_features, workspace
     from klue_viz import report as html_report
     from klue_viz.annotations import files as annotation_files
+    from klue_viz.annotations import gold_versions
     from klue_viz.annotations import store as annotation_store
-    from klue_viz.discovery import features, slices
+    from klue_viz.crowd import HumanBaseline
+    from klue_viz.discovery import annotators, features, hf_export, slices
     from klue_viz.discovery import suspects as suspect_queue
     from klue_viz.evaluate import Gold
     from klue_viz.problems import Problem
@@ -37,6 +39,10 @@ else:  # the commands that need pandas, SQLAlchemy or cleanlab load them when th
     features = lazy_module("klue_viz.discovery.features")
     slices = lazy_module("klue_viz.discovery.slices")
     suspect_queue = lazy_module("klue_viz.discovery.suspects")
+    annotators = lazy_module("klue_viz.discovery.annotators")
+    hf_export = lazy_module("klue_viz.discovery.hf_export")
+    corrected_gold = lazy_module("klue_viz.corrected_gold")
+    gold_versions = lazy_module("klue_viz.annotations.gold_versions")
     slicing = lazy_module("klue_viz.slicing")
     surface = lazy_module("klue_viz.surface")
     user_features = lazy_module("klue_viz.user_features")
@@ -146,10 +152,17 @@ def evaluate_command(args: argparse.Namespace) -> int:
         check_out(args.out)
         task = get_task(args.task) if args.task else get_task(guess_task(args.pred))
         gold = load_gold(task, args.gold)
+        corrected = corrected_for(task, args) if args.corrections or args.gold_version else None
         columns, column_problems = load_features(args.features, task, gold)
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
+    before = gold
+    if corrected is not None:
+        gold = corrected.gold
+        say(f"scoring against {corrected.version}: {len(corrected.file.changed)} record(s) of {gold.source} corrected")
+        for problem in corrected.file.problems[:SHOWN_PROBLEMS]:
+            say(f"correction problem: {problem}", error=True)
     for problem in gold.problems[:SHOWN_PROBLEMS]:
         say(f"gold problem: {problem}", error=True)
     results, failures = [], []
@@ -165,8 +178,16 @@ def evaluate_command(args: argparse.Namespace) -> int:
             continue
         results.append(result)
         print(report(result))
+    human = human_line(task, gold, results)
+    if corrected is not None and results:
+        print(corrected.table(task, before, args.pred, args.strict))
     if args.out:
-        payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [run_record(r) for r in results]}
+        payload = {"task": task.name, "gold": gold.source, "strict": args.strict,
+                   "runs": [run_record(r, crowd=human is not None) for r in results]}
+        if human is not None:
+            payload["human"] = human.to_dict()
+        if corrected is not None:
+            payload["corrections"] = corrected.summary(task, before, args.pred, args.strict)
         if columns is not None:
             for record, result in zip(payload["runs"], results):
                 record["features"] = feature_tables(task, result.frames)  # per-slice metrics of each of your columns
@@ -238,7 +259,7 @@ def report_command(args: argparse.Namespace) -> int:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
     remarks = stored_remarks(task.name)
-    html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
+    html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap, gold_rows=gold.rows)
     if not write_out(args.out, html):
         return 2
     print(f"wrote {args.out}: {' vs '.join(r.run for r in results)}, {len(remarks)} stored annotation(s) of {task.name.upper()} considered")
@@ -256,15 +277,47 @@ def distinct_run_names(results: list[RunResult]) -> None:
         taken.add(chosen)
 
 
-def run_record(result: RunResult) -> dict:
-    """A run as written by --out: metrics and coverage, plus calibration when the run gave probabilities."""
+def corrected_for(task: Task, args: argparse.Namespace) -> corrected_gold.CorrectedGold:
+    """The corrected gold of `evaluate --corrections FILE` or `--gold-version NAME` (a version kept in KLUE_VIZ_DB)."""
+    if args.corrections and args.gold_version:
+        raise InputError("give --corrections or --gold-version, not both")
+    if args.corrections:
+        return corrected_gold.CorrectedGold.from_file(task, args.gold, args.corrections)
+    return corrected_gold.CorrectedGold.from_version(task, args.gold, args.gold_version)
+
+
+def run_record(result: RunResult, crowd: bool = False) -> dict:
+    """A run as written by --out: metrics and coverage, plus calibration when the run gave probabilities, and what the
+    gold's annotators say about it (vote cross-entropy, error against their spread) where the gold keeps them."""
 
     record = result.to_dict()
     if getattr(result.task, "labels", None):  # only label tasks have probabilities: the others never build frames here
         found = run_calibration(result.task, result.frames.examples)
         if found is not None:
             record["calibration"] = found.to_dict()
+    if crowd:
+        record.update(annotators.run_crowd(result.task, result))
     return record
+
+
+def human_line(task: Task, gold: Gold, results: list[RunResult]) -> HumanBaseline | None:
+    """Print the annotators' agreement (the human baseline) over the gold the runs scored; returns it (None without votes)."""
+    if not results or task.human_baseline(gold.rows) is None:
+        return None
+    human = annotators.human_of(task, gold.rows, results)
+    if human is None:
+        return None
+    print(f"== human baseline (the gold's annotators against the gold) ==\n  {human.text()}")
+    for result in results:
+        found = annotators.run_crowd(task, result)
+        if "vote_cross_entropy" in found:
+            ce = found["vote_cross_entropy"]
+            print(terminal(f"  {result.run}: vote cross-entropy {ce['value']:.4f} over {ce['n']:,} {task.unit}s with probabilities"))
+        rho = found.get("error_vs_spread", {}).get("spearman")
+        if rho is not None:
+            print(terminal(f"  {result.run}: Spearman rho of |gold - predicted| with the annotators' spread {rho['rho']:.3f} "
+                           f"over {rho['n']:,} {task.unit}s"))
+    return human
 
 
 def annotations_command(args: argparse.Namespace) -> int:
@@ -397,13 +450,17 @@ def suspects_command(args: argparse.Namespace) -> int:
 
     try:
         task, gold, results = _load_runs(args)
-        found = suspect_queue.suspects(task, results, top=args.top)
+        found = suspect_queue.suspects(task, results, top=args.top, gold_rows=gold.rows)
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
     for k, item in enumerate(found, 1):
         turn = f" turn {item['turn']}" if item["turn"] is not None else ""
-        print(terminal(f"{k:>3}. {item['guid']}{turn} {item['unit']}: gold {item['gold']} -> {item['proposed']}  score {item['score']:.3f}"))
+        ties = "".join(f"  {name} {item[key]:.3f}" for key, name in (("confidence", "confidence"), ("label_quality", "label quality"))
+                       if item.get(key) is not None)
+        print(terminal(f"{k:>3}. {item['guid']}{turn} {item['unit']}: gold {item['gold']} -> {item['proposed']}  score {item['score']:.3f}{ties}"))
+        for line in item.get("text", "").split("\n"):
+            print("       " + terminal(line))
     if args.out:
         payload = {"task": task.name, "runs": [r.run for r in results], "suspects": found}
         Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
@@ -451,6 +508,67 @@ def add_errors_command(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
 
 
+def add_gold_commands(commands) -> None:
+    """`klue-viz gold versions|make|export`: gold versions kept in the database, and the corrected gold written out."""
+    gold = commands.add_parser("gold", help="gold versions (accepted corrections) and the corrected gold file or dataset")
+    actions = gold.add_subparsers(dest="action", required=True)
+    listed = actions.add_parser("versions", help="list the gold versions of a task kept in KLUE_VIZ_DB")
+    listed.add_argument("--task", choices=list(TASKS), required=True)
+    make = actions.add_parser("make", help="keep the accepted corrections stored in KLUE_VIZ_DB as a named gold version")
+    make.add_argument("--task", choices=list(TASKS), required=True)
+    make.add_argument("--gold", required=True, help="the official file or klue_benchmark/ folder the corrections apply to")
+    make.add_argument("--name", help="the version's name (default: 'dev + corrections, N records, <date>')")
+    make.add_argument("--reviews", type=positive, default=1, help="reviews a unit needs before its correction counts (default 1)")
+    export = actions.add_parser("export", help="write the corrected official file whole and/or a Hugging Face dataset folder")
+    export.add_argument("--task", choices=list(TASKS), required=True)
+    export.add_argument("--gold", required=True, help="the official file or klue_benchmark/ folder the corrections apply to")
+    export.add_argument("--corrections", help="a corrections JSONL file")
+    export.add_argument("--gold-version", help="a gold version kept in KLUE_VIZ_DB, by name")
+    export.add_argument("--file", help="write the corrected official file (whole, in its format) here")
+    export.add_argument("--dataset", help="write a Hugging Face datasets folder here (save_to_disk, Parquet, README.md card)")
+
+
+def gold_command(args: argparse.Namespace) -> int:
+    """List, make and export gold versions."""
+    task = get_task(args.task)
+    try:
+        if args.action == "versions":
+            versions = gold_versions.GoldVersions(annotation_store.Store()).for_task(task.name)
+            for version in versions:
+                print(terminal(f"{version.name}  ({version.records} record(s), by {version.created_by or '(anonymous)'} at {version.created_at[:19]})"))
+            if not versions:
+                print(f"no {task.name.upper()} gold version yet")
+            return 0
+        if args.action == "make":
+            store = annotation_store.Store()
+            version = corrected_gold.make_version(task, args.gold, store, store.find(task=task.name), name=args.name, reviews=args.reviews)
+            say(f"kept gold version {version.name!r} in {store.location}")
+            return 0
+        if not (args.file or args.dataset):
+            raise InputError("give --file (the corrected official file) and/or --dataset (a Hugging Face dataset folder)")
+        for target in (args.file,):
+            check_out(target)
+        if args.corrections and args.gold_version:
+            raise InputError("give --corrections or --gold-version, not both")
+        if args.corrections:
+            corrected = corrected_gold.CorrectedGold.from_file(task, args.gold, args.corrections)
+        elif args.gold_version:
+            corrected = corrected_gold.CorrectedGold.from_version(task, args.gold, args.gold_version)
+        else:
+            raise InputError("give --corrections FILE or --gold-version NAME")
+        if args.file:
+            Path(args.file).write_text(corrected.file.text, encoding="utf-8")
+            say(f"wrote {args.file}: the whole corrected file, {len(corrected.file.changed)} record(s) changed")
+        if args.dataset:
+            hf_export.export_dataset(task, corrected.file.text, corrected.base_name, corrected.file.changed, corrected.corrections,
+                           Path(args.dataset), corrected.version, corrected.base)
+            say(f"wrote the dataset {args.dataset} (load_from_disk, Parquet under data/, README.md card)")
+        return 0
+    except (InputError, annotation_store.StoreError, OSError) as err:
+        say(f"klue-viz: {err}", error=True)
+        return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="klue-viz", description="Evaluation and error analysis for the KLUE benchmark")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -465,6 +583,9 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--bootstrap", type=resamples, default=0, metavar="N",
                           help="also give 95%% confidence intervals from N bootstrap resamples of the examples")
     evaluate.add_argument("--features", help=FEATURES_HELP + "; --out gets each column's slice table")
+    evaluate.add_argument("--corrections", help="score against the gold with these corrections (JSONL: guid, correction[, turn]; or an "
+                                                "annotation export), and show what they change in each run's score and rank")
+    evaluate.add_argument("--gold-version", help="score against a gold version kept in the database (KLUE_VIZ_DB), by name")
     report = commands.add_parser("report", help="one self-contained HTML report of one or two runs (opens offline)")
     report.add_argument("--task", required=True, choices=list(TASKS))
     report.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
@@ -485,9 +606,10 @@ def main(argv: list[str] | None = None) -> int:
     actions.add_parser("new-db", help="set an unreadable SQLite database aside and start a new one")
     add_discovery_commands(commands)
     add_errors_command(commands)
+    add_gold_commands(commands)
     args = parser.parse_args(argv)
     handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
-                "slices": slices_command, "suspects": suspects_command, "errors": errors_command}
+                "slices": slices_command, "suspects": suspects_command, "errors": errors_command, "gold": gold_command}
     return handlers[args.command](args)
 
 

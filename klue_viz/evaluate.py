@@ -131,13 +131,18 @@ def load_gold(task: Task, source: str | Path, loader: Callable | None = None) ->
     text = str(source)
     if text == "hf" or text.startswith("hf:"):
         return load_hf(task, text.partition(":")[2] or "validation", loader)
-    path = Path(source)
-    if path.is_dir():
-        found = official_file(task, path)
-        if found is None:
-            raise InputError(f"{path}: no {task.official_folder}/{task.official_folder}_dev.{task.official_ext} in this folder")
-        path = found
+    path = gold_file(task, Path(source))
     return gold_from_bytes(task, read_bytes(path), str(path))
+
+
+def gold_file(task: Task, path: Path) -> Path:
+    """A gold file as given, or the task's dev file in a folder laid out like `klue_benchmark/` (InputError when it has none)."""
+    if not path.is_dir():
+        return path
+    found = official_file(task, path)
+    if found is None:
+        raise InputError(f"{path}: no {task.official_folder}/{task.official_folder}_dev.{task.official_ext} in this folder")
+    return found
 
 
 def gold_from_bytes(task: Task, data: bytes, name: str) -> Gold:

@@ -38,3 +38,12 @@ def test_keys_move_the_cursor_turn_the_page_and_open_the_annotate_box():
     run = at.selectbox(key="run").value
     assert at.session_state[f"annotate|{cursor}|{run}"] is True
     assert any(r.key == f"about|{cursor}|{run}" for r in at.radio)  # the box is open: its first question is drawn
+
+
+def test_the_keys_step_aside_while_the_gold_review_is_open():
+    """The gold review (klue_viz.ui.review) takes A and K: with it open, the list's buttons carry no shortcut."""
+    at = open_page(PAGE_FILES["ner"])
+    assert at.button(key="kb|previous").proto.shortcut.lower() == "k"
+    at.segmented_control(key="discovery_view").set_value("Review the gold").run()
+    assert not at.exception
+    assert not at.button(key="kb|previous").proto.shortcut and not at.button(key="kb|annotate").proto.shortcut

@@ -1,15 +1,16 @@
 """The tables of the annotation database and their migrations, below the stores that use them.
 
 `Store` (annotations, custom tags; klue_viz.annotations.store), `RunStore` (prediction runs;
-klue_viz.annotations.runs) and `FeatureFileStore` (column files) share one database and one schema version: its tables are defined here, on
-one `metadata`, and a database is brought up to SCHEMA_VERSION one step of MIGRATIONS at a time.
+klue_viz.annotations.runs), the gold versions and `FeatureFileStore` (column files; klue_viz.annotations.feature_files)
+share one database and one schema version: its tables are defined here, on one `metadata`, and a database is brought up
+to SCHEMA_VERSION one step of MIGRATIONS at a time.
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 NO_TURN = -1  # stored instead of NULL so that the unique key holds on every database
 
 metadata = sa.MetaData()
@@ -59,6 +60,20 @@ runs = sa.Table(
 )
 sa.Index("runs_by_blob", runs.c.sha256)
 
+# named gold versions: a base gold plus the corrections accepted at one moment (klue_viz.annotations.gold_versions)
+gold_versions = sa.Table(
+    "gold_versions", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("task", sa.String(16), nullable=False),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("base", sa.Text, nullable=False),
+    sa.Column("records", sa.Integer, nullable=False),
+    sa.Column("corrections", sa.Text, nullable=False),
+    sa.Column("created_by", sa.String(100), nullable=False, server_default=""),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.UniqueConstraint("task", "name", name="one_gold_version_per_name"),
+)
+
 
 # the researchers' own column files (klue_viz.annotations.feature_files): the bytes once per content and task
 feature_files = sa.Table(
@@ -77,5 +92,6 @@ feature_files = sa.Table(
 MIGRATIONS = {
     1: lambda connection: metadata.create_all(connection, tables=[annotation_table, custom_tags]),
     2: lambda connection: metadata.create_all(connection, tables=[run_blobs, runs]),  # stored prediction runs (klue_viz.annotations.runs)
-    3: lambda connection: metadata.create_all(connection, tables=[feature_files]),  # column files (klue_viz.annotations.feature_files)
+    3: lambda connection: metadata.create_all(connection, tables=[gold_versions]),  # named gold versions (klue_viz.annotations.gold_versions)
+    4: lambda connection: metadata.create_all(connection, tables=[feature_files]),  # column files (klue_viz.annotations.feature_files)
 }

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from klue_viz.crowd import HumanBaseline
 from klue_viz.io import BARE_VALUE, load_json
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Statistics
@@ -214,6 +215,17 @@ class Task(ABC):
     def render_card(self, frames: Frames, guids: list[str]) -> str:
         """One card of the example list: the examples in `guids` share it (see `card_column`), the first is the anchor."""
         return self.render(frames, guids[0])
+
+    # ---- the annotators' own labels (klue_viz.crowd) ---------------------------------------------
+    def human_baseline(self, rows: list[dict]) -> HumanBaseline | None:
+        """How well the gold's annotators agree, on the scale of the task's first metric, over these gold rows;
+        None when the rows keep no per-annotator labels (the default)."""
+        return None
+
+    def suspect_text(self, row: dict, suspect: dict) -> str:
+        """The unit of a suspect as plain text (escaped where it is drawn): by default the example's text columns,
+        one per line; tasks with finer units mark the span, the word and its head, the slot."""
+        return "\n".join(f"{column}: {row[column]}" for column in self.text_columns if row.get(column) not in (None, ""))
 
     # ---- discovery (klue_viz.discovery calls these) -------------------------------------------
     @property

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.crowd import HumanBaseline, example_cross_entropy, vote_agreement
 from klue_viz.io import JSON_FAILURES
 from klue_viz.kit import confidence_bucket, correction_items, dump_json, read_json, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
@@ -115,6 +116,10 @@ class LabelTask(Task):
     def hf_row(self, record: dict) -> dict:
         """Gold row from a record whose label may be a name or an HF id."""
 
+    def human_baseline(self, rows: list[dict]) -> HumanBaseline | None:
+        """The share of the annotators' individual votes equal to the gold label (rows that keep `votes`)."""
+        return vote_agreement(rows)
+
     def classification_frame(self, gold: pd.DataFrame, predictions: list[dict]) -> pd.DataFrame:
         """The shared columns: gold, pred, correct, error type, probabilities and confidence."""
         frame = gold.copy()
@@ -127,6 +132,8 @@ class LabelTask(Task):
         frame["confidence"] = [max(p) if p is not None else np.nan for p in probs]
         frame["gold_prob"] = [p[index[g]] if p is not None else np.nan for p, g in zip(probs, frame["gold"])]
         frame["confidence_bin"] = confidence_bucket(frame["confidence"])
+        if "votes" in frame:  # the gold keeps its annotators' labels (YNAT, NLI): the run's distance to them
+            frame["vote_cross_entropy"] = example_cross_entropy(frame["votes"].tolist(), probs, self.labels)
         return frame
 
     def probs_row(self, probs: list[float] | None, top: int) -> str:

@@ -303,6 +303,21 @@ class Dp(Task):
         return {"most word errors first": lambda f: -f.examples["errors"], "lowest sentence UAS first": lambda f: f.examples["uas"],
                 "lowest sentence LAS first": lambda f: f.examples["las"]}
 
+    def suspect_text(self, row: dict, suspect: dict) -> str:
+        """The sentence, then the suspect's word and its head as the gold has it and as proposed (`index:head:DEPREL`)."""
+        words = row["words"]
+
+        def word(index: int) -> str:
+            return "ROOT" if index == 0 else f"{index} '{words[index - 1]}'" if 0 < index <= len(words) else str(index)
+
+        try:
+            index, gold_head, gold_rel = str(suspect["gold"]).split(":", 2)
+            _, head, rel = str(suspect["proposed"]).split(":", 2)
+            lines = [f"word {word(int(index))}: gold head {word(int(gold_head))} {gold_rel} -> proposed head {word(int(head))} {rel}"]
+        except ValueError:
+            lines = []
+        return "\n".join([row["sentence"], *lines])
+
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Words whose head (and relation, where they agree on it) every run predicts alike against the gold: `index:head:DEPREL`."""
         n = len(results)

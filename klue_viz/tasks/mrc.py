@@ -201,6 +201,15 @@ class Mrc(Task):
         """A question's first gold answer; None for an unanswerable one."""
         return units["answers"].map(lambda a: a[0] if len(a) else None)
 
+    def suspect_text(self, row: dict, suspect: dict) -> str:
+        """The question, its gold answers, and the context around the first gold answer (or its start)."""
+        spans = row.get("answer_spans") or []
+        start = max(spans[0][0] - 80, 0) if spans else 0
+        context = row["context"][start:start + 240]
+        answers = " | ".join(row["answers"]) or "(unanswerable)"
+        after = "…" if start + 240 < len(row["context"]) else ""
+        return f"question: {row['question']}\ngold answers: {answers}\ncontext: {'…' if start else ''}{context}{after}"
+
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Questions every run answers alike (the same normalised answer, or none) and wrongly: that answer is proposed."""
         frames, shared = shared_examples(results)

@@ -184,6 +184,10 @@ class Characters:
         return (np.arange(len(self.nonspace)) - np.repeat(starts, self.lengths))[self.nonspace]
 
 
+#: A `start-end:TYPE` correction item (end exclusive).
+SPAN_ITEM = re.compile(r"(\d+)-(\d+):([A-Z]+)$")
+
+
 class Ner(Task):
     name = "ner"
     training_label = "Entity seen in training"
@@ -451,6 +455,20 @@ class Ner(Task):
     def unit_training_keys(self, units: pd.DataFrame) -> pd.Series:
         """An entity row's text."""
         return units["text"].astype(str)
+
+    def suspect_text(self, row: dict, suspect: dict) -> str:
+        """The sentence with the suspect's span marked as the official markup does (`<text:TYPE>`, the proposed type;
+        `[text]` when the proposal removes the entity)."""
+        sentence = row["sentence"]
+        found = SPAN_ITEM.match(str(suspect["proposed"]).split(";")[0].strip())
+        if found is None:
+            return sentence
+        start, end, label = int(found[1]), int(found[2]), found[3]
+        if not 0 <= start < end <= len(sentence):
+            return sentence
+        marked = f"[{sentence[start:end]}]" if label == "O" else f"<{sentence[start:end]}:{label}>"  # O: the entity removed
+        return (f"{sentence[:start]}{marked}{sentence[end:]}\n"
+                f"span {start}-{end} '{sentence[start:end]}': gold {suspect['gold']} -> proposed {suspect['proposed']}")
 
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Entity spans every run predicts alike against the gold (a span the gold lacks or types otherwise, `start-end:TYPE`),

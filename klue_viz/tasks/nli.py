@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from klue_viz import markup as mk
+from klue_viz.crowd import crowd_view
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import NLI_LABELS, nli_aggregate
 from klue_viz.results import Frames
@@ -43,6 +45,7 @@ class Nli(LabelTask):
         Slice("hypothesis_length", "Hypothesis length"),
         Slice("overlap", "Hypothesis words found in premise"),
         Slice("confidence_bin", "Confidence (p of the predicted class)"),
+        Slice("crowd_view", "Run confidence against the annotators' votes"),
     )
     unit = "pair"
     text_columns = ("premise", "hypothesis")
@@ -70,7 +73,13 @@ class Nli(LabelTask):
         frame = self.classification_frame(gold, predictions)
         frame["overlap"] = [word_overlap(p, h) for p, h in zip(frame["premise"].tolist(), frame["hypothesis"].tolist())]
         frame["hypothesis_length"] = bucket(frame["hypothesis"].str.len(), [0, 15, 25, 40, float("inf")], "chars")
+        votes = frame["votes"].tolist() if "votes" in frame else [None] * len(frame)
+        confidence = [None if pd.isna(c) else float(c) for c in frame["confidence"]]
+        frame["crowd_view"] = [crowd_view(c, v, g) for c, v, g in zip(confidence, votes, frame["gold"].tolist())]
         return Frames(frame)
+
+    def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
+        return {"furthest from the annotators' votes first (cross-entropy)": lambda f: -f.examples["vote_cross_entropy"].fillna(-1.0)}
 
     def render(self, frames: Frames, guid: str) -> str:
         ex = frames.example(guid)

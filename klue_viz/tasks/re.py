@@ -35,6 +35,10 @@ def entity(record: dict, side: str) -> dict:
     return {"word": str(value["word"]), "start": start, "end": end + 1, "type": str(value["type"])}
 
 
+def _overlap(first: dict, second: dict) -> bool:
+    return first["start"] < second["end"] and second["start"] < first["end"]
+
+
 class Re(LabelTask):
     name = "re"
     training_label = "Subject-object pair seen in training"
@@ -97,6 +101,15 @@ class Re(LabelTask):
         full = np.zeros((len(gold), len(RELATIONS)))
         full[has_probs] = np.array([p for p in probs if isinstance(p, list)], dtype=np.float64).reshape(-1, len(RELATIONS))
         return Statistics(len(gold), 3 * classes + 1, rows, cols, values, re_aggregate(classes), re_auprc_unsummed(gold, full, has_probs))
+
+    def suspect_text(self, row: dict, suspect: dict) -> str:
+        """The sentence with the subject marked `<word:SUBJ>` and the object `<word:OBJ>`."""
+        sentence = row["sentence"]
+        marks = sorted([(row["subject"], "SUBJ"), (row["object"], "OBJ")], key=lambda m: -m[0]["start"])
+        for entity_, role in marks:
+            if entity_["end"] <= len(sentence) and not (role == "SUBJ" and _overlap(row["subject"], row["object"])):
+                sentence = f"{sentence[:entity_['start']]}<{sentence[entity_['start']:entity_['end']]}:{role}>{sentence[entity_['end']:]}"
+        return sentence
 
     def render(self, frames: Frames, guid: str) -> str:
         ex = frames.example(guid)

@@ -252,6 +252,11 @@ class Wos(Task):
         values = units["gold_value"].where(units["gold_value"].notna(), units["pred_value"])
         return (units["domain_slot"] + "-" + values.astype(str)).tolist()
 
+    def suspect_text(self, row: dict, suspect: dict) -> str:
+        """The turn (the system's words before it, the user's) and the slot: gold -> proposed."""
+        lines = [f"system: {row['system']}"] if row.get("system") else []
+        return "\n".join([*lines, f"user (turn {row['turn']}): {row['text']}", f"slot: {suspect['gold']} -> {suspect['proposed']}"])
+
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Slots of a turn every run gets wrong with the same value (or none): `domain-slot-value`, `none` to remove it."""
         n = len(results)

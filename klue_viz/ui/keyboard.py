@@ -14,6 +14,7 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from klue_viz.tasks.base import Task
+from klue_viz.ui.discovery import REVIEW
 from klue_viz.ui.links import CURSOR, CURSOR_JUMP, PAGE_KEY
 
 KEYS = (("next", "J", "Next"), ("previous", "K", "Previous"), ("next error", "N", "Next error"), ("previous error", "P", "Prev. error"))
@@ -92,13 +93,18 @@ def keyboard_bar(task: Task, run: str, anchors: list[str], wrong: list[bool], op
             state[PAGE_KEY] = anchors.index(state[CURSOR]) // page_size + 1
             state["kv_scroll"] = True
     st.markdown(STYLE, unsafe_allow_html=True)
+    reviewing = state.get("discovery_view") == REVIEW  # the gold review above has its own keys (A, K...): ours step aside
     columns = st.columns(len(KEYS) + 1)
     for column, (move, key, label) in zip(columns, KEYS):
-        column.button(label, key=f"kb|{move}", shortcut=key, on_click=_move, args=(anchors, wrong, move, page_size), width="stretch")
-    columns[len(KEYS)].button("Annotate", key="kb|annotate", shortcut=ANNOTATE_KEY, on_click=_annotate, args=(task, run, open_rows),
-                              width="stretch", disabled=state.get(CURSOR) not in open_rows)
+        column.button(label, key=f"kb|{move}", shortcut=None if reviewing else key, on_click=_move, args=(anchors, wrong, move, page_size),
+                      width="stretch")
+    columns[len(KEYS)].button("Annotate", key="kb|annotate", shortcut=None if reviewing else ANNOTATE_KEY, on_click=_annotate,
+                              args=(task, run, open_rows), width="stretch", disabled=state.get(CURSOR) not in open_rows)
     cursor = state.get(CURSOR)
     where = (f"focused: {anchors.index(cursor) + 1} of {len(anchors)}" if cursor in anchors else "no example focused yet")
-    st.caption(f"Keys: J/K next/previous example · N/P next/previous error · A annotate the focused one ({where})")
+    if reviewing:
+        st.caption(f"The keys are the gold review's while it is open; these buttons still move through the list ({where})")
+    else:
+        st.caption(f"Keys: J/K next/previous example · N/P next/previous error · A annotate the focused one ({where})")
     if state.pop("kv_scroll", False):
         components.html(SCROLL, height=0)

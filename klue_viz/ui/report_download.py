@@ -21,11 +21,13 @@ def report_button(task: Task, results: list[RunResult]) -> None:
     left, right = st.columns([1, 3])
     count = int(left.number_input("Errors drawn in the report", 1, 1000, DEFAULT_ERRORS, key="report_errors"))
 
-    gold_note, db = gold_for(task).note, store()  # read here: the file is built later, outside this page run
+    choice, db = gold_for(task), store()
+    gold_note, gold_rows = choice.note, choice.gold.rows  # read here: the file is built later, outside this page run
 
     def html() -> bytes:
         remarks = db.find(task=task.name) if db else []
-        return build_report(task, results, gold_note, remarks, errors=count, samples=REPORT_RESAMPLES).encode("utf-8")
+        return build_report(task, results, gold_note, remarks, errors=count, samples=REPORT_RESAMPLES,
+                            gold_rows=gold_rows).encode("utf-8")
 
     names = re.sub(r"[^\w.-]+", "_", "-vs-".join(r.run for r in results))[:120]
     right.download_button(f"Download a report of {md(' vs '.join(r.run for r in results))} (one HTML file that opens offline)", html,

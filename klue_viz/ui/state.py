@@ -16,10 +16,13 @@ from pathlib import Path
 
 import streamlit as st
 
+from klue_viz.annotations.gold_versions import GoldVersions
 from klue_viz.annotations.runs import Run, RunConflict, RunStore
 from klue_viz.annotations.store import Store, StoreError, database_url
 from klue_viz.cache import BoundedCache, frame_bytes
+from klue_viz.corrected_gold import CorrectedGold
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.discovery.corrected import Correction
 from klue_viz.evaluate import (
     Gold,
     RunResult,
@@ -95,7 +98,47 @@ def _demo(task: Task, note: str) -> GoldChoice:
     return GoldChoice(_gold_from_path(task.name, str(path), path.stat().st_mtime), f"demo:{path.stat().st_mtime}", note, True)
 
 
+#: Session key: task name -> the gold version (kept in the database) its pages score against; absent: the gold as chosen.
+GOLD_VERSIONS = "gold_versions"
+
+
 def gold_for(task: Task) -> GoldChoice:
+    """The gold of a task under the session's chosen source, with the gold version chosen for the task applied."""
+    choice = chosen_gold(task)
+    name = st.session_state.get(GOLD_VERSIONS, {}).get(task.name)
+    if not name:
+        return choice
+    base = base_text(task, choice)
+    if base is None:
+        return GoldChoice(choice.gold, choice.key, f"{choice.note} · the gold version {name} cannot be applied to this gold "
+                          "(it needs the official file)", choice.is_demo)
+    text, path = base
+    try:
+        corrected = _versioned_gold(task.name, choice.key, name, path, text)
+    except (InputError, StoreError) as err:
+        return GoldChoice(choice.gold, choice.key, f"{choice.note} · gold version {name}: {err}", choice.is_demo)
+    return GoldChoice(corrected.gold, f"{choice.key}|version:{name}", f"{choice.note} · scored against the gold version **{name}** "
+                      f"({len(corrected.file.changed)} record(s) corrected)", choice.is_demo)
+
+
+def base_text(task: Task, choice: GoldChoice) -> tuple[str, str] | None:
+    """The official file's text of a gold choice, and its path or upload name (None for gold from the hub)."""
+    upload = st.session_state.get("gold_uploads", {}).get(task.name)
+    if upload and not choice.is_demo and upload[0] in choice.gold.source:
+        return upload[1].decode("utf-8-sig"), upload[0]
+    path = Path(choice.gold.source)
+    return (path.read_text(encoding="utf-8-sig"), str(path)) if path.is_file() else None
+
+
+@st.cache_resource(max_entries=16, show_spinner="Applying the gold version…")
+def _versioned_gold(task_name: str, choice_key: str, name: str, path: str, _text: str) -> CorrectedGold:
+    version = GoldVersions(run_store().store).get(task_name, name)
+    if version is None:
+        raise InputError(f"no {task_name.upper()} gold version named {name!r} in the database")
+    return CorrectedGold.from_text(TASKS[task_name], _text, path, path, [Correction(**c) for c in version.corrections], version.name)
+
+
+def chosen_gold(task: Task) -> GoldChoice:
     """The gold of a task under the session's chosen source; the demo stands in where that source has none."""
     state = st.session_state
     source = state["gold_source"]

@@ -26,6 +26,7 @@ from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.crowd import crowd_panel
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
 from klue_viz.ui.features import features_panel
 from klue_viz.ui.keyboard import card_keys, keyboard_bar
@@ -45,6 +46,7 @@ from klue_viz.ui.links import (
 )
 from klue_viz.ui.paper import svg_download
 from klue_viz.ui.report_download import report_button
+from klue_viz.ui.review import REVIEW_LIST
 from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, receive_uploads
 from klue_viz.ui.surface import surface_panel
 from klue_viz.uploads import limit_megabytes, limit_text
@@ -97,6 +99,7 @@ def _body(task: Task) -> None:
 
     _metrics(task, results)
     result = results[_inspected_run(list(results))]
+    crowd_panel(task, choice.gold, choice.key, result, results)
     pairs = _pairs(result.key, task, result)
     _confusion(task, result, pairs)
     _selection_charts(task, result)
@@ -361,6 +364,7 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
         shown = _comparison(result, second, shown)
     shown = _focus(task, result, shown)
     shown, page_size = order_control(task, result, results, shown)
+    st.session_state[f"{REVIEW_LIST}|{task.name}"] = (result.run, shown["guid"].tolist())  # the review view can go through them
     cards = _cards(task, shown)  # row positions in `shown`; only the page's rows become records
     keyboard_bar(task, result.run, *card_keys(shown["guid"].tolist(), shown["correct"].astype(bool).tolist(), cards), page_size)
     total = len(result.frames.examples)
