@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from klue_viz.answers import Answer
 from klue_viz.crowd import HumanBaseline
 from klue_viz.io import BARE_VALUE, load_json
 from klue_viz.lazy import lazy_module
@@ -92,6 +93,12 @@ class Task(ABC):
     #: empty when the task has none.
     training_label: str = ""
 
+    #: Fields of a prediction record holding this task's prediction; a record with none of them but a free-text field
+    #: (`generation`, `output`, `response`, `text`) is an LLM's answer and goes through `parse_answer`.
+    prediction_fields: frozenset[str] = frozenset({"label", "probs"})
+    #: The version of the task's answer parser (docs/answer-parsers.md), raised whenever what it reads changes.
+    answer_parser_version: int = 0
+
     #: Why a metric can be undefined on examples that exist (docs/metrics.md).
     undefined_reasons: dict[str, str] = {}
 
@@ -134,6 +141,15 @@ class Task(ABC):
     @abstractmethod
     def empty_prediction(self, gold: dict) -> Any:
         """What a missing prediction counts as under --strict."""
+
+    def parse_answer(self, text: str, gold: dict) -> Answer:
+        """The prediction record fields an LLM's generated `text` gives for one gold row (`gold` may be `{}` when a
+        multiple-choice log's choice texts are read); an Answer without fields when the text is unreadable."""
+        raise RecordError(f"{self.title} has no answer parser: give its prediction fields ({', '.join(sorted(self.prediction_fields))})")
+
+    def unreadable_prediction(self, gold: dict) -> Any:
+        """What an unreadable answer is scored as: wrong (klue_viz.generation); by default the empty prediction."""
+        return self.empty_prediction(gold)
 
     # ---- results ----------------------------------------------------------------------------
     @abstractmethod
@@ -181,6 +197,11 @@ class Task(ABC):
         stats = self.detail_statistics(level, frame)
         values = stats.scores(stats.totals())
         return {key: None if np.isnan(v[0]) else float(v[0]) for key, v in values.items()}
+
+    def example_scores(self, frames: Frames) -> pd.Series | None:
+        """One score per example of a run's frames on 0..1 (1 = fully right), for tasks whose examples are more than
+        right or wrong (the compare matrix colours by it: klue_viz.compare); None where right/wrong is all there is."""
+        return None
 
     @abstractmethod
     def render(self, frames: Frames, guid: str) -> str:

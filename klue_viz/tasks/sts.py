@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.answers import Answer, read_number
 from klue_viz.charts import sts_scatter
 from klue_viz.crowd import HumanBaseline, annotator_pearson, score_spread, spread_bucket
 from klue_viz.kit import correction_items, dump_json, read_json, shared_examples, suspect_item
@@ -57,6 +58,8 @@ class Sts(Task):
         Slice("spread", "Annotator spread (std of the scores)"),
     )
     signature_fields = frozenset({"score"})
+    prediction_fields = frozenset({"score", "label", "binary"})
+    answer_parser_version = 1
     bare_value_field = "score"
     unit = "pair"
     text_columns = ("sentence1", "sentence2")
@@ -127,6 +130,15 @@ class Sts(Task):
     def empty_prediction(self, gold: dict) -> dict:
         return {"score": 0.0, "binary": 0}
 
+    def parse_answer(self, text: str, gold: dict) -> Answer:
+        """A similarity written in text (`3.5`, `3.5점`, `유사도: 4점 (5점 만점)`): one number; two different ones are unreadable."""
+        return read_number(text, "score")
+
+    def unreadable_prediction(self, gold: dict) -> dict:
+        """Wrong on both metrics: the far end of the scale from the gold, on the other side of the 3.0 threshold."""
+        score = 5.0 if gold["gold"] < THRESHOLD else 0.0
+        return {"score": score, "binary": int(score >= THRESHOLD)}
+
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         frame = gold.copy()
         frame["pred"] = np.array([p["score"] for p in predictions], dtype=np.float64)
@@ -177,6 +189,10 @@ class Sts(Task):
         return mk.example("".join(body), guid)
 
     # ---- discovery --------------------------------------------------------------------------
+    def example_scores(self, frames: Frames) -> pd.Series:
+        """1 - |gold - predicted| / 5: 1 for the gold score, 0 for the opposite end of the scale."""
+        return (1.0 - frames.examples["abs_error"] / 5.0).clip(0.0, 1.0)
+
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"largest |gold - predicted| first": lambda f: -f.examples["abs_error"]}
 

@@ -12,7 +12,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import streamlit as st
 
@@ -33,11 +33,12 @@ from klue_viz.evaluate import (
     official_file,
 )
 from klue_viz.gold_folders import DATA_DIR_ENV, allowed_gold_folder
+from klue_viz.harness import is_results_name, results_beside, task_hint
 from klue_viz.io import read_records
 from klue_viz.markup import md
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, Task, detect_task
-from klue_viz.uploads import check_size
+from klue_viz.uploads import check_size, max_upload_bytes
 from klue_viz.workspace import prediction_files
 
 SOURCES = {
@@ -253,14 +254,18 @@ def receive_uploads(uploads, task: str | None = None, model: str = "") -> list[U
     """
     seen = st.session_state.setdefault("received_uploads", set())
     outcomes = []
+    # lm-evaluation-harness's results files of an uploaded folder are read with the samples beside them
+    siblings = results_beside([(upload.name, upload.getvalue) for upload in uploads or [] if upload.size <= max_upload_bytes()])
     for upload in uploads or []:
         ident = getattr(upload, "file_id", None) or (upload.name, upload.size)
         if ident in seen:
             continue
         seen.add(ident)
+        if str(PurePosixPath(upload.name).parent) in siblings and is_results_name(upload.name):
+            continue
         try:
             check_size(upload.name, upload.size)
-            files = prediction_files(upload.name, upload.getvalue())
+            files = prediction_files(upload.name, upload.getvalue(), siblings.get(str(PurePosixPath(upload.name).parent)))
         except InputError as err:
             outcomes.append(UploadOutcome(upload.name, error=str(err)))
             continue
@@ -281,7 +286,7 @@ def task_of(name: str, data: bytes, page_task: str | None = None) -> str:
     records = read_records(data, name)
     if not records.records:
         raise InputError(f"{name}: no record could be read" + (f" ({records.problems[0]})" if records.problems else "") + "; nothing was stored")
-    found = detect_task([r for _, r in records.records])
+    found = detect_task([r for _, r in records.records]) or task_hint([r for _, r in records.records], list(TASKS))
     if page_task is None:
         if found is None:
             raise InputError(f"{name}: cannot tell which KLUE task this file is for (no known guid prefix or field)")

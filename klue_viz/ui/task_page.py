@@ -15,17 +15,20 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
+from klue_viz.answer_card import card_with_answers
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.cache import BoundedCache
 from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, top_confusions
 from klue_viz.evaluate import RunResult
 from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
+from klue_viz.generation import run_slices
 from klue_viz.markup import esc, esc_attr, md
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.compare import compare_section
 from klue_viz.ui.crowd import crowd_panel
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
 from klue_viz.ui.features import features_panel
@@ -106,6 +109,7 @@ def _body(task: Task) -> None:
     _slices(task, result)
     discovery_panel(task, result, results)
     surface_panel(task, result, results)
+    compare_section(task, results)
     st.subheader("Error tags")
     tag_views(task, result, results)
     _examples(task, result, pairs, results)
@@ -158,7 +162,8 @@ def _metrics(task: Task, results: dict[str, RunResult]) -> None:
         columns[-1].metric("Gold scored", f"{100 * c.n_scored / c.n_gold:.1f}%" if c.n_gold else "n/a",
                            help=f"{c.n_scored:,} of {c.n_gold:,} gold examples scored")
         details = [f"{c.n_scored:,} of {c.n_gold:,} gold scored", f"missing {c.n_missing}", f"extra {c.n_extra}",
-                   f"unreadable {c.n_invalid}"] + result.notes
+                   f"unreadable {c.n_invalid}"] + ([f"unreadable answers {c.unreadable_answers} (scored as wrong)"]
+                                                   if c.unreadable_answers else []) + result.notes
         if show_ci:
             spans = _intervals(result.key, task, result)
             details.insert(0, "95% CI " + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v))
@@ -261,7 +266,7 @@ DETAIL_REASONS = {"precision": "nothing predicted in this slice", "recall": "not
 
 def _slices(task: Task, result: RunResult) -> None:
     st.subheader("Metrics per slice")
-    labels = {spec.label: spec for spec in (*task.slices, *user_slices(result.frames))}
+    labels = {spec.label: spec for spec in (*run_slices(task, result.frames), *user_slices(result.frames))}
     if st.session_state.get("slice_by") not in (None, *labels):
         st.session_state["slice_by"] = next(iter(labels))
     chosen = labels[st.selectbox("Slice by", list(labels), key="slice_by")]
@@ -315,7 +320,7 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None, remarks:
     _keep_known("f_errors", error_types)
     errors = row1[3].multiselect("Error type", error_types, key="f_errors")
     row2 = st.columns([2, 2, 2, 2, 1])
-    slice_specs = {spec.label: spec for spec in (*task.slices, *user_slices(result.frames))}
+    slice_specs = {spec.label: spec for spec in (*run_slices(task, result.frames), *user_slices(result.frames))}
     if st.session_state.get("f_slice") not in (None, "(any)", *slice_specs):
         st.session_state["f_slice"] = "(any)"
     slice_label = row2[0].selectbox("Slice", ["(any)"] + list(slice_specs), key="f_slice")
@@ -478,8 +483,8 @@ def drawn_cards() -> BoundedCache:
 def _drawing(task: Task, result: RunResult, guids: list[str]) -> str:
     """The drawing of one card of a run; a drawing depends on the run's frames and the card's examples only."""
     if not result.key:  # a run scored outside the app's cache has no identity to keep its drawings under
-        return task.render_card(result.frames, guids)
-    return drawn_cards().get((result.key, tuple(guids)), partial(task.render_card, result.frames, guids))
+        return card_with_answers(task, result.frames, guids)
+    return drawn_cards().get((result.key, tuple(guids)), partial(card_with_answers, task, result.frames, guids))
 
 
 def _comparison(first: RunResult, second: RunResult, shown: pd.DataFrame) -> pd.DataFrame:
