@@ -541,6 +541,7 @@ def add_compare_commands(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--out", help="write {task, runs, examples, changes} as JSON")
     compare.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000)")
     compare.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+    compare.add_argument("--features", help=FEATURES_HELP)
     gate = commands.add_parser("gate", help="fail when a candidate run is significantly worse than a baseline, overall or on any slice",
                                description=GATE_HELP)
     gate.add_argument("--task", choices=list(TASKS), help="the KLUE task (guessed from the baseline file when left out)")
@@ -552,15 +553,19 @@ def add_compare_commands(commands: argparse._SubParsersAction) -> None:
     gate.add_argument("--markdown", help="write the verdict and a table for a pull-request comment")
     gate.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000)")
     gate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+    gate.add_argument("--features", help=FEATURES_HELP + "; each column is a slice the gate tests")
 
 
-def _scored_runs(task_name: str | None, gold_source: str, paths: list[str], strict: bool, outs: list[str | None]) -> tuple[Task, list[RunResult]]:
-    """The task, and each file scored against the gold (distinct run names); InputError/KeyError for bad input."""
+def _scored_runs(task_name: str | None, gold_source: str, paths: list[str], strict: bool, outs: list[str | None],
+                 features_path: str | None = None) -> tuple[Task, list[RunResult]]:
+    """The task, and each file scored against the gold (distinct run names), with the user's columns (--features) when
+    given; InputError/KeyError for bad input."""
     for out in outs:
         check_out(out)
     task = get_task(task_name) if task_name else get_task(guess_task(paths))
     gold = load_gold(task, gold_source)
-    results = [evaluate_file(task, gold, path, strict=strict) for path in paths]
+    columns, _ = load_features(features_path, task, gold)
+    results = [featured(evaluate_file(task, gold, path, strict=strict), columns) for path in paths]
     distinct_run_names(results)
     return task, results
 
@@ -569,7 +574,7 @@ def compare_command(args: argparse.Namespace) -> int:
     try:
         if len(args.pred) < 2:
             raise InputError("compare needs at least two runs: give --pred two or more times")
-        task, results = _scored_runs(args.task, args.gold, args.pred, args.strict, [args.out])
+        task, results = _scored_runs(args.task, args.gold, args.pred, args.strict, [args.out], args.features)
         table = run_comparison.run_table(results)
         if not len(table.shared):
             raise InputError("the runs have no scored example in common")
@@ -589,7 +594,8 @@ def compare_command(args: argparse.Namespace) -> int:
 
 def gate_command(args: argparse.Namespace) -> int:
     try:
-        task, (baseline, candidate) = _scored_runs(args.task, args.gold, [args.baseline, args.candidate], args.strict, [args.out, args.markdown])
+        task, (baseline, candidate) = _scored_runs(args.task, args.gold, [args.baseline, args.candidate], args.strict, [args.out, args.markdown],
+                                                   args.features)
         remarks = stored_remarks(task.name)
         tags = slices.error_tags(task, baseline.run, remarks)
         for guid, found in slices.error_tags(task, candidate.run, remarks).items():

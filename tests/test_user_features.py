@@ -187,3 +187,17 @@ def test_a_hostile_column_name_stays_text_in_the_slice_chart(nli):
     spec = user_slices(result.frames)[0]
     figure = slice_figure(slice_table(task, result.frames, spec), "accuracy", spec.label)
     assert "<a" not in figure.layout.yaxis.title.text and "&lt;a href" in figure.layout.yaxis.title.text
+
+
+def test_gate_tests_each_value_of_a_column_of_yours(nli, shared, tmp_path):
+    """`klue-viz gate --features`: the planted flag, where the candidate is always wrong, is a regressed slice."""
+    task, gold = nli
+    flags, run = planted_nli(gold)
+    base, cand, table, out = tmp_path / "base.jsonl", tmp_path / "cand.jsonl", tmp_path / "mine.csv", tmp_path / "gate.json"
+    base.write_bytes(jsonl([{"guid": r["guid"], "label": r["gold"]} for r in gold.rows]))
+    cand.write_bytes(run)
+    table.write_text("guid,flag\n" + "".join(f"{g},{f}\n" for g, f in flags.items()), encoding="utf-8")
+    assert main(["gate", "--task", "nli", "--gold", str(shared), "--baseline", str(base), "--candidate", str(cand),
+                 "--features", str(table), "--out", str(out), "--bootstrap", "200"]) == 1
+    regressions = json.loads(out.read_text(encoding="utf-8"))["regressions"]
+    assert {"user:flag": "1"} in [r["slice"] for r in regressions]
