@@ -15,6 +15,7 @@ from klue_viz.io import read_bytes, read_records
 from klue_viz.lazy import lazy_module
 from klue_viz.markup import csv_cell, visible
 from klue_viz.problems import InputError
+from klue_viz.runs_cli import add_runs_commands, runs_command
 from klue_viz.tasks import TASKS, Task, detect_task, get_task
 
 if TYPE_CHECKING:
@@ -713,10 +714,11 @@ def main(argv: list[str] | None = None) -> int:
     add_errors_command(commands)
     add_compare_commands(commands)
     add_gold_commands(commands)
+    add_runs_commands(commands)
     args = parser.parse_args(argv)
     handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
                 "slices": slices_command, "suspects": suspects_command, "errors": errors_command, "gold": gold_command,
-                "compare": compare_command, "gate": gate_command}
+                "compare": compare_command, "gate": gate_command, "runs": runs_command}
     return handlers[args.command](args)
 
 

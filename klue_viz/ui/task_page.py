@@ -16,12 +16,13 @@ import pandas as pd
 import streamlit as st
 
 from klue_viz.answer_card import card_with_answers
-from klue_viz.bootstrap import compare_runs, confidence_intervals
+from klue_viz.bootstrap import compare_runs
 from klue_viz.cache import BoundedCache
 from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, top_confusions
 from klue_viz.evaluate import RunResult
 from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
 from klue_viz.generation import run_slices
+from klue_viz.kept import intervals
 from klue_viz.markup import esc, esc_attr, md
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
@@ -50,7 +51,8 @@ from klue_viz.ui.links import (
 from klue_viz.ui.paper import svg_download
 from klue_viz.ui.report_download import report_button
 from klue_viz.ui.review import REVIEW_LIST
-from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, receive_uploads
+from klue_viz.ui.run_picker import MANY_RUNS, pick_runs
+from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, kept_results_or_none, receive_uploads, runs_for
 from klue_viz.ui.surface import surface_panel
 from klue_viz.uploads import limit_megabytes, limit_text
 from klue_viz.user_features import user_slices
@@ -100,8 +102,10 @@ def _body(task: Task) -> None:
         st.info(f"No {task.name.upper()} run to show yet: upload a prediction file above or on the home page.")
         return
 
-    _metrics(task, results)
-    result = results[_inspected_run(list(results))]
+    models = {name: source.model for name, source in runs_for(task, choice).items()}
+    shown = pick_runs(list(results), models)
+    _metrics(task, {name: results[name] for name in shown}, models)
+    result = results[_inspected_run(shown)]
     crowd_panel(task, choice.gold, choice.key, result, results)
     pairs = _pairs(result.key, task, result)
     _confusion(task, result, pairs)
@@ -138,7 +142,7 @@ UI_RESAMPLES = 200
 
 @st.cache_resource(max_entries=128, show_spinner="Resampling…")
 def _intervals(result_key: str, _task: Task, _result: RunResult):
-    return confidence_intervals(_task, _result.frames, samples=UI_RESAMPLES)
+    return intervals(kept_results_or_none(), _result, UI_RESAMPLES)
 
 
 @st.cache_resource(max_entries=64, show_spinner="Resampling both runs…")
@@ -148,9 +152,12 @@ def _paired(first_key: str, second_key: str, _task: Task, _first: RunResult, _se
                           f"{_first.run} higher in": f"{100 * c.first_better:.0f}% of resamples"} for c in rows])
 
 
-def _metrics(task: Task, results: dict[str, RunResult]) -> None:
+def _metrics(task: Task, results: dict[str, RunResult], models: dict[str, str]) -> None:
     st.subheader("Official metrics")
     show_ci = st.toggle(f"95% confidence intervals (bootstrap, {UI_RESAMPLES} resamples of the examples)", key="show_ci")
+    if len(results) >= MANY_RUNS:
+        _metrics_table(task, results, models, show_ci)
+        return
     for run, result in results.items():
         st.markdown(f"<b>{esc(run)}</b> <span class='kv-kv'>({esc(result.file)})</span>", unsafe_allow_html=True)
         columns = st.columns(len(task.metrics) + 1)
@@ -171,6 +178,26 @@ def _metrics(task: Task, results: dict[str, RunResult]) -> None:
         if result.problems:
             with st.expander(f"{len(result.problems)} problem(s) in {md(result.file)}"):
                 problem_table(result.problems)
+
+
+def _metrics_table(task: Task, results: dict[str, RunResult], models: dict[str, str], show_ci: bool) -> None:
+    """Many runs: one row each (the scores come from their kept results; intervals read a run's frames, so only when asked)."""
+    rows = []
+    for run, result in results.items():
+        c = result.coverage
+        row = {"run": run, "model": models.get(run, ""), **{m.key: result.scores.values.get(m.key) for m in task.metrics},
+               "scored": f"{c.n_scored}/{c.n_gold}", "missing": c.n_missing, "extra": c.n_extra, "unreadable": c.n_invalid,
+               "problems": len(result.problems)}
+        if show_ci:
+            spans = _intervals(result.key, task, result)
+            row["95% CI"] = ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)
+        rows.append(row)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={m.key: st.column_config.NumberColumn(m.label, format="%.2f") for m in task.metrics})
+    problems = [p for result in results.values() for p in result.problems]
+    if problems:
+        with st.expander(f"{len(problems)} problem(s) in these runs' files"):
+            problem_table(problems)
 
 
 def _chart_key(name: str) -> str:
