@@ -26,12 +26,17 @@ def test_three_presses_of_the_next_error_key_land_on_the_third_wrong_example(pag
     page.wait_for_selector(".kv-example", timeout=90_000)
     wait_idle(page)
     assert page.get_by_text("Keys: J/K next/previous example").count() == 1  # the keys are listed on the page
+    page.wait_for_timeout(1500)  # the page settles (the run picker may rerun it once after the first draw)
+    wait_idle(page)
     page.evaluate("document.activeElement && document.activeElement.blur()")  # keys go to the page, not to a widget
-    for _ in range(3):
+    wrong = wrong_guids("char-bilstm")
+    positions = [int(g.split("_")[2].split("-")[0]) + 1 for g in wrong[:3]]  # klue-ner-v1_dev_00003-... is the 4th sentence
+    for position in positions:
         page.keyboard.press("n")
         wait_idle(page)
+        page.get_by_text(f"(focused: {position} of 24)").wait_for(timeout=30_000)
     page.wait_for_selector(FOCUSED, timeout=30_000)
-    third = wrong_guids("char-bilstm")[2]
+    third = wrong[2]
     assert page.locator(FOCUSED).inner_text() == third
     assert re.search(r"[?&]cursor=" + re.escape(third) + r"(&|$)", page.url)
     page.keyboard.press("k")  # back one example: the one before the third error in file order
