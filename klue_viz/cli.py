@@ -13,13 +13,13 @@ from klue_viz.evaluate import RunResult, evaluate_bytes, evaluate_file, load_gol
 from klue_viz.harness import expand_path, task_hint
 from klue_viz.io import read_bytes, read_records
 from klue_viz.lazy import lazy_module
-from klue_viz.markup import visible
+from klue_viz.markup import csv_cell, visible
 from klue_viz.problems import InputError
 from klue_viz.runs_cli import add_runs_commands, runs_command
 from klue_viz.tasks import TASKS, Task, detect_task, get_task
 
 if TYPE_CHECKING:
-    from klue_viz import bootstrap, corrected_gold, workspace
+    from klue_viz import bootstrap, corrected_gold, slicing, surface, user_features, workspace
     from klue_viz import compare as run_comparison
     from klue_viz import gate as regression_gate
     from klue_viz import report as html_report
@@ -30,7 +30,10 @@ if TYPE_CHECKING:
     from klue_viz.discovery import annotators, features, hf_export, slices
     from klue_viz.discovery import suspects as suspect_queue
     from klue_viz.evaluate import Gold
+    from klue_viz.problems import Problem
+    from klue_viz.results import Frames
     from klue_viz.tasks.base import Task
+    from klue_viz.user_features import UserFeatures
 else:  # the commands that need pandas, SQLAlchemy or cleanlab load them when they run: `klue-viz evaluate` needs numpy only
     bootstrap = lazy_module("klue_viz.bootstrap")
     run_comparison = lazy_module("klue_viz.compare")
@@ -46,8 +49,13 @@ else:  # the commands that need pandas, SQLAlchemy or cleanlab load them when th
     hf_export = lazy_module("klue_viz.discovery.hf_export")
     corrected_gold = lazy_module("klue_viz.corrected_gold")
     gold_versions = lazy_module("klue_viz.annotations.gold_versions")
+    slicing = lazy_module("klue_viz.slicing")
+    surface = lazy_module("klue_viz.surface")
+    user_features = lazy_module("klue_viz.user_features")
 
 SHOWN_PROBLEMS = 10
+FEATURES_HELP = ("your own columns: a CSV, TSV or JSONL file keyed by guid (and turn for WoS; guid, start, end for NER entities), "
+                 "each column a slice feature (numbers in quartile bins, text as its 20 most frequent values)")
 
 
 def terminal(text) -> str:
@@ -114,6 +122,36 @@ def write_out(path: str, text: str) -> bool:
     return True
 
 
+def load_features(path: str | None, task: Task, gold: Gold) -> tuple[UserFeatures | None, list[Problem]]:
+    """The user's own columns from `--features` (None without it); each bad row is printed with its line."""
+    if not path:
+        return None, []
+    columns, problems = user_features.read_features(read_bytes(path), Path(path).name, task, gold.rows)
+    say(user_features.summary(columns, problems), error=True)
+    for problem in problems[:SHOWN_PROBLEMS]:
+        say(f"features problem: {problem}", error=True)
+    if len(problems) > SHOWN_PROBLEMS:
+        say(f"... and {len(problems) - SHOWN_PROBLEMS} more problems in {path}", error=True)
+    return columns, problems
+
+
+def feature_tables(task: Task, frames: Frames) -> dict[str, list[dict]]:
+    """Per-slice metrics of each of the user's columns (what `evaluate --out` writes): column -> rows of `slice_table`."""
+    out = {}
+    for spec in user_features.user_slices(frames):
+        table = slicing.slice_table(task, frames, spec)
+        out[spec.key.removeprefix(user_features.PREFIX)] = [{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+                                              for row in table.to_dict("records")]
+    return out
+
+
+def featured(result: RunResult, columns: UserFeatures | None) -> RunResult:
+    """The run with the user's columns on its frames (as it is without --features)."""
+    if columns is None:
+        return result
+    return user_features.with_features(result, columns)
+
+
 def evaluate_command(args: argparse.Namespace) -> int:
     if any(Path(p).is_dir() for p in args.pred):
         return evaluate_folders(args)
@@ -123,6 +161,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
         task = get_task(args.task) if args.task else get_task(guess_task(args.pred))
         gold = load_gold(task, args.gold)
         corrected = corrected_for(task, args) if args.corrections or args.gold_version else None
+        columns, column_problems = load_features(args.features, task, gold)
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
@@ -144,7 +183,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
             continue
         for run in runs:
             try:
-                result = evaluate_bytes(task, gold, run.data, run.name, strict=args.strict)
+                result = featured(evaluate_bytes(task, gold, run.data, run.name, strict=args.strict), columns)
                 if args.bootstrap:
                     result.intervals = bootstrap.confidence_intervals(task, result.frames, samples=args.bootstrap)
             except InputError as err:
@@ -163,6 +202,11 @@ def evaluate_command(args: argparse.Namespace) -> int:
             payload["human"] = human.to_dict()
         if corrected is not None:
             payload["corrections"] = corrected.summary(task, before, args.pred, args.strict)
+        if columns is not None:
+            for record, result in zip(payload["runs"], results):
+                record["features"] = feature_tables(task, result.frames)  # per-slice metrics of each of your columns
+            payload["features_file"] = columns.file
+            payload["feature_problems"] = [p.to_dict() for p in column_problems]
         if failures:
             payload["failed"] = failures
         if len(args.pred) == 1 and len(results) == 1:
@@ -180,6 +224,9 @@ def evaluate_folders(args: argparse.Namespace) -> int:
         return 2
     if not all(Path(p).is_dir() for p in args.pred):
         print("klue-viz: give either prediction files or folders of them, not both", file=sys.stderr)
+        return 2
+    if args.features:
+        print("klue-viz: --features applies to one task's files (--task and --pred files), not to folders", file=sys.stderr)
         return 2
     try:
         check_out(args.out)
@@ -219,7 +266,8 @@ def report_command(args: argparse.Namespace) -> int:
         check_out(args.out)
         task = get_task(args.task)
         gold = load_gold(task, args.gold)
-        results = [evaluate_file(task, gold, path, strict=args.strict) for path in args.pred]
+        columns, _ = load_features(args.features, task, gold)
+        results = [featured(evaluate_file(task, gold, path, strict=args.strict), columns) for path in args.pred]
         distinct_run_names(results)
     except (InputError, KeyError) as err:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
@@ -357,6 +405,7 @@ def add_discovery_commands(commands) -> None:
         command.add_argument("--out", help="write the list as JSON")
         command.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
         if name == "slices":
+            command.add_argument("--features", help=FEATURES_HELP)
             command.add_argument("--train", help="the task's training file in the official format, a klue_benchmark/ folder holding it, "
                                                   "or hf (the train split): adds 'seen in training' (NER, RE, MRC, WoS)")
             command.add_argument("--bootstrap", type=resamples, default=100, metavar="N",
@@ -368,7 +417,8 @@ def _load_runs(args: argparse.Namespace):
     check_out(args.out)
     task = get_task(args.task)
     gold = load_gold(task, args.gold)
-    results = [evaluate_file(task, gold, path, strict=args.strict) for path in args.pred]
+    columns, _ = load_features(getattr(args, "features", None), task, gold)
+    results = [featured(evaluate_file(task, gold, path, strict=args.strict), columns) for path in args.pred]
     return task, gold, results
 
 
@@ -431,6 +481,47 @@ def suspects_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def errors_command(args: argparse.Namespace) -> int:
+    """`klue-viz errors`: the errors by surface form of one run, or of several side by side."""
+    try:
+        task, _, results = _load_runs(args)
+        distinct_run_names(results)
+    except (InputError, KeyError) as err:
+        say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
+        return 2
+    tables = {r.run: surface.surface_errors(task, r.frames) for r in results}
+    table = next(iter(tables.values())) if len(tables) == 1 else surface.compare_surface(tables)
+    shown = table if not args.top else table.head(args.top)
+    counts = [c for c in table.columns if c.startswith("count")]
+    for k, row in enumerate(shown.head(args.top or 30).to_dict("records"), 1):
+        what = f" ({row['type']})" if row["type"] else ""
+        print(terminal(f"{k:>3}. {row['unit']} {row['form']}{what}: {row['error']}  " + ", ".join(f"{c} {row[c]}" for c in counts)
+                       + (f" of {row['total']}" if row.get("total") is not None and row["total"] == row["total"] else "")))
+    if table.empty:
+        print("no errors")
+    if args.out:
+        if args.out.lower().endswith((".csv", ".tsv")):
+            text = surface.flat_table(shown).map(csv_cell).to_csv(index=False, sep="\t" if args.out.lower().endswith(".tsv") else ",")
+            ok = write_out(args.out, "\ufeff" + text)  # formula-like cells start with ' (OWASP), as every CSV klue-viz writes
+        else:
+            ok = write_out(args.out, json.dumps({"task": task.name, "runs": [r.run for r in results], "errors": surface.as_records(shown)},
+                                                ensure_ascii=False, indent=2))
+        if not ok:
+            return 2
+    return 0
+
+
+def add_errors_command(commands: argparse._SubParsersAction) -> None:
+    """`klue-viz errors` and its options."""
+    command = commands.add_parser("errors", help="errors by surface form: entity strings, words, slot values... most frequent first")
+    command.add_argument("--task", choices=list(TASKS), required=True)
+    command.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
+    command.add_argument("--pred", required=True, action="append", help="prediction file (repeat to compare runs side by side)")
+    command.add_argument("--top", type=int, default=50, metavar="N", help="rows to list and write (default 50; 0: all)")
+    command.add_argument("--out", help="write the table: .json, or .csv/.tsv (guids space-separated)")
+    command.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+
+
 GATE_HELP = """Exit 0 when nothing regressed, 1 when something did, 2 for bad input. Every official metric is
 tested overall, on each value of each slice the task defines (example-level and entity/word/slot-level) and on
 each error tag stored for the runs (KLUE_VIZ_DB), when the group holds at least --min-size examples (units).
@@ -451,6 +542,7 @@ def add_compare_commands(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--out", help="write {task, runs, examples, changes} as JSON")
     compare.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000)")
     compare.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+    compare.add_argument("--features", help=FEATURES_HELP)
     gate = commands.add_parser("gate", help="fail when a candidate run is significantly worse than a baseline, overall or on any slice",
                                description=GATE_HELP)
     gate.add_argument("--task", choices=list(TASKS), help="the KLUE task (guessed from the baseline file when left out)")
@@ -462,15 +554,19 @@ def add_compare_commands(commands: argparse._SubParsersAction) -> None:
     gate.add_argument("--markdown", help="write the verdict and a table for a pull-request comment")
     gate.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000)")
     gate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+    gate.add_argument("--features", help=FEATURES_HELP + "; each column is a slice the gate tests")
 
 
-def _scored_runs(task_name: str | None, gold_source: str, paths: list[str], strict: bool, outs: list[str | None]) -> tuple[Task, list[RunResult]]:
-    """The task, and each file scored against the gold (distinct run names); InputError/KeyError for bad input."""
+def _scored_runs(task_name: str | None, gold_source: str, paths: list[str], strict: bool, outs: list[str | None],
+                 features_path: str | None = None) -> tuple[Task, list[RunResult]]:
+    """The task, and each file scored against the gold (distinct run names), with the user's columns (--features) when
+    given; InputError/KeyError for bad input."""
     for out in outs:
         check_out(out)
     task = get_task(task_name) if task_name else get_task(guess_task(paths))
     gold = load_gold(task, gold_source)
-    results = [evaluate_file(task, gold, path, strict=strict) for path in paths]
+    columns, _ = load_features(features_path, task, gold)
+    results = [featured(evaluate_file(task, gold, path, strict=strict), columns) for path in paths]
     distinct_run_names(results)
     return task, results
 
@@ -479,7 +575,7 @@ def compare_command(args: argparse.Namespace) -> int:
     try:
         if len(args.pred) < 2:
             raise InputError("compare needs at least two runs: give --pred two or more times")
-        task, results = _scored_runs(args.task, args.gold, args.pred, args.strict, [args.out])
+        task, results = _scored_runs(args.task, args.gold, args.pred, args.strict, [args.out], args.features)
         table = run_comparison.run_table(results)
         if not len(table.shared):
             raise InputError("the runs have no scored example in common")
@@ -499,7 +595,8 @@ def compare_command(args: argparse.Namespace) -> int:
 
 def gate_command(args: argparse.Namespace) -> int:
     try:
-        task, (baseline, candidate) = _scored_runs(args.task, args.gold, [args.baseline, args.candidate], args.strict, [args.out, args.markdown])
+        task, (baseline, candidate) = _scored_runs(args.task, args.gold, [args.baseline, args.candidate], args.strict, [args.out, args.markdown],
+                                                   args.features)
         remarks = stored_remarks(task.name)
         tags = slices.error_tags(task, baseline.run, remarks)
         for guid, found in slices.error_tags(task, candidate.run, remarks).items():
@@ -591,6 +688,7 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     evaluate.add_argument("--bootstrap", type=resamples, default=0, metavar="N",
                           help="also give 95%% confidence intervals from N bootstrap resamples of the examples")
+    evaluate.add_argument("--features", help=FEATURES_HELP + "; --out gets each column's slice table")
     evaluate.add_argument("--corrections", help="score against the gold with these corrections (JSONL: guid, correction[, turn]; or an "
                                                 "annotation export), and show what they change in each run's score and rank")
     evaluate.add_argument("--gold-version", help="score against a gold version kept in the database (KLUE_VIZ_DB), by name")
@@ -602,6 +700,7 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--errors", type=int, default=50, metavar="N", help="how many instructive errors to draw (default 50)")
     report.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="bootstrap resamples for the 95%% intervals (default 1000)")
     report.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+    report.add_argument("--features", help=FEATURES_HELP)
     notes = commands.add_parser("annotations", help="export or import error annotations (the store named by KLUE_VIZ_DB)")
     actions = notes.add_subparsers(dest="action", required=True)
     export = actions.add_parser("export", help="write annotations to a .jsonl or .csv file")
@@ -612,12 +711,13 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--overwrite-conflicts", action="store_true", help="also write records older than the stored ones")
     actions.add_parser("new-db", help="set an unreadable SQLite database aside and start a new one")
     add_discovery_commands(commands)
+    add_errors_command(commands)
     add_compare_commands(commands)
     add_gold_commands(commands)
     add_runs_commands(commands)
     args = parser.parse_args(argv)
     handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
-                "slices": slices_command, "suspects": suspects_command, "gold": gold_command,
+                "slices": slices_command, "suspects": suspects_command, "errors": errors_command, "gold": gold_command,
                 "compare": compare_command, "gate": gate_command, "runs": runs_command}
     return handlers[args.command](args)
 

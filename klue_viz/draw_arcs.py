@@ -79,9 +79,13 @@ def dependency_svg(words: list[Word], arcs: list[Arc], max_width: float = MAX_RO
     every word shows its index. In a column narrower than a full row, every row of the sentence scales down by the
     same factor (each row's width is its share of a full row), so the words keep one size across rows.
     """
+    return f'<div class="kv-arcs-wrap">{"".join(dependency_rows(words, arcs, max_width))}</div>'
+
+
+def dependency_rows(words: list[Word], arcs: list[Arc], max_width: float = MAX_ROW_WIDTH) -> list[str]:
+    """The rows of `dependency_svg`, each one <svg> element (klue_viz.svg stacks them into one standalone picture)."""
     widths = [max(text_width(w.form, FONT), text_width(w.lemma, SMALL), text_width(w.pos, SMALL)) + GAP for w in words]
-    rows = [_row(words, widths, arcs, start, end, max_width + ROW_MARGIN) for start, end in row_ranges(widths, max_width)]
-    return f'<div class="kv-arcs-wrap">{"".join(rows)}</div>'
+    return [_row(words, widths, arcs, start, end, max_width + ROW_MARGIN) for start, end in row_ranges(widths, max_width)]
 
 
 def _row(words: list[Word], widths: list[float], arcs: list[Arc], start: int, end: int, full_width: float) -> str:

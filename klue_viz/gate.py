@@ -31,6 +31,7 @@ from klue_viz.evaluate import RunResult
 from klue_viz.markup import md
 from klue_viz.metrics import Statistics
 from klue_viz.tasks.base import Task
+from klue_viz.user_features import user_slices
 
 #: Simultaneous coverage of the intervals (and 1 - the family-wise error of the verdict).
 LEVEL = 0.95
@@ -152,9 +153,10 @@ def _groups(task: Task, runs: list[RunResult], shared: list[str], min_size: int,
     n = len(shared)
     out = [_group(task, "", stats, np.zeros(n, dtype=np.int64), ["overall"], [n])]
     examples = [r.frames.examples.iloc[p].reset_index(drop=True) for r, p in zip(runs, positions)]
-    names = {spec.key for spec in task.slices if spec.level == "examples"}
+    specs = (*task.slices, *user_slices(runs[0].frames))  # the user's own columns (--features) are slices too
+    names = {spec.key for spec in specs if spec.level == "examples"}
     shared_index = pd.Index(shared)
-    for spec in task.slices:
+    for spec in specs:
         if spec.key in PREDICTION_FEATURES:
             continue
         if spec.level == "examples":

@@ -2,7 +2,8 @@
 
 Pure: runs and annotations in, an HTML string out (no Streamlit, no network, no script). It holds
 the official metrics with 95% bootstrap intervals, the confusion matrix and the most frequent
-confusions as static tables, every slice table, the paired comparison when two runs are given, and
+confusions as static tables, every slice table (your own columns' too, klue_viz.user_features), the errors by
+surface form (klue_viz.surface), the paired comparison when two runs are given, and
 the N most instructive errors drawn exactly as the app draws them (`task.render` with
 `markup.STYLE`), each with the tags, notes and gold remarks stored for it. Every string that came
 from a file or the database goes through `markup.esc`.
@@ -27,7 +28,9 @@ from klue_viz.discovery.suspects import suspects
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import STYLE, esc, esc_attr
 from klue_viz.slicing import slice_table
+from klue_viz.surface import compare_surface, flat_table, surface_errors
 from klue_viz.tasks.base import Task
+from klue_viz.user_features import user_slices
 
 GOLD_RUN = "gold"
 DEFAULT_ERRORS = 50
@@ -102,7 +105,7 @@ def confusion_section(task: Task, result: RunResult, pairs: pd.DataFrame | None)
 
 def slices_section(task: Task, result: RunResult) -> str:
     parts = []
-    for spec in task.slices:
+    for spec in (*task.slices, *user_slices(result.frames)):
         frame = slice_table(task, result.frames, spec)
         parts.append(f"<h4>{esc(spec.label)}</h4>{table(frame)}")
     return f"<h3>Metrics per slice: {esc(result.run)}</h3>{''.join(parts)}"
@@ -167,6 +170,20 @@ def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annota
                      + table(pd.DataFrame([{**{k: s[k] for k in ("guid", "turn", "unit")}, "text": s.get("text", ""),
                                             **{k: s[k] for k in ("gold", "proposed", "score")}} for s in queue])))
     return "".join(parts)
+
+
+SURFACE_ROWS = 30
+
+
+def surface_section(task: Task, results: list[RunResult], top: int = SURFACE_ROWS) -> str:
+    """The most frequent errors by surface form (klue_viz.surface), side by side when there are two runs."""
+    tables = {r.run: surface_errors(task, r.frames) for r in results}
+    found = next(iter(tables.values())) if len(tables) == 1 else compare_surface(tables)
+    if found.empty:
+        return "<p>No errors to count.</p>"
+    shown = flat_table(found.head(top), guid_limit=5)
+    return (f"<p>The {min(top, len(found))} most frequent of {len(found):,} rows: each unit by how often it is wrong in each way, and how "
+            f"often it occurs in the gold (total); the first example ids of each row.</p>{table(shown)}")
 
 
 def remarks_by_example(task: Task, run: str, remarks: Iterable[Annotation]) -> dict[str, list[Annotation]]:
@@ -275,6 +292,8 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
         body.append(confusion_section(task, result, pairs) or f"<p>{esc(result.run)}: no confusion matrix for this task.</p>")
     body.append("<h2>Slices</h2>")
     body += [slices_section(task, result) for result in results]
+    body.append("<h2>Errors by surface form</h2>")
+    body.append(surface_section(task, results))
     body.append("<h2>Found for you</h2>")
     body.append(found_section(task, results, remarks, gold_rows=gold_rows))
     body.append("<h2>Errors</h2>")

@@ -27,6 +27,7 @@ import pandas as pd
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.results import Frames
 from klue_viz.tasks.base import Task
+from klue_viz.user_features import user_slices
 
 #: Features never used as conditions: they restate the error itself.
 LEAKING = frozenset({"error_type", "correct", "matched", "status"})
@@ -63,7 +64,7 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
     if level == "entities":
         columns["side"], labels["side"] = frame["side"].astype(str).to_numpy(), "Gold or predicted entity"
     by_guid = examples.set_index("guid") if level != "examples" else None
-    for spec in task.slices:
+    for spec in (*task.slices, *user_slices(frames)):  # the user's own columns count like the task's features
         if spec.key in LEAKING:
             continue
         if spec.level == level:
@@ -250,6 +251,7 @@ def paired_units(task: Task, first: Frames, second: Frames, tags=None, extra=Non
         keys = ["guid"]
         a = Units("examples", first.examples.reset_index(drop=True), _example_features(task, first.examples), {s.key: s.label for s in task.slices})
         b = Units("examples", second.examples.reset_index(drop=True), _example_features(task, second.examples), a.labels)
+        a.labels.update({s.key: s.label for s in user_slices(first)})
     keep_a = a.frame["side"].eq("gold").to_numpy() if level == "entities" else np.ones(len(a.frame), dtype=bool)
     keep_b = b.frame["side"].eq("gold").to_numpy() if level == "entities" else np.ones(len(b.frame), dtype=bool)
     left = a.frame[keep_a][keys + ["correct"]].rename(columns={"correct": "ok_a"}).assign(row_a=np.flatnonzero(keep_a))
@@ -263,7 +265,8 @@ def paired_units(task: Task, first: Frames, second: Frames, tags=None, extra=Non
 
 
 def _example_features(task: Task, examples: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({s.key: _strings(examples[s.key].reset_index(drop=True)) for s in task.slices
+    specs = (*task.slices, *user_slices(Frames(examples)))
+    return pd.DataFrame({s.key: _strings(examples[s.key].reset_index(drop=True)) for s in specs
                          if s.level == "examples" and s.key not in LEAKING})
 
 

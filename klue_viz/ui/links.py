@@ -47,6 +47,11 @@ PAGE_KEY = "page_no"
 SELECTED_GUIDS = "f_guids"
 FOCUS = "f_focus"
 RUNS_WANTED = "url_runs"
+#: The user's columns file in use (klue_viz.ui.features), by the start of its address: `features=` in the URL.
+FEATURES = "features_file"
+#: The example the keyboard focused (klue_viz.ui.keyboard), `cursor=` in the URL; a link naming it turns to its page once.
+CURSOR = "kb_cursor"
+CURSOR_JUMP = "kb_cursor_jump"
 ENTERED = "url_page"
 
 
@@ -85,6 +90,9 @@ def apply_task_url(url: dict[str, list[str]]) -> None:
     page = (url.get("page") or ["1"])[0]
     state[PAGE_KEY] = int(page) if page.isdigit() and int(page) > 0 else 1
     state[RUNS_WANTED] = list(url.get("run", []))[:2]
+    state[FEATURES] = url["features"][0] if url.get("features") else None
+    state[CURSOR] = url["cursor"][0] if url.get("cursor") else None
+    state[CURSOR_JUMP] = bool(url.get("cursor"))
     state.pop(SELECTED_GUIDS, None)
     guid = url["guid"][0] if url.get("guid") else None
     turn = url["turn"][0] if url.get("turn") else None
@@ -120,6 +128,8 @@ def view_params(runs: list[str], page: int) -> dict[str, list[str]]:
     state = st.session_state
     params = settings_params()
     params["run"] = list(runs)
+    if state.get(FEATURES):
+        params["features"] = [str(state[FEATURES])]
     for param in FILTERS:
         value = state.get(param.key, param.default)
         if param.shape == "many" and value:
@@ -130,6 +140,8 @@ def view_params(runs: list[str], page: int) -> dict[str, list[str]]:
             params[param.name] = [str(value)]
     if page > 1:
         params["page"] = [str(page)]
+    if state.get(CURSOR):
+        params["cursor"] = [str(state[CURSOR])]
     return params
 
 

@@ -32,7 +32,10 @@ from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, probl
 from klue_viz.ui.compare import compare_section
 from klue_viz.ui.crowd import crowd_panel
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
+from klue_viz.ui.features import features_panel
+from klue_viz.ui.keyboard import card_keys, keyboard_bar
 from klue_viz.ui.links import (
+    CURSOR,
     FOCUS,
     PAGE_KEY,
     RUNS_WANTED,
@@ -45,11 +48,14 @@ from klue_viz.ui.links import (
     view_params,
     write_url,
 )
+from klue_viz.ui.paper import svg_download
 from klue_viz.ui.report_download import report_button
 from klue_viz.ui.review import REVIEW_LIST
 from klue_viz.ui.run_picker import MANY_RUNS, pick_runs
 from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, kept_results_or_none, receive_uploads, runs_for
+from klue_viz.ui.surface import surface_panel
 from klue_viz.uploads import limit_megabytes, limit_text
+from klue_viz.user_features import user_slices
 
 NO_COMPARISON = "(none)"
 STATUSES = ["all", "wrong", "correct"]
@@ -89,6 +95,7 @@ def _body(task: Task) -> None:
             st.error(md(outcome.error))
 
     results, failures = evaluate_runs(task, choice)
+    results = features_panel(task, choice, results)  # the user's own columns on every run's frames
     for run, reason in failures.items():
         st.error(md(f"{run}: {reason}"))
     if not results:
@@ -105,6 +112,7 @@ def _body(task: Task) -> None:
     _selection_charts(task, result)
     _slices(task, result)
     discovery_panel(task, result, results)
+    surface_panel(task, result, results)
     compare_section(task, results)
     st.subheader("Error tags")
     tag_views(task, result, results)
@@ -285,7 +293,9 @@ DETAIL_REASONS = {"precision": "nothing predicted in this slice", "recall": "not
 
 def _slices(task: Task, result: RunResult) -> None:
     st.subheader("Metrics per slice")
-    labels = {spec.label: spec for spec in run_slices(task, result.frames)}
+    labels = {spec.label: spec for spec in (*run_slices(task, result.frames), *user_slices(result.frames))}
+    if st.session_state.get("slice_by") not in (None, *labels):
+        st.session_state["slice_by"] = next(iter(labels))
     chosen = labels[st.selectbox("Slice by", list(labels), key="slice_by")]
     shown, figure = _slice_view(result.key, f"{chosen.level}:{chosen.key}", task, result, chosen)
     left, right = st.columns([3, 2])
@@ -337,7 +347,7 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None, remarks:
     _keep_known("f_errors", error_types)
     errors = row1[3].multiselect("Error type", error_types, key="f_errors")
     row2 = st.columns([2, 2, 2, 2, 1])
-    slice_specs = {spec.label: spec for spec in run_slices(task, result.frames)}
+    slice_specs = {spec.label: spec for spec in (*run_slices(task, result.frames), *user_slices(result.frames))}
     if st.session_state.get("f_slice") not in (None, "(any)", *slice_specs):
         st.session_state["f_slice"] = "(any)"
     slice_label = row2[0].selectbox("Slice", ["(any)"] + list(slice_specs), key="f_slice")
@@ -388,6 +398,7 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
     shown, page_size = order_control(task, result, results, shown)
     st.session_state[f"{REVIEW_LIST}|{task.name}"] = (result.run, shown["guid"].tolist())  # the review view can go through them
     cards = _cards(task, shown)  # row positions in `shown`; only the page's rows become records
+    keyboard_bar(task, result.run, *card_keys(shown["guid"].tolist(), shown["correct"].astype(bool).tolist(), cards), page_size)
     total = len(result.frames.examples)
     pages = max(1, -(-len(cards) // page_size))
     top = st.columns([1, 3, 2])
@@ -453,7 +464,8 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
     guids = [r["guid"] for r in rows]
     key, turn = task.annotation_key(rows[0])
     link = query_string(example_params(view, key, turn))
-    head = (f'<div class="kv-head">{"id" if turn is None else "dialogue"} <code class="kv-guid">{esc(key)}</code>'
+    focused = ' data-cursor="true"' if st.session_state.get(CURSOR) in guids else ""  # the keyboard's focused example
+    head = (f'<div class="kv-head"{focused}>{"id" if turn is None else "dialogue"} <code class="kv-guid">{esc(key)}</code>'
             f'{"" if turn is None else f" turn {turn}"}<a class="kv-link" href="{esc_attr(link)}" target="_blank">link</a></div>')
     if second is None:
         st.markdown(head + _drawing(task, result, guids), unsafe_allow_html=True)
@@ -469,6 +481,7 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
             right.markdown("<div class='kv-head'>&nbsp;</div>" + theirs, unsafe_allow_html=True)
     with st.popover("Copy link", icon=":material/link:", type="tertiary"):
         st.code(_absolute(link), language=None, wrap_lines=True)  # st.code has the one-click copy button
+    svg_download(task, result, guids)
     for row in rows:
         if len(rows) > 1:
             st.caption(f"{task.unit} {row.get('turn', row['guid'])}")
