@@ -177,7 +177,12 @@ def report_command(args: argparse.Namespace) -> int:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
     remarks = stored_remarks(task.name)
-    html = build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
+    try:
+        html = build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
+    except Exception as err:  # noqa: BLE001 - one line saying why, never a traceback
+        reason = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
+        print(f"klue-viz: the report could not be built ({type(err).__name__}: {reason}); nothing was written", file=sys.stderr)
+        return 1
     if not write_out(args.out, html):
         return 2
     print(f"wrote {args.out}: {' vs '.join(r.run for r in results)}, {len(remarks)} stored annotation(s) of {task.name.upper()} considered")

@@ -78,7 +78,7 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
     for tag in sorted({t for ts in (tags or {}).values() for t in ts}):
         has = {g for g, ts in (tags or {}).items() if tag in ts}
         name = TAG_PREFIX + tag
-        columns[name] = np.where(frame["guid"].isin(has).to_numpy(), "yes", None)  # type: ignore[call-overload]  # numpy's stub rejects a None choice np.where takes  # "not tagged" is no slice
+        columns[name] = np.where(frame["guid"].isin(has).to_numpy(), "yes", "no").astype(object)  # has the tag / has it not
         labels[name] = f"Tagged '{tag}'"
     return Units(level, frame, pd.DataFrame(columns, index=frame.index), labels)
 
@@ -101,7 +101,8 @@ def encode(features: pd.DataFrame) -> tuple[np.ndarray, list[np.ndarray]]:
     codes, values = [], []
     for name in features.columns:
         column = features[name].to_numpy(dtype=object)
-        present = np.array([v is not None for v in column])
+        # None or NaN: the condition does not apply (pandas 3 stores a str column's None as NaN)
+        present = ~pd.isna(column) if len(column) else np.zeros(0, dtype=bool)
         uniques, inverse = np.unique(column[present].astype(str), return_inverse=True) if present.any() else (np.array([], dtype=str), np.array([], dtype=int))
         code = np.full(len(column), MISSING, dtype=np.int64)
         code[present] = inverse
@@ -282,7 +283,7 @@ def paired_slices(task: Task, first, second, tags=None, extra=None, top: int = 1
         for c in search(shared.features, (~ok_w & ok_o).astype(float), top=max(3 * top, 30), **options):
             mask = condition_mask(shared.features, c.conditions)
             d = difference[mask]
-            if d.mean() <= 0:
+            if not len(d) or d.mean() <= 0:  # an empty slice never ranks
                 continue
             spread = d.std(ddof=1) if len(d) > 1 else 0.0
             statistic = float("inf") if spread == 0 else float(d.mean() / (spread / np.sqrt(len(d))))
