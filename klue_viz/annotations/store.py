@@ -21,6 +21,8 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 
+from klue_viz.tasks import TASKS
+
 try:
     import fcntl
 except ImportError:  # Windows: renaming a file another process has open fails there anyway
@@ -453,7 +455,17 @@ class Store:
                         annotator=item.annotator, version=1, **values))
                 else:
                     connection.execute(annotation_table.update().where(annotation_table.c.id == row.id).values(version=row.version + 1, **values))
+            self._add_imported_tags(connection, items)
         return len(items)
+
+    def _add_imported_tags(self, connection, items: list[Annotation]) -> None:
+        """Tags an import brings that are neither the task's own nor on its list join the list (in the import's transaction)."""
+        new = {(item.task, tag) for item in items for tag in item.tags}
+        new -= {(task, tag) for task, tag in new if task in TASKS and tag in TASKS[task].error_tags}
+        if new:
+            listed = {(row.task, row.tag) for row in connection.execute(sa.select(custom_tags).where(custom_tags.c.task.in_({t for t, _ in new})))}
+            for task, tag in sorted(new - listed):
+                connection.execute(custom_tags.insert().values(task=task, tag=tag))
 
 
 class _StalePlan(Exception):

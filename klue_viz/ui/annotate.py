@@ -104,14 +104,15 @@ def _editor_box(task: Task, run: str, example: dict, existing: list[Annotation])
         st.info("Set your name in the sidebar to annotate.")
         return
     mine = db.get(task.name, guid, target_run, name, turn=turn)
-    options = taxonomy(task, db)
+    # A stored tag outside the list (imported, or from a list that changed) is an option too: a save keeps it.
+    options = list(dict.fromkeys(taxonomy(task, db) + (mine.tags if mine else [])))
     key = f"{slot}|{target_run}"
     version_key = f"version|{key}"
     if f"tags|{key}" not in st.session_state:
         # Widget values are seeded from the stored record when the form opens and then belong to the user:
         # a save made elsewhere meanwhile must not replace what they type (it surfaces as a conflict instead).
         st.session_state[version_key] = mine.version if mine else 0
-        st.session_state[f"tags|{key}"] = [t for t in (mine.tags if mine else []) if t in options]
+        st.session_state[f"tags|{key}"] = list(mine.tags) if mine else []
         st.session_state[f"note|{key}"] = mine.note if mine else ""
         st.session_state[f"wrong|{key}"] = mine.gold_wrong if mine else False
         st.session_state[f"fix|{key}"] = (mine.corrected_label or "") if mine else ""
