@@ -9,6 +9,7 @@ carries a version number: a save made against an older version is refused with t
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import sys
@@ -29,6 +30,12 @@ except ImportError:  # Windows: renaming a file another process has open fails t
     fcntl = None  # type: ignore[assignment]  # the standard optional-import idiom; callers check for None
 
 DB_ENV = "KLUE_VIZ_DB"
+#: Seconds a PostgreSQL connection attempt may take before the server counts as unreachable.
+CONNECT_TIMEOUT = 5
+#: Words in a driver's error that mean the server cannot be reached (as opposed to busy or refused work).
+UNREACHABLE = ("connection refused", "could not connect", "connection failed", "server closed the connection", "terminating connection",
+               "no route to host", "timeout expired", "connection timed out", "could not translate host name", "the database system is")
+log = logging.getLogger("klue_viz")
 #: Seconds a SQLite connection waits for another writer before reporting the database busy.
 BUSY_TIMEOUT = 10.0
 #: How many times a write that found the database busy is tried again.
@@ -243,13 +250,35 @@ class Store:
             sa.event.listen(self.engine, "begin", _sqlite_begin)
         else:
             self.path = None
-            self.engine = sa.create_engine(self.url, pool_pre_ping=True)
+            # A server that is down or unreachable is reported within seconds, not after the OS's TCP timeout.
+            self.engine = sa.create_engine(self.url, pool_pre_ping=True, connect_args={"connect_timeout": CONNECT_TIMEOUT})
+        sa.event.listen(self.engine, "handle_error", self._unreachable)
         self.writer = self.engine.execution_options(immediate=True)
         self._open()
 
     @property
     def location(self) -> str:
+        """Where the database is, for the operator (log, CLI): a PostgreSQL URL names its host and port."""
         return str(self.path) if self.path else self.engine.url.render_as_string(hide_password=True)
+
+    @property
+    def public_location(self) -> str:
+        """Where the database is, for every user of the app: a SQLite file's path, never a server's address."""
+        return str(self.path) if self.path else f"a PostgreSQL database (set by {DB_ENV})"
+
+    def _unreachable(self, context) -> StoreError | None:
+        """SQLAlchemy's error hook: a server that went away or a full disk becomes StoreUnavailable, whose message
+        names no host or port (those go to the log); busy and conflicting writes stay as they are, to be retried."""
+        detail = str(context.original_exception).strip().splitlines()[0] if str(context.original_exception).strip() else ""
+        lowered = detail.lower()
+        if "full" in lowered and ("disk" in lowered or "database" in lowered or "space" in lowered):
+            log.error("annotation database %s: %s", self.location, detail)
+            return StoreUnavailable(f"the disk holding the annotation database is full: nothing was saved ({self.public_location})")
+        if context.is_disconnect or any(word in lowered for word in UNREACHABLE):
+            log.error("annotation database %s unreachable: %s", self.location, detail)
+            return StoreUnavailable(f"the annotation database is unreachable ({self.public_location}); what needs no database still "
+                                    "works, and the app reconnects by itself when the server is back")
+        return None
 
     def _open(self) -> None:
         try:
@@ -272,7 +301,10 @@ class Store:
         if "readonly" in lowered or "read-only" in lowered or "permission" in lowered:
             return StoreUnavailable(f"the annotation database {self.location} is read-only here ({detail}); "
                                     f"annotations can be read but not saved. Set {DB_ENV} to a writable file")
-        if not self.is_sqlite or "unable to open" in lowered or "disk i/o" in lowered:
+        if not self.is_sqlite:
+            log.error("annotation database %s: %s", self.location, detail)
+            return StoreUnavailable(f"the annotation database is unreachable ({self.public_location}). Nothing was changed")
+        if "unable to open" in lowered or "disk i/o" in lowered:
             return StoreUnavailable(f"cannot reach the annotation database {self.location} ({detail}). Nothing was changed")
         if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
             return StoreCorrupt(self._corrupt_message(detail))

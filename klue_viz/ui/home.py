@@ -15,7 +15,7 @@ from klue_viz.tasks import TASKS
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import home_section
 from klue_viz.ui.annotate import store as annotation_store
-from klue_viz.ui.common import guarded, problem_table, setup_page
+from klue_viz.ui.common import database_notice, guarded, problem_table, setup_page
 from klue_viz.ui.links import enter_page, settings_params, write_url
 from klue_viz.ui.state import SOURCES, evaluate_runs, gold_for, receive_uploads, register_gold_upload, run_store, runs_for
 from klue_viz.uploads import limit_megabytes, limit_text
@@ -87,8 +87,11 @@ def _uploads() -> None:
     for outcome in outcomes:
         if outcome.error:
             st.error(md(outcome.error))
+        elif outcome.note:
+            st.warning(md(outcome.note))
     if outcomes:
-        st.dataframe(pd.DataFrame([{"file": o.file, "task": o.task, "run": o.run, "model": o.model, "stored": "no" if o.error else "yes"}
+        st.dataframe(pd.DataFrame([{"file": o.file, "task": o.task, "run": o.run, "model": o.model,
+                                    "stored": "no" if o.error else ("this session only" if o.note else "yes")}
                                    for o in outcomes]), hide_index=True, width="stretch")
 
 
@@ -134,10 +137,10 @@ def _manage_runs() -> None:
     """Rename or remove a stored run; removing its annotations too is a separate, explicit choice."""
     try:
         runs = run_store()
+        stored = {f"{run.task.upper()} · {run.name}": run for run in runs.list()}
     except StoreError as err:
-        st.error(f"Stored runs are unavailable: {md(err)}")
+        database_notice(str(err))
         return
-    stored = {f"{run.task.upper()} · {run.name}": run for run in runs.list()}
     if not stored:
         return
     with st.expander(f"Rename or remove a stored run ({len(stored)} stored)"):
@@ -161,7 +164,7 @@ def _manage_runs() -> None:
 def _change(action, done: str) -> None:
     try:
         action()
-    except (RunConflict, InputError) as err:
+    except (RunConflict, InputError, StoreError) as err:
         st.error(md(err))
         return
     st.session_state["run_change"] = done

@@ -17,7 +17,7 @@ from pathlib import Path
 import streamlit as st
 
 from klue_viz.annotations.runs import Run, RunConflict, RunStore
-from klue_viz.annotations.store import Store, StoreError, database_url
+from klue_viz.annotations.store import Store, StoreError, StoreUnavailable, database_url
 from klue_viz.cache import BoundedCache, frame_bytes
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import (
@@ -152,6 +152,8 @@ def register_gold_upload(name: str, data: bytes) -> str:
 
 CACHE_MB_ENV = "KLUE_VIZ_CACHE_MB"
 CACHE_TTL_ENV = "KLUE_VIZ_CACHE_TTL"
+#: Session key of files scored in this session only (uploaded while the database could not store them).
+SESSION_RUNS = "session_runs"
 
 
 @dataclass(frozen=True)
@@ -164,8 +166,12 @@ class RunSource:
     model: str
     stored: Run | None = None
     path: Path | None = None
+    #: A file uploaded while the database could not store it: scored from this session's memory.
+    data: bytes | None = None
 
     def read(self, runs: RunStore | None) -> bytes:
+        if self.data is not None:
+            return self.data
         if self.path is not None:
             return self.path.read_bytes()
         assert runs is not None and self.stored is not None
@@ -179,6 +185,8 @@ class UploadOutcome:
     run: str = ""
     model: str = ""
     error: str = ""
+    #: Set when the file is scored but kept in this session only (the database could not store it).
+    note: str = ""
 
 
 @st.cache_resource(show_spinner=False)
@@ -227,10 +235,24 @@ def receive_uploads(uploads, task: str | None = None, model: str = "") -> list[U
             try:
                 outcome.task = task_of(file.name, file.data, task)
                 outcome.run = add_run(outcome.task, file.name, file.data, outcome.model)
+            except StoreUnavailable as err:
+                outcome.run = keep_in_session(outcome.task, file.name, file.data, outcome.model)
+                outcome.note = f"{file.name} is scored in this session only, not stored: {err}"
             except (InputError, StoreError, RunConflict) as err:
                 outcome.error = str(err)
             outcomes.append(outcome)
     return outcomes
+
+
+def keep_in_session(task_name: str, file_name: str, data: bytes, model: str = "") -> str:
+    """Hold a file the database could not store in this session, so its metrics still show; returns its run name."""
+    held = st.session_state.setdefault(SESSION_RUNS, {})
+    stem = name = Path(file_name).stem
+    suffix = 2
+    while (task_name, name) in held and held[(task_name, name)][1] != data:  # another file of the same stem
+        name, suffix = f"{stem}-{suffix}", suffix + 1
+    held[(task_name, name)] = (file_name, data, model)
+    return name
 
 
 def task_of(name: str, data: bytes, page_task: str | None = None) -> str:
@@ -257,8 +279,15 @@ def runs_for(task: Task, choice: GoldChoice) -> dict[str, RunSource]:
         for path in demo_runs(task.name):
             sources[path.stem] = RunSource(path.stem, path.name, f"demo:{path.name}:{path.stat().st_mtime}", f"demo {path.stem}", path=path)
     runs = run_store_or_none()
-    for run in runs.list(task.name) if runs else []:
+    try:
+        stored = runs.list(task.name) if runs else []
+    except StoreError:  # the database went away: the demo runs and this session's files still show
+        stored = []
+    for run in stored:
         sources[run.name] = RunSource(run.name, run.file_name, run.sha256, run.model or run.name, stored=run)
+    for (held_task, name), (file_name, data, model) in st.session_state.get(SESSION_RUNS, {}).items():
+        if held_task == task.name and name not in sources:
+            sources[name] = RunSource(name, file_name, f"session:{digest(data)}", model or name, data=data)
     return sources
 
 

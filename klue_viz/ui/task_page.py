@@ -80,6 +80,8 @@ def _body(task: Task) -> None:
     for outcome in receive_uploads(uploads, task=task.name):
         if outcome.error:
             st.error(md(outcome.error))
+        elif outcome.note:
+            st.warning(md(outcome.note))
 
     results, failures = evaluate_runs(task, choice)
     for run, reason in failures.items():
