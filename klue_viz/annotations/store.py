@@ -158,7 +158,10 @@ def timestamp(value: str) -> str:
         raise InvalidRecord(f"updated_at must be an ISO 8601 timestamp such as 2024-05-01T12:00:00+00:00, found {str(value)[:40]!r}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+    try:
+        return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+    except OverflowError:  # 0001-01-01T00:00+05:00 or 9999-12-31T23:59-05:00: no such moment in UTC
+        raise InvalidRecord(f"updated_at {str(value)[:40]!r} is out of range: in UTC it falls before year 1 or after year 9999") from None
 
 
 def _text(name: str, value, limit: int, required: bool = True) -> None:
@@ -433,6 +436,7 @@ class Store:
         incoming = list(incoming)
         for item in incoming:
             validate(item)
+        incoming = newest_per_key(incoming)
         existing = {a.key: a for a in self.find()}
         plan = ImportPlan(incoming=incoming)
         for item in incoming:
@@ -498,6 +502,16 @@ class Store:
             listed = {(row.task, row.tag) for row in connection.execute(sa.select(custom_tags).where(custom_tags.c.task.in_({t for t, _ in new})))}
             for task, tag in sorted(new - listed):
                 connection.execute(custom_tags.insert().values(task=task, tag=tag))
+
+
+def newest_per_key(items: list[Annotation]) -> list[Annotation]:
+    """One record per key: the newer updated_at wins, and of equal times the later one (the rule README states)."""
+    chosen: dict[tuple, int] = {}
+    for index, item in enumerate(items):
+        kept = chosen.get(item.key)
+        if kept is None or (item.updated_at or "") >= (items[kept].updated_at or ""):
+            chosen[item.key] = index
+    return [items[index] for index in sorted(chosen.values())]
 
 
 class _StalePlan(Exception):
