@@ -13,6 +13,7 @@ import streamlit as st
 from klue_viz.annotations.store import StoreError
 from klue_viz.markup import STYLE, md
 from klue_viz.problems import InputError, Problem
+from klue_viz.ui.links import ANNOTATOR
 from klue_viz.ui.state import init_state
 
 log = logging.getLogger("klue_viz")
@@ -30,9 +31,10 @@ def setup_page(title: str) -> None:
 
 
 def annotator_sidebar() -> None:
-    """The annotator's name, set once in the sidebar and kept for the session."""
+    """The annotator's name, set once in the sidebar and kept for the session and, through the URL, across reloads."""
     state = st.session_state
-    state.setdefault("annotator_name", "")
+    if "annotator_name" not in state:  # a new session (a reload, a new tab): the name in the address bar, if any
+        state["annotator_name"] = st.query_params.get(ANNOTATOR, "").strip()[:100]
     name = st.sidebar.text_input("Your name (for annotations)", value=state["annotator_name"], key="annotator_widget",
                                  help="Stored with every tag and note you save, e.g. 김지민")
     state["annotator_name"] = name.strip()

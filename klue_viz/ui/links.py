@@ -48,6 +48,8 @@ SELECTED_GUIDS = "f_guids"
 FOCUS = "f_focus"
 RUNS_WANTED = "url_runs"
 ENTERED = "url_page"
+#: The URL parameter that keeps the annotator's name across reloads.
+ANNOTATOR = "annotator"
 
 
 def _url() -> dict[str, list[str]]:
@@ -142,6 +144,13 @@ def example_params(view: dict[str, list[str]], guid: str, turn: int | None) -> d
 
 
 def write_url(params: dict[str, list[str]]) -> None:
+    """Put the view in the address bar, with the annotator's name (annotator=) so that a reload keeps it.
+
+    The name is added here only, not to the view's parameters: a link the app makes (an example's
+    link, a home-table cell) never carries one person's name to another."""
+    name = st.session_state.get("annotator_name", "")
+    if name:
+        params = {**params, ANNOTATOR: [name]}
     if _url() != params:
         st.query_params.from_dict(params)
 
