@@ -91,7 +91,7 @@ def _uploads() -> None:
             st.warning(md(outcome.note))
     if outcomes:
         st.dataframe(pd.DataFrame([{"file": o.file, "task": o.task, "run": o.run, "model": o.model,
-                                    "stored": "no" if o.error else ("this session only" if o.note else "yes")}
+                                    "stored": "no" if o.error else ("this session only" if o.session_only else "yes")}
                                    for o in outcomes]), hide_index=True, width="stretch")
 
 

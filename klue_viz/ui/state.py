@@ -35,7 +35,7 @@ from klue_viz.io import read_records
 from klue_viz.markup import md
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, Task, detect_task
-from klue_viz.uploads import check_size
+from klue_viz.uploads import check_size, clean_name
 from klue_viz.workspace import prediction_files
 
 SOURCES = {
@@ -185,8 +185,10 @@ class UploadOutcome:
     run: str = ""
     model: str = ""
     error: str = ""
-    #: Set when the file is scored but kept in this session only (the database could not store it).
+    #: Something the user should know about a file that was taken (kept in this session only, already stored).
     note: str = ""
+    #: The database could not store it: scored from this session's memory.
+    session_only: bool = False
 
 
 @st.cache_resource(show_spinner=False)
@@ -206,9 +208,18 @@ def run_store_or_none() -> RunStore | None:
         return None
 
 
-def add_run(task_name: str, name: str, data: bytes, model: str = "") -> str:
-    """Store a prediction file as a run of a task (the same bytes give back their run); returns the run's name."""
-    return run_store().add(task_name, name, data, model=model, uploader=st.session_state.get("annotator_name", "")).name
+def add_run(task_name: str, name: str, data: bytes, model: str = "") -> Run:
+    """Store a prediction file as a run of a task (the same bytes give back their run) and return the run."""
+    return run_store().add(task_name, name, data, model=model, uploader=st.session_state.get("annotator_name", ""))
+
+
+def reupload_note(file_name: str, model: str, run: Run) -> str:
+    """What to tell the user when a file went to a run that keeps another model's name (the same bytes stored before)."""
+    wanted = clean_name(model)
+    if not wanted or wanted == run.model:
+        return ""
+    return (f"{file_name} is already stored as run {run.name} of model {run.model}; it was not stored again under {wanted} "
+            "(rename or remove that run on the home page to change it)")
 
 
 def receive_uploads(uploads, task: str | None = None, model: str = "") -> list[UploadOutcome]:
@@ -234,10 +245,11 @@ def receive_uploads(uploads, task: str | None = None, model: str = "") -> list[U
             outcome = UploadOutcome(file.name, model=model.strip() or file.model)
             try:
                 outcome.task = task_of(file.name, file.data, task)
-                outcome.run = add_run(outcome.task, file.name, file.data, outcome.model)
+                stored = add_run(outcome.task, file.name, file.data, outcome.model)
+                outcome.run, outcome.note, outcome.model = stored.name, reupload_note(file.name, outcome.model, stored), stored.model
             except StoreUnavailable as err:
                 outcome.run = keep_in_session(outcome.task, file.name, file.data, outcome.model)
-                outcome.note = f"{file.name} is scored in this session only, not stored: {err}"
+                outcome.note, outcome.session_only = f"{file.name} is scored in this session only, not stored: {err}", True
             except (InputError, StoreError, RunConflict) as err:
                 outcome.error = str(err)
             outcomes.append(outcome)
