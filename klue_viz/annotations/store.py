@@ -40,7 +40,7 @@ log = logging.getLogger("klue_viz")
 BUSY_TIMEOUT = 10.0
 #: How many times a write that found the database busy is tried again.
 WRITE_ATTEMPTS = 5
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 NO_TURN = -1  # stored instead of NULL so that the unique key holds on every database
 
 metadata = sa.MetaData()
@@ -72,6 +72,7 @@ custom_tags = sa.Table(
 MIGRATIONS = {
     1: lambda connection: metadata.create_all(connection, tables=[annotation_table, custom_tags]),
     2: lambda connection: _runs_module().create_tables(connection),  # stored prediction runs (klue_viz/annotations/runs.py)
+    3: lambda connection: _golds_module().create_tables(connection),  # uploaded gold files (klue_viz/annotations/golds.py)
 }
 
 
@@ -79,6 +80,12 @@ def _runs_module():
     from klue_viz.annotations import runs  # defines its tables on this module's metadata
 
     return runs
+
+
+def _golds_module():
+    from klue_viz.annotations import golds  # defines its table on this module's metadata
+
+    return golds
 
 
 class StoreError(Exception):

@@ -38,7 +38,7 @@ from klue_viz.tasks.base import Task
 from klue_viz.tasks.classification import LabelTask
 from klue_viz.ui.annotate import annotator, editor, store, task_remarks
 from klue_viz.ui.links import SELECTED_GUIDS, clear_filters
-from klue_viz.ui.state import digest, gold_for
+from klue_viz.ui.state import digest, gold_for, stored_gold
 from klue_viz.uploads import limit_megabytes, limit_text
 
 CALIBRATION = "Calibration"
@@ -258,8 +258,9 @@ def _official_text(task: Task) -> tuple[str, str] | None:
     """The text and name of the gold file in use, for the patch (None for gold from the Hugging Face hub)."""
     choice = gold_for(task)
     upload = st.session_state.get("gold_uploads", {}).get(task.name)
-    if upload and not choice.is_demo and upload[0] in choice.gold.source:
-        return upload[1].decode("utf-8-sig"), upload[0]
+    stored = stored_gold(upload[1]) if upload and choice.key.startswith("upload:") else None
+    if stored is not None and not choice.is_demo:
+        return stored.data.decode("utf-8-sig"), stored.file_name
     path = Path(choice.gold.source)
     return (path.read_text(encoding="utf-8-sig"), path.name) if path.is_file() else None
 

@@ -9,12 +9,14 @@ they hold on every page; a URL only changes them when it names them.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from klue_viz.evaluate import DATA_DIR_ENV
+from klue_viz.tasks import TASKS
 from klue_viz.ui.state import SOURCES
 
 
@@ -70,6 +72,12 @@ def enter_page(page: str) -> dict[str, list[str]] | None:
         state["data_dir"] = url["folder"][0]  # read only under the folders the operator allowed (allowed_gold_folder)
     if "strict" in url:
         state["strict"] = url["strict"][0] == "1"
+    for value in url.get("gold", []):  # gold=<task>:<sha256> of an uploaded gold file stored on the server
+        task, _, key = value.partition(":")
+        if task in state.get("gold_uploads", {}) and state["gold_uploads"][task][1] == key:
+            continue
+        if task in TASKS and re.fullmatch(r"[0-9a-f]{64}", key):
+            state.setdefault("gold_uploads", {})[task] = ("", key)
     return url
 
 
@@ -112,6 +120,8 @@ def settings_params() -> dict[str, list[str]]:
         params["source"] = [state["gold_source"]]
     if state.get("gold_source") == "folder" and state.get("data_dir", "").strip() and state["data_dir"] != os.environ.get(DATA_DIR_ENV, ""):
         params["folder"] = [state["data_dir"]]  # a folder other than the server's default is part of the view
+    if state.get("gold_source") == "upload" and state.get("gold_uploads"):
+        params["gold"] = [f"{task}:{key}" for task, (_, key) in sorted(state["gold_uploads"].items())]
     if state.get("strict"):
         params["strict"] = ["1"]
     return params

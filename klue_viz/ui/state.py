@@ -16,6 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from klue_viz.annotations.golds import GoldStore, StoredGold, gold_digest
 from klue_viz.annotations.runs import Run, RunConflict, RunStore
 from klue_viz.annotations.store import Store, StoreError, StoreUnavailable, database_url
 from klue_viz.cache import BoundedCache, frame_bytes
@@ -54,6 +55,8 @@ class GoldChoice:
     key: str
     note: str
     is_demo: bool
+    #: Said prominently (a warning, not the caption): the gold asked for is not there.
+    warning: str = ""
 
 
 def digest(data: bytes) -> str:
@@ -65,7 +68,7 @@ def init_state() -> None:
     if "gold_source" not in state:
         state["gold_source"] = "folder" if os.environ.get(DATA_DIR_ENV) else "demo"
     state.setdefault("data_dir", os.environ.get(DATA_DIR_ENV, ""))
-    state.setdefault("gold_uploads", {})  # task -> (name, bytes)
+    state.setdefault("gold_uploads", {})  # task -> (file name, SHA-256 of the gold file stored on the server)
     state.setdefault("strict", False)
 
 
@@ -115,13 +118,18 @@ def gold_for(task: Task) -> GoldChoice:
             return GoldChoice(gold, f"file:{found}:{modified}", f"Gold: {found}", False)
         return _demo(task, f"No {task.official_folder} dev file in {folder}: showing the embedded demo for {task.name.upper()}.")
     if source == "upload" and task.name in state["gold_uploads"]:
-        name, data = state["gold_uploads"][task.name]
-        key = digest(data)
+        _, key = state["gold_uploads"][task.name]
+        stored = stored_gold(key)
+        if stored is None:
+            shown = _demo(task, "Showing the embedded demo instead.")
+            return GoldChoice(shown.gold, shown.key, shown.note, True,
+                              warning=f"This link names an uploaded {task.name.upper()} gold file (sha256 {key[:12]}…) that this server does not "
+                                      "have (uploaded to another server, or its database was reset): upload it again on the home page.")
         try:
-            gold = _gold_from_upload(task.name, key, name, data)
+            gold = _gold_from_upload(task.name, key, stored.file_name, stored.data)
         except InputError as err:
             return _demo(task, f"{err}. Showing the embedded demo for {task.name.upper()}.")
-        return GoldChoice(gold, f"upload:{key}", f"Gold: uploaded {name}", False)
+        return GoldChoice(gold, f"upload:{key[:20]}", f"Gold: uploaded {stored.file_name}", False)
     if source == "hf":
         loaded = _gold_from_hf(task.name)
         if isinstance(loaded, Gold):
@@ -133,19 +141,42 @@ def gold_for(task: Task) -> GoldChoice:
 
 
 def register_gold_upload(name: str, data: bytes) -> str:
-    """Keep an uploaded official gold file under the task it belongs to; returns that task's name."""
+    """Keep an uploaded official gold file under the task it belongs to; returns that task's name.
+
+    The file is stored on the server under its SHA-256 (klue_viz/annotations/golds.py), so a reload,
+    a new tab and a `source=upload` link find it; while the database cannot store it, this session holds it."""
+    task = _gold_task(name, data)
+    key = gold_digest(data)
+    try:
+        GoldStore(run_store().store).add(task, name, data)
+    except StoreError:
+        st.session_state.setdefault(SESSION_GOLDS, {})[key] = StoredGold(task, name, key, data)
+    st.session_state["gold_uploads"][task] = (name, key)
+    return task
+
+
+def _gold_task(name: str, data: bytes) -> str:
     for task in TASKS.values():
         if task.official_folder in name:
-            st.session_state["gold_uploads"][task.name] = (name, data)
             return task.name
     for task in TASKS.values():
         try:
             gold_from_bytes(task, data, name)
         except Exception:  # noqa: BLE001 - trying each task's reader in turn; the failures are expected
             continue
-        st.session_state["gold_uploads"][task.name] = (name, data)
         return task.name
     raise InputError(f"{name}: not an official gold file of any KLUE task")
+
+
+def stored_gold(key: str) -> StoredGold | None:
+    """An uploaded gold file by its SHA-256: from this session (held while the database was down) or the server."""
+    held = st.session_state.get(SESSION_GOLDS, {}).get(key)
+    if held is not None:
+        return held
+    try:
+        return GoldStore(run_store().store).get(key)
+    except StoreError:
+        return None
 
 
 # ---- runs ---------------------------------------------------------------------------------------
@@ -154,6 +185,8 @@ CACHE_MB_ENV = "KLUE_VIZ_CACHE_MB"
 CACHE_TTL_ENV = "KLUE_VIZ_CACHE_TTL"
 #: Session key of files scored in this session only (uploaded while the database could not store them).
 SESSION_RUNS = "session_runs"
+#: Session key of gold files uploaded while the database could not store them.
+SESSION_GOLDS = "session_golds"
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,8 @@ def _body(task: Task) -> None:
     st.title(task.title)
     choice = gold_for(task)
     strict = " · strict: missing predictions count as wrong" if st.session_state.get("strict") else ""
+    if choice.warning:
+        st.warning(md(choice.warning))
     st.caption(f"{md(choice.note)} · {len(choice.gold.rows):,} gold {task.unit}s{strict}")
     if choice.gold.problems:
         with st.expander(f"{len(choice.gold.problems)} problem(s) in the gold file"):
