@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from klue_viz.evaluate import DATA_DIR_ENV
+from klue_viz.markup import md
 from klue_viz.tasks import TASKS
 from klue_viz.ui.state import SOURCES
 
@@ -92,13 +93,27 @@ def apply_task_url(url: dict[str, list[str]]) -> None:
             state[param.key] = bool(values) and values[0] == "1"
         else:
             state[param.key] = values[0] if values else param.fresh()
-    page = (url.get("page") or ["1"])[0]
-    state[PAGE_KEY] = int(page) if page.isdigit() and int(page) > 0 else 1
+    page = url_number("page", (url.get("page") or [""])[0], minimum=1)
+    state[PAGE_KEY] = page if page is not None else 1
     state[RUNS_WANTED] = list(url.get("run", []))[:2]
     state.pop(SELECTED_GUIDS, None)
     guid = url["guid"][0] if url.get("guid") else None
-    turn = url["turn"][0] if url.get("turn") else None
-    state[FOCUS] = (guid, int(turn) if turn and turn.isdigit() else None) if guid else None
+    turn = url_number("turn", url["turn"][0], minimum=0) if url.get("turn") else None
+    state[FOCUS] = (guid, turn) if guid else None
+
+
+def url_number(name: str, text: str, minimum: int) -> int | None:
+    """A whole number from the URL (ASCII digits, at most 9 of them), or None with a warning saying what was ignored.
+
+    `str.isdigit` accepts '²' and int() refuses numbers of more than 4,300 digits: both blanked the page."""
+    if text == "":
+        return None
+    if re.fullmatch(r"[0-9]{1,9}", text) and int(text) >= minimum:
+        return int(text)
+    shown = text if len(text) <= 20 else text[:20] + f"… ({len(text):,} characters)"
+    st.warning(md(f"The link's {name}={shown} is not a whole number from {minimum} to 999,999,999: it is ignored"
+                  f"{' (page 1 is shown)' if name == 'page' else ''}."))
+    return None
 
 
 def clear_filters() -> None:
