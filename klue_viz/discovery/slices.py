@@ -72,6 +72,10 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
             continue
         name = spec.key if spec.key not in columns else f"{spec.level}.{spec.key}"
         columns[name], labels[name] = _strings(values), spec.label
+    for name, column, label in task.label_features:  # the gold and the predicted label of a label task
+        if column in examples.columns:
+            values = examples[column] if level == "examples" else frame["guid"].map(examples.set_index("guid")[column])
+            columns[name], labels[name] = _strings(values.reset_index(drop=True) if level == "examples" else values), label
     if extra is not None:
         for name in extra.columns:
             columns[name], labels[name] = _strings(extra[name].reset_index(drop=True)), name.replace("_", " ")
