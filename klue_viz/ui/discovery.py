@@ -29,7 +29,7 @@ from klue_viz.discovery.sorting import (
     suspect_ranks,
 )
 from klue_viz.discovery.suspects import evidence_frame, mark_gold_wrong, queue_frame, suspects
-from klue_viz.evaluate import RunResult, allowed_gold_folder, official_file
+from klue_viz.evaluate import RunResult, allowed_gold_file, allowed_gold_folder, official_file
 from klue_viz.filtering import export_frame
 from klue_viz.markup import esc, md
 from klue_viz.problems import InputError
@@ -108,7 +108,8 @@ def _folder_training(task: Task) -> Path | None:
     if state.get("gold_source") != "folder" or not state.get("data_dir"):
         return None
     try:
-        return official_file(task, allowed_gold_folder(state["data_dir"]), split="train")
+        found = official_file(task, allowed_gold_folder(state["data_dir"]), split="train")
+        return allowed_gold_file(found) if found is not None else None
     except InputError:
         return None
 

@@ -54,8 +54,8 @@ def _gold_source() -> None:
     if choice == "folder":
         roots = gold_roots()
         state["data_dir"] = st.text_input("Folder laid out like klue_benchmark/", value=state["data_dir"], key="data_dir_widget",
-                                          help=f"Allowed under: {', '.join(map(str, roots)) or 'nothing'} "
-                                               f"({DATA_DIR_ENV} and {GOLD_ROOTS_ENV}, set by the server's operator)")
+                                          help=f"Only folders the server's operator allows ({DATA_DIR_ENV} and {GOLD_ROOTS_ENV}; "
+                                               f"{'none is set' if not roots else 'the server log lists them'})")
         if state["data_dir"].strip():
             try:
                 allowed_gold_folder(state["data_dir"])

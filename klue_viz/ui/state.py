@@ -25,6 +25,7 @@ from klue_viz.evaluate import (
     DATA_DIR_ENV,
     Gold,
     RunResult,
+    allowed_gold_file,
     allowed_gold_folder,
     evaluate_bytes,
     gold_from_bytes,
@@ -110,8 +111,9 @@ def gold_for(task: Task) -> GoldChoice:
             return _demo(task, f"{err}. Showing the embedded demo for {task.name.upper()}.")
         found = official_file(task, folder)
         if found is not None:
-            modified = found.stat().st_mtime
             try:
+                found = allowed_gold_file(found)  # a link inside the folder may lead outside it
+                modified = found.stat().st_mtime
                 gold = _gold_from_path(task.name, str(found), modified)
             except InputError as err:  # a broken file stays this task's problem; the demo stands in
                 return _demo(task, f"{err}. Showing the embedded demo for {task.name.upper()}.")
