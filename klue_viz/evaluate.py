@@ -10,6 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from klue_viz import hub
 from klue_viz.io import (
     NON_SPACE,
     RecordFile,
@@ -253,18 +254,24 @@ def _parsed_json(text: str, first: str, name: str) -> object | None:
 
 def load_hf(task: Task, split: str = "validation", loader: Callable | None = None) -> Gold:
     """The `klue/klue` split through `datasets`; a hub that cannot be reached becomes a one-line InputError."""
+    advice = f"Use a local copy instead: --gold path/to/{task.official_folder}_dev.{task.official_ext} or a klue_benchmark/ folder"
+    from_hub = loader is None
     if loader is None:
         from datasets import load_dataset
 
         loader = load_dataset
+        down = hub.unreachable_reason()  # one quick probe instead of datasets' retries, remembered for a while
+        if down is not None:
+            raise InputError(f"could not load klue/klue '{task.hf_config}' split '{split}': {down}. {advice}")
     try:
         dataset = loader("klue/klue", task.hf_config, split=split)
     except Exception as err:  # datasets raises ConnectionError, OSError or its own errors when offline
         reason = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
+        if from_hub and not hub.offline_mode() and isinstance(err, (ConnectionError, OSError, TimeoutError)):
+            hub.mark_down(reason)
         offline = " (HF_HUB_OFFLINE is set)" if os.environ.get("HF_HUB_OFFLINE") else ""
         raise InputError(
-            f"could not load klue/klue '{task.hf_config}' split '{split}' from the Hugging Face hub{offline}: {reason}. "
-            f"Use a local copy instead: --gold path/to/{task.official_folder}_dev.{task.official_ext} or a klue_benchmark/ folder"
+            f"could not load klue/klue '{task.hf_config}' split '{split}' from the Hugging Face hub{offline}: {reason}. {advice}"
         ) from None
     short = {"validation": "dev"}.get(split, split)
     rows, problems = task.rows_from_hf(iter(dataset), split=short)

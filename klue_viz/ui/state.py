@@ -86,10 +86,15 @@ def _gold_from_upload(task_name: str, key: str, name: str, _data: bytes) -> Gold
 
 
 @st.cache_resource(max_entries=8, show_spinner="Loading klue/klue through datasets…")
+def _loaded_from_hf(task_name: str) -> Gold:
+    return load_hf(TASKS[task_name])
+
+
 def _gold_from_hf(task_name: str) -> Gold | str:
-    """The validation split, or the one-line reason it could not be loaded (cached too: the hub is slow to fail)."""
+    """The validation split, or the one-line reason it could not be loaded. A failure is not cached here, so the hub is
+    tried again once it is back; klue_viz.hub remembers an unreachable hub for a while, so failing again is quick."""
     try:
-        return load_hf(TASKS[task_name])
+        return _loaded_from_hf(task_name)
     except InputError as err:
         return str(err)
 
