@@ -109,6 +109,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
             continue
         results.append(result)
         print(report(result))
+        if result.wrong_gold:
+            say(f"klue-viz: WARNING: {result.run}: {result.wrong_gold}", error=True)
     if args.out:
         payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [run_record(r) for r in results]}
         if failures:

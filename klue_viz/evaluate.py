@@ -93,6 +93,17 @@ class RunResult:
     #: Bootstrap confidence intervals per metric, when asked for.
     intervals: dict[str, tuple[float, float] | None] | None = None
 
+    @property
+    def wrong_gold(self) -> str:
+        """A warning when most predicted ids are not in the gold (real-dev predictions against the demo, another split...):
+        the few that match make numbers that look valid. Empty when the gold fits."""
+        c = self.coverage
+        if c.n_extra <= c.n_scored:
+            return ""
+        total = c.n_extra + c.n_scored
+        return (f"this looks like the wrong gold: {c.n_extra:,} of the {total:,} predicted ids are not in it, and the metrics come "
+                f"from the {c.n_scored:,} that are. Check the gold source (demo, folder, upload, hub) and the split")
+
     @cached_property
     def frames(self) -> Frames:
         """The per-example frames every view filters, built when first needed (the CLI's scores never need them)."""

@@ -109,6 +109,8 @@ def _overview() -> None:
         sources = runs_for(task, choice)
         results, failures = evaluate_runs(task, choice)
         for run, result in results.items():
+            if result.wrong_gold:
+                st.warning(md(f"{name.upper()} {run}: {result.wrong_gold}."), icon="⚠️")
             model_runs.append(ModelRun(sources[run].model, result, _intervals(result.key, task, result) if show_ci else None))
             c = result.coverage
             stored = sources[run].stored

@@ -141,6 +141,8 @@ def _metrics(task: Task, results: dict[str, RunResult]) -> None:
     st.subheader("Official metrics")
     show_ci = st.toggle(f"95% confidence intervals (bootstrap, {UI_RESAMPLES} resamples of the examples)", key="show_ci")
     for run, result in results.items():
+        if result.wrong_gold:
+            st.warning(md(f"{run}: {result.wrong_gold}."), icon="⚠️")
         st.markdown(f"<b>{esc(run)}</b> <span class='kv-kv'>({esc(result.file)})</span>", unsafe_allow_html=True)
         columns = st.columns(len(task.metrics) + 1)
         for column, metric in zip(columns, task.metrics):
