@@ -28,7 +28,7 @@ from klue_viz.discovery.sorting import (
     sort_keys,
     suspect_ranks,
 )
-from klue_viz.discovery.suspects import evidence_frame, mark_gold_wrong, queue_frame, suspects
+from klue_viz.discovery.suspects import evidence_details, evidence_frame, mark_gold_wrong, queue_frame, suspects
 from klue_viz.evaluate import RunResult, allowed_gold_file, allowed_gold_folder, official_file
 from klue_viz.filtering import export_frame
 from klue_viz.markup import esc, md
@@ -287,7 +287,9 @@ def _suspects(task: Task, results: dict[str, RunResult]) -> None:
         st.markdown(f"**Evidence**: gold {md(suspect['gold'])} → proposed {md(suspect['proposed'])}")
         st.dataframe(export_frame(evidence_frame(suspect)), hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "p(gold)", "p(proposed)")})
-        st.json(suspect["evidence"], expanded=False)
+        details = evidence_details(suspect)
+        if not details.empty:
+            st.dataframe(export_frame(details), hide_index=True, width="stretch")
         st.button(f"Gold looks wrong: propose {md(suspect['proposed'])}", key="mark_suspect", on_click=_mark, args=(task, suspect),
                   disabled=not annotator(), help=None if annotator() else "Set your name in the sidebar to annotate.")
     _patch(task)
