@@ -40,8 +40,8 @@ import pandas as pd
 
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.evaluate import evaluate_file, load_gold
+from klue_viz.results import Frames
 from klue_viz.tasks import get_task
-from klue_viz.tasks.base import Frames
 from klue_viz.tasks.ner import tag_list
 
 NER_TAGS = ["B-PS", "I-PS", "B-LC", "I-LC", "B-OG", "I-OG", "B-DT", "I-DT", "B-TI", "I-TI", "B-QT", "I-QT", "O"]

@@ -10,12 +10,20 @@ once; AUPRC, which does not sum, is computed from the counts directly (docs/metr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Statistics
-from klue_viz.tasks.base import Frames, Task
+from klue_viz.results import Frames
+from klue_viz.tasks.base import Task
+
+if TYPE_CHECKING:
+    from scipy import sparse
+else:
+    sparse = lazy_module("scipy.sparse")  # only the bootstrap needs scipy
 
 #: How many resample counts (resamples x examples) are held in memory at once.
 CHUNK_CELLS = 2_000_000
@@ -31,10 +39,8 @@ class Weighted:
     """Statistics ready for many weighted sums: a sparse matrix made once, multiplied by each chunk of counts."""
 
     def __init__(self, stats: Statistics) -> None:
-        from scipy.sparse import csc_matrix  # only the bootstrap needs scipy
-
         self.stats = stats
-        self.transposed = csc_matrix((stats.values, (stats.cols, stats.rows)), shape=(stats.width, stats.n))
+        self.transposed = sparse.csc_matrix((stats.values, (stats.cols, stats.rows)), shape=(stats.width, stats.n))
 
     def scores(self, counts: np.ndarray) -> dict[str, np.ndarray]:
         summed = np.asarray(self.transposed @ counts.T).T

@@ -1,12 +1,24 @@
-"""Plotly figures built from the tidy frames; no Streamlit here, so they can be tested alone."""
+"""Plotly figures built from the tidy frames and the discovery tables; no Streamlit here, so they can be tested alone.
+
+Below the task modules (STS draws its scatter through `Task.selection_charts`), so it imports nothing of
+klue_viz but markup; plotly and pandas are loaded on first use, so `klue-viz evaluate` never loads them.
+"""
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-import plotly.graph_objects as go
+from typing import TYPE_CHECKING
 
+import numpy as np
+
+from klue_viz.lazy import lazy_module
 from klue_viz.markup import chart_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import plotly.graph_objects as go
+else:
+    pd = lazy_module("pandas")  # the CLI scores without it
+    go = lazy_module("plotly.graph_objects")  # the app draws, the CLI does not
 
 OTHER = "(other)"
 FONT = "Noto Sans CJK KR, Noto Sans KR, Malgun Gothic, sans-serif"
@@ -104,4 +116,33 @@ def sts_scatter(examples: pd.DataFrame) -> go.Figure:
         height=380, margin={"l": 10, "r": 10, "t": 30, "b": 10}, font={"family": FONT}, dragmode="select",
         xaxis={"title": "gold similarity (real-label)", "range": [-0.2, 5.2]}, yaxis={"title": "predicted", "range": [-0.2, 5.2]},
     )
+    return fig
+
+
+def reliability_figure(bins: list[dict], title: str) -> go.Figure:
+    """Reliability diagram of a calibration's bins (klue_viz.discovery.calibration): accuracy per confidence bin, each bar
+    as wide as its share of the examples."""
+    largest = max(row["n"] for row in bins) or 1
+    filled = [row for row in bins if row["n"]]
+    centres = [(row["low"] + row["high"]) / 2 * 100 for row in filled]
+    widths = [max(10 * row["n"] / largest, 0.6) for row in filled]
+    fig = go.Figure()
+    fig.add_bar(x=centres, y=[row["accuracy"] for row in filled], width=widths, name="accuracy",
+                customdata=[[row["n"], row["confidence"]] for row in filled], marker_color="#0969da",
+                hovertemplate="confidence %{x:.0f}±5<br>accuracy %{y:.1f}<br>mean confidence %{customdata[1]:.1f}<br>%{customdata[0]} examples<extra></extra>")
+    fig.add_scatter(x=centres, y=[row["confidence"] for row in filled], mode="markers", name="mean confidence", marker_color="#cf222e")
+    fig.add_scatter(x=[0, 100], y=[0, 100], mode="lines", name="perfect calibration", line={"dash": "dot", "color": "#57606a"})
+    fig.update_layout(title=chart_text(title), xaxis_title="confidence (bar width ∝ examples in the bin)", yaxis_title="accuracy",
+                      xaxis_range=[0, 100], yaxis_range=[0, 100], height=340, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    return fig
+
+
+def coverage_figure(curves: dict[str, pd.DataFrame]) -> go.Figure:
+    """Accuracy against coverage, one line per run (run names escaped)."""
+    fig = go.Figure()
+    for run, curve in curves.items():
+        fig.add_scatter(x=curve["coverage"], y=curve["accuracy"], mode="lines+markers", name=chart_text(run),
+                        customdata=curve["threshold"], hovertemplate="coverage %{x:.0f}%<br>accuracy %{y:.1f}<br>confidence ≥ %{customdata:.3f}<extra></extra>")
+    fig.update_layout(xaxis_title="coverage (% of examples kept, most confident first)", yaxis_title="accuracy",
+                      xaxis_autorange="reversed", height=320, margin={"l": 10, "r": 10, "t": 20, "b": 10})
     return fig

@@ -8,13 +8,30 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from klue_viz.discovery.calibration import run_calibration
+from klue_viz.evaluate import RunResult, evaluate_file, load_gold
 from klue_viz.io import read_bytes, read_records
+from klue_viz.lazy import lazy_module
 from klue_viz.markup import visible
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, detect_task, get_task
 
 if TYPE_CHECKING:
-    from klue_viz.evaluate import RunResult
+    from klue_viz import bootstrap, workspace
+    from klue_viz import report as html_report
+    from klue_viz.annotations import files as annotation_files
+    from klue_viz.annotations import store as annotation_store
+    from klue_viz.discovery import features, slices
+    from klue_viz.discovery import suspects as suspect_queue
+else:  # the commands that need pandas, SQLAlchemy or cleanlab load them when they run: `klue-viz evaluate` needs numpy only
+    bootstrap = lazy_module("klue_viz.bootstrap")
+    workspace = lazy_module("klue_viz.workspace")
+    html_report = lazy_module("klue_viz.report")
+    annotation_files = lazy_module("klue_viz.annotations.files")
+    annotation_store = lazy_module("klue_viz.annotations.store")
+    features = lazy_module("klue_viz.discovery.features")
+    slices = lazy_module("klue_viz.discovery.slices")
+    suspect_queue = lazy_module("klue_viz.discovery.suspects")
 
 SHOWN_PROBLEMS = 10
 
@@ -84,7 +101,6 @@ def write_out(path: str, text: str) -> bool:
 def evaluate_command(args: argparse.Namespace) -> int:
     if any(Path(p).is_dir() for p in args.pred):
         return evaluate_folders(args)
-    from klue_viz.evaluate import evaluate_file, load_gold  # pandas: only for the commands that score
 
     try:
         check_out(args.out)
@@ -100,9 +116,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
         try:
             result = evaluate_file(task, gold, path, strict=args.strict)
             if args.bootstrap:
-                from klue_viz.bootstrap import confidence_intervals
 
-                result.intervals = confidence_intervals(task, result.frames, samples=args.bootstrap)
+                result.intervals = bootstrap.confidence_intervals(task, result.frames, samples=args.bootstrap)
         except InputError as err:
             failures.append(str(err))
             say(f"klue-viz: {err}", error=True)
@@ -124,8 +139,6 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
 def evaluate_folders(args: argparse.Namespace) -> int:
     """Folders of prediction files of several tasks: each file's task detected, one table of models by task."""
-    from klue_viz.bootstrap import confidence_intervals
-    from klue_viz.workspace import FolderEvaluation, evaluate_folder, text_table
 
     if args.task:
         print("klue-viz: --task does not apply to a folder (each file's task is detected); give files instead", file=sys.stderr)
@@ -138,10 +151,10 @@ def evaluate_folders(args: argparse.Namespace) -> int:
     except InputError as err:
         say(f"klue-viz: {err}", error=True)
         return 2
-    done = FolderEvaluation()
+    done = workspace.FolderEvaluation()
     for folder in args.pred:
         try:
-            found = evaluate_folder(args.gold, Path(folder), strict=args.strict)
+            found = workspace.evaluate_folder(args.gold, Path(folder), strict=args.strict)
         except InputError as err:
             done.failures.append(str(err))
             continue
@@ -152,9 +165,9 @@ def evaluate_folders(args: argparse.Namespace) -> int:
         print(f"klue-viz: {failure}", file=sys.stderr)
     for run in done.runs:
         if args.bootstrap:
-            run.result.intervals = run.intervals = confidence_intervals(run.result.task, run.result.frames, samples=args.bootstrap)
+            run.result.intervals = run.intervals = bootstrap.confidence_intervals(run.result.task, run.result.frames, samples=args.bootstrap)
     if done.runs:
-        print(text_table(done.runs))
+        print(workspace.text_table(done.runs))
     if args.out:
         payload = {"gold": done.gold_sources, "strict": args.strict, "runs": [run.to_dict() for run in done.runs]}
         if done.failures:
@@ -166,8 +179,6 @@ def evaluate_folders(args: argparse.Namespace) -> int:
 
 def report_command(args: argparse.Namespace) -> int:
     """One self-contained HTML report of one or two runs, with the annotations stored for them."""
-    from klue_viz.evaluate import evaluate_file, load_gold
-    from klue_viz.report import build_report
 
     try:
         check_out(args.out)
@@ -180,7 +191,7 @@ def report_command(args: argparse.Namespace) -> int:
         return 2
     remarks = stored_remarks(task.name)
     try:
-        html = build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
+        html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
     except Exception as err:  # noqa: BLE001 - one line saying why, never a traceback
         reason = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
         print(f"klue-viz: the report could not be built ({type(err).__name__}: {reason}); nothing was written", file=sys.stderr)
@@ -204,7 +215,6 @@ def distinct_run_names(results: list[RunResult]) -> None:
 
 def run_record(result: RunResult) -> dict:
     """A run as written by --out: metrics and coverage, plus calibration when the run gave probabilities."""
-    from klue_viz.discovery.calibration import run_calibration
 
     record = result.to_dict()
     if getattr(result.task, "labels", None):  # only label tasks have probabilities: the others never build frames here
@@ -216,27 +226,25 @@ def run_record(result: RunResult) -> dict:
 
 def annotations_command(args: argparse.Namespace) -> int:
     """export / import / new-db against the store named by KLUE_VIZ_DB (or the default file)."""
-    from klue_viz.annotations.files import export_text, parse
-    from klue_viz.annotations.store import Store, StoreError, database_url, set_aside
 
     try:
         if args.action == "new-db":
-            url = database_url()
+            url = annotation_store.database_url()
             if not url.startswith("sqlite:///"):
-                raise StoreError("new-db only applies to a SQLite file")
+                raise annotation_store.StoreError("new-db only applies to a SQLite file")
             path = Path(url.removeprefix("sqlite:///"))
             if path.exists():
-                say(f"kept the old database as {set_aside(path)}")
-            say(f"new annotation database: {Store(url).location}")
+                say(f"kept the old database as {annotation_store.set_aside(path)}")
+            say(f"new annotation database: {annotation_store.Store(url).location}")
             return 0
-        store = Store()
+        store = annotation_store.Store()
         if args.action == "export":
             items = store.find(task=args.task)
             check_out(args.out)
-            Path(args.out).write_text(export_text(items, args.out), encoding="utf-8")
+            Path(args.out).write_text(annotation_files.export_text(items, args.out), encoding="utf-8")
             say(f"wrote {len(items)} annotation(s) from {store.location} to {args.out}")
             return 0
-        items, problems = parse(read_bytes(args.file), Path(args.file).name)
+        items, problems = annotation_files.parse(read_bytes(args.file), Path(args.file).name)
         for problem in problems[:SHOWN_PROBLEMS]:
             say(f"problem: {problem}", error=True)
         plan = store.plan_import(items)
@@ -248,7 +256,7 @@ def annotations_command(args: argparse.Namespace) -> int:
             say(f"the annotations changed during the import; planned again: {plan.summary()}")
         say(f"wrote {written} annotation(s) to {store.location}")
         return 0 if items or not problems else 1
-    except (StoreError, InputError) as err:
+    except (annotation_store.StoreError, InputError) as err:
         say(f"klue-viz: {err}", error=True)
         return 2
 
@@ -294,7 +302,6 @@ def add_discovery_commands(commands) -> None:
 
 
 def _load_runs(args: argparse.Namespace):
-    from klue_viz.evaluate import evaluate_file, load_gold
 
     check_out(args.out)
     task = get_task(args.task)
@@ -305,30 +312,27 @@ def _load_runs(args: argparse.Namespace):
 
 def stored_remarks(task_name: str) -> list:
     """The annotations of a task in the store named by KLUE_VIZ_DB (none, with a note, when it cannot be read)."""
-    from klue_viz.annotations.store import Store, StoreError
 
     try:
-        return Store().find(task=task_name)
-    except StoreError as err:
+        return annotation_store.Store().find(task=task_name)
+    except annotation_store.StoreError as err:
         say(f"klue-viz: annotations left out: {err}", error=True)
         return []
 
 
 def slices_command(args: argparse.Namespace) -> int:
-    from klue_viz.discovery.features import load_training, training_features
-    from klue_viz.discovery.slices import error_tags, paired_slices, weak_slices
 
     try:
         task, _, results = _load_runs(args)
         if len(results) > 2:
             raise InputError("slices compares at most two runs: give --pred once (weak slices) or twice (where one run is worse)")
         first = results[0]
-        extra = training_features(task, first.frames, load_training(task, args.train)) if args.train else None
-        tags = error_tags(task, first.run, stored_remarks(task.name))  # the user's tags on the (first) run are conditions too
+        extra = features.training_features(task, first.frames, features.load_training(task, args.train)) if args.train else None
+        tags = slices.error_tags(task, first.run, stored_remarks(task.name))  # the user's tags on the (first) run are conditions too
         if len(results) == 1:
-            found = weak_slices(task, first.frames, tags=tags, extra=extra, top=args.top, ci_samples=args.bootstrap)
+            found = slices.weak_slices(task, first.frames, tags=tags, extra=extra, top=args.top, ci_samples=args.bootstrap)
         else:
-            found = paired_slices(task, first, results[1], tags=tags, extra=extra, top=args.top, ci_samples=args.bootstrap)
+            found = slices.paired_slices(task, first, results[1], tags=tags, extra=extra, top=args.top, ci_samples=args.bootstrap)
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
@@ -345,11 +349,10 @@ def slices_command(args: argparse.Namespace) -> int:
 
 
 def suspects_command(args: argparse.Namespace) -> int:
-    from klue_viz.discovery.suspects import suspects
 
     try:
         task, gold, results = _load_runs(args)
-        found = suspects(task, results, top=args.top)
+        found = suspect_queue.suspects(task, results, top=args.top)
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2

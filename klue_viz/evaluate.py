@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -22,13 +21,15 @@ from klue_viz.io import (
 )
 from klue_viz.lazy import lazy_module
 from klue_viz.problems import InputError, Problem
+from klue_viz.results import Coverage, Frames, Repaired, Scores
 from klue_viz.tasks import detect_task
-from klue_viz.tasks.base import Frames, RecordError, Repaired, Scores, Task
+from klue_viz.tasks.base import RecordError, Task
 
 if TYPE_CHECKING:
     import pandas as pd
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
+datasets = lazy_module("datasets")  # only `--gold hf` needs it: scoring a file never loads it
 
 #: How many problems of one kind are listed before the rest are only counted.
 MAX_LISTED = 200
@@ -63,15 +64,6 @@ class Gold:
         if self.positional:
             return self.by_number.get(self.task.number_key(key))
         return None
-
-
-@dataclass
-class Coverage:
-    n_gold: int
-    n_scored: int
-    n_missing: int
-    n_extra: int
-    n_invalid: int
 
 
 @dataclass
@@ -124,9 +116,6 @@ class RunResult:
         }
 
 
-log = logging.getLogger("klue_viz")
-
-
 # ---- gold ---------------------------------------------------------------------------------------
 
 def official_file(task: Task, folder: Path, split: str = "dev") -> Path | None:
@@ -147,68 +136,6 @@ def official_file(task: Task, folder: Path, split: str = "dev") -> Path | None:
         if found:
             return found[0]
     return None
-
-
-#: Where the app may read gold folders from, besides KLUE_VIZ_DATA_DIR: folders separated by the OS path separator.
-GOLD_ROOTS_ENV = "KLUE_VIZ_GOLD_ROOTS"
-DATA_DIR_ENV = "KLUE_VIZ_DATA_DIR"
-#: Never gold, whatever an operator allowed: the root itself and the kernel's virtual file systems.
-FORBIDDEN_FOLDERS = (Path("/proc"), Path("/sys"), Path("/dev"))
-
-
-def gold_roots() -> list[Path]:
-    """The folders an operator allowed the app's gold-folder box to read under (KLUE_VIZ_DATA_DIR, KLUE_VIZ_GOLD_ROOTS)."""
-    values = [os.environ.get(DATA_DIR_ENV, "")] + os.environ.get(GOLD_ROOTS_ENV, "").split(os.pathsep)
-    roots = []
-    for value in values:
-        if value.strip():
-            root = Path(value.strip()).expanduser().resolve()
-            if root.is_dir() and root not in roots:
-                roots.append(root)
-    return roots
-
-
-def allowed_gold_folder(text: str) -> Path:
-    """A folder typed in the app's gold box, if it lies under a folder the operator allowed; else a one-line InputError."""
-    raw = text.strip()
-    if not raw:
-        raise InputError("no folder given")
-    if len(raw) > 1000 or "\x00" in raw:
-        raise InputError("not a folder path")
-    folder = Path(raw).expanduser()
-    try:
-        resolved = folder.resolve()
-    except (OSError, RuntimeError):
-        raise InputError(f"{raw}: cannot be resolved as a folder") from None
-    if resolved == Path(resolved.anchor) or any(resolved == f or f in resolved.parents for f in FORBIDDEN_FOLDERS):
-        raise InputError(f"{raw}: gold is never read from the root of the file system or from /proc, /sys or /dev")
-    roots = gold_roots()
-    if not roots:
-        raise InputError(f"gold folders are off on this server: its operator allows them by setting {DATA_DIR_ENV} "
-                         f"or {GOLD_ROOTS_ENV} (folders separated by '{os.pathsep}')")
-    if not any(resolved == root or root in resolved.parents for root in roots):
-        log.warning("gold folder %r refused: not under the allowed folders %s", raw, ", ".join(str(r) for r in roots))
-        raise InputError(f"{raw}: not under a folder this server allows gold from (its operator sets them with {DATA_DIR_ENV} "
-                         f"and {GOLD_ROOTS_ENV}; the server log lists them)")
-    if not resolved.is_dir():
-        raise InputError(f"{raw}: no such folder")
-    return resolved
-
-
-def allowed_gold_file(path: Path) -> Path:
-    """A file found in an allowed gold folder, resolved, if it still lies under an allowed folder; else a one-line InputError.
-
-    The folder being allowed is not enough: a symbolic link inside it (to a folder outside, to /etc/passwd)
-    is followed by the glob and by open(), so every file is resolved and checked before it is read."""
-    try:
-        resolved = path.resolve(strict=True)
-    except (OSError, RuntimeError):
-        raise InputError(f"{path.name}: cannot be resolved as a file") from None
-    roots = gold_roots()
-    if not resolved.is_file() or not any(root in resolved.parents for root in roots):
-        log.warning("gold file %s refused: it resolves to %s, outside the allowed folders %s", path, resolved, ", ".join(map(str, roots)))
-        raise InputError(f"{path.name}: a link that leads outside the folders this server allows gold from; it is not read")
-    return resolved
 
 
 def load_gold(task: Task, source: str | Path, loader: Callable | None = None) -> Gold:
@@ -268,9 +195,7 @@ def load_hf(task: Task, split: str = "validation", loader: Callable | None = Non
     advice = f"Use a local copy instead: --gold path/to/{task.official_folder}_dev.{task.official_ext} or a klue_benchmark/ folder"
     from_hub = loader is None
     if loader is None:
-        from datasets import load_dataset
-
-        loader = load_dataset
+        loader = datasets.load_dataset
         down = hub.unreachable_reason()  # one quick probe instead of datasets' retries, remembered for a while
         if down is not None:
             raise InputError(f"could not load klue/klue '{task.hf_config}' split '{split}': {down}. {advice}")

@@ -13,7 +13,8 @@ import pyarrow.compute as pc
 import re2
 
 from klue_viz.markup import csv_cell
-from klue_viz.tasks.base import Frames, Slice, Task
+from klue_viz.results import Frames
+from klue_viz.tasks.base import Slice, Task
 
 ERROR_SEPARATOR = ", "
 

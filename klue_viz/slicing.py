@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from klue_viz.tasks.base import Frames, Slice, Task
+from klue_viz.results import Frames
+from klue_viz.tasks.base import Slice, Task
 
 
 def slice_table(task: Task, frames: Frames, spec: Slice) -> pd.DataFrame:

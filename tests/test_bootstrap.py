@@ -14,8 +14,8 @@ from sklearn.metrics import auc, precision_recall_curve
 from klue_viz.bootstrap import Weighted, compare_runs, confidence_intervals
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
+from klue_viz.results import Frames
 from klue_viz.tasks import get_task
-from klue_viz.tasks.base import Frames
 from tests.conftest import jsonl
 
 

@@ -14,8 +14,8 @@ import pytest
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.cli import main
 from klue_viz.evaluate import evaluate_bytes
+from klue_viz.results import Frames
 from klue_viz.tasks import get_task
-from klue_viz.tasks.base import Frames
 from tests import cases
 from tests.conftest import jsonl
 

@@ -10,13 +10,9 @@ import pytest
 
 from klue_viz.cli import main
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.discovery.calibration import (
-    bin_of,
-    calibration,
-    coverage_curve,
-    run_calibration,
-)
+from klue_viz.discovery.calibration import calibration, coverage_curve, run_calibration
 from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.kit import bin_of
 from klue_viz.tasks import get_task
 from tests.conftest import jsonl
 

@@ -9,17 +9,10 @@ from pathlib import Path
 import pytest
 
 from klue_viz.cli import main
-from klue_viz.discovery.features import (
-    WHOLE,
-    attached_particle,
-    eojeol_bucket,
-    load_training,
-    script_mix,
-    training_features,
-    with_training,
-)
+from klue_viz.discovery.features import load_training, training_features, with_training
 from klue_viz.discovery.slices import weak_slices
 from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.kit import WHOLE, attached_particle, eojeol_bucket, script_mix
 from klue_viz.problems import InputError
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task

@@ -8,10 +8,11 @@ import random
 
 import pytest
 
+from klue_viz.annotations.gold_marks import mark_gold_wrong
 from klue_viz.annotations.store import Store
 from klue_viz.cli import main
 from klue_viz.discovery.patch import corrections_from, make_patch
-from klue_viz.discovery.suspects import mark_gold_wrong, suspects
+from klue_viz.discovery.suspects import suspects
 from klue_viz.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list

@@ -174,7 +174,7 @@ def test_the_gold_search_keeps_to_the_official_layout(tmp_path):
 
 
 def test_the_gold_folder_box_accepts_only_folders_the_operator_allowed(tmp_path, monkeypatch):
-    from klue_viz.evaluate import allowed_gold_folder
+    from klue_viz.gold_folders import allowed_gold_folder
     from klue_viz.problems import InputError
 
     allowed, other = tmp_path / "gold", tmp_path / "elsewhere"
@@ -320,7 +320,8 @@ HOSTILE_VALUES = [None, "", "x", 0, -1, 2**70, float("inf"), float("nan"), True,
 @pytest.mark.parametrize("task_name", ["ynat", "sts", "nli", "ner", "re", "dp", "mrc", "wos"])
 def test_parsers_raise_only_record_errors_and_what_they_accept_can_be_scored(task_name):
     from klue_viz.io import read_records
-    from klue_viz.tasks.base import RecordError, Repaired
+    from klue_viz.results import Repaired
+    from klue_viz.tasks.base import RecordError
 
     task = get_task(task_name)
     gold = load_gold(task, DEMO_BENCHMARK)

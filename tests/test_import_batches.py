@@ -28,7 +28,7 @@ def test_a_failure_in_the_last_batch_leaves_nothing_of_the_file(tmp_path):
 
     sa.event.listen(db.engine, "before_cursor_execute", fail_third)
     try:
-        with pytest.raises(Exception):
+        with pytest.raises(store_module.StoreError):
             db.apply_import(db.plan_import(records(n)))
     finally:
         sa.event.remove(db.engine, "before_cursor_execute", fail_third)

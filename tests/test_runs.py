@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 import sqlalchemy as sa
 
-from klue_viz.annotations import runs as runs_module
+from klue_viz.annotations import schema
 from klue_viz.annotations import store as store_module
 from klue_viz.annotations.runs import RunConflict, RunStore
 from klue_viz.annotations.store import Annotation, Store, StoreError
@@ -47,7 +47,7 @@ def test_a_run_is_stored_once_per_content_and_read_back_by_another_store(db_url)
     assert [(r.name, r.model, r.size) for r in second.list("ner")] == [("bert-crf", "KLUE-BERT", len(data)), ("bert-crf-2", "", len(data) + 1)]
     assert second.data(run.sha256) == data
     with second.store.engine.connect() as connection:
-        assert connection.execute(sa.select(sa.func.count()).select_from(runs_module.run_blobs)).scalar() == 2
+        assert connection.execute(sa.select(sa.func.count()).select_from(schema.run_blobs)).scalar() == 2
 
 
 def test_the_same_bytes_under_two_tasks_are_stored_once(db_url):
@@ -56,7 +56,7 @@ def test_the_same_bytes_under_two_tasks_are_stored_once(db_url):
     runs.add("ner", name, data)
     runs.add("dp", name, data)
     with runs.store.engine.connect() as connection:
-        assert connection.execute(sa.select(sa.func.count()).select_from(runs_module.run_blobs)).scalar() == 1
+        assert connection.execute(sa.select(sa.func.count()).select_from(schema.run_blobs)).scalar() == 1
     runs.remove("ner", "bert-crf", expected_version=1)
     assert runs.data(runs.get("dp", "bert-crf").sha256) == data  # still used by the DP run
 
@@ -74,7 +74,7 @@ def test_rename_carries_the_annotations_and_remove_keeps_them_unless_asked(db_ur
     assert runs.remove("ner", "KLUE BERT + CRF", expected_version=2) == 0
     assert runs.list() == [] and [a.run for a in store.find(task="ner")] == ["KLUE BERT + CRF"]
     with store.engine.connect() as connection:  # the bytes went with the last run that used them
-        assert connection.execute(sa.select(sa.func.count()).select_from(runs_module.run_blobs)).scalar() == 0
+        assert connection.execute(sa.select(sa.func.count()).select_from(schema.run_blobs)).scalar() == 0
     again = runs.add("ner", name, data)
     with pytest.raises(InputError, match="would mix"):  # kept annotations of a removed run are not merged silently
         runs.rename("ner", again.name, "KLUE BERT + CRF", expected_version=1)
@@ -150,7 +150,7 @@ def test_a_database_written_by_schema_1_is_migrated_and_keeps_its_annotations(tm
     connection.executescript(V1_DUMP.read_text(encoding="utf-8"))
     connection.close()
     store = Store(str(path))
-    assert store.version() == store_module.SCHEMA_VERSION
+    assert store.version() == schema.SCHEMA_VERSION
     assert [(a.task, a.run, a.tags, a.turn) for a in store.find()] == [("ner", "bert-crf", ["boundary"], None), ("wos", "trade", ["missed update"], 2)]
     assert store.custom_tags("ner") == ["my tag"]
     runs = RunStore(store)
@@ -158,7 +158,7 @@ def test_a_database_written_by_schema_1_is_migrated_and_keeps_its_annotations(tm
     runs.add("ner", name, data)
     assert [r.name for r in RunStore(Store(str(path))).list()] == ["bert-crf"]
     with store.engine.begin() as connection:
-        connection.execute(store_module.schema_version.insert().values(version=store_module.SCHEMA_VERSION + 1))
+        connection.execute(schema.schema_version.insert().values(version=schema.SCHEMA_VERSION + 1))
     with pytest.raises(StoreError, match="newer klue-viz"):
         Store(str(path))
 
@@ -168,12 +168,12 @@ def test_a_postgresql_database_at_schema_1_is_migrated():
     reset(PG_URL)
     engine = sa.create_engine(store_module.database_url(PG_URL))
     with engine.begin() as connection:  # what version 1 created: its two migrations' tables and the version row
-        store_module.schema_version.create(connection)
-        store_module.MIGRATIONS[1](connection)
-        connection.execute(store_module.schema_version.insert().values(version=1))
-        connection.execute(store_module.annotation_table.insert().values(task="re", guid="g", turn=-1, run="r", annotator="a", updated_at="t"))
+        schema.schema_version.create(connection)
+        schema.MIGRATIONS[1](connection)
+        connection.execute(schema.schema_version.insert().values(version=1))
+        connection.execute(schema.annotation_table.insert().values(task="re", guid="g", turn=-1, run="r", annotator="a", updated_at="t"))
     engine.dispose()
     store = Store(PG_URL)
-    assert store.version() == store_module.SCHEMA_VERSION and [a.guid for a in store.find()] == ["g"]
+    assert store.version() == schema.SCHEMA_VERSION and [a.guid for a in store.find()] == ["g"]
     RunStore(store).add("re", "r.jsonl", b"{}")
     assert [r.name for r in RunStore(Store(PG_URL)).list("re")] == ["r"]

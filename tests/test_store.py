@@ -13,6 +13,7 @@ import sys
 import pytest
 import sqlalchemy as sa
 
+from klue_viz.annotations import schema
 from klue_viz.annotations import store as store_module
 from klue_viz.annotations.analysis import agreement, tag_rows, tag_table
 from klue_viz.annotations.files import parse, to_csv, to_jsonl
@@ -39,7 +40,7 @@ BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(not PG
 
 def reset(url: str) -> None:
     engine = sa.create_engine(store_module.database_url(url))
-    store_module.metadata.drop_all(engine)
+    schema.metadata.drop_all(engine)
     engine.dispose()
 
 
@@ -58,7 +59,7 @@ def note(guid="klue-ner-v1_dev_00001-nsmc", run="bert-crf", who="지민", tags=(
 
 def test_save_read_update_and_versions(db_url):
     store = Store(db_url)
-    assert store.version() == store_module.SCHEMA_VERSION
+    assert store.version() == schema.SCHEMA_VERSION
     saved = store.save(note())
     assert saved.version == 1 and saved.updated_at
     wos = store.save(note(guid="wos-v1_dev_00000", run="trade", task="wos", turn=2, tags=("missed update",)))
@@ -189,7 +190,7 @@ def test_a_database_from_a_newer_version_is_refused(tmp_path):
     path = tmp_path / "annotations.sqlite3"
     store = Store(str(path))
     with store.engine.begin() as connection:
-        connection.execute(store_module.schema_version.insert().values(version=99))
+        connection.execute(schema.schema_version.insert().values(version=99))
     with pytest.raises(StoreError, match="newer klue-viz"):
         Store(str(path))
 

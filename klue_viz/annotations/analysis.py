@@ -6,7 +6,8 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
 from klue_viz.annotations.store import Annotation
-from klue_viz.tasks.base import Frames, Task
+from klue_viz.results import Frames
+from klue_viz.tasks.base import Task
 
 
 def tag_rows(task: Task, items: list[Annotation]) -> pd.DataFrame:

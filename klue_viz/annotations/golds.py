@@ -14,23 +14,9 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
-from klue_viz.annotations.store import Store, metadata, now
+from klue_viz.annotations.schema import gold_files
+from klue_viz.annotations.store import Store, now
 from klue_viz.uploads import check_size
-
-gold_files = sa.Table(
-    "gold_files", metadata,
-    sa.Column("sha256", sa.String(64), primary_key=True),
-    sa.Column("task", sa.String(16), nullable=False),
-    sa.Column("file_name", sa.Text, nullable=False),
-    sa.Column("size", sa.BigInteger, nullable=False),
-    sa.Column("created_at", sa.String(40), nullable=False),
-    sa.Column("data", sa.LargeBinary, nullable=False),
-)
-
-
-def create_tables(connection) -> None:
-    """Schema migration 2 -> 3: the table of uploaded gold files (called by the store's MIGRATIONS)."""
-    metadata.create_all(connection, tables=[gold_files])
 
 
 @dataclass(frozen=True)

@@ -5,48 +5,22 @@ stored once however many runs point at them), the original file name, the model 
 who uploaded it and when. It uses the annotation `Store`'s engine and transactions: adding a run
 writes its bytes and its row in one transaction, so no reader ever sees one without the other;
 renaming and removing carry a version number, and a change made against an older version is
-refused (`RunConflict`) instead of overwriting someone else's.
+refused (`RunConflict`) instead of overwriting someone else's. Reads and writes go through the store's
+`read` and `write`, so a busy or unreachable database is the store's StoreBusy / StoreUnavailable here too.
 """
 
 from __future__ import annotations
 
 import hashlib
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError, OperationalError
 
-from klue_viz.annotations.store import Store, annotation_table, metadata, now
+from klue_viz.annotations.schema import annotation_table, run_blobs, runs
+from klue_viz.annotations.store import Store, now
 from klue_viz.problems import InputError
 from klue_viz.uploads import check_size, clean_name
-
-run_blobs = sa.Table(
-    "run_blobs", metadata,
-    sa.Column("sha256", sa.String(64), primary_key=True),
-    sa.Column("size", sa.BigInteger, nullable=False),
-    sa.Column("data", sa.LargeBinary, nullable=False),
-)
-runs = sa.Table(
-    "runs", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("task", sa.String(16), nullable=False),
-    sa.Column("name", sa.String(200), nullable=False),
-    sa.Column("file_name", sa.Text, nullable=False),
-    sa.Column("model", sa.String(200), nullable=False, server_default=""),
-    sa.Column("uploader", sa.String(100), nullable=False, server_default=""),
-    sa.Column("created_at", sa.String(40), nullable=False),
-    sa.Column("sha256", sa.String(64), sa.ForeignKey("run_blobs.sha256"), nullable=False),
-    sa.Column("version", sa.Integer, nullable=False, server_default="1"),
-    sa.UniqueConstraint("task", "name", name="one_run_per_name"),
-)
-sa.Index("runs_by_blob", runs.c.sha256)
-
-
-def create_tables(connection) -> None:
-    """Schema migration 1 -> 2: the run tables (called by the store's MIGRATIONS)."""
-    metadata.create_all(connection, tables=[run_blobs, runs])
 
 
 class RunConflict(Exception):
@@ -91,34 +65,19 @@ class RunStore:
         query = self._query()
         if task is not None:
             query = query.where(runs.c.task == task)
-        with self.store.engine.connect() as connection:
-            return [self._from_row(row) for row in connection.execute(query.order_by(runs.c.task, runs.c.id))]
+        return self.store.read(lambda connection: [self._from_row(row) for row in connection.execute(query.order_by(runs.c.task, runs.c.id))])
 
     def get(self, task: str, name: str) -> Run | None:
-        with self.store.engine.connect() as connection:
-            row = connection.execute(self._query().where((runs.c.task == task) & (runs.c.name == name))).first()
+        row = self.store.read(lambda connection: connection.execute(self._query().where((runs.c.task == task) & (runs.c.name == name))).first())
         return self._from_row(row) if row else None
 
     def data(self, digest: str) -> bytes:
-        with self.store.engine.connect() as connection:
-            data = connection.execute(sa.select(run_blobs.c.data).where(run_blobs.c.sha256 == digest)).scalar()
+        data = self.store.read(lambda connection: connection.execute(sa.select(run_blobs.c.data).where(run_blobs.c.sha256 == digest)).scalar())
         if data is None:
             raise RunConflict("this run's file was removed meanwhile")
         return bytes(data)
 
     # ---- writing ---------------------------------------------------------------------------------
-    def _retrying(self, work):
-        """Run one write transaction, again when two writers met on a new key or SQLite stayed busy."""
-        for attempt in range(6):
-            try:
-                with self.store.writer.begin() as connection:
-                    return work(connection)
-            except (IntegrityError, OperationalError):
-                if attempt == 5:
-                    raise
-                time.sleep(0.05 * (attempt + 1))
-        raise AssertionError("unreachable")
-
     def add(self, task: str, file_name: str, data: bytes, model: str = "", uploader: str = "", name: str | None = None) -> Run:
         """Store a prediction file as a run of a task and return it.
 
@@ -150,7 +109,7 @@ class RunStore:
                                                     uploader=uploader[:100], created_at=created, sha256=digest, version=1))
             return Run(task, chosen, file_name[:1000], model, uploader[:100], created, digest, len(data), 1)
 
-        return self._retrying(work)
+        return self.store.write(work, "another upload kept taking this run's name")
 
     def rename(self, task: str, name: str, new_name: str, expected_version: int) -> Run:
         """Give a run a new name; its annotations follow it. Refused when the run changed since it was read."""
@@ -172,7 +131,7 @@ class RunStore:
             connection.execute(annotation_table.update().where((annotation_table.c.task == task) & (annotation_table.c.run == name)).values(run=new_name))
             return Run(task, new_name, row.file_name, row.model, row.uploader, row.created_at, row.sha256, row.size, row.version + 1)
 
-        return self._retrying(work)
+        return self.store.write(work, "another change kept renaming this run")
 
     def remove(self, task: str, name: str, expected_version: int, delete_annotations: bool = False) -> int:
         """Remove a run (its bytes too when no other run shares them); its annotations are kept unless asked.
@@ -188,7 +147,7 @@ class RunStore:
                 return 0
             return connection.execute(annotation_table.delete().where((annotation_table.c.task == task) & (annotation_table.c.run == name))).rowcount
 
-        return self._retrying(work)
+        return self.store.write(work, "another change kept removing this run")
 
     def _locked(self, connection, task: str, name: str, expected_version: int):
         row = connection.execute(self._query().where((runs.c.task == task) & (runs.c.name == name)).with_for_update(of=runs)).first()

@@ -14,14 +14,16 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 
+from klue_viz.annotations.schema import MIGRATIONS, NO_TURN, SCHEMA_VERSION, annotation_table, custom_tags, schema_version
 from klue_viz.tasks import TASKS
 
 try:
@@ -42,52 +44,8 @@ BUSY_TIMEOUT = 10.0
 WRITE_ATTEMPTS = 5
 #: Rows per executemany batch of an import.
 IMPORT_BATCH = 5_000
-SCHEMA_VERSION = 3
-NO_TURN = -1  # stored instead of NULL so that the unique key holds on every database
 
-metadata = sa.MetaData()
-schema_version = sa.Table("schema_version", metadata, sa.Column("version", sa.Integer, nullable=False))
-annotation_table = sa.Table(
-    "annotations", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("task", sa.String(16), nullable=False),
-    sa.Column("guid", sa.String(200), nullable=False),
-    sa.Column("turn", sa.Integer, nullable=False, server_default=str(NO_TURN)),
-    sa.Column("run", sa.String(200), nullable=False),
-    sa.Column("annotator", sa.String(100), nullable=False),
-    sa.Column("tags", sa.Text, nullable=False, server_default="[]"),
-    sa.Column("note", sa.Text, nullable=False, server_default=""),
-    sa.Column("gold_wrong", sa.Boolean, nullable=False, server_default=sa.false()),
-    sa.Column("corrected_label", sa.Text, nullable=True),
-    sa.Column("updated_at", sa.String(40), nullable=False),
-    sa.Column("version", sa.Integer, nullable=False, server_default="1"),
-    sa.UniqueConstraint("task", "guid", "turn", "run", "annotator", name="one_record_per_key"),
-)
-sa.Index("annotations_by_task_run", annotation_table.c.task, annotation_table.c.run)
-custom_tags = sa.Table(
-    "custom_tags", metadata,
-    sa.Column("task", sa.String(16), primary_key=True),
-    sa.Column("tag", sa.String(100), primary_key=True),
-)
-
-#: Schema version -> what it adds; a database is brought up to SCHEMA_VERSION one step at a time.
-MIGRATIONS = {
-    1: lambda connection: metadata.create_all(connection, tables=[annotation_table, custom_tags]),
-    2: lambda connection: _runs_module().create_tables(connection),  # stored prediction runs (klue_viz/annotations/runs.py)
-    3: lambda connection: _golds_module().create_tables(connection),  # uploaded gold files (klue_viz/annotations/golds.py)
-}
-
-
-def _runs_module():
-    from klue_viz.annotations import runs  # defines its tables on this module's metadata
-
-    return runs
-
-
-def _golds_module():
-    from klue_viz.annotations import golds  # defines its table on this module's metadata
-
-    return golds
+T = TypeVar("T")
 
 
 class StoreError(Exception):
@@ -388,31 +346,51 @@ class Store:
         values = {"tags": json.dumps(sorted(set(item.tags)), ensure_ascii=False), "note": item.note, "gold_wrong": item.gold_wrong,
                   "corrected_label": item.corrected_label or None, "updated_at": item.updated_at}
         where = self._where(item.task, item.run, item.guid, item.turn, item.annotator, key_turn=True)
+
+        def work(connection: sa.Connection) -> Annotation:
+            # FOR UPDATE holds the row until commit on PostgreSQL (SQLite's IMMEDIATE lock already does).
+            row = connection.execute(sa.select(annotation_table).where(where).with_for_update()).first()
+            if row is None:
+                if expected_version not in (None, 0):
+                    raise ConflictError(Annotation(item.task, item.guid, item.run, "(deleted)", turn=item.turn, updated_at="unknown"))
+                connection.execute(annotation_table.insert().values(
+                    task=item.task, guid=item.guid, turn=NO_TURN if item.turn is None else item.turn, run=item.run,
+                    annotator=item.annotator, version=1, **values))
+                item.version = 1
+            else:
+                if expected_version is not None and row.version != expected_version:
+                    raise ConflictError(self._from_row(row))
+                connection.execute(annotation_table.update().where(annotation_table.c.id == row.id).values(version=row.version + 1, **values))
+                item.version = row.version + 1
+            return item
+
+        return self.write(work, "another writer kept changing this record")
+
+    def write(self, work: Callable[[sa.Connection], T], clash: str) -> T:
+        """Run `work` in one write transaction, again when two writers met on a new key or SQLite stayed busy.
+
+        What is left after WRITE_ATTEMPTS tries becomes a StoreError: StoreBusy ("try again in a moment") for a
+        lock, the other kinds as `_classify` tells them; `clash` says what kept changing when keys collided.
+        """
         for attempt in range(WRITE_ATTEMPTS):
             try:
                 with self.writer.begin() as connection:
-                    # FOR UPDATE holds the row until commit on PostgreSQL (SQLite's IMMEDIATE lock already does).
-                    row = connection.execute(sa.select(annotation_table).where(where).with_for_update()).first()
-                    if row is None:
-                        if expected_version not in (None, 0):
-                            raise ConflictError(Annotation(item.task, item.guid, item.run, "(deleted)", turn=item.turn, updated_at="unknown"))
-                        connection.execute(annotation_table.insert().values(
-                            task=item.task, guid=item.guid, turn=NO_TURN if item.turn is None else item.turn, run=item.run,
-                            annotator=item.annotator, version=1, **values))
-                        item.version = 1
-                    else:
-                        if expected_version is not None and row.version != expected_version:
-                            raise ConflictError(self._from_row(row))
-                        connection.execute(annotation_table.update().where(annotation_table.c.id == row.id).values(version=row.version + 1, **values))
-                        item.version = row.version + 1
-                return item
+                    return work(connection)
             except (IntegrityError, OperationalError) as err:
                 # Two writers inserted the same new key, or SQLite stayed busy: read again and retry.
                 if attempt == WRITE_ATTEMPTS - 1:
                     raise self._classify(err) if isinstance(err, OperationalError) else StoreBusy(
-                        f"could not save to {self.location}: another writer kept changing this record") from None
+                        f"could not save to {self.location}: {clash}") from None
                 time.sleep(0.05 * (attempt + 1))
-        return item
+        raise StoreBusy(f"could not save to {self.location}: {clash}")
+
+    def read(self, work: Callable[[sa.Connection], T]) -> T:
+        """Run `work` on a reading connection; a database that cannot be read becomes a StoreError (busy, unavailable...)."""
+        try:
+            with self.engine.connect() as connection:
+                return work(connection)
+        except (DatabaseError, sqlite3.DatabaseError) as err:
+            raise self._classify(err) from None
 
     def delete(self, item: Annotation) -> None:
         with self.writer.begin() as connection:

@@ -24,7 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from klue_viz.tasks.base import Frames, Task
+from klue_viz.bootstrap import compare_runs, confidence_intervals
+from klue_viz.results import Frames
+from klue_viz.tasks.base import Task
 
 #: Features never used as conditions: they restate the error itself.
 LEAKING = frozenset({"error_type", "correct", "matched", "status"})
@@ -207,8 +209,6 @@ def condition_mask(features: pd.DataFrame, conditions: dict[str, str]) -> np.nda
 
 def describe(task: Task, frames: Frames, found: Units, conditions: dict[str, str], ci_samples: int = 0) -> dict:
     """Size, errors, error rate, official metrics (and their interval) of the examples in one slice."""
-    from klue_viz.bootstrap import confidence_intervals
-
     mask = condition_mask(found.features, conditions)
     rows = found.frame[mask]
     guids = sorted(set(rows["guid"].astype(str)))
@@ -310,8 +310,6 @@ def paired_slices(task: Task, first, second, tags=None, extra=None, top: int = 1
                 "difference": runs[worse.run]["error_rate"] - runs[better.run]["error_rate"], "runs": runs,
                 "metrics": runs[worse.run]["metrics"]}
         if ci_samples:
-            from klue_viz.bootstrap import compare_runs
-
             # the interval of (better - worse) on each official metric, over the slice's examples
             item["ci95"] = {x.metric: [x.low, x.high] for x in compare_runs(task, better.frames.subset(guids), worse.frames.subset(guids), samples=ci_samples)}
         out.append(item)

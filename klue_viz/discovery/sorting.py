@@ -11,7 +11,8 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from klue_viz.tasks.base import Frames, Task
+from klue_viz.results import Frames
+from klue_viz.tasks.base import Task
 
 FILE_ORDER = "file order"
 SUSPECT_RANK = "rank in the suspect queue"

@@ -12,18 +12,14 @@ Two kinds of evidence, combined into one score:
   `cleanlab.filter.find_label_issues` says whether it is flagged.
 
 The unit is the example for YNAT, NLI, RE, STS and MRC; an entity span for NER, a word for DP, a
-slot of a turn for WoS. Each task finds its own (`Task.find_suspects` in its module; the default is the
-single-label finder here); this module ranks them and holds what the finders share. `proposed` is
-written in the form the patch export reads back (`klue_viz.discovery.patch`), so marking a suspect stores a
-correction that can be applied.
+slot of a turn for WoS. Each task finds its own (`Task.find_suspects` in its module, the single-label
+finder on `LabelTask`, from the entries of `klue_viz.kit`); this module ranks them and tables them for the
+app. `proposed` is written in the form the patch export reads back (`klue_viz.discovery.patch`), so marking a
+suspect (`klue_viz.annotations.gold_marks`) stores a correction that can be applied.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Any
-
-import numpy as np
 import pandas as pd
 
 from klue_viz.tasks.base import Task
@@ -36,79 +32,6 @@ def suspects(task: Task, results: list, top: int | None = 100) -> list[dict]:
     found = task.find_suspects(results)
     found.sort(key=lambda s: (-s["score"], s["guid"], s["turn"] if s["turn"] is not None else -1, s["unit"]))
     return found[:top] if top else found
-
-
-def suspect_item(guid, unit, gold, proposed, score, evidence, turn=None) -> dict:
-    """One entry of the queue: `proposed` in the form the task's patch writer reads back."""
-    return {"guid": str(guid), "turn": turn, "unit": unit, "gold": gold, "proposed": proposed, "score": float(score), "evidence": evidence}
-
-
-def shared_examples(results) -> tuple[list[pd.DataFrame], pd.Index]:
-    """Each run's example frame indexed by guid, and the guids every run has (in the first run's order)."""
-    frames = [r.frames.examples.set_index("guid") for r in results]
-    shared = frames[0].index
-    for frame in frames[1:]:
-        shared = shared.intersection(frame.index)
-    return frames, shared
-
-
-# ---- single-label tasks (the default of Task.find_suspects) -------------------------------------------
-
-def label_suspects(task, results) -> list[dict]:
-    """Examples whose label the runs agree on against the gold, with cleanlab's label quality where runs gave probabilities."""
-    labels = list(task.labels)
-    index = {label: k for k, label in enumerate(labels)}
-    frames, shared = shared_examples(results)
-    gold = frames[0].loc[shared, "gold"].astype(str).to_numpy()
-    quality, flagged = _cleanlab(task, results, frames, shared)
-    needed = 1 if len(results) == 1 else 2
-    out = []
-    for k, guid in enumerate(shared):
-        preds = [(r.run, f.at[guid, "pred"], f.at[guid, "probs"]) for r, f in zip(results, frames)]
-        wrong = Counter(p for _, p, _ in preds if isinstance(p, str) and p != gold[k])
-        if not wrong:
-            continue
-        proposed, count = wrong.most_common(1)[0]
-        if count < needed or count < len(results) / 2:
-            continue
-        evidence: dict[str, Any] = {"runs": {}, "agreeing": count, "of": len(results)}
-        votes = 0.0
-        for run, pred, probs in preds:
-            entry: dict[str, str | float | None] = {"label": pred if isinstance(pred, str) else None}
-            if probs is not None:
-                entry.update(confidence=float(probs[index[pred]]) if pred in index else None, p_gold=float(probs[index[gold[k]]]),
-                             p_proposed=float(probs[index[proposed]]))
-            if pred == proposed:
-                votes += float(probs[index[proposed]]) if probs is not None else 1.0
-            evidence["runs"][run] = entry
-        score = votes
-        if quality is not None:
-            evidence["cleanlab"] = {"label_quality": float(quality[k]), "flagged": bool(flagged[k])}
-            score += 1.0 - float(quality[k])
-        out.append(suspect_item(guid, "label", gold[k], proposed, score, evidence))
-    return out
-
-
-def _cleanlab(task, results, frames, shared):
-    """Label quality and issue flags from the mean probabilities of the runs that gave them (None without)."""
-    with_probs = [f.loc[shared, "probs"] for f in frames if f.loc[shared, "probs"].notna().all()]
-    if not with_probs or len(shared) < 2:
-        return None, None
-    from cleanlab.filter import find_label_issues
-    from cleanlab.rank import get_label_quality_scores
-
-    probs = np.mean([np.asarray(p.tolist(), dtype=float) for p in with_probs], axis=0)
-    probs = np.clip(probs, 1e-6, None)
-    probs /= probs.sum(axis=1, keepdims=True)
-    index = {label: k for k, label in enumerate(task.labels)}
-    labels = np.array([index[g] for g in frames[0].loc[shared, "gold"].astype(str)])
-    quality = get_label_quality_scores(labels, probs, method="self_confidence")
-    try:
-        # n_jobs=1: by default cleanlab forks a process pool, and a fork of the threaded Streamlit server can deadlock.
-        flagged = find_label_issues(labels, probs, n_jobs=1)
-    except (ValueError, TypeError):  # too few examples per class for cleanlab's noise estimate
-        flagged = np.zeros(len(labels), dtype=bool)
-    return quality, flagged
 
 
 def queue_frame(found: list[dict]) -> pd.DataFrame:
@@ -155,29 +78,3 @@ def evidence_frame(suspect: dict) -> pd.DataFrame:
                      "confidence": entry.get("confidence"), "p(gold)": entry.get("p_gold"), "p(proposed)": entry.get("p_proposed")})
     frame = pd.DataFrame(rows, columns=["run", "answer", "confidence", "p(gold)", "p(proposed)"])
     return frame.dropna(axis=1, how="all")
-
-
-FINE_UNITS = frozenset({"entity", "head", "relation", "slot"})
-
-
-def mark_gold_wrong(db, task: Task, suspect: dict, annotator: str):
-    """Store 'gold looks wrong' with the proposed correction on the gold of the suspect's example.
-
-    One record per (example, annotator): for entities, words and slots the proposals of one example
-    are kept together, `;`-separated, as the patch export reads them; notes are added, never replaced.
-    """
-    from klue_viz.annotations.store import Annotation
-
-    guid, turn = suspect["guid"], suspect["turn"]
-    item = db.get(task.name, guid, "gold", annotator, turn=turn) or Annotation(task.name, guid, "gold", annotator, turn=turn)
-    proposed = str(suspect["proposed"])
-    if suspect["unit"] in FINE_UNITS and item.corrected_label:
-        parts = [p.strip() for p in item.corrected_label.split(";") if p.strip()]
-        item.corrected_label = "; ".join(parts + ([proposed] if proposed not in parts else []))
-    else:
-        item.corrected_label = proposed
-    item.gold_wrong = True
-    remark = f"suspect queue: {suspect['unit']} gold {suspect['gold']} -> {proposed}"
-    if remark not in item.note:
-        item.note = "; ".join(n for n in (item.note, remark) if n)
-    return db.save(item)

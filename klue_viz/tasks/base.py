@@ -1,4 +1,4 @@
-"""What every KLUE task module provides, and the containers that flow between them.
+"""What every KLUE task module provides (the containers that flow between them are in klue_viz.results).
 
 A task says how to read its gold (official file or Hugging Face records), parse one prediction
 record, build the tidy per-example frames of a run, score any subset of those frames with the
@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,11 +21,10 @@ from klue_viz.io import BARE_VALUE, load_json
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Statistics
 from klue_viz.problems import InputError, Problem
+from klue_viz.results import Frames, ScoredRun, Scores
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from klue_viz.evaluate import RunResult
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
@@ -47,63 +46,6 @@ class Slice:
     key: str
     label: str
     level: str = "examples"
-
-
-NO_ROWS = np.array([], dtype=np.intp)
-
-
-@dataclass
-class Frames:
-    """Per-example results of one run: one row per example, plus finer rows where the task has them."""
-
-    examples: pd.DataFrame
-    details: dict[str, pd.DataFrame] = field(default_factory=dict)
-    #: (level, column) -> (the frame indexed, value -> its row positions); built on first lookup, so drawing one
-    #: example costs the rows of that example and not a scan of the whole run.
-    _positions: dict[tuple[str, str], tuple[pd.DataFrame, dict]] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    def example(self, guid: str) -> pd.Series:
-        """The row of one example (KeyError when the run has no such guid)."""
-        positions = self.positions(guid)
-        if not len(positions):
-            raise KeyError(guid)
-        return self.examples.iloc[int(positions[0])]
-
-    def rows(self, key: str, level: str = "examples", by: str = "guid") -> pd.DataFrame:
-        """The rows of the `level` frame (examples, or a detail frame: entities, words, slots) whose `by` column is `key`."""
-        frame = self.examples if level == "examples" else self.details[level]
-        return frame.iloc[self.positions(key, level, by)]
-
-    def positions(self, key: str, level: str = "examples", by: str = "guid") -> np.ndarray:
-        """Row positions, in frame order, of the rows of the `level` frame whose `by` column is `key`; an index built once per frame."""
-        frame = self.examples if level == "examples" else self.details[level]
-        indexed = self._positions.get((level, by))
-        if indexed is None or indexed[0] is not frame:  # a frame replaced since: index it again
-            indexed = (frame, frame.groupby(by, sort=False).indices)
-            self._positions[(level, by)] = indexed
-        return indexed[1].get(key, NO_ROWS)
-
-    def subset(self, guids: Iterable[str]) -> Frames:
-        """The same frames restricted to some examples (a slice, a filter, a bootstrap sample)."""
-        keep = set(guids)
-        examples = self.examples[self.examples["guid"].isin(keep)]
-        return Frames(examples, {k: v[v["guid"].isin(keep)] for k, v in self.details.items()})
-
-
-@dataclass(frozen=True)
-class Repaired:
-    """A prediction scored although part of it had to be repaired; each note becomes a problem on its record's line."""
-
-    prediction: Any
-    notes: tuple[str, ...]
-
-
-@dataclass
-class Scores:
-    """Official metrics on the 0..100 scale; a None value comes with its reason."""
-
-    values: dict[str, float | None]
-    reasons: dict[str, str] = field(default_factory=dict)
 
 
 GUID_NUMBER = re.compile(r"_(\d{5})(?:[-_]|$)")
@@ -133,8 +75,6 @@ class Task(ABC):
     confusion_label: str = "label"
     #: The starting taxonomy of error tags (users extend it in the app).
     error_tags: tuple[str, ...] = ()
-    #: Where the official metric lives ("examples", or a detail frame for DP's words).
-    scoring_level: str = "examples"
     #: Hugging Face records of this task carry no guid (NER, DP): gold guids are made from positions.
     hf_has_guid: bool = True
     #: Confusion labels the page offers to leave out, left out by default (RE's no_relation).
@@ -278,7 +218,7 @@ class Task(ABC):
         """One card of the example list: the examples in `guids` share it (see `card_column`), the first is the anchor."""
         return self.render(frames, guids[0])
 
-    # ---- discovery (klue_viz.discovery calls these; the defaults suit a single-label task) ------
+    # ---- discovery (klue_viz.discovery calls these) -------------------------------------------
     @property
     def training_slices(self) -> bool:
         """Whether a training file adds a "seen in training" slice (the app offers one only then)."""
@@ -293,22 +233,18 @@ class Task(ABC):
         """The training key of each unit row of a run (the rows the slice finder works on); None for a unit with none."""
         raise KeyError(f"{self.name} has no seen-in-training feature (its task module sets no training_label)")
 
-    def find_suspects(self, results: list[RunResult]) -> list[dict]:
+    @abstractmethod
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Units whose gold looks wrong to the runs (of this task, on one gold), unranked: `klue_viz.discovery.suspects`
-        sorts them into the review queue. The default reads single labels (`labels`, as LabelTask has them): examples
-        whose label the runs agree on against the gold, with cleanlab where runs gave probabilities."""
-        from klue_viz.discovery.suspects import label_suspects
+        sorts them into the review queue. Entries are `klue_viz.kit.suspect_item`s; `proposed` in the form `write_patch`
+        reads back."""
 
-        return label_suspects(self, results)
-
+    @abstractmethod
     def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
                     problems: list[Problem]) -> tuple[str, int]:
         """The corrected records of the official file (`official_text`, named `name`) in its format, and their count.
         `corrections`: (guid, turn) -> correction texts as stored (klue_viz.discovery.patch); one that cannot be read
-        goes to `problems`. The default writes a label name or id into `official_label_field` (as LabelTask has them)."""
-        from klue_viz.discovery.patch import label_patch
-
-        return label_patch(self, official_text, name, corrections, problems)
+        goes to `problems`."""
 
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         """Example-list orders of this task, offered after the shared ones (klue_viz.discovery.sorting):

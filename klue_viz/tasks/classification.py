@@ -5,23 +5,28 @@ from __future__ import annotations
 import json
 import math
 from abc import abstractmethod
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from klue_viz import markup as mk
-from klue_viz.discovery.calibration import confidence_bucket
 from klue_viz.io import JSON_FAILURES
+from klue_viz.kit import confidence_bucket, correction_items, dump_json, read_json, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Aggregate, Statistics, label_statistics
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, RecordError, Task, as_int
+from klue_viz.results import Frames, ScoredRun
+from klue_viz.tasks.base import RecordError, Task, as_int
 
 if TYPE_CHECKING:
     import pandas as pd
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
+# cleanlab (with scikit-learn) only when a suspect queue is built
+cleanlab_filter = lazy_module("cleanlab.filter")
+cleanlab_rank = lazy_module("cleanlab.rank")
 
 
 class LabelTask(Task):
@@ -170,6 +175,16 @@ class LabelTask(Task):
         rows, cols, values = label_statistics(gold, pred, classes)
         return Statistics(len(gold), 3 * classes + 1, rows, cols, values, self.aggregate_for(classes))
 
+    # ---- discovery ---------------------------------------------------------------------------
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+        """Examples whose label the runs agree on against the gold, with cleanlab where runs gave probabilities."""
+        return label_suspects(self, results)
+
+    def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
+                    problems: list[Problem]) -> tuple[str, int]:
+        """The official records with a correction, the last correction's label (name or id) in `official_label_field`."""
+        return label_patch(self, official_text, name, corrections, problems)
+
 
 def _number(value: Any, expected: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
@@ -183,3 +198,76 @@ def _number(value: Any, expected: str) -> float:
 def _guid(record) -> str | None:
     return record.get("guid") if isinstance(record, dict) else None
 
+
+# ---- discovery: the suspect queue and the gold patch of a single-label task --------------------------
+
+
+def label_suspects(task: LabelTask, results: Sequence[ScoredRun]) -> list[dict]:
+    """Examples whose label the runs agree on against the gold, with cleanlab's label quality where runs gave probabilities."""
+    labels = list(task.labels)
+    index = {label: k for k, label in enumerate(labels)}
+    frames, shared = shared_examples(results)
+    gold = frames[0].loc[shared, "gold"].astype(str).to_numpy()
+    quality, flagged = _cleanlab(task, results, frames, shared)
+    needed = 1 if len(results) == 1 else 2
+    out = []
+    for k, guid in enumerate(shared):
+        preds = [(r.run, f.at[guid, "pred"], f.at[guid, "probs"]) for r, f in zip(results, frames)]
+        wrong = Counter(p for _, p, _ in preds if isinstance(p, str) and p != gold[k])
+        if not wrong:
+            continue
+        proposed, count = wrong.most_common(1)[0]
+        if count < needed or count < len(results) / 2:
+            continue
+        evidence: dict[str, Any] = {"runs": {}, "agreeing": count, "of": len(results)}
+        votes = 0.0
+        for run, pred, probs in preds:
+            entry: dict[str, str | float | None] = {"label": pred if isinstance(pred, str) else None}
+            if probs is not None:
+                entry.update(confidence=float(probs[index[pred]]) if pred in index else None, p_gold=float(probs[index[gold[k]]]),
+                             p_proposed=float(probs[index[proposed]]))
+            if pred == proposed:
+                votes += float(probs[index[proposed]]) if probs is not None else 1.0
+            evidence["runs"][run] = entry
+        score = votes
+        if quality is not None:
+            evidence["cleanlab"] = {"label_quality": float(quality[k]), "flagged": bool(flagged[k])}
+            score += 1.0 - float(quality[k])
+        out.append(suspect_item(guid, "label", gold[k], proposed, score, evidence))
+    return out
+
+
+def _cleanlab(task, results, frames, shared):
+    """Label quality and issue flags from the mean probabilities of the runs that gave them (None without)."""
+    with_probs = [f.loc[shared, "probs"] for f in frames if f.loc[shared, "probs"].notna().all()]
+    if not with_probs or len(shared) < 2:
+        return None, None
+    probs = np.mean([np.asarray(p.tolist(), dtype=float) for p in with_probs], axis=0)
+    probs = np.clip(probs, 1e-6, None)
+    probs /= probs.sum(axis=1, keepdims=True)
+    index = {label: k for k, label in enumerate(task.labels)}
+    labels = np.array([index[g] for g in frames[0].loc[shared, "gold"].astype(str)])
+    quality = cleanlab_rank.get_label_quality_scores(labels, probs, method="self_confidence")
+    try:
+        # n_jobs=1: by default cleanlab forks a process pool, and a fork of the threaded Streamlit server can deadlock.
+        flagged = cleanlab_filter.find_label_issues(labels, probs, n_jobs=1)
+    except (ValueError, TypeError):  # too few examples per class for cleanlab's noise estimate
+        flagged = np.zeros(len(labels), dtype=bool)
+    return quality, flagged
+
+
+def label_patch(task, text, name, corrections, problems):
+    """Single-label tasks (LabelTask.write_patch): the last correction's label in the official label field."""
+    out = []
+    for record in read_json(text, name):
+        guid = str(record.get("guid"))
+        items = correction_items(corrections, guid)
+        if not items:
+            continue
+        try:
+            label = task.label_of(items[-1].strip(), "corrected label")
+        except RecordError as err:
+            problems.append(Problem(str(err), guid=guid, file=name))
+            continue
+        out.append({**record, task.official_label_field: label})
+    return dump_json(out), len(out)

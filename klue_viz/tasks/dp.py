@@ -8,22 +8,22 @@ word with a wrong head is predicted as the PAD class).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from klue_viz import markup as mk
 from klue_viz.draw_arcs import Arc, Word, dependency_svg
+from klue_viz.kit import correction_items, suspect_item, tsv_blocks
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import DP_LAS_CLASSES, DP_RELATIONS, Statistics, dp_aggregate, dp_las_classes, dp_statistics
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, as_int, as_list, bucket
+from klue_viz.results import Frames, ScoredRun
+from klue_viz.tasks.base import Metric, RecordError, Slice, Task, as_int, as_list, bucket
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from klue_viz.evaluate import RunResult
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
@@ -81,7 +81,6 @@ class Dp(Task):
     confusion_label = "relation"
     outcome_columns = (WRONG_HEAD,)
     error_tags = ("attachment", "coordination", "long distance", "relation label", "punctuation", "gold error")
-    scoring_level = "words"
     hf_has_guid = False
 
     # ---- gold -------------------------------------------------------------------------------
@@ -304,10 +303,8 @@ class Dp(Task):
         return {"most word errors first": lambda f: -f.examples["errors"], "lowest sentence UAS first": lambda f: f.examples["uas"],
                 "lowest sentence LAS first": lambda f: f.examples["las"]}
 
-    def find_suspects(self, results: list[RunResult]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Words whose head (and relation, where they agree on it) every run predicts alike against the gold: `index:head:DEPREL`."""
-        from klue_viz.discovery.suspects import suspect_item
-
         n = len(results)
         words = [r.frames.details["words"].set_index(["guid", "index"]) for r in results]
         shared = words[0].index
@@ -333,8 +330,6 @@ class Dp(Task):
     def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
                     problems: list[Problem]) -> tuple[str, int]:
         """`index:head:DEPREL` items set a word's head and relation."""
-        from klue_viz.discovery.patch import correction_items, tsv_blocks
-
         out, count = [], 0
         for guid, header, body in tsv_blocks(official_text):
             items = correction_items(corrections, guid)

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from klue_viz import markup as mk
-from klue_viz.discovery.features import script_mix
+from klue_viz.kit import dump_json, read_json, script_mix, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, bucket
+from klue_viz.results import Frames, ScoredRun
+from klue_viz.tasks.base import Metric, RecordError, Slice, Task, bucket
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from klue_viz.evaluate import RunResult
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
@@ -202,10 +201,8 @@ class Mrc(Task):
         """A question's first gold answer; None for an unanswerable one."""
         return units["answers"].map(lambda a: a[0] if len(a) else None)
 
-    def find_suspects(self, results: list[RunResult]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Questions every run answers alike (the same normalised answer, or none) and wrongly: that answer is proposed."""
-        from klue_viz.discovery.suspects import shared_examples, suspect_item
-
         frames, shared = shared_examples(results)
         out = []
         for guid in shared:
@@ -221,8 +218,6 @@ class Mrc(Task):
                     problems: list[Problem]) -> tuple[str, int]:
         """A corrected answer must occur in the passage (its first occurrence is the span); `(unanswerable)` (NO_ANSWER)
         makes the question unanswerable, its old answers kept as distractors."""
-        from klue_viz.discovery.patch import dump_json, read_json
-
         data = read_json(official_text, name)
         documents = []
         for document in data.get("data", []):

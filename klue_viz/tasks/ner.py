@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from klue_viz import markup as mk
-from klue_viz.discovery.features import entity_features, eojeol_bucket
+from klue_viz.kit import correction_items, entity_features, eojeol_bucket, suspect_item, tsv_blocks
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import (
     NER_TAG_ID,
@@ -36,12 +36,11 @@ from klue_viz.metrics import (
     strict_entities,
 )
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Metric, RecordError, Repaired, Slice, Task, as_int, as_list, bucket
+from klue_viz.results import Frames, Repaired, ScoredRun
+from klue_viz.tasks.base import Metric, RecordError, Slice, Task, as_int, as_list, bucket
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from klue_viz.evaluate import RunResult
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
@@ -453,11 +452,9 @@ class Ner(Task):
         """An entity row's text."""
         return units["text"].astype(str)
 
-    def find_suspects(self, results: list[RunResult]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Entity spans every run predicts alike against the gold (a span the gold lacks or types otherwise, `start-end:TYPE`),
         and gold entities every run misses (proposed removed, `start-end:O`)."""
-        from klue_viz.discovery.suspects import suspect_item
-
         n = len(results)
         spans: dict[tuple, list[str]] = defaultdict(list)
         missed: dict[tuple, list[str]] = defaultdict(list)
@@ -492,8 +489,6 @@ class Ner(Task):
     def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
                     problems: list[Problem]) -> tuple[str, int]:
         """`start-end:TYPE` items (end exclusive) retag a span; `O` removes it, and an entity the span cuts into is replaced whole."""
-        from klue_viz.discovery.patch import correction_items, tsv_blocks
-
         out, count = [], 0
         for guid, _header, body in tsv_blocks(official_text):
             items = correction_items(corrections, guid)

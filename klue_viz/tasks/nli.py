@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from klue_viz import markup as mk
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import NLI_LABELS, nli_aggregate
-from klue_viz.tasks.base import Frames, Metric, Slice, bucket
+from klue_viz.results import Frames
+from klue_viz.tasks.base import Metric, Slice, bucket
 from klue_viz.tasks.classification import LabelTask
 
 if TYPE_CHECKING:

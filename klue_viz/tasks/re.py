@@ -11,7 +11,8 @@ import numpy as np
 from klue_viz import markup as mk
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import RE_RELATIONS, Statistics, label_statistics, re_aggregate, re_auprc_unsummed
-from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, as_int, bucket
+from klue_viz.results import Frames
+from klue_viz.tasks.base import Metric, RecordError, Slice, as_int, bucket
 from klue_viz.tasks.classification import LabelTask
 
 if TYPE_CHECKING:

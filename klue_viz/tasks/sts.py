@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.charts import sts_scatter
+from klue_viz.kit import correction_items, dump_json, read_json, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_aggregate, sts_statistics
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Metric, RecordError, Repaired, Slice, Task, as_int, shown
+from klue_viz.results import Frames, Repaired, ScoredRun
+from klue_viz.tasks.base import Metric, RecordError, Slice, Task, as_int, shown
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from klue_viz.evaluate import RunResult
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
@@ -149,8 +150,6 @@ class Sts(Task):
         return pd.DataFrame({"guid": ex["guid"], "gold": ex["gold_bin"], "pred": ex["pred_bin"]})
 
     def selection_charts(self, frames: Frames) -> list[tuple[str, object]]:
-        from klue_viz.charts import sts_scatter  # plotly: loaded by the app only, not by the CLI
-
         return [("Gold against predicted similarity — select points (box or lasso) to list them below", sts_scatter(frames.examples))]
 
     def render(self, frames: Frames, guid: str) -> str:
@@ -170,10 +169,8 @@ class Sts(Task):
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"largest |gold - predicted| first": lambda f: -f.examples["abs_error"]}
 
-    def find_suspects(self, results: list[RunResult]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Pairs every run scores on the same side of the gold, at least STS_MARGIN from it: their mean is proposed."""
-        from klue_viz.discovery.suspects import shared_examples, suspect_item
-
         frames, shared = shared_examples(results)
         gold = frames[0].loc[shared, "gold"].to_numpy(float)
         preds = np.column_stack([f.loc[shared, "pred"].to_numpy(float) for f in frames])
@@ -190,8 +187,6 @@ class Sts(Task):
     def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
                     problems: list[Problem]) -> tuple[str, int]:
         """A corrected score 0..5 sets the pair's real-valued label, its rounded label and its binary label."""
-        from klue_viz.discovery.patch import correction_items, dump_json, read_json
-
         out = []
         for record in read_json(official_text, name):
             guid = str(record.get("guid"))

@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.kit import correction_items, dump_json, read_json, suspect_item
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Statistics, mean_statistics, prf_aggregate, prf_statistics, turn_prf, wos_aggregate
 from klue_viz.problems import InputError, Problem
-from klue_viz.tasks.base import Frames, Metric, RecordError, Slice, Task, as_int, as_list
+from klue_viz.results import Frames, ScoredRun
+from klue_viz.tasks.base import Metric, RecordError, Slice, Task, as_int, as_list
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from klue_viz.evaluate import RunResult
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
@@ -252,10 +252,8 @@ class Wos(Task):
         values = units["gold_value"].where(units["gold_value"].notna(), units["pred_value"])
         return (units["domain_slot"] + "-" + values.astype(str)).tolist()
 
-    def find_suspects(self, results: list[RunResult]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Slots of a turn every run gets wrong with the same value (or none): `domain-slot-value`, `none` to remove it."""
-        from klue_viz.discovery.suspects import suspect_item
-
         n = len(results)
         answers: dict[tuple, list] = defaultdict(list)
         for r in results:
@@ -277,8 +275,6 @@ class Wos(Task):
     def write_patch(self, official_text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
                     problems: list[Problem]) -> tuple[str, int]:
         """`domain-slot-value` items set a slot of the correction's turn in the gold state (`none` removes it), in its place."""
-        from klue_viz.discovery.patch import correction_items, dump_json, read_json
-
         out = []
         for dialogue in read_json(official_text, name):
             guid = str(dialogue.get("guid"))

@@ -11,14 +11,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from klue_viz.annotations.gold_marks import mark_gold_wrong
 from klue_viz.bootstrap import compare_runs, confidence_intervals
-from klue_viz.discovery.calibration import (
-    coverage_curve,
-    coverage_figure,
-    predicted_confidence,
-    reliability_figure,
-    run_calibration,
-)
+from klue_viz.charts import coverage_figure, reliability_figure
+from klue_viz.discovery.calibration import coverage_curve, predicted_confidence, run_calibration
 from klue_viz.discovery.features import training_features, with_training
 from klue_viz.discovery.patch import corrections_from, make_patch
 from klue_viz.discovery.slices import error_tags, paired_slices, slice_guids, weak_slices
@@ -28,12 +24,14 @@ from klue_viz.discovery.sorting import (
     sort_keys,
     suspect_ranks,
 )
-from klue_viz.discovery.suspects import evidence_details, evidence_frame, mark_gold_wrong, queue_frame, suspects
-from klue_viz.evaluate import RunResult, allowed_gold_file, allowed_gold_folder, official_file
+from klue_viz.discovery.suspects import evidence_details, evidence_frame, queue_frame, suspects
+from klue_viz.evaluate import RunResult, gold_from_bytes, load_gold, official_file
 from klue_viz.filtering import export_frame
+from klue_viz.gold_folders import allowed_gold_file, allowed_gold_folder
 from klue_viz.markup import esc, md
 from klue_viz.problems import InputError
 from klue_viz.slicing import slice_table
+from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
 from klue_viz.tasks.classification import LabelTask
 from klue_viz.ui.annotate import annotator, editor, store, task_remarks
@@ -88,17 +86,11 @@ def _extra(train_key: str, task: Task, result: RunResult, train):
 
 @st.cache_resource(max_entries=8, show_spinner="Reading the training file…")
 def _train_gold(task_name: str, key: str, name: str, _data: bytes):
-    from klue_viz.evaluate import gold_from_bytes
-    from klue_viz.tasks import get_task
-
     return gold_from_bytes(get_task(task_name), _data, name)
 
 
 @st.cache_resource(max_entries=8, show_spinner="Reading the training file…")
 def _train_from_folder(task_name: str, path: str, modified: float):
-    from klue_viz.evaluate import load_gold
-    from klue_viz.tasks import get_task
-
     return load_gold(get_task(task_name), path)
 
 
@@ -235,7 +227,7 @@ def _calibration(task: Task, result: RunResult, results: dict[str, RunResult]) -
         st.markdown(f"**Reliability of {md(result.run)}** — ECE {cal.ece:.2f} · MCE {cal.mce:.2f} "
                     f"<span class='kv-kv'>(10 equal-width bins, 0..100; {cal.n:,} {esc(task.unit)}s with probabilities)</span>",
                     unsafe_allow_html=True)
-        st.plotly_chart(reliability_figure(cal, result.run), key="reliability", config={"displayModeBar": False})
+        st.plotly_chart(reliability_figure(cal.bins, result.run), key="reliability", config={"displayModeBar": False})
     curves = {}
     for name, other in results.items():
         found, curve = _calibration_of(other.key, task, other)

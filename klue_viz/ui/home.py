@@ -8,7 +8,8 @@ import streamlit as st
 from klue_viz.annotations.runs import RunConflict
 from klue_viz.annotations.store import StoreError
 from klue_viz.bootstrap import confidence_intervals
-from klue_viz.evaluate import DATA_DIR_ENV, GOLD_ROOTS_ENV, RunResult, allowed_gold_folder, gold_roots
+from klue_viz.evaluate import RunResult
+from klue_viz.gold_folders import DATA_DIR_ENV, GOLD_ROOTS_ENV, allowed_gold_folder, gold_roots
 from klue_viz.markup import md
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks import TASKS

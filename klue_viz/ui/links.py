@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from klue_viz.evaluate import DATA_DIR_ENV
+from klue_viz.gold_folders import DATA_DIR_ENV
 from klue_viz.markup import md
 from klue_viz.tasks import TASKS
 from klue_viz.ui.state import SOURCES

@@ -22,17 +22,15 @@ from klue_viz.annotations.store import Store, StoreError, StoreUnavailable, data
 from klue_viz.cache import BoundedCache, frame_bytes
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import (
-    DATA_DIR_ENV,
     Gold,
     RunResult,
-    allowed_gold_file,
-    allowed_gold_folder,
     evaluate_bytes,
     gold_from_bytes,
     load_gold,
     load_hf,
     official_file,
 )
+from klue_viz.gold_folders import DATA_DIR_ENV, allowed_gold_file, allowed_gold_folder
 from klue_viz.io import read_records
 from klue_viz.markup import md
 from klue_viz.problems import InputError
