@@ -46,6 +46,8 @@ FILTERS = (
     Param("f_tags", "tag", "many", []),
 )
 PAGE_KEY = "page_no"
+#: The task page's switch for 95% intervals, in the URL as ci=1.
+CI_KEY = "show_ci"
 #: Not widgets: a chart selection, and the one example a link points at.
 SELECTED_GUIDS = "f_guids"
 FOCUS = "f_focus"
@@ -95,6 +97,7 @@ def apply_task_url(url: dict[str, list[str]]) -> None:
             state[param.key] = values[0] if values else param.fresh()
     page = url_number("page", (url.get("page") or [""])[0], minimum=1)
     state[PAGE_KEY] = page if page is not None else 1
+    state[CI_KEY] = (url.get("ci") or [""])[0] == "1"
     state[RUNS_WANTED] = list(url.get("run", []))[:2]
     state.pop(SELECTED_GUIDS, None)
     guid = url["guid"][0] if url.get("guid") else None
@@ -155,6 +158,8 @@ def view_params(runs: list[str], page: int) -> dict[str, list[str]]:
             params[param.name] = ["1"]
         elif param.shape == "one" and value != param.default and value:
             params[param.name] = [str(value)]
+    if state.get(CI_KEY):
+        params["ci"] = ["1"]
     if page > 1:
         params["page"] = [str(page)]
     return params
