@@ -336,8 +336,9 @@ def slices_command(args: argparse.Namespace) -> int:
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
+    print(terminal(slices.slices_header(task, [r.run for r in results], found[0]["unit"] if found else slices.unit_level(task))))
     for k, item in enumerate(found, 1):
-        conditions = " & ".join(f"{key}={value}" for key, value in item["conditions"].items())
+        conditions = slices.slice_name(item)
         who = f"  {item['worse']} worse by {item['difference']:.1f} points" if "worse" in item else ""
         print(terminal(f"{k:>3}. {conditions}  size {item['size']} {item['unit']}, {item['errors']} errors ({item['error_rate']:.1f}%){who}"))
     if not found:

@@ -90,7 +90,7 @@ def test_slices_command_writes_the_documented_json(shared, tmp_path, capsys):
     first = written["slices"][0]
     assert {"conditions", "size", "errors", "error_rate", "metrics", "ci95"} <= set(first)
     assert first["conditions"]["source"] == "airbnb"
-    assert "source=airbnb" in capsys.readouterr().out
+    assert "= airbnb" in capsys.readouterr().out  # the app's readable name (slice_name), not source=airbnb
 
 
 def test_paired_word_slices_on_dp(shared):

@@ -318,6 +318,31 @@ def paired_slices(task: Task, first, second, tags=None, extra=None, top: int = 1
     return out
 
 
+#: Values shown in words where the raw one says little (NER's entity side and particle; a tag's yes/no).
+READABLE_VALUES = {"side": {"gold": "gold entity (recall)", "pred": "predicted entity (precision)"},
+                   "particle": {"+other": "another particle", "whole eojeol": "none (the whole eojeol)"}}
+
+
+def slice_name(item: dict) -> str:
+    """One readable name of a found slice, the same in the app and the CLI: 'Entity = gold entity (recall) & Particle
+    attached to the entity (경찰+은) = another particle' rather than 'side=gold & particle=+other'."""
+    labels = item.get("labels", {})
+    parts = []
+    for key, value in item["conditions"].items():
+        label = "Entity" if key == "side" else labels.get(key, key)
+        parts.append(f"{label} = {READABLE_VALUES.get(key, {}).get(value, value)}")
+    return " & ".join(parts)
+
+
+def slices_header(task: Task, runs: list[str], level: str) -> str:
+    """What the list of found slices measures: which run, which error rate, in which unit."""
+    unit = {"entities": "entities (gold and predicted)", "words": "words", "examples": f"{task.unit}s"}.get(level, level)
+    if len(runs) == 1:
+        return f"Weak slices of {runs[0]}: error rate (%) of the {unit} in the slice, ranked by SliceLine's score"
+    return (f"Where one run is worse: {runs[0]} vs {runs[1]}, difference in error rate (percentage points) of the {unit} both "
+            "runs share, ranked by the paired t statistic")
+
+
 def error_tags(task: Task, run: str, items) -> dict[str, set[str]]:
     """The user's error tags of a run (on its examples or their gold) by example guid, from stored annotations."""
     tags: dict[str, set[str]] = {}

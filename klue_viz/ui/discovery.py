@@ -17,7 +17,7 @@ from klue_viz.charts import coverage_figure, reliability_figure
 from klue_viz.discovery.calibration import coverage_curve, predicted_confidence, run_calibration
 from klue_viz.discovery.features import training_features, with_training
 from klue_viz.discovery.patch import corrections_from, make_patch
-from klue_viz.discovery.slices import error_tags, paired_slices, slice_guids, weak_slices
+from klue_viz.discovery.slices import error_tags, paired_slices, slice_guids, slice_name, slices_header, weak_slices
 from klue_viz.discovery.sorting import (
     SUSPECT_RANK,
     sort_examples,
@@ -152,7 +152,7 @@ def _paired_slice_intervals(better_key: str, worse_key: str, guids_key: str, _ta
 
 
 def _condition_text(item: dict) -> str:
-    return " & ".join(f"{item['labels'].get(k, k)} = {v}" for k, v in item["conditions"].items())
+    return slice_name(item)  # the CLI's name too
 
 
 def _apply(guids: list[str]) -> None:
@@ -179,6 +179,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
         st.caption("No slice of at least 1% of the units is worse than the whole run.")
         return
     metric_keys = [m.key for m in task.metrics]
+    st.markdown(f"**{md(slices_header(task, [result.run] + ([other] if other else []), found[0]['unit']))}**")
     rows = []
     for item in found:
         row = {"slice": _condition_text(item), "size": item["size"], "unit": item["unit"], "errors": item["errors"], "error rate": item["error_rate"]}
