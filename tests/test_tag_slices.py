@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from klue_viz import report as report_module
 from klue_viz.annotations.store import Annotation, Store
 from klue_viz.cli import main
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
@@ -65,9 +66,7 @@ def test_cli_report_with_a_stored_tag_on_two_ner_runs_writes_the_file(tmp_path, 
 
 
 def test_cli_report_that_cannot_be_built_says_why_in_one_line(tmp_path, capsys, monkeypatch):
-    import klue_viz.report
-
-    monkeypatch.setattr(klue_viz.report, "build_report", lambda *a, **k: 100.0 * 1 / 0)
+    monkeypatch.setattr(report_module, "build_report", lambda *a, **k: 100.0 * 1 / 0)
     first, second = demo_runs("ner")
     out = tmp_path / "report.html"
     assert main(["report", "--task", "ner", "--gold", str(DEMO_BENCHMARK), "--pred", str(first), "--pred", str(second),

@@ -322,6 +322,12 @@ def task_of(name: str, data: bytes, page_task: str | None = None) -> str:
     return page_task
 
 
+def model_label(run: Run) -> str:
+    """The model row a stored run belongs to on the home table: its model, else its own name and task (two files of
+    different tasks that share a stem, pred_adversarial.jsonl, are not one model)."""
+    return run.model or f"{run.name} ({run.task.upper()})"
+
+
 def runs_for(task: Task, choice: GoldChoice) -> dict[str, RunSource]:
     """Stored runs of a task, plus the demo runs when the gold is the demo (a stored run wins a shared name)."""
     sources: dict[str, RunSource] = {}
@@ -334,7 +340,7 @@ def runs_for(task: Task, choice: GoldChoice) -> dict[str, RunSource]:
     except StoreError:  # the database went away: the demo runs and this session's files still show
         stored = []
     for run in stored:
-        sources[run.name] = RunSource(run.name, run.file_name, run.sha256, run.model or run.name, stored=run)
+        sources[run.name] = RunSource(run.name, run.file_name, run.sha256, model_label(run), stored=run)
     for (held_task, name), (file_name, data, model) in st.session_state.get(SESSION_RUNS, {}).items():
         if held_task == task.name and name not in sources:
             sources[name] = RunSource(name, file_name, f"session:{digest(data)}", model or name, data=data)
