@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from klue_viz.discovery.calibration import run_calibration
-from klue_viz.evaluate import RunResult, evaluate_file, load_gold
+from klue_viz.evaluate import RunResult, evaluate_bytes, evaluate_file, load_gold
+from klue_viz.harness import expand_path, task_hint
 from klue_viz.io import read_bytes, read_records
 from klue_viz.lazy import lazy_module
 from klue_viz.markup import visible
@@ -17,12 +18,16 @@ from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, detect_task, get_task
 
 if TYPE_CHECKING:
-    from klue_viz import bootstrap, workspace
+    from klue_viz import bootstrap, corrected_gold, workspace
     from klue_viz import report as html_report
     from klue_viz.annotations import files as annotation_files
+    from klue_viz.annotations import gold_versions
     from klue_viz.annotations import store as annotation_store
-    from klue_viz.discovery import features, slices
+    from klue_viz.crowd import HumanBaseline
+    from klue_viz.discovery import annotators, features, hf_export, slices
     from klue_viz.discovery import suspects as suspect_queue
+    from klue_viz.evaluate import Gold
+    from klue_viz.tasks.base import Task
 else:  # the commands that need pandas, SQLAlchemy or cleanlab load them when they run: `klue-viz evaluate` needs numpy only
     bootstrap = lazy_module("klue_viz.bootstrap")
     workspace = lazy_module("klue_viz.workspace")
@@ -32,6 +37,10 @@ else:  # the commands that need pandas, SQLAlchemy or cleanlab load them when th
     features = lazy_module("klue_viz.discovery.features")
     slices = lazy_module("klue_viz.discovery.slices")
     suspect_queue = lazy_module("klue_viz.discovery.suspects")
+    annotators = lazy_module("klue_viz.discovery.annotators")
+    hf_export = lazy_module("klue_viz.discovery.hf_export")
+    corrected_gold = lazy_module("klue_viz.corrected_gold")
+    gold_versions = lazy_module("klue_viz.annotations.gold_versions")
 
 SHOWN_PROBLEMS = 10
 
@@ -60,7 +69,8 @@ def report(result: RunResult) -> str:
         spread = f"  [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
         lines.append(f"  {metric.key:<{width}}  {format_value(value):>7}{spread}" + (f"  ({reason})" if reason else ""))
     c = result.coverage
-    lines.append(f"  coverage: {c.n_scored}/{c.n_gold} gold scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} unreadable")
+    lines.append(f"  coverage: {c.n_scored}/{c.n_gold} gold scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} unreadable"
+                 + (f", {c.unreadable_answers} unreadable answers (scored as wrong)" if c.unreadable_answers else ""))
     lines.extend(f"  note: {terminal(note)}" for note in result.notes)
     for problem in result.problems[:SHOWN_PROBLEMS]:
         lines.append(f"  problem: {terminal(problem)}")
@@ -70,8 +80,9 @@ def report(result: RunResult) -> str:
 
 
 def guess_task(paths: list[str]) -> str:
-    records = read_records(read_bytes(paths[0]), Path(paths[0]).name).records
-    found = detect_task([r for _, r in records])
+    first = expand_path(paths[0])[0]  # a harness log as the prediction file it converts to
+    records = [r for _, r in read_records(first.data, first.name).records]
+    found = detect_task(records) or task_hint(records, list(TASKS))  # a log without guids names its task
     if found is None:
         raise InputError(f"{paths[0]}: cannot tell which KLUE task this file is for; pass --task")
     return found
@@ -106,31 +117,52 @@ def evaluate_command(args: argparse.Namespace) -> int:
         check_out(args.out)
         task = get_task(args.task) if args.task else get_task(guess_task(args.pred))
         gold = load_gold(task, args.gold)
+        corrected = corrected_for(task, args) if args.corrections or args.gold_version else None
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
+    before = gold
+    if corrected is not None:
+        gold = corrected.gold
+        say(f"scoring against {corrected.version}: {len(corrected.file.changed)} record(s) of {gold.source} corrected")
+        for problem in corrected.file.problems[:SHOWN_PROBLEMS]:
+            say(f"correction problem: {problem}", error=True)
     for problem in gold.problems[:SHOWN_PROBLEMS]:
         say(f"gold problem: {problem}", error=True)
     results, failures = [], []
     for path in args.pred:
         try:
-            result = evaluate_file(task, gold, path, strict=args.strict)
-            if args.bootstrap:
-
-                result.intervals = bootstrap.confidence_intervals(task, result.frames, samples=args.bootstrap)
+            runs = expand_path(path)  # a harness log with several filters is one run each
         except InputError as err:
             failures.append(str(err))
             say(f"klue-viz: {err}", error=True)
             continue
-        results.append(result)
-        print(report(result))
-        if result.wrong_gold:
-            say(f"klue-viz: WARNING: {result.run}: {result.wrong_gold}", error=True)
+        for run in runs:
+            try:
+                result = evaluate_bytes(task, gold, run.data, run.name, strict=args.strict)
+                if args.bootstrap:
+                    result.intervals = bootstrap.confidence_intervals(task, result.frames, samples=args.bootstrap)
+            except InputError as err:
+                failures.append(str(err))
+                say(f"klue-viz: {err}", error=True)
+                continue
+            results.append(result)
+            print(report(result))
+            if result.wrong_gold:
+                say(f"klue-viz: WARNING: {result.run}: {result.wrong_gold}", error=True)
+    human = human_line(task, gold, results)
+    if corrected is not None and results:
+        print(corrected.table(task, before, args.pred, args.strict))
     if args.out:
-        payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [run_record(r) for r in results]}
+        payload = {"task": task.name, "gold": gold.source, "strict": args.strict,
+                   "runs": [run_record(r, crowd=human is not None) for r in results]}
+        if human is not None:
+            payload["human"] = human.to_dict()
+        if corrected is not None:
+            payload["corrections"] = corrected.summary(task, before, args.pred, args.strict)
         if failures:
             payload["failed"] = failures
-        if len(args.pred) == 1 and results:
+        if len(args.pred) == 1 and len(results) == 1:
             payload["metrics"] = results[0].scores.values
         if not write_out(args.out, json.dumps(payload, ensure_ascii=False, indent=2)):
             return 2
@@ -191,7 +223,7 @@ def report_command(args: argparse.Namespace) -> int:
         return 2
     remarks = stored_remarks(task.name)
     try:
-        html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
+        html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap, gold_rows=gold.rows)
     except Exception as err:  # noqa: BLE001 - one line saying why, never a traceback
         reason = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
         print(f"klue-viz: the report could not be built ({type(err).__name__}: {reason}); nothing was written", file=sys.stderr)
@@ -213,15 +245,47 @@ def distinct_run_names(results: list[RunResult]) -> None:
         taken.add(chosen)
 
 
-def run_record(result: RunResult) -> dict:
-    """A run as written by --out: metrics and coverage, plus calibration when the run gave probabilities."""
+def corrected_for(task: Task, args: argparse.Namespace) -> corrected_gold.CorrectedGold:
+    """The corrected gold of `evaluate --corrections FILE` or `--gold-version NAME` (a version kept in KLUE_VIZ_DB)."""
+    if args.corrections and args.gold_version:
+        raise InputError("give --corrections or --gold-version, not both")
+    if args.corrections:
+        return corrected_gold.CorrectedGold.from_file(task, args.gold, args.corrections)
+    return corrected_gold.CorrectedGold.from_version(task, args.gold, args.gold_version)
+
+
+def run_record(result: RunResult, crowd: bool = False) -> dict:
+    """A run as written by --out: metrics and coverage, plus calibration when the run gave probabilities, and what the
+    gold's annotators say about it (vote cross-entropy, error against their spread) where the gold keeps them."""
 
     record = result.to_dict()
     if getattr(result.task, "labels", None):  # only label tasks have probabilities: the others never build frames here
         found = run_calibration(result.task, result.frames.examples)
         if found is not None:
             record["calibration"] = found.to_dict()
+    if crowd:
+        record.update(annotators.run_crowd(result.task, result))
     return record
+
+
+def human_line(task: Task, gold: Gold, results: list[RunResult]) -> HumanBaseline | None:
+    """Print the annotators' agreement (the human baseline) over the gold the runs scored; returns it (None without votes)."""
+    if not results or task.human_baseline(gold.rows) is None:
+        return None
+    human = annotators.human_of(task, gold.rows, results)
+    if human is None:
+        return None
+    print(f"== human baseline (the gold's annotators against the gold) ==\n  {human.text()}")
+    for result in results:
+        found = annotators.run_crowd(task, result)
+        if "vote_cross_entropy" in found:
+            ce = found["vote_cross_entropy"]
+            print(terminal(f"  {result.run}: vote cross-entropy {ce['value']:.4f} over {ce['n']:,} {task.unit}s with probabilities"))
+        rho = found.get("error_vs_spread", {}).get("spearman")
+        if rho is not None:
+            print(terminal(f"  {result.run}: Spearman rho of |gold - predicted| with the annotators' spread {rho['rho']:.3f} "
+                           f"over {rho['n']:,} {task.unit}s"))
+    return human
 
 
 def annotations_command(args: argparse.Namespace) -> int:
@@ -353,17 +417,82 @@ def suspects_command(args: argparse.Namespace) -> int:
 
     try:
         task, gold, results = _load_runs(args)
-        found = suspect_queue.suspects(task, results, top=args.top)
+        found = suspect_queue.suspects(task, results, top=args.top, gold_rows=gold.rows)
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
     for k, item in enumerate(found, 1):
         turn = f" turn {item['turn']}" if item["turn"] is not None else ""
-        print(terminal(f"{k:>3}. {item['guid']}{turn} {item['unit']}: gold {item['gold']} -> {item['proposed']}  score {item['score']:.3f}"))
+        ties = "".join(f"  {name} {item[key]:.3f}" for key, name in (("confidence", "confidence"), ("label_quality", "label quality"))
+                       if item.get(key) is not None)
+        print(terminal(f"{k:>3}. {item['guid']}{turn} {item['unit']}: gold {item['gold']} -> {item['proposed']}  score {item['score']:.3f}{ties}"))
+        for line in item.get("text", "").split("\n"):
+            print("       " + terminal(line))
     if args.out:
         payload = {"task": task.name, "runs": [r.run for r in results], "suspects": found}
         Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
     return 0
+
+
+def add_gold_commands(commands) -> None:
+    """`klue-viz gold versions|make|export`: gold versions kept in the database, and the corrected gold written out."""
+    gold = commands.add_parser("gold", help="gold versions (accepted corrections) and the corrected gold file or dataset")
+    actions = gold.add_subparsers(dest="action", required=True)
+    listed = actions.add_parser("versions", help="list the gold versions of a task kept in KLUE_VIZ_DB")
+    listed.add_argument("--task", choices=list(TASKS), required=True)
+    make = actions.add_parser("make", help="keep the accepted corrections stored in KLUE_VIZ_DB as a named gold version")
+    make.add_argument("--task", choices=list(TASKS), required=True)
+    make.add_argument("--gold", required=True, help="the official file or klue_benchmark/ folder the corrections apply to")
+    make.add_argument("--name", help="the version's name (default: 'dev + corrections, N records, <date>')")
+    make.add_argument("--reviews", type=positive, default=1, help="reviews a unit needs before its correction counts (default 1)")
+    export = actions.add_parser("export", help="write the corrected official file whole and/or a Hugging Face dataset folder")
+    export.add_argument("--task", choices=list(TASKS), required=True)
+    export.add_argument("--gold", required=True, help="the official file or klue_benchmark/ folder the corrections apply to")
+    export.add_argument("--corrections", help="a corrections JSONL file")
+    export.add_argument("--gold-version", help="a gold version kept in KLUE_VIZ_DB, by name")
+    export.add_argument("--file", help="write the corrected official file (whole, in its format) here")
+    export.add_argument("--dataset", help="write a Hugging Face datasets folder here (save_to_disk, Parquet, README.md card)")
+
+
+def gold_command(args: argparse.Namespace) -> int:
+    """List, make and export gold versions."""
+    task = get_task(args.task)
+    try:
+        if args.action == "versions":
+            versions = gold_versions.GoldVersions(annotation_store.Store()).for_task(task.name)
+            for version in versions:
+                print(terminal(f"{version.name}  ({version.records} record(s), by {version.created_by or '(anonymous)'} at {version.created_at[:19]})"))
+            if not versions:
+                print(f"no {task.name.upper()} gold version yet")
+            return 0
+        if args.action == "make":
+            store = annotation_store.Store()
+            version = corrected_gold.make_version(task, args.gold, store, store.find(task=task.name), name=args.name, reviews=args.reviews)
+            say(f"kept gold version {version.name!r} in {store.location}")
+            return 0
+        if not (args.file or args.dataset):
+            raise InputError("give --file (the corrected official file) and/or --dataset (a Hugging Face dataset folder)")
+        for target in (args.file,):
+            check_out(target)
+        if args.corrections and args.gold_version:
+            raise InputError("give --corrections or --gold-version, not both")
+        if args.corrections:
+            corrected = corrected_gold.CorrectedGold.from_file(task, args.gold, args.corrections)
+        elif args.gold_version:
+            corrected = corrected_gold.CorrectedGold.from_version(task, args.gold, args.gold_version)
+        else:
+            raise InputError("give --corrections FILE or --gold-version NAME")
+        if args.file:
+            Path(args.file).write_text(corrected.file.text, encoding="utf-8")
+            say(f"wrote {args.file}: the whole corrected file, {len(corrected.file.changed)} record(s) changed")
+        if args.dataset:
+            hf_export.export_dataset(task, corrected.file.text, corrected.base_name, corrected.file.changed, corrected.corrections,
+                           Path(args.dataset), corrected.version, corrected.base)
+            say(f"wrote the dataset {args.dataset} (load_from_disk, Parquet under data/, README.md card)")
+        return 0
+    except (InputError, annotation_store.StoreError, OSError) as err:
+        say(f"klue-viz: {err}", error=True)
+        return 2
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -379,6 +508,9 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     evaluate.add_argument("--bootstrap", type=resamples, default=0, metavar="N",
                           help="also give 95%% confidence intervals from N bootstrap resamples of the examples")
+    evaluate.add_argument("--corrections", help="score against the gold with these corrections (JSONL: guid, correction[, turn]; or an "
+                                                "annotation export), and show what they change in each run's score and rank")
+    evaluate.add_argument("--gold-version", help="score against a gold version kept in the database (KLUE_VIZ_DB), by name")
     report = commands.add_parser("report", help="one self-contained HTML report of one or two runs (opens offline)")
     report.add_argument("--task", required=True, choices=list(TASKS))
     report.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
@@ -397,9 +529,10 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--overwrite-conflicts", action="store_true", help="also write records older than the stored ones")
     actions.add_parser("new-db", help="set an unreadable SQLite database aside and start a new one")
     add_discovery_commands(commands)
+    add_gold_commands(commands)
     args = parser.parse_args(argv)
     handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
-                "slices": slices_command, "suspects": suspects_command}
+                "slices": slices_command, "suspects": suspects_command, "gold": gold_command}
     return handlers[args.command](args)
 
 

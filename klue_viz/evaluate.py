@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from klue_viz import hub
+from klue_viz.generation import Trace, answer_columns, read_prediction, resolve_choices, unreadable_problems
+from klue_viz.harness import expand_path, locate_positions, log_notes, log_problems, single_run, take_log
 from klue_viz.io import (
     NON_SPACE,
     RecordFile,
@@ -84,6 +86,8 @@ class RunResult:
     key: str = ""
     #: Bootstrap confidence intervals per metric, when asked for.
     intervals: dict[str, tuple[float, float] | None] | None = None
+    #: The evaluation-harness log the run was read from (format, model, filter, the harness's own metrics); {} otherwise.
+    log: dict = field(default_factory=dict)
 
     @property
     def wrong_gold(self) -> str:
@@ -113,6 +117,7 @@ class RunResult:
             "problems": [p.to_dict() for p in self.problems],
             "notes": self.notes,
             **({"ci95": self.intervals} if self.intervals is not None else {}),
+            **({"harness": {k: v for k, v in self.log.items() if k != "problems"}} if self.log else {}),
         }
 
 
@@ -143,13 +148,18 @@ def load_gold(task: Task, source: str | Path, loader: Callable | None = None) ->
     text = str(source)
     if text == "hf" or text.startswith("hf:"):
         return load_hf(task, text.partition(":")[2] or "validation", loader)
-    path = Path(source)
-    if path.is_dir():
-        found = official_file(task, path)
-        if found is None:
-            raise InputError(f"{path}: no {task.official_folder}/{task.official_folder}_dev.{task.official_ext} in this folder")
-        path = found
+    path = gold_file(task, Path(source))
     return gold_from_bytes(task, read_bytes(path), str(path))
+
+
+def gold_file(task: Task, path: Path) -> Path:
+    """A gold file as given, or the task's dev file in a folder laid out like `klue_benchmark/` (InputError when it has none)."""
+    if not path.is_dir():
+        return path
+    found = official_file(task, path)
+    if found is None:
+        raise InputError(f"{path}: no {task.official_folder}/{task.official_folder}_dev.{task.official_ext} in this folder")
+    return found
 
 
 def gold_from_bytes(task: Task, data: bytes, name: str) -> Gold:
@@ -232,8 +242,11 @@ def _gold(task: Task, rows: list[dict], problems: list[Problem], source: str, po
 # ---- predictions --------------------------------------------------------------------------------
 
 def evaluate_file(task: Task, gold: Gold, path: str | Path, strict: bool = False) -> RunResult:
-    path = Path(path)
-    return score_matched(task, gold, _read_and_match(task, gold, read_bytes(path), path.name, strict))
+    """One prediction file scored; a harness log with the results file beside it (klue_viz.harness.expand_path)."""
+    files = expand_path(path)
+    if len(files) > 1:
+        single_run(str(path), read_bytes(path))  # the error naming the log's runs
+    return score_matched(task, gold, _read_and_match(task, gold, files[0].data, files[0].name, strict))
 
 
 def evaluate_bytes(task: Task, gold: Gold, data: bytes, name: str, strict: bool = False, run: str | None = None) -> RunResult:
@@ -241,9 +254,18 @@ def evaluate_bytes(task: Task, gold: Gold, data: bytes, name: str, strict: bool 
 
 
 def _read_and_match(task: Task, gold: Gold, data: bytes, name: str, strict: bool) -> Matched:
-    """The file's predictions matched to gold; its text and raw records are let go before scoring starts."""
+    """The file's predictions matched to gold; its text and raw records are let go before scoring starts.
+    An evaluation-harness log is read as the prediction file it converts to (klue_viz.harness)."""
     with bulk_reading():
-        return match_records(task, gold, read_records(data, name, task.normalise_record), strict)
+        name, data = single_run(name, data)
+        file = read_records(data, name, task.normalise_record)
+        log = take_log(file)
+        file.problems.extend(locate_positions(task, gold, file))
+        matched = match_records(task, gold, file, strict)
+        matched.log = log
+        matched.notes[:0] = log_notes(log)
+        matched.problems = log_problems(matched.problems, name, log)
+        return matched
 
 
 @dataclass
@@ -259,6 +281,10 @@ class Matched:
     problems: list[Problem]
     notes: list[str]
     extra: list[str]
+    #: Gold position -> what an LLM's record showed (its generated answer, prompt, choices), for records that had any.
+    traces: dict[int, Trace] = field(default_factory=dict)
+    #: What an evaluation-harness log says about itself (klue_viz.harness: format, model, filter, its own metrics).
+    log: dict = field(default_factory=dict)
 
 
 def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = None) -> RunResult:
@@ -268,11 +294,12 @@ def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = No
     def frames_builder() -> Frames:
         frames = task.build_frames(gold.frame.iloc[order].reset_index(drop=True), scored)
         frames.examples["has_prediction"] = [k not in filled for k in order]
+        answer_columns(frames.examples, [matched.traces.get(k) for k in order])
         return frames
 
     stats = task.row_statistics([gold.rows[k] for k in order], scored)
     return RunResult(task, run or Path(matched.name).stem, matched.name, task.scores_of(stats), matched.coverage, frames_builder,
-                     matched.problems, matched.notes, matched.extra)
+                     matched.problems, matched.notes, matched.extra, log=matched.log)
 
 
 def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False) -> Matched:
@@ -296,7 +323,9 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
     else:
         positions = [None if k is None else gold.locate(k) for k in keys]
 
+    notes.extend(resolve_choices(task, gold, file))
     predictions: dict[int, object] = {}
+    traces: dict[int, Trace] = {}
     first_line: dict[int, int | None] = {}
     extra: list[str] = []
     n_invalid = file.unreadable
@@ -316,7 +345,9 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
             continue
         first_line[pos] = line  # the first line given for a guid is the one used, even when it is unusable
         try:
-            parsed = task.parse_prediction(record, gold.rows[pos])
+            parsed, trace = read_prediction(task, record, gold.rows[pos])
+            if trace is not None:
+                traces[pos] = trace
             if isinstance(parsed, Repaired):  # scored, and what was repaired is listed (convention 9)
                 problems.extend(Problem(note, line, guid, name) for note in parsed.notes)
                 parsed = parsed.prediction
@@ -342,6 +373,9 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
         if missing:
             notes.append(f"--strict: {len(missing)} gold example(s) without a prediction were scored as empty predictions")
     order = sorted(predictions)
-    coverage = Coverage(n_gold, len(order), len(missing), len(extra), n_invalid)
+    unread = unreadable_problems(traces, first_line, {k: gold.rows[k]["guid"] for k in traces}, name)
+    coverage = Coverage(n_gold, len(order), len(missing), len(extra), n_invalid, len(unread))
+    if unread:
+        notes.append(f"{len(unread)} generated answer(s) could not be read (no label, or two): scored as wrong")
     return Matched(name, order, [predictions[k] for k in order], set(missing) if strict else set(), coverage,
-                   problems[:MAX_LISTED], notes, extra)
+                   (problems + unread)[:MAX_LISTED], notes, extra, traces)

@@ -28,6 +28,11 @@ else:
 
 # ---- the review queue and gold patches ---------------------------------------------------------------
 
+#: A review's decision "the gold is right" (klue_viz.discovery.review), and the tag of the record that keeps it
+#: (written by klue_viz.annotations.gold_marks.record_review).
+KEEP = "(gold kept)"
+REVIEWED = "reviewed: gold kept"
+
 def suspect_item(guid, unit, gold, proposed, score, evidence, turn=None) -> dict:
     """One entry of the queue: `proposed` in the form the task's patch writer reads back."""
     return {"guid": str(guid), "turn": turn, "unit": unit, "gold": gold, "proposed": proposed, "score": float(score), "evidence": evidence}

@@ -16,8 +16,10 @@ from datetime import datetime, timezone
 import pandas as pd
 
 from klue_viz.annotations.store import Annotation
+from klue_viz.answer_card import answers_of
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.charts import confusion_counts, top_confusions
+from klue_viz.discovery.annotators import human_of, run_crowd
 from klue_viz.discovery.calibration import run_calibration
 from klue_viz.discovery.slices import error_tags, paired_slices, weak_slices
 from klue_viz.discovery.suspects import suspects
@@ -113,7 +115,8 @@ def comparison_section(task: Task, first: RunResult, second: RunResult, samples:
             f"an interval that excludes 0 means the difference is unlikely to be chance.</p>{table(frame)}")
 
 
-def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annotation] = (), top: int = 10) -> str:
+def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annotation] = (), top: int = 10,
+                  gold_rows: list[dict] | None = None) -> str:
     """What the discovery layer finds (the same functions as the app and the CLI): weak slices (the stored error tags among
     their conditions), calibration, likely gold errors."""
     def conditions(item: dict) -> str:
@@ -138,12 +141,12 @@ def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annota
         found = paired_slices(task, results[0], results[1], tags=error_tags(task, results[0].run, remarks), top=top)
         if found:
             parts.append(f"<h3>Where one run is worse: {esc(results[0].run)} vs {esc(results[1].run)}</h3>" + table(slice_rows(found)))
-    queue = suspects(task, results, top=top)
+    queue = suspects(task, results, top=top, gold_rows=gold_rows)
     if queue:
         parts.append("<h3>Likely gold errors</h3><p>Where the runs agree with one another against the gold (and, with probabilities, "
                      "cleanlab's label quality).</p>"
-                     + table(pd.DataFrame([{k: s[k] for k in ("guid", "turn", "unit", "gold", "proposed", "score")
-                                            if k != "turn" or any(q["turn"] is not None for q in queue)} for s in queue])))
+                     + table(pd.DataFrame([{**{k: s[k] for k in ("guid", "turn", "unit") if k != "turn" or any(q["turn"] is not None for q in queue)},
+                                            "text": s.get("text", ""), **{k: s[k] for k in ("gold", "proposed", "score")}} for s in queue])))
     return "".join(parts)
 
 
@@ -203,15 +206,34 @@ def errors_section(task: Task, result: RunResult, pairs: pd.DataFrame | None, re
     parts = [f"<h3>The {len(guids)} most instructive errors of {esc(result.run)} (of {total:,})</h3>"
              "<p>Annotated errors first, then one from each of the most frequent confusions in turn, then the rest in file order.</p>"]
     for guid in guids:
-        drawn = task.render(result.frames, guid)
+        drawn = task.render(result.frames, guid) + answers_of(result.frames, [guid])  # an LLM's generation, when the run has one
         notes = "".join(remark_html(item) for item in grouped.get(guid, []))
         parts.append(f"<div class='kv-error' data-guid='{esc_attr(guid)}'>{drawn}{'<ul class=kv-remarks>' + notes + '</ul>' if notes else ''}</div>")
     return "".join(parts)
 
 
+def human_section(task: Task, gold_rows: list[dict], results: list[RunResult]) -> str:
+    """The gold's annotators beside the runs (the human baseline, each run's vote cross-entropy); empty without annotator labels."""
+    human = human_of(task, gold_rows, results) if gold_rows else None
+    if human is None:
+        return ""
+    what = ("the share of the annotators' individual votes equal to the gold label" if human.metric == "accuracy" else
+            "Pearson r between each annotator's score and the mean of the others' on the same pair")
+    rows = [f"<tr><td>human baseline (the gold's annotators)</td><td>{esc(human.metric)}</td>"
+            f"<td class='num' data-human='{esc_attr(human.metric)}'>{number(human.value)}</td><td>{human.n:,} {esc(human.counts)}</td></tr>"]
+    for result in results:
+        found = run_crowd(task, result).get("vote_cross_entropy")
+        if found is not None:
+            rows.append(f"<tr><td>{esc(result.run)}</td><td>vote cross-entropy</td><td class='num'>{found['value']:.4f}</td>"
+                        f"<td>{found['n']:,} {esc(task.unit)}s with probabilities</td></tr>")
+    return (f"<h3>Against the annotators</h3><p>Human baseline: {esc(what)}, over the {esc(task.unit)}s the runs scored, "
+            f"on the 0..100 scale of the run metric.</p><table class='kv-table'><thead><tr><th></th><th>measure</th><th>value</th><th>over</th>"
+            f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
 def build_report(task: Task, results: list[RunResult], gold_source: str = "", remarks: Iterable[Annotation] = (),
-                 errors: int = DEFAULT_ERRORS, samples: int = 1000, seed: int = 0) -> str:
-    """The whole report as one HTML document (one or two runs of one task)."""
+                 errors: int = DEFAULT_ERRORS, samples: int = 1000, seed: int = 0, gold_rows: list[dict] | None = None) -> str:
+    """The whole report as one HTML document (one or two runs of one task); `gold_rows` adds the human baseline."""
     if not results:
         raise ValueError("a report needs at least one run")
     remarks = list(remarks)
@@ -223,6 +245,7 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
             "<h2>Official metrics</h2>"]
     for result in results:
         body.append(metrics_section(task, result, confidence_intervals(task, result.frames, samples=samples, seed=seed)))
+    body.append(human_section(task, gold_rows or [], results))
     if len(results) >= 2:
         body.append(comparison_section(task, results[0], results[1], samples, seed))
     pairs_of = [task.confusion(result.frames) for result in results]
@@ -232,7 +255,7 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
     body.append("<h2>Slices</h2>")
     body += [slices_section(task, result) for result in results]
     body.append("<h2>Found for you</h2>")
-    body.append(found_section(task, results, remarks))
+    body.append(found_section(task, results, remarks, gold_rows=gold_rows))
     body.append("<h2>Errors</h2>")
     body += [errors_section(task, result, pairs, remarks, errors) for result, pairs in zip(results, pairs_of)]
     title = f"{task.name.upper()} report: " + " vs ".join(r.run for r in results)

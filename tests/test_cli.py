@@ -18,7 +18,7 @@ def test_one_run_prints_metrics_and_writes_json(tmp_path, capsys):
     assert "entity_macro_f1" in printed and "coverage: 24/24 gold scored" in printed
     payload = json.loads(out.read_text(encoding="utf-8"))
     assert payload["task"] == "ner" and payload["runs"][0]["run"] == run.stem
-    assert set(payload["runs"][0]["coverage"]) == {"n_gold", "n_scored", "n_missing", "n_extra", "n_invalid"}
+    assert set(payload["runs"][0]["coverage"]) == {"n_gold", "n_scored", "n_missing", "n_extra", "n_invalid", "unreadable_answers"}
     assert payload["metrics"] == payload["runs"][0]["metrics"]
 
 

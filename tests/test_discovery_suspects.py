@@ -176,7 +176,7 @@ def test_suspects_command_writes_the_documented_json(shared, nli_flipped, tmp_pa
     assert main(["suspects", "--task", "nli", "--gold", str(path), *files, "--top", "5", "--out", str(out)]) == 0
     written = json.loads(out.read_text(encoding="utf-8"))
     assert written["task"] == "nli" and len(written["suspects"]) == 5
-    assert set(written["suspects"][0]) == {"guid", "turn", "unit", "gold", "proposed", "score", "evidence"}
+    assert set(written["suspects"][0]) == {"guid", "turn", "unit", "gold", "proposed", "score", "confidence", "label_quality", "text", "evidence"}
     assert written["suspects"][0]["guid"] in flipped
 
 

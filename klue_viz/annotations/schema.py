@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 NO_TURN = -1  # stored instead of NULL so that the unique key holds on every database
 
 metadata = sa.MetaData()
@@ -60,6 +60,20 @@ runs = sa.Table(
 )
 sa.Index("runs_by_blob", runs.c.sha256)
 
+# named gold versions: a base gold plus the corrections accepted at one moment (klue_viz.annotations.gold_versions)
+gold_versions = sa.Table(
+    "gold_versions", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("task", sa.String(16), nullable=False),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("base", sa.Text, nullable=False),
+    sa.Column("records", sa.Integer, nullable=False),
+    sa.Column("corrections", sa.Text, nullable=False),
+    sa.Column("created_by", sa.String(100), nullable=False, server_default=""),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.UniqueConstraint("task", "name", name="one_gold_version_per_name"),
+)
+
 # uploaded gold files, content-addressed like the runs' bytes (klue_viz.annotations.golds)
 gold_files = sa.Table(
     "gold_files", metadata,
@@ -76,5 +90,6 @@ gold_files = sa.Table(
 MIGRATIONS = {
     1: lambda connection: metadata.create_all(connection, tables=[annotation_table, custom_tags]),
     2: lambda connection: metadata.create_all(connection, tables=[run_blobs, runs]),  # stored prediction runs (klue_viz.annotations.runs)
-    3: lambda connection: metadata.create_all(connection, tables=[gold_files]),  # uploaded gold files (klue_viz.annotations.golds)
+    3: lambda connection: metadata.create_all(connection, tables=[gold_versions]),  # named gold versions (klue_viz.annotations.gold_versions)
+    4: lambda connection: metadata.create_all(connection, tables=[gold_files]),  # uploaded gold files (klue_viz.annotations.golds)
 }

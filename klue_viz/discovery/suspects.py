@@ -25,21 +25,55 @@ import pandas as pd
 from klue_viz.tasks.base import Task
 
 
-def suspects(task: Task, results: list, top: int | None = 100) -> list[dict]:
-    """The review queue of several runs of one task (RunResults scored against the same gold)."""
+def suspects(task: Task, results: list, top: int | None = 100, gold_rows: list[dict] | None = None) -> list[dict]:
+    """The review queue of several runs of one task (RunResults scored against the same gold), in `queue_order`;
+    with `gold_rows`, each suspect carries the `text` of its unit (`Task.suspect_text`)."""
     if not results:
         return []
     found = task.find_suspects(results)
-    found.sort(key=lambda s: (-s["score"], s["guid"], s["turn"] if s["turn"] is not None else -1, s["unit"]))
-    return found[:top] if top else found
+    for item in found:
+        item["confidence"], item["label_quality"] = tie_keys(item)
+    found.sort(key=queue_order)
+    found = found[:top] if top else found
+    if gold_rows is not None:
+        with_text(task, gold_rows, found)
+    return found
+
+
+def tie_keys(suspect: dict) -> tuple[float | None, float | None]:
+    """The second and third keys of the queue: the runs' mean probability of the proposed answer (None where no run gave
+    probabilities) and cleanlab's label quality of the gold (None without probabilities)."""
+    runs = suspect["evidence"].get("runs", {})
+    given = [e["p_proposed"] for e in runs.values() if isinstance(e, dict) and e.get("p_proposed") is not None] if isinstance(runs, dict) else []
+    quality = suspect["evidence"].get("cleanlab", {}).get("label_quality")
+    return (float(sum(given) / len(given)) if given else None), (None if quality is None else float(quality))
+
+
+def queue_order(suspect: dict) -> tuple:
+    """Most suspicious first: by score; ties by the runs' mean confidence in the proposal (higher first), then by cleanlab's
+    label quality of the gold (lower first); a suspect without them after those with; then by guid, turn and unit."""
+    confidence, quality = suspect.get("confidence"), suspect.get("label_quality")
+    return (-suspect["score"], -(confidence if confidence is not None else -1.0), quality if quality is not None else 2.0,
+            suspect["guid"], suspect["turn"] if suspect["turn"] is not None else -1, suspect["unit"])
+
+
+def with_text(task: Task, gold_rows: list[dict], found: list[dict]) -> list[dict]:
+    """Set each suspect's `text`: its unit as plain text (the sentence with the span marked, the pair, the word and its head)."""
+    rows = {row["guid"]: row for row in gold_rows}
+    for item in found:
+        row = rows.get(task.example_guid(item["guid"], item["turn"]))
+        item["text"] = task.suspect_text(row, item) if row is not None else ""
+    return found
 
 
 def queue_frame(found: list[dict]) -> pd.DataFrame:
     """The queue as a table for the app (evidence summarised as text)."""
-    rows = [{"rank": k + 1, "guid": s["guid"], "turn": s["turn"], "unit": s["unit"], "gold": str(s["gold"]), "proposed": str(s["proposed"]),
-             "score": s["score"], "runs agreeing": f"{s['evidence'].get('agreeing', '?')}/{s['evidence'].get('of', '?')}"}
+    rows = [{"rank": k + 1, "guid": s["guid"], "turn": s["turn"], "unit": s["unit"], "text": s.get("text", ""), "gold": str(s["gold"]),
+             "proposed": str(s["proposed"]), "score": s["score"], "confidence": s.get("confidence"), "label quality": s.get("label_quality"),
+             "runs agreeing": f"{s['evidence'].get('agreeing', '?')}/{s['evidence'].get('of', '?')}"}
             for k, s in enumerate(found)]
-    frame = pd.DataFrame(rows, columns=["rank", "guid", "turn", "unit", "gold", "proposed", "score", "runs agreeing"])
+    frame = pd.DataFrame(rows, columns=["rank", "guid", "turn", "unit", "text", "gold", "proposed", "score", "confidence", "label quality",
+                                        "runs agreeing"])
     # Only WoS units have a turn: elsewhere the column would read None on every row.
     return frame if any(s["turn"] is not None for s in found) else frame.drop(columns="turn")
 

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from klue_viz.answers import Answer
+from klue_viz.crowd import HumanBaseline
 from klue_viz.io import BARE_VALUE, load_json
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Statistics
@@ -94,6 +96,12 @@ class Task(ABC):
     #: empty when the task has none.
     training_label: str = ""
 
+    #: Fields of a prediction record holding this task's prediction; a record with none of them but a free-text field
+    #: (`generation`, `output`, `response`, `text`) is an LLM's answer and goes through `parse_answer`.
+    prediction_fields: frozenset[str] = frozenset({"label", "probs"})
+    #: The version of the task's answer parser (docs/answer-parsers.md), raised whenever what it reads changes.
+    answer_parser_version: int = 0
+
     #: Why a metric can be undefined on examples that exist (docs/metrics.md).
     undefined_reasons: dict[str, str] = {}
 
@@ -136,6 +144,15 @@ class Task(ABC):
     @abstractmethod
     def empty_prediction(self, gold: dict) -> Any:
         """What a missing prediction counts as under --strict."""
+
+    def parse_answer(self, text: str, gold: dict) -> Answer:
+        """The prediction record fields an LLM's generated `text` gives for one gold row (`gold` may be `{}` when a
+        multiple-choice log's choice texts are read); an Answer without fields when the text is unreadable."""
+        raise RecordError(f"{self.title} has no answer parser: give its prediction fields ({', '.join(sorted(self.prediction_fields))})")
+
+    def unreadable_prediction(self, gold: dict) -> Any:
+        """What an unreadable answer is scored as: wrong (klue_viz.generation); by default the empty prediction."""
+        return self.empty_prediction(gold)
 
     # ---- results ----------------------------------------------------------------------------
     @abstractmethod
@@ -217,6 +234,17 @@ class Task(ABC):
     def render_card(self, frames: Frames, guids: list[str]) -> str:
         """One card of the example list: the examples in `guids` share it (see `card_column`), the first is the anchor."""
         return self.render(frames, guids[0])
+
+    # ---- the annotators' own labels (klue_viz.crowd) ---------------------------------------------
+    def human_baseline(self, rows: list[dict]) -> HumanBaseline | None:
+        """How well the gold's annotators agree, on the scale of the task's first metric, over these gold rows;
+        None when the rows keep no per-annotator labels (the default)."""
+        return None
+
+    def suspect_text(self, row: dict, suspect: dict) -> str:
+        """The unit of a suspect as plain text (escaped where it is drawn): by default the example's text columns,
+        one per line; tasks with finer units mark the span, the word and its head, the slot."""
+        return "\n".join(f"{column}: {row[column]}" for column in self.text_columns if row.get(column) not in (None, ""))
 
     # ---- discovery (klue_viz.discovery calls these) -------------------------------------------
     @property

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.answers import NOTHING_FORMS, Answer, Vocabulary, align, json_in, strip_answer, unreadable
 from klue_viz.kit import correction_items, entity_features, eojeol_bucket, suspect_item, tsv_blocks
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import (
@@ -54,6 +55,28 @@ SENTENCE_HEADER = re.compile(r"^## (\S+)\t(.*)$", re.M)
 #: A stored correction of an entity (klue_viz.discovery.patch): `start-end:TYPE`, end exclusive, `O` to remove it.
 ENTITY_CORRECTION = re.compile(r"^\s*(\d+)-(\d+):([A-Z]{1,2})\s*$")
 COUNT_COLUMNS = {kind: [f"char_{kind}_{tag}" for tag in TAGS] for kind in ("tp", "fp", "fn")}
+
+
+#: How an LLM names the entity types besides KLUE's own codes (English, CoNLL-style, Korean): form -> type.
+TYPE_FORMS = {
+    **dict.fromkeys(("PS", "PER", "PERSON", "인물", "사람", "인명"), "PS"),
+    **dict.fromkeys(("LC", "LOC", "LOCATION", "지명", "장소", "위치", "지역"), "LC"),
+    **dict.fromkeys(("OG", "ORG", "ORGANIZATION", "ORGANISATION", "기관", "조직", "단체", "기관명"), "OG"),
+    **dict.fromkeys(("DT", "DAT", "DATE", "날짜"), "DT"),
+    **dict.fromkeys(("TI", "TIM", "TIME", "시간"), "TI"),
+    **dict.fromkeys(("QT", "QUANTITY", "NUM", "NUMBER", "수량", "숫자"), "QT"),
+}
+TYPE_VOCABULARY = Vocabulary(TYPE_FORMS)
+#: `<한국 교통대:OG>`: KLUE's own markup (the type after the last colon), in a generated answer.
+MARKUP_ENTITY = re.compile(r"<([^<>\n]+):\s*([A-Za-z가-힣]+)\s*>")
+#: One entity on a line or between commas: `한국 교통대:OG`, `한국 교통대 (OG)`, `한국 교통대 - 기관`, `OG: 한국 교통대`.
+LISTED_ENTITY = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*(?:(?P<text>.+?)\s*(?:[:/]|\s-\s|\s*\(|\s*\[)\s*(?P<type>[A-Za-z가-힣]+)\s*[)\]]?"
+                           r"|(?P<type2>[A-Za-z가-힣]+)\s*:\s*(?P<text2>.+?))\s*$")
+
+
+def entity_type(name: str) -> str | None:
+    """KLUE's entity type for a type written by a model (`OG`, `ORG`, `기관`...), or None."""
+    return TYPE_VOCABULARY.whole.get(name.strip().casefold())
 
 
 def markup_to_plain(markup: str) -> str:
@@ -122,6 +145,62 @@ def tags_from_entities(sentence: str, entities: list) -> tuple[bytes, list[str],
     return bytes(tags), notes, spans
 
 
+def _json_entities(text: str, start: int, end: int) -> list[tuple[str, str, int, int]] | None:
+    """Entities of a JSON list in the answer: objects with a text and a label, or [text, label] pairs; None when the
+    answer holds no such list."""
+    found = json_in(text, start, end)
+    if found is None or not isinstance(found[0], list):
+        return None
+    value, a, b = found
+    items = []
+    for item in value:
+        if isinstance(item, dict):
+            name = next((item[k] for k in ("text", "word", "entity", "name", "span", "mention") if isinstance(item.get(k), str)), None)
+            label = next((item[k] for k in ("label", "type", "tag", "entity_type", "category") if isinstance(item.get(k), str)), None)
+        elif isinstance(item, list) and len(item) == 2 and all(isinstance(v, str) for v in item):
+            name, label = item
+        else:
+            return None
+        if name is None or label is None or entity_type(label) is None:
+            return None
+        items.append((name, label, a, b))
+    return items
+
+
+def _listed_entities(text: str, start: int, end: int) -> list[tuple[str, str, int, int]] | None:
+    """One `text:TYPE` entity per line or between commas; None unless every piece reads as one."""
+    items, pos = [], start
+    for piece in re.split(r"[\n,;]", text[start:end]):
+        at = text.index(piece, pos) if piece else pos
+        pos = at + len(piece)
+        if not piece.strip():
+            continue
+        match = LISTED_ENTITY.match(piece)
+        if match is None:
+            return None
+        name, label = (match.group("text"), match.group("type")) if match.group("text") else (match.group("text2"), match.group("type2"))
+        if entity_type(label) is None and entity_type(name) is not None:
+            name, label = label, name  # `OG: 한국 교통대` read the other way round
+        if entity_type(label) is None:
+            return None
+        items.append((name.strip().strip("\"'“”‘’"), label, at, at + len(piece)))
+    return items or None
+
+
+def _aligned(text: str, sentence: str, items: list[tuple[str, str, int, int]]) -> Answer:
+    """The entities found in the sentence, in the order given; the ones not found are notes."""
+    entities, spans, notes = [], [], []
+    for (name, label, a, b), at in zip(items, align(sentence, [name for name, _, _, _ in items])):
+        if at is None:
+            notes.append(f"entity {name!r} ({label}) of the answer is not in the sentence; left out")
+            continue
+        entities.append({"start": at, "end": at + len(name), "label": entity_type(label)})
+        spans.append((a, b))
+    if not entities:
+        return unreadable(text, f"none of its {len(items)} entities is in the sentence")
+    return Answer(text, {"entities": entities}, None, "", tuple(dict.fromkeys(spans)), tuple(notes))
+
+
 class OverlappingSpans(bytes):
     """Predicted character tag ids made from spans that overlap, with the spans as given (for the drawing)."""
 
@@ -184,6 +263,10 @@ class Characters:
         return (np.arange(len(self.nonspace)) - np.repeat(starts, self.lengths))[self.nonspace]
 
 
+#: A `start-end:TYPE` correction item (end exclusive).
+SPAN_ITEM = re.compile(r"(\d+)-(\d+):([A-Z]+)$")
+
+
 class Ner(Task):
     name = "ner"
     training_label = "Entity seen in training"
@@ -205,6 +288,8 @@ class Ner(Task):
         Slice("error_type", "Entity error type", level="entities"),
     )
     signature_fields = frozenset({"entities", "tags", "ner_tags"})
+    prediction_fields = signature_fields
+    answer_parser_version = 1
     bare_value_field = "entities"
     unit = "sentence"
     text_columns = ("sentence",)
@@ -288,6 +373,26 @@ class Ner(Task):
 
     def empty_prediction(self, gold: dict) -> bytes:
         return bytes([TAG_ID["O"]]) * len(gold["sentence"])
+
+    def parse_answer(self, text: str, gold: dict) -> Answer:
+        """Entities from a generated text, aligned to the gold sentence: KLUE markup (`<한국 교통대:OG>`, the sentence
+        rewritten or the entities alone), a JSON list (`[{"text": "한국 교통대", "label": "OG"}]`, `[["한국 교통대", "OG"]]`),
+        or one `text:TYPE` per line or comma. An entity whose text is not in the sentence is left out and listed;
+        none found in the sentence, or no entity form at all, is unreadable. `없음` / `[]` is no entity."""
+        sentence = gold["sentence"]
+        start, end = strip_answer(text, brackets=False)
+        core = text[start:end]
+        if core.casefold() in NOTHING_FORMS or core.rstrip(".") == sentence.strip().rstrip("."):
+            return Answer(text, {"entities": []}, (start, end) if core else None)
+        found = [(m.group(1), m.group(2), m.start(), m.end()) for m in MARKUP_ENTITY.finditer(text, start, end)]
+        items: list[tuple[str, str, int, int]] | None = [(t, label, a, b) for t, label, a, b in found if entity_type(label)]
+        if not items:
+            items = _json_entities(text, start, end) or _listed_entities(text, start, end)
+        if items is None:
+            return unreadable(text, "no entity in KLUE markup <text:TYPE>, JSON list or text:TYPE lines")
+        if not items:
+            return Answer(text, {"entities": []}, (start, end))
+        return _aligned(text, sentence, items)
 
     # ---- results ----------------------------------------------------------------------------
     def row_statistics(self, gold: list[dict], predictions: list) -> Statistics:
@@ -451,6 +556,20 @@ class Ner(Task):
     def unit_training_keys(self, units: pd.DataFrame) -> pd.Series:
         """An entity row's text."""
         return units["text"].astype(str)
+
+    def suspect_text(self, row: dict, suspect: dict) -> str:
+        """The sentence with the suspect's span marked as the official markup does (`<text:TYPE>`, the proposed type;
+        `[text]` when the proposal removes the entity)."""
+        sentence = row["sentence"]
+        found = SPAN_ITEM.match(str(suspect["proposed"]).split(";")[0].strip())
+        if found is None:
+            return sentence
+        start, end, label = int(found[1]), int(found[2]), found[3]
+        if not 0 <= start < end <= len(sentence):
+            return sentence
+        marked = f"[{sentence[start:end]}]" if label == "O" else f"<{sentence[start:end]}:{label}>"  # O: the entity removed
+        return (f"{sentence[:start]}{marked}{sentence[end:]}\n"
+                f"span {start}-{end} '{sentence[start:end]}': gold {suspect['gold']} -> proposed {suspect['proposed']}")
 
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Entity spans every run predicts alike against the gold (a span the gold lacks or types otherwise, `start-end:TYPE`),

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.answers import Answer, read_number
 from klue_viz.charts import sts_scatter
+from klue_viz.crowd import HumanBaseline, annotator_pearson, score_spread, spread_bucket
 from klue_viz.kit import correction_items, dump_json, read_json, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_aggregate, sts_statistics
@@ -53,8 +55,11 @@ class Sts(Task):
         Slice("method", "Pair construction"),
         Slice("gold_bin", "Gold score"),
         Slice("agreement", "Annotator spread"),
+        Slice("spread", "Annotator spread (std of the scores)"),
     )
     signature_fields = frozenset({"score"})
+    prediction_fields = frozenset({"score", "label", "binary"})
+    answer_parser_version = 1
     bare_value_field = "score"
     unit = "pair"
     text_columns = ("sentence1", "sentence2")
@@ -76,7 +81,9 @@ class Sts(Task):
         for k, record in enumerate(records):
             try:
                 labels = record["labels"]
-                votes = list((record.get("annotations") or {}).get("annotations") or [])
+                annotations = record.get("annotations") or {}
+                votes = [float(v) for v in annotations.get("annotations") or []]
+                annotators = [str(a) for a in annotations.get("annotators") or []]
                 source = str(record.get("source") or "(unknown)")
                 genre, _, method = source.partition("-")
                 gold = float(labels["real-label"])
@@ -92,7 +99,8 @@ class Sts(Task):
                     "gold": gold,
                     "gold_rounded": float(labels["label"]),
                     "votes": votes,
-                    "agreement": (f"spread {max(votes) - min(votes)}" if votes else "(no votes)"),
+                    "annotators": annotators if len(annotators) == len(votes) else [],
+                    "agreement": (f"spread {max(votes) - min(votes):g}" if votes else "(no votes)"),
                 })
             except (KeyError, TypeError, ValueError, OverflowError) as err:
                 problems.append(Problem(f"gold record #{k + 1}: missing or bad field {err}", guid=record.get("guid") if isinstance(record, dict) else None))
@@ -122,6 +130,15 @@ class Sts(Task):
     def empty_prediction(self, gold: dict) -> dict:
         return {"score": 0.0, "binary": 0}
 
+    def parse_answer(self, text: str, gold: dict) -> Answer:
+        """A similarity written in text (`3.5`, `3.5점`, `유사도: 4점 (5점 만점)`): one number; two different ones are unreadable."""
+        return read_number(text, "score")
+
+    def unreadable_prediction(self, gold: dict) -> dict:
+        """Wrong on both metrics: the far end of the scale from the gold, on the other side of the 3.0 threshold."""
+        score = 5.0 if gold["gold"] < THRESHOLD else 0.0
+        return {"score": score, "binary": int(score >= THRESHOLD)}
+
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         frame = gold.copy()
         frame["pred"] = np.array([p["score"] for p in predictions], dtype=np.float64)
@@ -134,7 +151,13 @@ class Sts(Task):
         )
         frame["gold_bin"] = score_bin(frame["gold"])
         frame["pred_bin"] = score_bin(frame["pred"])
+        frame["vote_std"] = [score_spread(v) for v in frame["votes"]]
+        frame["spread"] = pd.array([spread_bucket(s) for s in frame["vote_std"]], dtype="string")
         return Frames(frame)
+
+    def human_baseline(self, rows: list[dict]) -> HumanBaseline | None:
+        """Pearson r between each annotator's score and the mean of the others' on the same pair, over all couples."""
+        return annotator_pearson(rows)
 
     def statistics(self, frames: Frames) -> Statistics:
         ex = frames.examples
@@ -162,7 +185,7 @@ class Sts(Task):
             mk.row("pred", mk.badge(f"{ex['pred']:.2f}", status) + f'<span class="kv-kv">|error| {ex["abs_error"]:.2f}</span>'),
         ]
         if len(ex["votes"]):
-            body.append(mk.row("votes", f'<span class="kv-kv">{mk.esc(", ".join(map(str, ex["votes"])))}</span>'))
+            body.append(mk.row("votes", f'<span class="kv-kv">{mk.esc(", ".join(f"{v:g}" for v in ex["votes"]))}</span>'))
         return mk.example("".join(body), guid)
 
     # ---- discovery --------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.answers import NOTHING_FORMS, Answer, json_in, strip_answer, unreadable
 from klue_viz.kit import correction_items, dump_json, read_json, suspect_item
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Statistics, mean_statistics, prf_aggregate, prf_statistics, turn_prf, wos_aggregate
@@ -22,6 +24,10 @@ else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
 SPECIAL_VALUES = ("dontcare", "yes", "no")
+#: The five WoS domains (ontology.json): a generated state item starts with one of them.
+DOMAINS = ("관광", "숙소", "식당", "지하철", "택시")
+#: One `domain-slot-value` in a generated list (a bullet, quotes and spaces around it allowed).
+STATE_ITEM = re.compile(r"^\s*(?:[-*•]\s+|\d+[.)]\s*)?[\"'“‘]?\s*((?:" + "|".join(DOMAINS) + r")\s*-\s*[^-\n]+?\s*-\s*[^\n]+?)\s*[\"'”’]?\s*$")
 
 
 def split_item(item: str) -> tuple[str, str, str]:
@@ -63,6 +69,8 @@ class Wos(Task):
         Slice("change", "Carried over or updated", level="slots"),
     )
     signature_fields = frozenset({"state", "turn"})
+    prediction_fields = frozenset({"state"})
+    answer_parser_version = 1
     bare_value_field = "state"
     unit = "turn"
     text_columns = ("text", "system")
@@ -130,6 +138,37 @@ class Wos(Task):
 
     def empty_prediction(self, gold: dict) -> list[str]:
         return []
+
+    def parse_answer(self, text: str, gold: dict) -> Answer:
+        """A belief state from a generated text: a JSON list of `domain-slot-value` strings (or a `{"domain-slot": value}`
+        object), or one item per line or comma; `없음` / `[]` is the empty state. Items must start with a WoS domain;
+        a text with none is unreadable."""
+        start, end = strip_answer(text, brackets=False)
+        core = text[start:end]
+        if core.casefold() in NOTHING_FORMS:
+            return Answer(text, {"state": []}, (start, end))
+        found = json_in(text, start, end)
+        if found is not None:
+            value, a, b = found
+            if isinstance(value, dict):
+                value = [f"{k}-{v}" for k, v in value.items()]
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                items = [re.sub(r"\s*-\s*", "-", v.strip(), count=2) for v in value]
+                bad = [v for v in items if not STATE_ITEM.match(v)]
+                if bad:
+                    return unreadable(text, f"state item {bad[0]!r} is not 'domain-slot-value' with a WoS domain")
+                return Answer(text, {"state": items}, (a, b))
+        items, spans, pos = [], [], start
+        for piece in re.split(r"[\n,;]", core):
+            at = text.index(piece, pos) if piece else pos
+            pos = at + len(piece)
+            match = STATE_ITEM.match(piece)
+            if match:
+                items.append(re.sub(r"\s*-\s*", "-", match.group(1), count=2))
+                spans.append((at + match.start(1), at + match.end(1)))
+        if not items:
+            return unreadable(text, "no 'domain-slot-value' item with a WoS domain (관광, 숙소, 식당, 지하철, 택시)")
+        return Answer(text, {"state": items}, None, "", tuple(spans))
 
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         turns = gold.copy()
@@ -251,6 +290,11 @@ class Wos(Task):
         """A slot row's `domain-slot-value`: the gold value if any, else the predicted one."""
         values = units["gold_value"].where(units["gold_value"].notna(), units["pred_value"])
         return (units["domain_slot"] + "-" + values.astype(str)).tolist()
+
+    def suspect_text(self, row: dict, suspect: dict) -> str:
+        """The turn (the system's words before it, the user's) and the slot: gold -> proposed."""
+        lines = [f"system: {row['system']}"] if row.get("system") else []
+        return "\n".join([*lines, f"user (turn {row['turn']}): {row['text']}", f"slot: {suspect['gold']} -> {suspect['proposed']}"])
 
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Slots of a turn every run gets wrong with the same value (or none): `domain-slot-value`, `none` to remove it."""

@@ -24,7 +24,7 @@ from klue_viz.discovery.sorting import (
     sort_keys,
     suspect_ranks,
 )
-from klue_viz.discovery.suspects import evidence_details, evidence_frame, queue_frame, suspects
+from klue_viz.discovery.suspects import evidence_details, evidence_frame, queue_frame
 from klue_viz.evaluate import RunResult, gold_from_bytes, load_gold, official_file
 from klue_viz.filtering import export_frame
 from klue_viz.gold_folders import allowed_gold_file, allowed_gold_folder
@@ -36,12 +36,14 @@ from klue_viz.tasks.base import Task
 from klue_viz.tasks.classification import LabelTask
 from klue_viz.ui.annotate import annotator, editor, store, task_remarks
 from klue_viz.ui.links import SELECTED_GUIDS, clear_filters
-from klue_viz.ui.state import digest, gold_for, stored_gold
+from klue_viz.ui.review import review_panel, suspect_queue
+from klue_viz.ui.state import base_text, digest, gold_for
 from klue_viz.uploads import limit_megabytes, limit_text
 
 CALIBRATION = "Calibration"
 SLICES = "Weak slices"
 SUSPECTS = "Likely gold errors"
+REVIEW = "Review the gold"
 UI_RESAMPLES = 200
 PAGE_SIZES = (10, 25, 50, 100)
 ERROR_RATE_COLUMN = st.column_config.NumberColumn("error rate", format="%.1f%%")
@@ -51,7 +53,7 @@ COMPACT_COLUMNS = ("gold", "pred", "correct", "confidence", "abs_error")
 def discovery_panel(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
     """What to look at first, for the inspected run (and the other runs of the page)."""
     st.subheader("Find the errors")
-    views = [SLICES, SUSPECTS]
+    views = [SLICES, SUSPECTS, REVIEW]
     if _calibration_of(result.key, task, result)[0] is not None:
         views.append(CALIBRATION)
     view = st.segmented_control("View", views, default=views[0], key="discovery_view", label_visibility="collapsed")
@@ -61,6 +63,8 @@ def discovery_panel(task: Task, result: RunResult, results: dict[str, RunResult]
         _weak_slices(task, result, results)
     elif view == SUSPECTS:
         _suspects(task, results)
+    elif view == REVIEW:
+        review_panel(task, result, results, gold_for(task).gold)
 
 
 def _tags(task: Task, run: str) -> tuple[str, dict[str, set[str]]]:
@@ -243,33 +247,30 @@ def _calibration(task: Task, result: RunResult, results: dict[str, RunResult]) -
     st.caption(md("Confidence is also a slice (Metrics per slice, filters) and a sort key of the example list."))
 
 
-@st.cache_resource(max_entries=32, show_spinner="Looking for gold that several runs disagree with…")
-def _queue(result_keys: tuple[str, ...], _task: Task, _results: list[RunResult]) -> list[dict]:
-    return suspects(_task, _results, top=None)
+def _queue(task: Task, runs: list[RunResult]) -> list[dict]:
+    """The page's suspect queue (cached with the review's, klue_viz.ui.review)."""
+    return suspect_queue(tuple(r.key for r in runs), task, runs, gold_for(task).gold)
 
 
-def _official_text(task: Task) -> tuple[str, str] | None:
+def official_source(task: Task) -> tuple[str, str] | None:
     """The text and name of the gold file in use, for the patch (None for gold from the Hugging Face hub)."""
-    choice = gold_for(task)
-    upload = st.session_state.get("gold_uploads", {}).get(task.name)
-    stored = stored_gold(upload[1]) if upload and choice.key.startswith("upload:") else None
-    if stored is not None and not choice.is_demo:
-        return stored.data.decode("utf-8-sig"), stored.file_name
-    path = Path(choice.gold.source)
-    return (path.read_text(encoding="utf-8-sig"), path.name) if path.is_file() else None
+    return base_text(task, gold_for(task))
 
 
 def _suspects(task: Task, results: dict[str, RunResult]) -> None:
     runs = list(results.values())
-    found = _queue(tuple(r.key for r in runs), task, runs)
+    found = _queue(task, runs)
     st.caption(md(f"Units whose gold every run ({len(runs)}) disagrees with in the same way; more runs and more confident runs rank "
-                  "higher, and cleanlab's label quality adds in where runs give probabilities. Load more runs for a sharper queue."))
+                  "higher, and cleanlab's label quality adds in where runs give probabilities. Ties are broken by the runs' mean "
+                  "confidence in the proposal (higher first), then by cleanlab's label quality (lower first). "
+                  "Load more runs for a sharper queue."))
     if not found:
         st.caption("No unit where the runs agree against the gold.")
         return
     table = queue_frame(found)
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="suspect_table",
-                         column_config={"score": st.column_config.NumberColumn(format="%.3f")})
+                         column_config={**{c: st.column_config.NumberColumn(format="%.3f") for c in ("score", "confidence", "label quality")},
+                                        "text": st.column_config.TextColumn(width="large")})
     chosen = event.selection.rows if event is not None else []
     if chosen:
         suspect = found[chosen[0]]
@@ -301,11 +302,11 @@ def _patch(task: Task) -> None:
     corrections = corrections_from([a for a in task_remarks(task) if a.run == "gold"], task)
     if not corrections:
         return
-    source = _official_text(task)
+    source = official_source(task)
     if source is None:
         st.caption("A patch needs the official gold file; gold from the Hugging Face hub has none.")
         return
-    text, name = source
+    text, name = source[0], Path(source[1]).name
     try:
         patch = make_patch(task, text, name, corrections)
     except InputError as err:
@@ -327,7 +328,7 @@ def order_control(task: Task, result: RunResult, results: dict[str, RunResult], 
     ranks = None
     if key == SUSPECT_RANK:
         runs = list(results.values())
-        ranks = suspect_ranks(task, _queue(tuple(r.key for r in runs), task, runs))
+        ranks = suspect_ranks(task, _queue(task, runs))
     return sort_examples(task, result.frames, shown, key, ranks), int(size)
 
 

@@ -79,10 +79,13 @@ def _gold_source() -> None:
 def _uploads() -> None:
     st.subheader("Prediction files")
     model = st.text_input("Model name (optional; when left empty an uploaded folder, or a zip or the folder inside it, names the model)", key="upload_model")
-    files = st.file_uploader(f"Prediction files for any task (JSONL, JSON, CSV, TSV), or a zip of one model's files; each file's task is "
-                             f"detected from guids and fields ({md(limit_text())}).",
-                             type=["json", "jsonl", "csv", "tsv", "zip"], accept_multiple_files=True, key="home_upload", max_upload_size=limit_megabytes())
-    folder = st.file_uploader("Or a folder of one model's prediction files (the folder names the model)", type=["json", "jsonl", "csv", "tsv"],
+    files = st.file_uploader(f"Prediction files for any task (JSONL, JSON, CSV, TSV), evaluation-harness logs (lm-evaluation-harness "
+                             f"samples .jsonl/.jsonl.gz, Inspect AI .json/.eval, Every Eval Ever .jsonl, lighteval .parquet), or a zip "
+                             f"of one model's files; each file's task is detected from guids and fields ({md(limit_text())}).",
+                             type=["json", "jsonl", "csv", "tsv", "zip", "gz", "eval", "parquet"], accept_multiple_files=True,
+                             key="home_upload", max_upload_size=limit_megabytes())
+    folder = st.file_uploader("Or a folder of one model's prediction files or harness logs (the folder names the model)",
+                              type=["json", "jsonl", "csv", "tsv", "gz", "eval", "parquet"],
                               accept_multiple_files="directory", key="home_folder_upload", max_upload_size=limit_megabytes())
     outcomes = receive_uploads([*(files or []), *(folder or [])], model=model)
     for outcome in outcomes:

@@ -28,7 +28,8 @@ def report_button(task: Task, results: list[RunResult]) -> None:
     """Offer the report of the inspected run (and the compared one): built when asked, then one click to download."""
     left, right = st.columns([1, 3])
     count = int(left.number_input("Errors drawn in the report", 1, 1000, DEFAULT_ERRORS, key="report_errors"))
-    gold_note = gold_for(task).note
+    choice = gold_for(task)
+    gold_note, gold_rows = choice.note, choice.gold.rows
     shown = " vs ".join(r.run for r in results)
     signature = (task.name, tuple((r.run, r.key) for r in results), gold_note, count)
     if right.button(f"Build a report of {md(shown)} (one HTML file that opens offline)", key="report_build"):
@@ -37,8 +38,8 @@ def report_button(task: Task, results: list[RunResult]) -> None:
             try:
                 db = store()
                 remarks = db.find(task=task.name) if db else []
-                st.session_state[BUILT] = (signature, build_report(task, results, gold_note, remarks, errors=count,
-                                                                   samples=REPORT_RESAMPLES).encode("utf-8"))
+                st.session_state[BUILT] = (signature, build_report(task, results, gold_note, remarks, errors=count, samples=REPORT_RESAMPLES,
+                                                                   gold_rows=gold_rows).encode("utf-8"))
             except Exception as err:  # noqa: BLE001 - the page says why instead of a download that never comes
                 log.exception("building the %s report of %s failed", task.name, shown)
                 right.error(f"The report could not be built ({md(type(err).__name__)}: {md(first_line(err))}). "

@@ -12,15 +12,18 @@ import hashlib
 import os
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import streamlit as st
 
+from klue_viz.annotations.gold_versions import GoldVersions
 from klue_viz.annotations.golds import GoldStore, StoredGold, gold_digest
 from klue_viz.annotations.runs import Run, RunConflict, RunStore
 from klue_viz.annotations.store import Store, StoreError, StoreUnavailable, database_url
 from klue_viz.cache import BoundedCache, frame_bytes
+from klue_viz.corrected_gold import CorrectedGold
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.discovery.corrected import Correction
 from klue_viz.evaluate import (
     Gold,
     RunResult,
@@ -31,11 +34,12 @@ from klue_viz.evaluate import (
     official_file,
 )
 from klue_viz.gold_folders import DATA_DIR_ENV, allowed_gold_file, allowed_gold_folder
+from klue_viz.harness import is_results_name, results_beside, task_hint
 from klue_viz.io import read_records
 from klue_viz.markup import md
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, Task, detect_task
-from klue_viz.uploads import check_size, clean_name
+from klue_viz.uploads import check_size, clean_name, max_upload_bytes
 from klue_viz.workspace import prediction_files
 
 SOURCES = {
@@ -103,7 +107,48 @@ def _demo(task: Task, note: str) -> GoldChoice:
     return GoldChoice(_gold_from_path(task.name, str(path), path.stat().st_mtime), f"demo:{path.stat().st_mtime}", note, True)
 
 
+#: Session key: task name -> the gold version (kept in the database) its pages score against; absent: the gold as chosen.
+GOLD_VERSIONS = "gold_versions"
+
+
 def gold_for(task: Task) -> GoldChoice:
+    """The gold of a task under the session's chosen source, with the gold version chosen for the task applied."""
+    choice = chosen_gold(task)
+    name = st.session_state.get(GOLD_VERSIONS, {}).get(task.name)
+    if not name:
+        return choice
+    base = base_text(task, choice)
+    if base is None:
+        return GoldChoice(choice.gold, choice.key, f"{choice.note} · the gold version {name} cannot be applied to this gold "
+                          "(it needs the official file)", choice.is_demo)
+    text, path = base
+    try:
+        corrected = _versioned_gold(task.name, choice.key, name, path, text)
+    except (InputError, StoreError) as err:
+        return GoldChoice(choice.gold, choice.key, f"{choice.note} · gold version {name}: {err}", choice.is_demo)
+    return GoldChoice(corrected.gold, f"{choice.key}|version:{name}", f"{choice.note} · scored against the gold version **{name}** "
+                      f"({len(corrected.file.changed)} record(s) corrected)", choice.is_demo)
+
+
+def base_text(task: Task, choice: GoldChoice) -> tuple[str, str] | None:
+    """The official file's text of a gold choice, and its path or upload name (None for gold from the hub)."""
+    upload = st.session_state.get("gold_uploads", {}).get(task.name)
+    stored = stored_gold(upload[1]) if upload and choice.key.startswith("upload:") else None
+    if stored is not None and not choice.is_demo:
+        return stored.data.decode("utf-8-sig"), stored.file_name
+    path = Path(choice.gold.source)
+    return (path.read_text(encoding="utf-8-sig"), str(path)) if path.is_file() else None
+
+
+@st.cache_resource(max_entries=16, show_spinner="Applying the gold version…")
+def _versioned_gold(task_name: str, choice_key: str, name: str, path: str, _text: str) -> CorrectedGold:
+    version = GoldVersions(run_store().store).get(task_name, name)
+    if version is None:
+        raise InputError(f"no {task_name.upper()} gold version named {name!r} in the database")
+    return CorrectedGold.from_text(TASKS[task_name], _text, path, path, [Correction(**c) for c in version.corrections], version.name)
+
+
+def chosen_gold(task: Task) -> GoldChoice:
     """The gold of a task under the session's chosen source; the demo stands in where that source has none."""
     state = st.session_state
     source = state["gold_source"]
@@ -268,14 +313,18 @@ def receive_uploads(uploads, task: str | None = None, model: str = "") -> list[U
     """
     seen = st.session_state.setdefault("received_uploads", set())
     outcomes = []
+    # lm-evaluation-harness's results files of an uploaded folder are read with the samples beside them
+    siblings = results_beside([(upload.name, upload.getvalue) for upload in uploads or [] if upload.size <= max_upload_bytes()])
     for upload in uploads or []:
         ident = getattr(upload, "file_id", None) or (upload.name, upload.size)
         if ident in seen:
             continue
         seen.add(ident)
+        if str(PurePosixPath(upload.name).parent) in siblings and is_results_name(upload.name):
+            continue
         try:
             check_size(upload.name, upload.size)
-            files = prediction_files(upload.name, upload.getvalue())
+            files = prediction_files(upload.name, upload.getvalue(), siblings.get(str(PurePosixPath(upload.name).parent)))
         except InputError as err:
             outcomes.append(UploadOutcome(upload.name, error=str(err)))
             continue
@@ -311,7 +360,7 @@ def task_of(name: str, data: bytes, page_task: str | None = None) -> str:
     records = read_records(data, name)
     if not records.records:
         raise InputError(f"{name}: no record could be read" + (f" ({records.problems[0]})" if records.problems else "") + "; nothing was stored")
-    found = detect_task([r for _, r in records.records])
+    found = detect_task([r for _, r in records.records]) or task_hint([r for _, r in records.records], list(TASKS))
     if page_task is None:
         if found is None:
             raise InputError(f"{name}: cannot tell which KLUE task this file is for (no known guid prefix or field)")

@@ -15,17 +15,20 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
+from klue_viz.answer_card import card_with_answers
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.cache import BoundedCache
 from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, top_confusions
 from klue_viz.evaluate import RunResult
 from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
+from klue_viz.generation import run_slices
 from klue_viz.markup import esc, esc_attr, md
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.crowd import crowd_panel
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
 from klue_viz.ui.links import (
     FOCUS,
@@ -41,6 +44,7 @@ from klue_viz.ui.links import (
     write_url,
 )
 from klue_viz.ui.report_download import report_button
+from klue_viz.ui.review import REVIEW_LIST
 from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, receive_uploads
 from klue_viz.uploads import limit_megabytes, limit_text
 
@@ -94,6 +98,7 @@ def _body(task: Task) -> None:
 
     _metrics(task, results)
     result = results[_inspected_run(list(results))]
+    crowd_panel(task, choice.gold, choice.key, result, results)
     pairs = _pairs(result.key, task, result)
     _confusion(task, result, pairs)
     _selection_charts(task, result)
@@ -153,7 +158,8 @@ def _metrics(task: Task, results: dict[str, RunResult]) -> None:
         columns[-1].metric("Gold scored", f"{100 * c.n_scored / c.n_gold:.1f}%" if c.n_gold else "n/a",
                            help=f"{c.n_scored:,} of {c.n_gold:,} gold examples scored")
         details = [f"{c.n_scored:,} of {c.n_gold:,} gold scored", f"missing {c.n_missing}", f"extra {c.n_extra}",
-                   f"unreadable {c.n_invalid}"] + result.notes
+                   f"unreadable {c.n_invalid}"] + ([f"unreadable answers {c.unreadable_answers} (scored as wrong)"]
+                                                   if c.unreadable_answers else []) + result.notes
         if show_ci:
             spans = _intervals(result.key, task, result)
             details.insert(0, "95% CI " + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v))
@@ -256,7 +262,7 @@ DETAIL_REASONS = {"precision": "nothing predicted in this slice", "recall": "not
 
 def _slices(task: Task, result: RunResult) -> None:
     st.subheader("Metrics per slice")
-    labels = {spec.label: spec for spec in task.slices}
+    labels = {spec.label: spec for spec in run_slices(task, result.frames)}
     chosen = labels[st.selectbox("Slice by", list(labels), key="slice_by")]
     shown, figure = _slice_view(result.key, f"{chosen.level}:{chosen.key}", task, result, chosen)
     left, right = st.columns([3, 2])
@@ -308,7 +314,7 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None, remarks:
     _keep_known("f_errors", error_types)
     errors = row1[3].multiselect("Error type", error_types, key="f_errors")
     row2 = st.columns([2, 2, 2, 2, 1])
-    slice_specs = {spec.label: spec for spec in task.slices}
+    slice_specs = {spec.label: spec for spec in run_slices(task, result.frames)}
     if st.session_state.get("f_slice") not in (None, "(any)", *slice_specs):
         st.session_state["f_slice"] = "(any)"
     slice_label = row2[0].selectbox("Slice", ["(any)"] + list(slice_specs), key="f_slice")
@@ -357,6 +363,7 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
         shown = _comparison(result, second, shown)
     shown = _focus(task, result, shown)
     shown, page_size = order_control(task, result, results, shown)
+    st.session_state[f"{REVIEW_LIST}|{task.name}"] = (result.run, shown["guid"].tolist())  # the review view can go through them
     cards = _cards(task, shown)  # row positions in `shown`; only the page's rows become records
     total = len(result.frames.examples)
     pages = max(1, -(-len(cards) // page_size))
@@ -467,8 +474,8 @@ def drawn_cards() -> BoundedCache:
 def _drawing(task: Task, result: RunResult, guids: list[str]) -> str:
     """The drawing of one card of a run; a drawing depends on the run's frames and the card's examples only."""
     if not result.key:  # a run scored outside the app's cache has no identity to keep its drawings under
-        return task.render_card(result.frames, guids)
-    return drawn_cards().get((result.key, tuple(guids)), partial(task.render_card, result.frames, guids))
+        return card_with_answers(task, result.frames, guids)
+    return drawn_cards().get((result.key, tuple(guids)), partial(card_with_answers, task, result.frames, guids))
 
 
 def _comparison(first: RunResult, second: RunResult, shown: pd.DataFrame) -> pd.DataFrame:
