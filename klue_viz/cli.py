@@ -15,10 +15,13 @@ from klue_viz.io import read_bytes, read_records
 from klue_viz.lazy import lazy_module
 from klue_viz.markup import visible
 from klue_viz.problems import InputError
-from klue_viz.tasks import TASKS, detect_task, get_task
+from klue_viz.runs_cli import add_runs_commands, runs_command
+from klue_viz.tasks import TASKS, Task, detect_task, get_task
 
 if TYPE_CHECKING:
     from klue_viz import bootstrap, corrected_gold, workspace
+    from klue_viz import compare as run_comparison
+    from klue_viz import gate as regression_gate
     from klue_viz import report as html_report
     from klue_viz.annotations import files as annotation_files
     from klue_viz.annotations import gold_versions
@@ -30,6 +33,8 @@ if TYPE_CHECKING:
     from klue_viz.tasks.base import Task
 else:  # the commands that need pandas, SQLAlchemy or cleanlab load them when they run: `klue-viz evaluate` needs numpy only
     bootstrap = lazy_module("klue_viz.bootstrap")
+    run_comparison = lazy_module("klue_viz.compare")
+    regression_gate = lazy_module("klue_viz.gate")
     workspace = lazy_module("klue_viz.workspace")
     html_report = lazy_module("klue_viz.report")
     annotation_files = lazy_module("klue_viz.annotations.files")
@@ -434,6 +439,92 @@ def suspects_command(args: argparse.Namespace) -> int:
     return 0
 
 
+GATE_HELP = """Exit 0 when nothing regressed, 1 when something did, 2 for bad input. Every official metric is
+tested overall, on each value of each slice the task defines (example-level and entity/word/slot-level) and on
+each error tag stored for the runs (KLUE_VIZ_DB), when the group holds at least --min-size examples (units).
+A test is the paired bootstrap of candidate - baseline over the examples both runs scored, all tests on the same
+resamples. The family-wise error over everything tested is controlled by the max-t bootstrap: each difference
+is divided by its bootstrap standard error and the 95% quantile of the largest |t| over all tests on each
+resample gives simultaneous 95% intervals. A regression is an interval wholly below 0, so a candidate that
+differs from the baseline only by chance fails at most 5% of the time (about 2.5%: only the lower side counts),
+however many slices are tested."""
+
+
+def add_compare_commands(commands: argparse._SubParsersAction) -> None:
+    """`klue-viz compare` (a ranking of many runs, example by example) and `klue-viz gate` (a regression check for CI)."""
+    compare = commands.add_parser("compare", help="rank many runs with paired bootstrap intervals; what each run fixed and broke")
+    compare.add_argument("--task", choices=list(TASKS), help="the KLUE task (guessed from the first file when left out)")
+    compare.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
+    compare.add_argument("--pred", required=True, action="append", help="prediction file (repeat: two or more runs, in sequence order)")
+    compare.add_argument("--out", help="write {task, runs, examples, changes} as JSON")
+    compare.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000)")
+    compare.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+    gate = commands.add_parser("gate", help="fail when a candidate run is significantly worse than a baseline, overall or on any slice",
+                               description=GATE_HELP)
+    gate.add_argument("--task", choices=list(TASKS), help="the KLUE task (guessed from the baseline file when left out)")
+    gate.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
+    gate.add_argument("--baseline", required=True, help="the baseline's prediction file")
+    gate.add_argument("--candidate", required=True, help="the candidate's prediction file")
+    gate.add_argument("--min-size", type=positive, default=30, metavar="N", help="smallest group tested, in examples or units (default 30)")
+    gate.add_argument("--out", help="write {verdict, checked, regressions} as JSON")
+    gate.add_argument("--markdown", help="write the verdict and a table for a pull-request comment")
+    gate.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000)")
+    gate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
+
+
+def _scored_runs(task_name: str | None, gold_source: str, paths: list[str], strict: bool, outs: list[str | None]) -> tuple[Task, list[RunResult]]:
+    """The task, and each file scored against the gold (distinct run names); InputError/KeyError for bad input."""
+    for out in outs:
+        check_out(out)
+    task = get_task(task_name) if task_name else get_task(guess_task(paths))
+    gold = load_gold(task, gold_source)
+    results = [evaluate_file(task, gold, path, strict=strict) for path in paths]
+    distinct_run_names(results)
+    return task, results
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    try:
+        if len(args.pred) < 2:
+            raise InputError("compare needs at least two runs: give --pred two or more times")
+        task, results = _scored_runs(args.task, args.gold, args.pred, args.strict, [args.out])
+        table = run_comparison.run_table(results)
+        if not len(table.shared):
+            raise InputError("the runs have no scored example in common")
+    except (InputError, KeyError, ValueError) as err:
+        say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
+        return 2
+    ranking = run_comparison.rank_runs(table, samples=max(args.bootstrap, 1))
+    changes = run_comparison.consecutive_changes(table)
+    for line in run_comparison.ranking_text(ranking, task).splitlines():
+        say(line)
+    for c in changes:
+        print(terminal(f"{c.first} -> {c.second}: fixed {len(c.fixed)}, broke {len(c.broke)}"))
+    if args.out and not write_out(args.out, json.dumps(run_comparison.compare_payload(table, ranking, changes), ensure_ascii=False, indent=2)):
+        return 2
+    return 0
+
+
+def gate_command(args: argparse.Namespace) -> int:
+    try:
+        task, (baseline, candidate) = _scored_runs(args.task, args.gold, [args.baseline, args.candidate], args.strict, [args.out, args.markdown])
+        remarks = stored_remarks(task.name)
+        tags = slices.error_tags(task, baseline.run, remarks)
+        for guid, found in slices.error_tags(task, candidate.run, remarks).items():
+            tags.setdefault(guid, set()).update(found)
+        result = regression_gate.gate(task, baseline, candidate, min_size=args.min_size, tags=tags, samples=max(args.bootstrap, 1))
+    except (InputError, KeyError, ValueError) as err:
+        say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
+        return 2
+    for line in regression_gate.gate_text(result).splitlines():
+        say(line)
+    if args.out and not write_out(args.out, json.dumps(result.to_dict(), ensure_ascii=False, indent=2)):
+        return 2
+    if args.markdown and not write_out(args.markdown, regression_gate.gate_markdown(result, task)):
+        return 2
+    return 1 if result.regressions else 0
+
+
 def add_gold_commands(commands) -> None:
     """`klue-viz gold versions|make|export`: gold versions kept in the database, and the corrected gold written out."""
     gold = commands.add_parser("gold", help="gold versions (accepted corrections) and the corrected gold file or dataset")
@@ -529,10 +620,13 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("--overwrite-conflicts", action="store_true", help="also write records older than the stored ones")
     actions.add_parser("new-db", help="set an unreadable SQLite database aside and start a new one")
     add_discovery_commands(commands)
+    add_compare_commands(commands)
     add_gold_commands(commands)
+    add_runs_commands(commands)
     args = parser.parse_args(argv)
     handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
-                "slices": slices_command, "suspects": suspects_command, "gold": gold_command}
+                "slices": slices_command, "suspects": suspects_command, "gold": gold_command,
+                "compare": compare_command, "gate": gate_command, "runs": runs_command}
     return handlers[args.command](args)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -47,6 +49,8 @@ class Gold:
     problems: list[Problem] = field(default_factory=list)
     #: Guids were made from positions (Hugging Face NER/DP): match predictions by guid number too.
     positional: bool = False
+    #: sha256 of the bytes the gold was read from (of its rows as JSON for the hub): what kept results are keyed by.
+    sha256: str = ""
 
     def __post_init__(self) -> None:
         self.position = {row["guid"]: k for k, row in enumerate(self.rows)}
@@ -164,7 +168,9 @@ def gold_file(task: Task, path: Path) -> Path:
 
 def gold_from_bytes(task: Task, data: bytes, name: str) -> Gold:
     with bulk_reading():
-        return _gold_from_text(task, decode(data, name)[0], data, name)
+        gold = _gold_from_text(task, decode(data, name)[0], data, name)
+    gold.sha256 = hashlib.sha256(data).hexdigest()
+    return gold
 
 
 def _gold_from_text(task: Task, text: str, data: bytes, name: str) -> Gold:
@@ -221,7 +227,9 @@ def load_hf(task: Task, split: str = "validation", loader: Callable | None = Non
         ) from None
     short = {"validation": "dev"}.get(split, split)
     rows, problems = task.rows_from_hf(iter(dataset), split=short)
-    return _gold(task, rows, problems, f"hf:klue/klue/{task.hf_config}:{split}", positional=not task.hf_has_guid)
+    gold = _gold(task, rows, problems, f"hf:klue/klue/{task.hf_config}:{split}", positional=not task.hf_has_guid)
+    gold.sha256 = hashlib.sha256(json.dumps(gold.rows, ensure_ascii=False, sort_keys=True, default=str).encode()).hexdigest()
+    return gold
 
 
 def _gold(task: Task, rows: list[dict], problems: list[Problem], source: str, positional: bool) -> Gold:
@@ -287,8 +295,15 @@ class Matched:
     log: dict = field(default_factory=dict)
 
 
-def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = None) -> RunResult:
-    """The run's official metrics from its matched rows; its frames are built the first time they are read."""
+def evaluate_with_frames(task: Task, gold: Gold, data: bytes, name: str, strict: bool = False, run: str | None = None) -> RunResult:
+    """`evaluate_bytes` for a caller that needs the frames at once (a run being kept, klue_viz/kept.py): the metrics
+    come from the frames' statistics, so the per-example work is done once instead of twice."""
+    return score_matched(task, gold, _read_and_match(task, gold, data, name, strict), run, from_frames=True)
+
+
+def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = None, from_frames: bool = False) -> RunResult:
+    """The run's official metrics from its matched rows; its frames are built the first time they are read
+    (at once with `from_frames`, the metrics then come from their statistics: the tests hold both equal)."""
     order, scored, filled = matched.order, matched.predictions, matched.filled
 
     def frames_builder() -> Frames:
@@ -297,7 +312,11 @@ def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = No
         answer_columns(frames.examples, [matched.traces.get(k) for k in order])
         return frames
 
-    stats = task.row_statistics([gold.rows[k] for k in order], scored)
+    if from_frames:
+        built = frames_builder()
+        stats, frames_builder = task.statistics(built), lambda: built
+    else:
+        stats = task.row_statistics([gold.rows[k] for k in order], scored)
     return RunResult(task, run or Path(matched.name).stem, matched.name, task.scores_of(stats), matched.coverage, frames_builder,
                      matched.problems, matched.notes, matched.extra, log=matched.log)
 

@@ -19,6 +19,7 @@ from klue_viz.annotations.store import Annotation
 from klue_viz.answer_card import answers_of
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.charts import confusion_counts, top_confusions
+from klue_viz.compare import rank_runs, run_table
 from klue_viz.discovery.annotators import human_of, run_crowd
 from klue_viz.discovery.calibration import run_calibration
 from klue_viz.discovery.slices import error_tags, paired_slices, weak_slices
@@ -113,6 +114,24 @@ def comparison_section(task: Task, first: RunResult, second: RunResult, samples:
                            f"resamples where {first.run} is higher (%)": 100 * c.first_better} for c in rows])
     return (f"<h2>Paired comparison</h2><p>Paired bootstrap over the {task.unit}s both runs predicted ({samples} resamples): "
             f"an interval that excludes 0 means the difference is unlikely to be chance.</p>{table(frame)}")
+
+
+def ranking_section(task: Task, results: list[RunResult], samples: int, seed: int) -> str:
+    """More than two runs: the ranking on the examples all of them scored, with the paired differences to the best."""
+    ranking = rank_runs(run_table(results), samples=samples, seed=seed)
+    rows = []
+    for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
+        row: dict = {"rank": str(run.rank), "run": run.run}
+        for metric in task.metrics:
+            ci = run.ci95[metric.key]
+            row[metric.key] = run.metrics[metric.key]
+            row[f"{metric.key} 95%"] = f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "n/a"
+        row["difference to best"] = run.difference[ranking.metric]
+        row["p"] = "" if run.p_value is None else f"{run.p_value:.3f}"
+        row["tied with best"] = "yes" if run.tied_with_best else "no"
+        rows.append(row)
+    numeric = [m.key for m in task.metrics] + ["difference to best"]
+    return f"<h2>Ranking</h2>{table(pd.DataFrame(rows), numeric)}<p>{esc(ranking.correction)}</p>"
 
 
 def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annotation] = (), top: int = 10,
@@ -233,7 +252,8 @@ def human_section(task: Task, gold_rows: list[dict], results: list[RunResult]) -
 
 def build_report(task: Task, results: list[RunResult], gold_source: str = "", remarks: Iterable[Annotation] = (),
                  errors: int = DEFAULT_ERRORS, samples: int = 1000, seed: int = 0, gold_rows: list[dict] | None = None) -> str:
-    """The whole report as one HTML document (one or two runs of one task); `gold_rows` adds the human baseline."""
+    """The whole report as one HTML document (runs of one task: the first two compared pair-wise, more than two ranked);
+    `gold_rows` adds the human baseline."""
     if not results:
         raise ValueError("a report needs at least one run")
     remarks = list(remarks)
@@ -246,6 +266,8 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
     for result in results:
         body.append(metrics_section(task, result, confidence_intervals(task, result.frames, samples=samples, seed=seed)))
     body.append(human_section(task, gold_rows or [], results))
+    if len(results) > 2:
+        body.append(ranking_section(task, results, samples, seed))
     if len(results) >= 2:
         body.append(comparison_section(task, results[0], results[1], samples, seed))
     pairs_of = [task.confusion(result.frames) for result in results]

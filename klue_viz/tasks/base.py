@@ -201,6 +201,11 @@ class Task(ABC):
         values = stats.scores(stats.totals())
         return {key: None if np.isnan(v[0]) else float(v[0]) for key, v in values.items()}
 
+    def example_scores(self, frames: Frames) -> pd.Series | None:
+        """One score per example of a run's frames on 0..1 (1 = fully right), for tasks whose examples are more than
+        right or wrong (the compare matrix colours by it: klue_viz.compare); None where right/wrong is all there is."""
+        return None
+
     @abstractmethod
     def render(self, frames: Frames, guid: str) -> str:
         """HTML (escaped) drawing one example with gold and prediction."""

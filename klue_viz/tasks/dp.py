@@ -328,6 +328,10 @@ class Dp(Task):
         return mk.example(head + summary + dependency_svg(items, arcs), guid)
 
     # ---- discovery --------------------------------------------------------------------------
+    def example_scores(self, frames: Frames) -> pd.Series:
+        """The sentence's LAS on 0..1 (words right in head and relation)."""
+        return frames.examples["las"] / 100.0
+
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most word errors first": lambda f: -f.examples["errors"], "lowest sentence UAS first": lambda f: f.examples["uas"],
                 "lowest sentence LAS first": lambda f: f.examples["las"]}

@@ -209,6 +209,10 @@ class Mrc(Task):
         return mk.example("".join(body), guid)
 
     # ---- discovery --------------------------------------------------------------------------
+    def example_scores(self, frames: Frames) -> pd.Series:
+        """The question's ROUGE-W on 0..1."""
+        return frames.examples["rouge_w"] / 100.0
+
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"lowest ROUGE-W first": lambda f: f.examples["rouge_w"]}
 

@@ -189,6 +189,10 @@ class Sts(Task):
         return mk.example("".join(body), guid)
 
     # ---- discovery --------------------------------------------------------------------------
+    def example_scores(self, frames: Frames) -> pd.Series:
+        """1 - |gold - predicted| / 5: 1 for the gold score, 0 for the opposite end of the scale."""
+        return (1.0 - frames.examples["abs_error"] / 5.0).clip(0.0, 1.0)
+
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"largest |gold - predicted| first": lambda f: -f.examples["abs_error"]}
 

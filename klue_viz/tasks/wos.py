@@ -279,6 +279,10 @@ class Wos(Task):
         return f'<span class="kv-slot" {mk.attrs(data_status=s.status.replace(" ", "_"), data_slot=s.domain_slot)}>{mk.esc(text)}</span>'
 
     # ---- discovery --------------------------------------------------------------------------
+    def example_scores(self, frames: Frames) -> pd.Series:
+        """The turn's slot F1 on 0..1 (the per-turn value the official slot F1 averages)."""
+        return frames.examples["f1"] / 100.0
+
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most slot errors first": lambda f: -(f.examples["fp"] + f.examples["fn"]), "lowest slot F1 first": lambda f: f.examples["f1"]}
 

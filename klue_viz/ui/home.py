@@ -7,9 +7,9 @@ import streamlit as st
 
 from klue_viz.annotations.runs import RunConflict
 from klue_viz.annotations.store import StoreError
-from klue_viz.bootstrap import confidence_intervals
 from klue_viz.evaluate import RunResult
 from klue_viz.gold_folders import DATA_DIR_ENV, GOLD_ROOTS_ENV, allowed_gold_folder, gold_roots
+from klue_viz.kept import intervals, remove_run
 from klue_viz.markup import md
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks import TASKS
@@ -18,7 +18,7 @@ from klue_viz.ui.annotate import home_section
 from klue_viz.ui.annotate import store as annotation_store
 from klue_viz.ui.common import database_notice, guarded, problem_table, setup_page
 from klue_viz.ui.links import enter_page, settings_params, write_url
-from klue_viz.ui.state import SOURCES, evaluate_runs, gold_for, receive_uploads, register_gold_upload, run_store, runs_for
+from klue_viz.ui.state import SOURCES, evaluate_runs, gold_for, kept_results, kept_results_or_none, receive_uploads, register_gold_upload, run_store, runs_for
 from klue_viz.uploads import limit_megabytes, limit_text
 from klue_viz.workspace import ModelRun, html_table
 
@@ -101,7 +101,7 @@ def _uploads() -> None:
 
 @st.cache_resource(max_entries=256, show_spinner="Resampling…")
 def _intervals(result_key: str, _task: Task, _result: RunResult):
-    return confidence_intervals(_task, _result.frames, samples=UI_RESAMPLES)
+    return intervals(kept_results_or_none(), _result, UI_RESAMPLES)
 
 
 def _overview() -> None:
@@ -163,7 +163,7 @@ def _manage_runs() -> None:
         also = right.checkbox(f"Also delete its {kept} annotation(s)", key="remove_annotations", disabled=not kept,
                               help="Left unticked, the annotations are kept and come back if a run of that name is stored again.")
         if right.button("Remove this run", key="remove_run", type="primary"):
-            _change(lambda: runs.remove(run.task, run.name, expected_version=run.version, delete_annotations=also),
+            _change(lambda: remove_run(kept_results(), runs, run.task, run.name, run.version, delete_annotations=also),
                     f"Removed {run.name}" + (f" and its {kept} annotation(s)." if also else "; its annotations are kept."))
 
 

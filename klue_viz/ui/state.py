@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
 from klue_viz.annotations.gold_versions import GoldVersions
 from klue_viz.annotations.golds import GoldStore, StoredGold, gold_digest
@@ -36,8 +37,10 @@ from klue_viz.evaluate import (
 from klue_viz.gold_folders import DATA_DIR_ENV, allowed_gold_file, allowed_gold_folder
 from klue_viz.harness import is_results_name, results_beside, task_hint
 from klue_viz.io import read_records
+from klue_viz.kept import KeptResults, RunInput, results_for
 from klue_viz.markup import md
 from klue_viz.problems import InputError
+from klue_viz.results import Frames
 from klue_viz.tasks import TASKS, Task, detect_task
 from klue_viz.uploads import check_size, clean_name, max_upload_bytes
 from klue_viz.workspace import prediction_files
@@ -382,7 +385,7 @@ def runs_for(task: Task, choice: GoldChoice) -> dict[str, RunSource]:
     sources: dict[str, RunSource] = {}
     if choice.is_demo:
         for path in demo_runs(task.name):
-            sources[path.stem] = RunSource(path.stem, path.name, f"demo:{path.name}:{path.stat().st_mtime}", f"demo {path.stem}", path=path)
+            sources[path.stem] = RunSource(path.stem, path.name, _file_sha256(str(path), path.stat().st_mtime), f"demo {path.stem}", path=path)
     runs = run_store_or_none()
     try:
         stored = runs.list(task.name) if runs else []
@@ -396,10 +399,41 @@ def runs_for(task: Task, choice: GoldChoice) -> dict[str, RunSource]:
     return sources
 
 
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _file_sha256(path: str, modified: float) -> str:
+    """sha256 of a demo run's bytes, what its kept results are keyed by (read again when the file changes)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@st.cache_resource(show_spinner=False)
+def _kept_results(url: str) -> KeptResults:
+    return KeptResults(run_store().store)
+
+
+def kept_results() -> KeptResults:
+    """The server's kept results, in (and beside) the run store's database; StoreError says why it cannot be opened."""
+    return _kept_results(database_url())
+
+
+def kept_results_or_none() -> KeptResults | None:
+    try:
+        return kept_results()
+    except (StoreError, OSError, SQLAlchemyError):
+        return None
+
+
+@st.cache_resource(show_spinner=False)
+def _unscorable() -> dict[tuple, str]:
+    """Why a run could not be scored against a gold, by (task, gold sha256, run sha256, strict): not tried again on every page."""
+    return {}
+
+
 def _result_bytes(outcome) -> int:
+    """Bytes of what the cache holds: a reason, a run scored in memory, or a kept run's frames."""
     if isinstance(outcome, str):
         return len(outcome)
-    return frame_bytes(outcome.frames.examples) + sum(frame_bytes(f) for f in outcome.frames.details.values())
+    frames = outcome if isinstance(outcome, Frames) else outcome.frames
+    return frame_bytes(frames.examples) + sum(frame_bytes(f) for f in frames.details.values())
 
 
 @st.cache_resource(show_spinner=False)
@@ -421,11 +455,61 @@ def _score(task: Task, choice: GoldChoice, source: RunSource, strict: bool, runs
 
 
 def evaluate_runs(task: Task, choice: GoldChoice) -> tuple[dict[str, RunResult], dict[str, str]]:
-    """Scored runs and, separately, the runs that could not be scored with the reason."""
-    results, failures = {}, {}
+    """Scored runs and, separately, the runs that could not be scored with the reason.
+
+    A run scored once against this gold is read back from its kept result (klue_viz/kept.py): only its scores
+    until a view needs its frames, which are then read into the server's bounded cache. Without a database
+    (it cannot be opened) runs are scored in memory as before.
+    """
     strict = bool(st.session_state.get("strict", False))
-    cache = scored_runs()
     runs = run_store_or_none()
+    try:
+        kept = kept_results() if runs is not None and choice.gold.sha256 else None
+    except (StoreError, OSError, SQLAlchemyError):  # the kept tables cannot be made: scored in memory instead
+        kept = None
+    if kept is None:
+        return _evaluate_in_memory(task, choice, strict, runs)
+    sources = runs_for(task, choice)
+    known = _unscorable()
+    failures = {name: known[(task.name, choice.gold.sha256, s.digest, strict)] for name, s in sources.items()
+                if (task.name, choice.gold.sha256, s.digest, strict) in known}
+    inputs = [RunInput(name, s.digest, s.file_name, partial(_read, s, runs)) for name, s in sources.items() if name not in failures]
+    bar = None
+
+    def progress(done: int, total: int, name: str) -> None:
+        nonlocal bar
+        if total > 1:
+            bar = bar or st.progress(0.0)
+            bar.progress(done / total, text=f"Scoring {md(name)} ({done + 1} of {total}); each run is scored once and kept")
+
+    with st.spinner(f"Reading {task.name.upper()} runs…"):
+        try:
+            results, new_failures = results_for(kept, task, choice.gold, inputs, strict, progress, frames_cache=scored_runs())
+        except SQLAlchemyError:  # the database went away meanwhile
+            return _evaluate_in_memory(task, choice, strict, runs)
+    if bar is not None:
+        bar.empty()
+    for name, reason in new_failures.items():
+        if not reason.endswith(GONE):  # the file says why it cannot be scored: not read again; a run removed meanwhile may come back
+            known[(task.name, choice.gold.sha256, sources[name].digest, strict)] = reason
+    failures.update(new_failures)
+    return {name: results[name] for name in sources if name in results}, failures
+
+
+GONE = "(removed by another session meanwhile)"
+
+
+def _read(source: RunSource, runs: RunStore | None) -> bytes:
+    """A run's bytes; a run removed by another session since it was listed is a reason it cannot be scored, not a crash."""
+    try:
+        return source.read(runs)
+    except RunConflict as err:
+        raise InputError(f"{source.name}: {err} {GONE}") from None
+
+
+def _evaluate_in_memory(task: Task, choice: GoldChoice, strict: bool, runs: RunStore | None) -> tuple[dict[str, RunResult], dict[str, str]]:
+    results, failures = {}, {}
+    cache = scored_runs()
     for name, source in runs_for(task, choice).items():
         key = (task.name, choice.key, source.digest, source.file_name, name, strict)
         with st.spinner(f"Scoring {md(name)}…"):  # drawn only when scoring takes a moment (a cached run returns at once)

@@ -16,18 +16,20 @@ import pandas as pd
 import streamlit as st
 
 from klue_viz.answer_card import card_with_answers
-from klue_viz.bootstrap import compare_runs, confidence_intervals
+from klue_viz.bootstrap import compare_runs
 from klue_viz.cache import BoundedCache
 from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, top_confusions
 from klue_viz.evaluate import RunResult
 from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
 from klue_viz.generation import run_slices
+from klue_viz.kept import intervals
 from klue_viz.markup import esc, esc_attr, md
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.compare import compare_section
 from klue_viz.ui.crowd import crowd_panel
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
 from klue_viz.ui.links import (
@@ -45,7 +47,8 @@ from klue_viz.ui.links import (
 )
 from klue_viz.ui.report_download import report_button
 from klue_viz.ui.review import REVIEW_LIST
-from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, receive_uploads
+from klue_viz.ui.run_picker import MANY_RUNS, pick_runs
+from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, kept_results_or_none, receive_uploads, runs_for
 from klue_viz.uploads import limit_megabytes, limit_text
 
 NO_COMPARISON = "(none)"
@@ -96,14 +99,17 @@ def _body(task: Task) -> None:
         st.info(f"No {task.name.upper()} run to show yet: upload a prediction file above or on the home page.")
         return
 
-    _metrics(task, results)
-    result = results[_inspected_run(list(results))]
+    models = {name: source.model for name, source in runs_for(task, choice).items()}
+    shown = pick_runs(list(results), models)
+    _metrics(task, {name: results[name] for name in shown}, models)
+    result = results[_inspected_run(shown)]
     crowd_panel(task, choice.gold, choice.key, result, results)
     pairs = _pairs(result.key, task, result)
     _confusion(task, result, pairs)
     _selection_charts(task, result)
     _slices(task, result)
     discovery_panel(task, result, results)
+    compare_section(task, results)
     st.subheader("Error tags")
     tag_views(task, result, results)
     _examples(task, result, pairs, results)
@@ -132,7 +138,7 @@ UI_RESAMPLES = 200
 
 @st.cache_resource(max_entries=128, show_spinner="Resampling…")
 def _intervals(result_key: str, _task: Task, _result: RunResult):
-    return confidence_intervals(_task, _result.frames, samples=UI_RESAMPLES)
+    return intervals(kept_results_or_none(), _result, UI_RESAMPLES)
 
 
 @st.cache_resource(max_entries=64, show_spinner="Resampling both runs…")
@@ -142,9 +148,12 @@ def _paired(first_key: str, second_key: str, _task: Task, _first: RunResult, _se
                           f"{_first.run} higher in": f"{100 * c.first_better:.0f}% of resamples"} for c in rows])
 
 
-def _metrics(task: Task, results: dict[str, RunResult]) -> None:
+def _metrics(task: Task, results: dict[str, RunResult], models: dict[str, str]) -> None:
     st.subheader("Official metrics")
     show_ci = st.toggle(f"95% confidence intervals (bootstrap, {UI_RESAMPLES} resamples of the examples)", key="show_ci")
+    if len(results) >= MANY_RUNS:
+        _metrics_table(task, results, models, show_ci)
+        return
     for run, result in results.items():
         if result.wrong_gold:
             st.warning(md(f"{run}: {result.wrong_gold}."), icon="⚠️")
@@ -167,6 +176,26 @@ def _metrics(task: Task, results: dict[str, RunResult]) -> None:
         if result.problems:
             with st.expander(f"{len(result.problems)} problem(s) in {md(result.file)}"):
                 problem_table(result.problems)
+
+
+def _metrics_table(task: Task, results: dict[str, RunResult], models: dict[str, str], show_ci: bool) -> None:
+    """Many runs: one row each (the scores come from their kept results; intervals read a run's frames, so only when asked)."""
+    rows = []
+    for run, result in results.items():
+        c = result.coverage
+        row = {"run": run, "model": models.get(run, ""), **{m.key: result.scores.values.get(m.key) for m in task.metrics},
+               "scored": f"{c.n_scored}/{c.n_gold}", "missing": c.n_missing, "extra": c.n_extra, "unreadable": c.n_invalid,
+               "problems": len(result.problems)}
+        if show_ci:
+            spans = _intervals(result.key, task, result)
+            row["95% CI"] = ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)
+        rows.append(row)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={m.key: st.column_config.NumberColumn(m.label, format="%.2f") for m in task.metrics})
+    problems = [p for result in results.values() for p in result.problems]
+    if problems:
+        with st.expander(f"{len(problems)} problem(s) in these runs' files"):
+            problem_table(problems)
 
 
 def _chart_key(name: str) -> str:
