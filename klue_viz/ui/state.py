@@ -485,7 +485,7 @@ def evaluate_runs(task: Task, choice: GoldChoice) -> tuple[dict[str, RunResult],
     with st.spinner(f"Reading {task.name.upper()} runs…"):
         try:
             results, new_failures = results_for(kept, task, choice.gold, inputs, strict, progress, frames_cache=scored_runs())
-        except SQLAlchemyError:  # the database went away meanwhile
+        except (SQLAlchemyError, StoreError):  # the database went away meanwhile (StoreUnavailable: the store's error hook)
             return _evaluate_in_memory(task, choice, strict, runs)
     if bar is not None:
         bar.empty()
