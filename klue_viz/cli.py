@@ -192,6 +192,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
                 continue
             results.append(result)
             print(report(result))
+            if result.wrong_gold:
+                say(f"klue-viz: WARNING: {result.run}: {result.wrong_gold}", error=True)
     human = human_line(task, gold, results)
     if corrected is not None and results:
         print(corrected.table(task, before, args.pred, args.strict))
@@ -273,7 +275,12 @@ def report_command(args: argparse.Namespace) -> int:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
     remarks = stored_remarks(task.name)
-    html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap, gold_rows=gold.rows)
+    try:
+        html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap, gold_rows=gold.rows)
+    except Exception as err:  # noqa: BLE001 - one line saying why, never a traceback
+        reason = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
+        print(f"klue-viz: the report could not be built ({type(err).__name__}: {reason}); nothing was written", file=sys.stderr)
+        return 1
     if not write_out(args.out, html):
         return 2
     print(f"wrote {args.out}: {' vs '.join(r.run for r in results)}, {len(remarks)} stored annotation(s) of {task.name.upper()} considered")
@@ -448,8 +455,9 @@ def slices_command(args: argparse.Namespace) -> int:
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
+    print(terminal(slices.slices_header(task, [r.run for r in results], found[0]["unit"] if found else slices.unit_level(task))))
     for k, item in enumerate(found, 1):
-        conditions = " & ".join(f"{key}={value}" for key, value in item["conditions"].items())
+        conditions = slices.slice_name(item)
         who = f"  {item['worse']} worse by {item['difference']:.1f} points" if "worse" in item else ""
         print(terminal(f"{k:>3}. {conditions}  size {item['size']} {item['unit']}, {item['errors']} errors ({item['error_rate']:.1f}%){who}"))
     if not found:

@@ -11,6 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from klue_viz import hub
 from klue_viz.generation import Trace, answer_columns, read_prediction, resolve_choices, unreadable_problems
 from klue_viz.harness import expand_path, locate_positions, log_notes, log_problems, single_run, take_log
 from klue_viz.io import (
@@ -91,6 +92,17 @@ class RunResult:
     intervals: dict[str, tuple[float, float] | None] | None = None
     #: The evaluation-harness log the run was read from (format, model, filter, the harness's own metrics); {} otherwise.
     log: dict = field(default_factory=dict)
+
+    @property
+    def wrong_gold(self) -> str:
+        """A warning when most predicted ids are not in the gold (real-dev predictions against the demo, another split...):
+        the few that match make numbers that look valid. Empty when the gold fits."""
+        c = self.coverage
+        if c.n_extra <= c.n_scored:
+            return ""
+        total = c.n_extra + c.n_scored
+        return (f"this looks like the wrong gold: {c.n_extra:,} of the {total:,} predicted ids are not in it, and the metrics come "
+                f"from the {c.n_scored:,} that are. Check the gold source (demo, folder, upload, hub) and the split")
 
     @cached_property
     def frames(self) -> Frames:
@@ -196,16 +208,22 @@ def _parsed_json(text: str, first: str, name: str) -> object | None:
 
 def load_hf(task: Task, split: str = "validation", loader: Callable | None = None) -> Gold:
     """The `klue/klue` split through `datasets`; a hub that cannot be reached becomes a one-line InputError."""
+    advice = f"Use a local copy instead: --gold path/to/{task.official_folder}_dev.{task.official_ext} or a klue_benchmark/ folder"
+    from_hub = loader is None
     if loader is None:
         loader = datasets.load_dataset
+        down = hub.unreachable_reason()  # one quick probe instead of datasets' retries, remembered for a while
+        if down is not None:
+            raise InputError(f"could not load klue/klue '{task.hf_config}' split '{split}': {down}. {advice}")
     try:
         dataset = loader("klue/klue", task.hf_config, split=split)
     except Exception as err:  # datasets raises ConnectionError, OSError or its own errors when offline
         reason = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
+        if from_hub and not hub.offline_mode() and isinstance(err, (ConnectionError, OSError, TimeoutError)):
+            hub.mark_down(reason)
         offline = " (HF_HUB_OFFLINE is set)" if os.environ.get("HF_HUB_OFFLINE") else ""
         raise InputError(
-            f"could not load klue/klue '{task.hf_config}' split '{split}' from the Hugging Face hub{offline}: {reason}. "
-            f"Use a local copy instead: --gold path/to/{task.official_folder}_dev.{task.official_ext} or a klue_benchmark/ folder"
+            f"could not load klue/klue '{task.hf_config}' split '{split}' from the Hugging Face hub{offline}: {reason}. {advice}"
         ) from None
     short = {"validation": "dev"}.get(split, split)
     rows, problems = task.rows_from_hf(iter(dataset), split=short)

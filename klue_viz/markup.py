@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 #: Characters Streamlit's Markdown would read as syntax (links, autolinks, images, emphasis, LaTeX, colours, HTML, entities).
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:@&=\"'])")
-#: Control characters and bidirectional overrides: shown as visible codes, never passed on raw
+#: Control characters, bidirectional overrides and zero-width characters (U+200B..., soft hyphen): shown as
+#: visible codes, never passed on raw
 #: (they reorder or hide text around them, and break terminals and spreadsheets).
-INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
 
 
 #: Where Streamlit's autolinker would start a link: after a scheme's ':' before '//', after 'www' before '.', before '@'.
@@ -31,7 +32,7 @@ def unlinked(text: str) -> str:
 
 
 def visible(text) -> str:
-    """`text` as a string with control, bidi-override and lone-surrogate characters written as `\\u` and four hex digits."""
+    """`text` as a string with control, bidi-override, zero-width and lone-surrogate characters written as `\\u` and four hex digits."""
     return INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(text))
 
 

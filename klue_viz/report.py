@@ -88,7 +88,7 @@ def metrics_section(task: Task, result: RunResult, intervals: dict) -> str:
 def confusion_section(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> str:
     if pairs is None or pairs.empty:
         return ""
-    counts = confusion_counts(pairs, max_labels=15)
+    counts = confusion_counts(pairs, max_labels=15, outcomes=task.outcome_columns)  # as the app: an outcome is a column, never a row
     head = "".join(f"<th>{esc(str(c))}</th>" for c in counts.columns)
     rows = []
     for gold, row in counts.iterrows():
@@ -158,7 +158,7 @@ def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annota
         if calibrated is not None:
             parts.append(f"<h3>Calibration: {esc(result.run)}</h3><p>ECE {calibrated.ece:.2f} · MCE {calibrated.mce:.2f} "
                          f"(10 equal-width confidence bins, 0..100; {calibrated.n:,} {esc(task.unit)}s with probabilities)</p>"
-                         + table(pd.DataFrame(calibrated.bins)))
+                         + table(pd.DataFrame([{**b, "low": 100 * b["low"], "high": 100 * b["high"]} for b in calibrated.bins])))
     if len(results) >= 2:
         found = paired_slices(task, results[0], results[1], tags=error_tags(task, results[0].run, remarks), top=top)
         if found:
@@ -167,8 +167,8 @@ def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annota
     if queue:
         parts.append("<h3>Likely gold errors</h3><p>Where the runs agree with one another against the gold (and, with probabilities, "
                      "cleanlab's label quality).</p>"
-                     + table(pd.DataFrame([{**{k: s[k] for k in ("guid", "turn", "unit")}, "text": s.get("text", ""),
-                                            **{k: s[k] for k in ("gold", "proposed", "score")}} for s in queue])))
+                     + table(pd.DataFrame([{**{k: s[k] for k in ("guid", "turn", "unit") if k != "turn" or any(q["turn"] is not None for q in queue)},
+                                            "text": s.get("text", ""), **{k: s[k] for k in ("gold", "proposed", "score")}} for s in queue])))
     return "".join(parts)
 
 
@@ -275,8 +275,9 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
         raise ValueError("a report needs at least one run")
     remarks = list(remarks)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    gold = gold_source.removeprefix("Gold: ") if gold_source else "not stated"  # the app's note already starts with "Gold: "
     body = [f"<h1>{esc(task.title)}</h1>",
-            f"<p>klue-viz report · {stamp} · gold: {esc(gold_source or 'not stated')} · 95% intervals from {samples} bootstrap resamples "
+            f"<p>klue-viz report · {stamp} · gold: {esc(gold)} · 95% intervals from {samples} bootstrap resamples "
             f"of the {task.unit}s (seed {seed})</p>",
             "<h2>Official metrics</h2>"]
     for result in results:

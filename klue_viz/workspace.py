@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlencode
@@ -40,6 +41,11 @@ def is_prediction_name(name: str) -> bool:
     return (name.lower().endswith(PREDICTION_SUFFIXES) and not any(p.startswith((".", "__MACOSX")) for p in parts))
 
 
+#: Most prediction files one zip may hold: a zip is one model's files (8 KLUE tasks, a few runs each). More is
+#: refused before anything is unpacked, so a zip of 300 (or 20,000) members never becomes as many stored runs.
+MAX_ZIP_MEMBERS = 64
+
+
 def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -> list[PredictionFile]:
     """A file as it is, or the prediction files inside a zip, each with the model its folder (or the zip) names.
 
@@ -65,14 +71,20 @@ def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -
     members: dict[str, list[tuple[str, bytes]]] = {}
     stem = clean_name(Path(name).stem)
     with archive:
-        for info in archive.infolist():
-            if info.is_dir() or not is_prediction_name(info.filename):
-                continue
+        listed = [info for info in archive.infolist() if not info.is_dir() and is_prediction_name(info.filename)]
+        if len(listed) > MAX_ZIP_MEMBERS:
+            raise InputError(f"{name}: {len(listed):,} prediction files in one zip; at most {MAX_ZIP_MEMBERS} are taken (a zip is one "
+                             f"model's files: 8 KLUE tasks, a few runs each). Nothing was stored: split it into one zip per model")
+        for info in listed:
             total += info.file_size
             check_size(f"{name}/{info.filename}", info.file_size)
             check_size(f"{name} (unpacked)", total)
-            with archive.open(info) as member:
-                content = member.read(limit + 1)
+            try:
+                with archive.open(info) as member:
+                    content = member.read(limit + 1)
+            except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as err:
+                # A header that understates the size fails the CRC; encrypted or unknown compression fail too.
+                raise InputError(f"{name}/{info.filename}: damaged inside the zip ({err}); nothing from this zip was stored") from None
             check_size(f"{name}/{info.filename}", len(content))
             parent = PurePosixPath(info.filename).parent.name
             members.setdefault(clean_name(parent) or stem, []).append((PurePosixPath(info.filename).name, content))

@@ -555,8 +555,11 @@ def test_the_downloaded_report_opens_offline_with_the_pages_numbers(server, brow
     try:
         open_task(page, server, "nli")
         accuracy = metric_values(page, 4)[0]
-        button = page.get_by_text("Download a report of")
-        button.wait_for(timeout=30_000)
+        build = page.get_by_text("Build a report of")
+        build.wait_for(timeout=30_000)
+        build.click()
+        button = page.get_by_text("Download the report of")
+        button.wait_for(timeout=120_000)
         with page.expect_download(timeout=120_000) as download:
             button.click()
         report = tmp_path / "report.html"

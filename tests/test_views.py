@@ -376,11 +376,13 @@ def test_a_task_offers_training_slices_exactly_when_discovery_can_count_its_trai
     assert [t.name for t in TASKS.values() if t.compact_table] == ["ynat", "sts", "nli"]
 
 
-def test_readme_says_when_the_postgresql_tests_run_and_how_to_listen_on_loopback_only():
+def test_readme_says_when_the_postgresql_tests_run_and_that_the_app_listens_on_loopback_only():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     ci = (REPO / ".ci/run").read_text(encoding="utf-8") + (REPO / ".ci/postgres.sh").read_text(encoding="utf-8")
     assert re.search(r"skipped unless `KLUE_VIZ_TEST_PG`", readme) and "export KLUE_VIZ_TEST_PG=" in ci
-    assert "listens on all network interfaces" in readme and "--server.address 127.0.0.1" in readme
+    config = (REPO / ".streamlit/config.toml").read_text(encoding="utf-8")
+    assert re.search(r'^address = "127\.0\.0\.1"', config, re.M), "loopback is the default (issue 19, item 19)"
+    assert 'server.address = "127.0.0.1"' in readme and "--server.address 0.0.0.0" in readme  # and how to open it up
 
 
 @pytest.mark.slow

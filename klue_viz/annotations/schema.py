@@ -1,16 +1,17 @@
 """The tables of the annotation database and their migrations, below the stores that use them.
 
 `Store` (annotations, custom tags; klue_viz.annotations.store), `RunStore` (prediction runs;
-klue_viz.annotations.runs), the gold versions and `FeatureFileStore` (column files; klue_viz.annotations.feature_files)
-share one database and one schema version: its tables are defined here, on one `metadata`, and a database is brought up
-to SCHEMA_VERSION one step of MIGRATIONS at a time.
+klue_viz.annotations.runs), the gold versions, `FeatureFileStore` (column files; klue_viz.annotations.feature_files)
+and `GoldStore` (uploaded gold files; klue_viz.annotations.golds) share one database and one schema version: its
+tables are defined here, on one `metadata`, and a database is brought up to SCHEMA_VERSION one step of MIGRATIONS at a
+time.
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 NO_TURN = -1  # stored instead of NULL so that the unique key holds on every database
 
 metadata = sa.MetaData()
@@ -74,6 +75,17 @@ gold_versions = sa.Table(
     sa.UniqueConstraint("task", "name", name="one_gold_version_per_name"),
 )
 
+# uploaded gold files, content-addressed like the runs' bytes (klue_viz.annotations.golds)
+gold_files = sa.Table(
+    "gold_files", metadata,
+    sa.Column("sha256", sa.String(64), primary_key=True),
+    sa.Column("task", sa.String(16), nullable=False),
+    sa.Column("file_name", sa.Text, nullable=False),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("data", sa.LargeBinary, nullable=False),
+)
+
 
 # the researchers' own column files (klue_viz.annotations.feature_files): the bytes once per content and task
 feature_files = sa.Table(
@@ -94,4 +106,5 @@ MIGRATIONS = {
     2: lambda connection: metadata.create_all(connection, tables=[run_blobs, runs]),  # stored prediction runs (klue_viz.annotations.runs)
     3: lambda connection: metadata.create_all(connection, tables=[gold_versions]),  # named gold versions (klue_viz.annotations.gold_versions)
     4: lambda connection: metadata.create_all(connection, tables=[feature_files]),  # column files (klue_viz.annotations.feature_files)
+    5: lambda connection: metadata.create_all(connection, tables=[gold_files]),  # uploaded gold files (klue_viz.annotations.golds)
 }

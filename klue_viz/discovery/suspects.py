@@ -72,8 +72,34 @@ def queue_frame(found: list[dict]) -> pd.DataFrame:
              "proposed": str(s["proposed"]), "score": s["score"], "confidence": s.get("confidence"), "label quality": s.get("label_quality"),
              "runs agreeing": f"{s['evidence'].get('agreeing', '?')}/{s['evidence'].get('of', '?')}"}
             for k, s in enumerate(found)]
-    return pd.DataFrame(rows, columns=["rank", "guid", "turn", "unit", "text", "gold", "proposed", "score", "confidence", "label quality",
-                                       "runs agreeing"])
+    frame = pd.DataFrame(rows, columns=["rank", "guid", "turn", "unit", "text", "gold", "proposed", "score", "confidence", "label quality",
+                                        "runs agreeing"])
+    # Only WoS units have a turn: elsewhere the column would read None on every row.
+    return frame if any(s["turn"] is not None for s in found) else frame.drop(columns="turn")
+
+
+def evidence_details(suspect: dict) -> pd.DataFrame:
+    """The evidence besides each run's answer (which `evidence_frame` lists), one readable row per item, for the app and the
+    report (not the raw JSON)."""
+    evidence = suspect["evidence"]
+    rows = []
+    if "agreeing" in evidence:
+        rows.append(("runs agreeing", f"{evidence['agreeing']} of {evidence.get('of', '?')}"))
+    for key, value in evidence.items():
+        if key in ("agreeing", "of", "runs"):
+            continue
+        rows.append((key.replace("_", " "), _readable(value)))
+    return pd.DataFrame(rows, columns=["evidence", "value"])
+
+
+def _readable(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_readable(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_readable(v) for v in value)
+    return "" if value is None else str(value)
 
 
 def evidence_frame(suspect: dict) -> pd.DataFrame:

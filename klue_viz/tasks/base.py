@@ -81,6 +81,9 @@ class Task(ABC):
     hf_has_guid: bool = True
     #: Confusion labels the page offers to leave out, left out by default (RE's no_relation).
     hideable_labels: tuple[str, ...] = ()
+    #: Weak-slice features taken from example-frame columns: (feature name, column, readable name). Label tasks
+    #: add the gold and the predicted label, so 'gold = entailment' can be found where a run fails most.
+    label_features: tuple[tuple[str, str, str], ...] = ()
     #: Confusion columns that are outcomes rather than labels (NER's "wrong boundary"): drawn as columns only.
     outcome_columns: tuple[str, ...] = ()
     #: Examples drawn together on one card (WoS: the turns of one dialogue); None: one card per example.

@@ -41,6 +41,7 @@ class LabelTask(Task):
     official_label_field: str = "label"
     signature_fields = frozenset()
     unit = "example"
+    label_features = (("gold_label", "gold", "Gold label"), ("pred_label", "pred", "Predicted label"))
     #: The aggregate of the task's metric, made for a number of classes (metrics.py).
     aggregate_for: Callable[[int], Aggregate]
     #: How an LLM may write each label besides its name (form -> label name), declared by each task module;

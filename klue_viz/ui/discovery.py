@@ -17,17 +17,17 @@ from klue_viz.charts import coverage_figure, reliability_figure
 from klue_viz.discovery.calibration import coverage_curve, predicted_confidence, run_calibration
 from klue_viz.discovery.features import training_features, with_training
 from klue_viz.discovery.patch import corrections_from, make_patch
-from klue_viz.discovery.slices import error_tags, paired_slices, slice_guids, weak_slices
+from klue_viz.discovery.slices import error_tags, paired_slices, slice_guids, slice_name, slices_header, weak_slices
 from klue_viz.discovery.sorting import (
     SUSPECT_RANK,
     sort_examples,
     sort_keys,
     suspect_ranks,
 )
-from klue_viz.discovery.suspects import evidence_frame, queue_frame
+from klue_viz.discovery.suspects import evidence_details, evidence_frame, queue_frame
 from klue_viz.evaluate import RunResult, gold_from_bytes, load_gold, official_file
 from klue_viz.filtering import export_frame
-from klue_viz.gold_folders import allowed_gold_folder
+from klue_viz.gold_folders import allowed_gold_file, allowed_gold_folder
 from klue_viz.markup import esc, md
 from klue_viz.problems import InputError
 from klue_viz.slicing import slice_table
@@ -104,7 +104,8 @@ def _folder_training(task: Task) -> Path | None:
     if state.get("gold_source") != "folder" or not state.get("data_dir"):
         return None
     try:
-        return official_file(task, allowed_gold_folder(state["data_dir"]), split="train")
+        found = official_file(task, allowed_gold_folder(state["data_dir"]), split="train")
+        return allowed_gold_file(found) if found is not None else None
     except InputError:
         return None
 
@@ -155,7 +156,7 @@ def _paired_slice_intervals(better_key: str, worse_key: str, guids_key: str, _ta
 
 
 def _condition_text(item: dict) -> str:
-    return " & ".join(f"{item['labels'].get(k, k)} = {v}" for k, v in item["conditions"].items())
+    return slice_name(item)  # the CLI's name too
 
 
 def _apply(guids: list[str]) -> None:
@@ -182,6 +183,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
         st.caption("No slice of at least 1% of the units is worse than the whole run.")
         return
     metric_keys = [m.key for m in task.metrics]
+    st.markdown(f"**{md(slices_header(task, [result.run] + ([other] if other else []), found[0]['unit']))}**")
     rows = []
     for item in found:
         row = {"slice": _condition_text(item), "size": item["size"], "unit": item["unit"], "errors": item["errors"], "error rate": item["error_rate"]}
@@ -279,7 +281,9 @@ def _suspects(task: Task, results: dict[str, RunResult]) -> None:
         st.markdown(f"**Evidence**: gold {md(suspect['gold'])} → proposed {md(suspect['proposed'])}")
         st.dataframe(export_frame(evidence_frame(suspect)), hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "p(gold)", "p(proposed)")})
-        st.json(suspect["evidence"], expanded=False)
+        details = evidence_details(suspect)
+        if not details.empty:
+            st.dataframe(export_frame(details), hide_index=True, width="stretch")
         st.button(f"Gold looks wrong: propose {md(suspect['proposed'])}", key="mark_suspect", on_click=_mark, args=(task, suspect),
                   disabled=not annotator(), help=None if annotator() else "Set your name in the sidebar to annotate.")
     _patch(task)

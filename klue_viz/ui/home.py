@@ -16,7 +16,7 @@ from klue_viz.tasks import TASKS
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import home_section
 from klue_viz.ui.annotate import store as annotation_store
-from klue_viz.ui.common import guarded, problem_table, setup_page
+from klue_viz.ui.common import database_notice, guarded, problem_table, setup_page
 from klue_viz.ui.links import enter_page, settings_params, write_url
 from klue_viz.ui.state import SOURCES, evaluate_runs, gold_for, kept_results, kept_results_or_none, receive_uploads, register_gold_upload, run_store, runs_for
 from klue_viz.uploads import limit_megabytes, limit_text
@@ -55,8 +55,8 @@ def _gold_source() -> None:
     if choice == "folder":
         roots = gold_roots()
         state["data_dir"] = st.text_input("Folder laid out like klue_benchmark/", value=state["data_dir"], key="data_dir_widget",
-                                          help=f"Allowed under: {', '.join(map(str, roots)) or 'nothing'} "
-                                               f"({DATA_DIR_ENV} and {GOLD_ROOTS_ENV}, set by the server's operator)")
+                                          help=f"Only folders the server's operator allows ({DATA_DIR_ENV} and {GOLD_ROOTS_ENV}; "
+                                               f"{'none is set' if not roots else 'the server log lists them'})")
         if state["data_dir"].strip():
             try:
                 allowed_gold_folder(state["data_dir"])
@@ -91,8 +91,11 @@ def _uploads() -> None:
     for outcome in outcomes:
         if outcome.error:
             st.error(md(outcome.error))
+        elif outcome.note:
+            st.warning(md(outcome.note))
     if outcomes:
-        st.dataframe(pd.DataFrame([{"file": o.file, "task": o.task, "run": o.run, "model": o.model, "stored": "no" if o.error else "yes"}
+        st.dataframe(pd.DataFrame([{"file": o.file, "task": o.task, "run": o.run, "model": o.model,
+                                    "stored": "no" if o.error else ("this session only" if o.session_only else "yes")}
                                    for o in outcomes]), hide_index=True, width="stretch")
 
 
@@ -110,6 +113,8 @@ def _overview() -> None:
         sources = runs_for(task, choice)
         results, failures = evaluate_runs(task, choice)
         for run, result in results.items():
+            if result.wrong_gold:
+                st.warning(md(f"{name.upper()} {run}: {result.wrong_gold}."), icon="⚠️")
             model_runs.append(ModelRun(sources[run].model, result, _intervals(result.key, task, result) if show_ci else None))
             c = result.coverage
             stored = sources[run].stored
@@ -138,10 +143,10 @@ def _manage_runs() -> None:
     """Rename or remove a stored run; removing its annotations too is a separate, explicit choice."""
     try:
         runs = run_store()
+        stored = {f"{run.task.upper()} · {run.name}": run for run in runs.list()}
     except StoreError as err:
-        st.error(f"Stored runs are unavailable: {md(err)}")
+        database_notice(str(err))
         return
-    stored = {f"{run.task.upper()} · {run.name}": run for run in runs.list()}
     if not stored:
         return
     with st.expander(f"Rename or remove a stored run ({len(stored)} stored)"):
@@ -165,7 +170,7 @@ def _manage_runs() -> None:
 def _change(action, done: str) -> None:
     try:
         action()
-    except (RunConflict, InputError) as err:
+    except (RunConflict, InputError, StoreError) as err:
         st.error(md(err))
         return
     st.session_state["run_change"] = done

@@ -83,6 +83,8 @@ def _body(task: Task) -> None:
     st.title(task.title)
     choice = gold_for(task)
     strict = " · strict: missing predictions count as wrong" if st.session_state.get("strict") else ""
+    if choice.warning:
+        st.warning(md(choice.warning))
     st.caption(f"{md(choice.note)} · {len(choice.gold.rows):,} gold {task.unit}s{strict}")
     if choice.gold.problems:
         with st.expander(f"{len(choice.gold.problems)} problem(s) in the gold file"):
@@ -93,6 +95,8 @@ def _body(task: Task) -> None:
     for outcome in receive_uploads(uploads, task=task.name):
         if outcome.error:
             st.error(md(outcome.error))
+        elif outcome.note:
+            st.warning(md(outcome.note))
 
     results, failures = evaluate_runs(task, choice)
     results = features_panel(task, choice, results)  # the user's own columns on every run's frames
@@ -159,6 +163,8 @@ def _metrics(task: Task, results: dict[str, RunResult], models: dict[str, str]) 
         _metrics_table(task, results, models, show_ci)
         return
     for run, result in results.items():
+        if result.wrong_gold:
+            st.warning(md(f"{run}: {result.wrong_gold}."), icon="⚠️")
         st.markdown(f"<b>{esc(run)}</b> <span class='kv-kv'>({esc(result.file)})</span>", unsafe_allow_html=True)
         columns = st.columns(len(task.metrics) + 1)
         for column, metric in zip(columns, task.metrics):
