@@ -54,8 +54,12 @@ def allowed_gold_folder(text: str) -> Path:
         log.warning("gold folder %r refused: not under the allowed folders %s", raw, ", ".join(str(r) for r in roots))
         raise InputError(f"{raw}: not under a folder this server allows gold from (its operator sets them with {DATA_DIR_ENV} "
                          f"and {GOLD_ROOTS_ENV}; the server log lists them)")
-    if not resolved.is_dir():
-        raise InputError(f"{raw}: no such folder")
+    try:
+        is_folder = resolved.is_dir()
+    except OSError:  # a name longer than the file system allows (ENAMETOOLONG) is not swallowed by is_dir
+        is_folder = False
+    if not is_folder:
+        raise InputError(f"{raw[:200]}: no such folder")
     return resolved
 
 

@@ -66,10 +66,22 @@ def test_a_folder_inside_proc_is_refused_even_when_the_operator_allows_everythin
         allowed_gold_folder("/proc/sys")
 
 
-def test_a_folder_outside_the_roots_is_told_which_roots_are_allowed(no_roots, tmp_path):
+def test_a_folder_outside_the_roots_names_the_roots_to_the_operator_only(no_roots, tmp_path, caplog):
+    """Issue 19 item 16: the refusal a user sees names the settings, never the operator's folders; the log lists them."""
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir(), b.mkdir()
     no_roots.setenv(GOLD_ROOTS_ENV, os.pathsep.join([str(a), str(b)]))
-    with pytest.raises(InputError) as info:
+    with caplog.at_level("WARNING"), pytest.raises(InputError) as info:
         allowed_gold_folder(str(tmp_path))
-    assert f"({a.resolve()}, {b.resolve()}; set by KLUE_VIZ_DATA_DIR and KLUE_VIZ_GOLD_ROOTS)" in str(info.value)
+    message = str(info.value)
+    assert "KLUE_VIZ_DATA_DIR" in message and "KLUE_VIZ_GOLD_ROOTS" in message
+    assert str(a.resolve()) not in message and str(b.resolve()) not in message
+    assert f"{a.resolve()}, {b.resolve()}" in caplog.text
+
+
+def test_a_folder_name_longer_than_the_file_system_allows_is_a_one_line_error(tmp_path, monkeypatch):
+    """A 300-character folder name under an allowed root: Path.is_dir raises ENAMETOOLONG instead of returning False."""
+    monkeypatch.setenv("KLUE_VIZ_GOLD_ROOTS", str(tmp_path))
+    monkeypatch.delenv("KLUE_VIZ_DATA_DIR", raising=False)
+    with pytest.raises(InputError, match="no such folder"):
+        allowed_gold_folder(str(tmp_path / ("d" * 300)))
