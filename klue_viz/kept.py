@@ -421,10 +421,11 @@ def keep(kept: KeptResults, result: RunResult, run_sha256: str, gold_sha256: str
 
 
 def as_result(kept: KeptResults, task: Task, summary: Summary, run: str, rescore: Callable[[], Frames] | None = None,
-              frames_cache: BoundedCache | None = None) -> RunResult:
+              frames_cache: BoundedCache | None = None, file_name: str | None = None) -> RunResult:
     """A kept result as the RunResult a fresh scoring gives: its frames are read from the kept files the first time they are
     needed (through `frames_cache`, shared by the sessions of a server, when given); when they turn out unreadable,
-    `rescore` builds them again (without it, KeptUnreadable)."""
+    `rescore` builds them again (without it, KeptUnreadable). `file_name`: the run's own file name, which the kept result
+    (shared by every run of the same bytes) may not have: it keeps the name of the file it was first scored from."""
     def read() -> Frames:
         try:
             return kept.frames(summary)
@@ -436,7 +437,7 @@ def as_result(kept: KeptResults, task: Task, summary: Summary, run: str, rescore
     def frames_builder() -> Frames:
         return read() if frames_cache is None else frames_cache.get(summary.key, read)
 
-    return RunResult(task, run, summary.file_name, summary.scores, summary.coverage, frames_builder, list(summary.problems),
+    return RunResult(task, run, file_name or summary.file_name, summary.scores, summary.coverage, frames_builder, list(summary.problems),
                      list(summary.notes), list(summary.extra_guids), key=f"{task.name}|{KEPT_PREFIX}{summary.key}|{run}")
 
 
@@ -531,7 +532,8 @@ def results_for(kept: KeptResults, task: Task, gold: Gold, runs: Iterable[RunInp
             results[run.name] = scored[run.name]
         elif run.run_sha256 in found:
             results[run.name] = as_result(kept, task, found[run.run_sha256], run.name,
-                                          rescore=_rescorer(kept, task, gold, run, strict), frames_cache=frames_cache)
+                                          rescore=_rescorer(kept, task, gold, run, strict), frames_cache=frames_cache,
+                                          file_name=run.file_name)
     return results, failures
 
 

@@ -288,3 +288,15 @@ def test_intervals_are_resampled_once_and_go_with_their_result(store, monkeypatc
     store.forget(run.run_sha256)
     with store.store.engine.connect() as connection:
         assert connection.execute(sa.select(sa.func.count()).select_from(kept.kept_views)).scalar() == 0
+
+
+def test_a_second_run_of_the_same_bytes_keeps_its_own_name_and_file(store):
+    """Two runs of identical bytes share one kept result, but each is shown under its own run and file name
+    (an uploaded copy of a demo run read 'uploaded-bert-crf (bert-crf.jsonl)', the first file's name)."""
+    task, gold, first = demo_input()
+    data = first.read()
+    copy = kept.RunInput("uploaded-copy", kept.sha256(data), "uploaded-copy.jsonl", lambda: data)
+    kept.results_for(store, task, gold, [first], strict=False)
+    results, _ = kept.results_for(store, task, gold, [first, copy], strict=False)
+    assert (results[first.name].run, results[first.name].file) == (first.name, first.file_name)
+    assert (results["uploaded-copy"].run, results["uploaded-copy"].file) == ("uploaded-copy", "uploaded-copy.jsonl")
