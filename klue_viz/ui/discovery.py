@@ -168,6 +168,24 @@ def _apply(guids: list[str], conditions: dict[str, str]) -> None:
     st.session_state[WEAK_SLICE] = (dict(conditions), list(guids))
 
 
+def _slice_columns(task: Task, table: pd.DataFrame) -> dict:
+    """Widths in pixels that fit the page's column at 1400 px (about 940 px) with two runs' columns (the slice name wraps
+    into its cell's tooltip beyond 260 px); error rate a share as in the slice table, metrics with two decimals."""
+    small, medium = 60, 100
+    columns: dict = {
+        "slice": st.column_config.TextColumn("slice", width=260),
+        "size": st.column_config.NumberColumn("size", width=small),
+        "unit": st.column_config.TextColumn("unit", width=70),
+        "errors": st.column_config.NumberColumn("errors", width=small),
+        "error rate": st.column_config.NumberColumn("error rate", format="%.1f%%", width=75),
+        "worse run": st.column_config.TextColumn("worse run", width=110),
+        "difference": st.column_config.NumberColumn("difference", format="%.2f", width=80),
+    }
+    for metric in task.metrics:
+        columns[metric.key] = st.column_config.NumberColumn(metric.key, format="%.2f", width=medium, help=metric.label)
+    return {name: config for name, config in columns.items() if name in table}
+
+
 def _linked_slice(task: Task, result: RunResult) -> None:
     """A link's weak slice (`wslice=`), recomputed on the inspected run and applied; a feature this page lacks is named in a warning."""
     conditions = st.session_state.pop(WEAK_SLICE_WANTED, None)
@@ -215,8 +233,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
                   "the whole run they are, weighted by size (SliceLine's score). Select a row for its 95% interval and its examples."))
     table = pd.DataFrame(rows)
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="weak_slice_table",
-                         column_config={"error rate": ERROR_RATE_COLUMN,  # a share, as in the slice table; metrics with two decimals
-                                        **{c: st.column_config.NumberColumn(format="%.2f") for c in ["difference", *metric_keys] if c in table}})
+                         column_config=_slice_columns(task, table))
     chosen = event.selection.rows if event is not None else []
     if not chosen:
         return
