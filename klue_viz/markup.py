@@ -115,6 +115,8 @@ STYLE = """
 .kv-slot[data-status=missing]{background:#ffebe9;border-style:dashed}
 .kv-slot[data-status=extra]{background:#fbefff}
 .kv-slot[data-status=wrong_value]{background:#fff8c5}
+.kv-slot[data-error=carried]{opacity:.7}
+.kv-new{font-size:.68rem;font-weight:700;color:#fff;background:#cf222e;border-radius:.5rem;padding:0 .3rem}
 .kv-turn{padding:.2rem .5rem;border-left:3px solid #d0d7de;margin:.3rem 0}
 .kv-turn[data-role=user]{border-color:#0969da}
 .kv-turn[data-joint=broken]{border-color:#cf222e}

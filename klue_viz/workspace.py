@@ -236,6 +236,9 @@ def html_table(runs: list[ModelRun], settings: dict[str, list[str]] | None = Non
             cells.append(f"<td data-task=\"{esc_attr(name)}\"><a {link}>{esc(cell_text(scored))}</a>"
                          f"<br><small>{esc(scored.result.run)} · {esc(coverage_text(scored))} scored</small></td>")
         rows.append(f"<tr><th scope='row'>{esc(model)}</th>{''.join(cells)}</tr>")
-    return ("<div class='kv-models' style='overflow-x:auto;font-size:.85rem'><table class='kv-model-table' style='white-space:nowrap'>"
+    # Fixed columns sharing the page's width, their text wrapping (a metric list breaks at ' / '), so all eight tasks fit a
+    # 1400 px window; below 720 px the table scrolls sideways.
+    return ("<div class='kv-models' style='overflow-x:auto;font-size:.85rem'><table class='kv-model-table' "
+            "style='width:100%;min-width:720px;table-layout:fixed;overflow-wrap:anywhere'>"
             f"<thead><tr><th>model</th>{head}</tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table></div>")

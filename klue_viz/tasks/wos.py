@@ -250,13 +250,16 @@ class Wos(Task):
         summary = f"joint goal first breaks at {_jump(next(broken.itertuples()))}" if len(broken) else "joint goal holds on every turn"
         parts = [mk.row("dialogue", f'<span class="kv-kv">{mk.esc(first["dialogue"])} · {mk.esc(first["domains"])} · '
                                     f'{len(dialogue)} user turns · {shown} · {summary}</span>')]
+        previous_errors: set[tuple] = set()
         for turn in dialogue.itertuples():
             if turn.system:
                 parts.append(f'<div class="kv-turn" data-role="sys"><span class="kv-side">sys</span>{mk.esc(turn.system)}</div>')
             selected = turn.guid in chosen
             marks = (mk.badge("joint goal breaks here", "wrong") if turn.first_break else "") + (mk.badge("matches the filters", "partial") if selected else "")
             changes = state_changes(turn.previous_gold, turn.gold_state)
-            errors = [self._slot_chip(s) for s in slots[(slots["guid"] == turn.guid) & (slots["status"] != "correct")].itertuples()]
+            wrong = list(slots[(slots["guid"] == turn.guid) & (slots["status"] != "correct")].itertuples())
+            errors = [self._slot_chip(s, turn.turn - 1 if _error_key(s) in previous_errors else None) for s in wrong]
+            previous_errors = {_error_key(s) for s in wrong}
             verdict = "".join(errors) if errors else f'<span class="kv-kv">prediction = gold ({len(turn.gold_state)} slots)</span>'
             turn_attrs = mk.attrs(id=f"kv-{turn.guid}", data_role="user", data_joint="ok" if turn.correct else "broken", data_turn=turn.turn,
                                   data_selected="true" if selected else None)
@@ -269,14 +272,19 @@ class Wos(Task):
         return mk.example("".join(parts), guids[0])
 
     @staticmethod
-    def _slot_chip(s) -> str:
+    def _slot_chip(s, carried_from: int | None = None) -> str:
+        """A wrong slot; `carried_from` is the previous turn when the same error (slot, gold, prediction) was there too,
+        else the error is new at this turn and gets a "new" badge."""
         if s.status == "missing":
             text = f"{s.domain_slot} = {s.gold_value} (missed)"
         elif s.status == "extra":
             text = f"{s.domain_slot} = {s.pred_value} (extra)"
         else:
             text = f"{s.domain_slot}: gold {s.gold_value} / pred {s.pred_value}"
-        return f'<span class="kv-slot" {mk.attrs(data_status=s.status.replace(" ", "_"), data_slot=s.domain_slot)}>{mk.esc(text)}</span>'
+        attrs = mk.attrs(data_status=s.status.replace(" ", "_"), data_slot=s.domain_slot, data_error="new" if carried_from is None else "carried")
+        mark = '<span class="kv-new">new</span> ' if carried_from is None else ""
+        note = f'<span class="kv-kv"> · carried from turn {carried_from}</span>' if carried_from is not None else ""
+        return f'<span class="kv-slot" {attrs}>{mark}{mk.esc(text)}{note}</span>'
 
     # ---- discovery --------------------------------------------------------------------------
     def example_scores(self, frames: Frames) -> pd.Series:
@@ -355,6 +363,11 @@ class Wos(Task):
 def slot_value(value) -> str | None:
     """A slot value, None where the side has no value (pandas gives a missing string as NaN, not None)."""
     return None if value is None or pd.isna(value) else str(value)
+
+
+def _error_key(slot) -> tuple:
+    """What makes two turns' slot errors the same error: the slot, its gold value and its predicted value."""
+    return slot.domain_slot, slot.gold_value, slot.pred_value
 
 
 def _jump(turn) -> str:

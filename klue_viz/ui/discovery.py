@@ -17,7 +17,7 @@ from klue_viz.charts import coverage_figure, reliability_figure
 from klue_viz.discovery.calibration import coverage_curve, predicted_confidence, run_calibration
 from klue_viz.discovery.features import training_features, with_training
 from klue_viz.discovery.patch import corrections_from, make_patch
-from klue_viz.discovery.slices import error_tags, paired_slices, slice_guids, slice_name, slices_header, weak_slices
+from klue_viz.discovery.slices import error_tags, paired_slices, slice_guids, slice_name, slices_header, units, weak_slices
 from klue_viz.discovery.sorting import (
     SUSPECT_RANK,
     sort_examples,
@@ -35,7 +35,7 @@ from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
 from klue_viz.tasks.classification import LabelTask
 from klue_viz.ui.annotate import annotator, editor, store, task_remarks
-from klue_viz.ui.links import SELECTED_GUIDS, clear_filters
+from klue_viz.ui.links import SELECTED_GUIDS, WEAK_SLICE, WEAK_SLICE_WANTED, clear_filters
 from klue_viz.ui.review import review_panel, suspect_queue
 from klue_viz.ui.state import base_text, digest, gold_for
 from klue_viz.uploads import limit_megabytes, limit_text
@@ -53,6 +53,7 @@ COMPACT_COLUMNS = ("gold", "pred", "correct", "confidence", "abs_error")
 def discovery_panel(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
     """What to look at first, for the inspected run (and the other runs of the page)."""
     st.subheader("Find the errors")
+    _linked_slice(task, result)
     views = [SLICES, SUSPECTS, REVIEW]
     if _calibration_of(result.key, task, result)[0] is not None:
         views.append(CALIBRATION)
@@ -159,10 +160,47 @@ def _condition_text(item: dict) -> str:
     return slice_name(item)  # the CLI's name too
 
 
-def _apply(guids: list[str]) -> None:
-    """A found slice becomes the example filter (a guid restriction, as a chart selection is), in place of the filters set before."""
+def _apply(guids: list[str], conditions: dict[str, str]) -> None:
+    """A found slice becomes the example filter (a guid restriction, as a chart selection is), in place of the filters set before;
+    its conditions go into the URL (`wslice=`)."""
     clear_filters()
     st.session_state[SELECTED_GUIDS] = guids
+    st.session_state[WEAK_SLICE] = (dict(conditions), list(guids))
+
+
+def _slice_columns(task: Task, table: pd.DataFrame) -> dict:
+    """Widths in pixels that fit the page's column at 1400 px (about 940 px) with two runs' columns (the slice name wraps
+    into its cell's tooltip beyond 260 px); error rate a share as in the slice table, metrics with two decimals."""
+    small, medium = 60, 100
+    columns: dict = {
+        "slice": st.column_config.TextColumn("slice", width=260),
+        "size": st.column_config.NumberColumn("size", width=small),
+        "unit": st.column_config.TextColumn("unit", width=70),
+        "errors": st.column_config.NumberColumn("errors", width=small),
+        "error rate": st.column_config.NumberColumn("error rate", format="%.1f%%", width=75),
+        "worse run": st.column_config.TextColumn("worse run", width=110),
+        "difference": st.column_config.NumberColumn("difference", format="%.2f", width=80),
+    }
+    for metric in task.metrics:
+        columns[metric.key] = st.column_config.NumberColumn(metric.key, format="%.2f", width=medium, help=metric.label)
+    return {name: config for name, config in columns.items() if name in table}
+
+
+def _linked_slice(task: Task, result: RunResult) -> None:
+    """A link's weak slice (`wslice=`), recomputed on the inspected run and applied; a feature this page lacks is named in a warning."""
+    conditions = st.session_state.pop(WEAK_SLICE_WANTED, None)
+    if not conditions:
+        return
+    _, tags = _tags(task, result.run)
+    found = units(task, result.frames, tags)
+    unknown = [name for name in conditions if name not in found.features.columns]
+    if unknown:
+        st.warning(md(f"The link's wslice names {', '.join(unknown)}, not a slice feature of this page "
+                      "(a training feature needs its training file first): the slice is ignored."))
+        return
+    guids = slice_guids(task, result.frames, conditions, tags)
+    st.session_state[SELECTED_GUIDS] = guids  # the link's other filters stay as it gives them
+    st.session_state[WEAK_SLICE] = (dict(conditions), list(guids))
 
 
 def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
@@ -195,8 +233,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
                   "the whole run they are, weighted by size (SliceLine's score). Select a row for its 95% interval and its examples."))
     table = pd.DataFrame(rows)
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="weak_slice_table",
-                         column_config={"error rate": ERROR_RATE_COLUMN,  # a share, as in the slice table; metrics with two decimals
-                                        **{c: st.column_config.NumberColumn(format="%.2f") for c in ["difference", *metric_keys] if c in table}})
+                         column_config=_slice_columns(task, table))
     chosen = event.selection.rows if event is not None else []
     if not chosen:
         return
@@ -215,7 +252,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
         spans = _slice_intervals(result.key, guids_key, task, result, guids)
         st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
                       + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)))
-    st.button(f"Show these {len(guids)} {task.unit}s below", key="apply_weak_slice", on_click=_apply, args=(guids,))
+    st.button(f"Show these {len(guids)} {task.unit}s below", key="apply_weak_slice", on_click=_apply, args=(guids, conditions))
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

@@ -50,6 +50,10 @@ PAGE_KEY = "page_no"
 CI_KEY = "show_ci"
 #: Not widgets: a chart selection, and the one example a link points at.
 SELECTED_GUIDS = "f_guids"
+#: The applied weak slice as (conditions, guids); `wslice=feature=value` in the URL while its guids are the selection.
+WEAK_SLICE = "weak_slice_applied"
+#: A link's weak slice, {feature: value}, waiting for the page's slice features to be re-applied (klue_viz.ui.discovery).
+WEAK_SLICE_WANTED = "weak_slice_wanted"
 FOCUS = "f_focus"
 RUNS_WANTED = "url_runs"
 #: The user's columns file in use (klue_viz.ui.features), by the start of its address: `features=` in the URL.
@@ -108,6 +112,8 @@ def apply_task_url(url: dict[str, list[str]]) -> None:
     state[CURSOR] = url["cursor"][0] if url.get("cursor") else None
     state[CURSOR_JUMP] = bool(url.get("cursor"))
     state.pop(SELECTED_GUIDS, None)
+    state.pop(WEAK_SLICE, None)
+    state[WEAK_SLICE_WANTED] = slice_conditions(url.get("wslice", []))
     guid = url["guid"][0] if url.get("guid") else None
     turn = url_number("turn", url["turn"][0], minimum=0) if url.get("turn") else None
     state[FOCUS] = (guid, turn) if guid else None
@@ -127,6 +133,24 @@ def url_number(name: str, text: str, minimum: int) -> int | None:
     return None
 
 
+def slice_conditions(items: list[str]) -> dict[str, str] | None:
+    """A link's `wslice=feature=value` items as slice conditions, or None (with a warning) when one is malformed."""
+    if not items:
+        return None
+    conditions: dict[str, str] = {}
+    for item in items[:3]:  # a found slice has at most 3 conditions
+        name, sep, value = item.partition("=")
+        if not sep or not re.fullmatch(r"[\w.]{1,100}", name) or len(value) > 500 or name in conditions:
+            shown = item if len(item) <= 40 else item[:40] + "…"
+            st.warning(md(f"The link's wslice={shown} is not a slice condition (feature=value): the slice is ignored."))
+            return None
+        conditions[name] = value
+    if len(items) > 3:
+        st.warning(md(f"The link's wslice has {len(items)} conditions, more than a found slice has (3): the slice is ignored."))
+        return None
+    return conditions
+
+
 def clear_filters() -> None:
     """Every filter back to its cleared value (a widget callback: runs before the widgets are drawn again)."""
     state = st.session_state
@@ -134,6 +158,7 @@ def clear_filters() -> None:
         state[param.key] = param.fresh()
     state[PAGE_KEY] = 1
     state.pop(SELECTED_GUIDS, None)
+    state.pop(WEAK_SLICE, None)
     state[FOCUS] = None
     state["chart_epoch"] = state.get("chart_epoch", 0) + 1  # fresh chart keys drop a confusion-cell or scatter selection
 
@@ -170,6 +195,9 @@ def view_params(runs: list[str], page: int) -> dict[str, list[str]]:
             params[param.name] = [str(value)]
     if state.get(CI_KEY):
         params["ci"] = ["1"]
+    applied = state.get(WEAK_SLICE)
+    if applied and list(applied[1]) == list(state.get(SELECTED_GUIDS) or []):  # still the slice, not a chart selection since
+        params["wslice"] = [f"{name}={value}" for name, value in applied[0].items()]
     if page > 1:
         params["page"] = [str(page)]
     if state.get(CURSOR):
