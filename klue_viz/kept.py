@@ -200,8 +200,10 @@ def read_frame(data: bytes, kept_layout: str | None = None) -> pd.DataFrame:
     if meta.get(LAYOUT_KEY, b"").decode() != (kept_layout or layout()):
         raise KeptUnreadable(f"written in layout {meta.get(LAYOUT_KEY, b'?').decode()!r}, not {kept_layout or layout()!r}")
     frame = table.to_pandas()
+    decode = json.JSONDecoder(object_hook=_untagged).decode  # one decoder for all values (json.loads with a hook builds one per call)
     for column in json.loads(meta.get(JSON_COLUMNS, b"[]")):
-        frame[column] = pd.Series([json.loads(v, object_hook=_untagged) for v in frame[column].tolist()], index=frame.index, dtype=object)
+        values = [None if v == "null" else decode(v) for v in frame[column].tolist()]  # most such cells are None (NER's given_spans)
+        frame[column] = pd.Series(values, index=frame.index, dtype=object)
     return frame
 
 
