@@ -200,8 +200,16 @@ def read_frame(data: bytes, kept_layout: str | None = None) -> pd.DataFrame:
     if meta.get(LAYOUT_KEY, b"").decode() != (kept_layout or layout()):
         raise KeptUnreadable(f"written in layout {meta.get(LAYOUT_KEY, b'?').decode()!r}, not {kept_layout or layout()!r}")
     frame = table.to_pandas()
+    decode = json.JSONDecoder(object_hook=_untagged).decode
     for column in json.loads(meta.get(JSON_COLUMNS, b"[]")):
-        frame[column] = pd.Series([json.loads(v, object_hook=_untagged) for v in frame[column].tolist()], index=frame.index, dtype=object)
+        cells = frame[column].tolist()
+        if all(isinstance(v, str) for v in cells):  # each cell one JSON text (frame_bytes): the column is read as one array
+            values = decode("[" + ",".join(cells) + "]")
+            if len(values) != len(cells):
+                raise KeptUnreadable(f"column {column!r}: {len(values)} values for {len(cells)} cells")
+        else:
+            values = [decode(v) for v in cells]  # raises for a cell that is not text, as before
+        frame[column] = pd.Series(values, index=frame.index, dtype=object)
     return frame
 
 

@@ -489,10 +489,10 @@ class Ner(Task):
         """Character counts per tag (columns of the example frame) and each entity's tp/fp/fn (the entity frame)."""
         ex, ents = frames.examples, frames.details["entities"]
         counts = [ex[COUNT_COLUMNS[kind]].to_numpy(np.int64) for kind in ("tp", "fp", "fn")]
-        sentence = pd.Index(ex["guid"]).get_indexer(ents["guid"]).astype(np.int64)
+        sentence = entity_sentences(ex["guid"], ents["guid"])
         kind = entity_rows(ents)
         keep = (sentence >= 0) & (kind >= 0)
-        types = pd.Categorical(ents["label"], categories=TYPES).codes.astype(np.int64)
+        types = type_codes(ents["label"])
         rows, cols, values = ner_statistics(len(ex), counts[0], counts[1], counts[2], sentence[keep], types[keep], kind[keep])
         return Statistics(len(ex), NER_WIDTH, rows, cols, values, ner_aggregate)
 
@@ -666,6 +666,25 @@ def entity_slice_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
     tp_gold, fp, fn, tp_pred = summed[:, 0], summed[:, 1], summed[:, 2], summed[:, 3]
     return {"precision": share(tp_pred, tp_pred + fp), "recall": share(tp_gold, tp_gold + fn),
             "f1": share(tp_gold + tp_pred, tp_gold + tp_pred + fp + fn)}
+
+
+def entity_sentences(example_guids: pd.Series, entity_guids: pd.Series) -> np.ndarray:
+    """Each entity's example row (-1 for a guid no example has): `pd.Index(example_guids).get_indexer(entity_guids)`,
+    through one factorize of both columns (a kept frame's Arrow-backed strings are not converted to Python objects)."""
+    if not example_guids.is_unique or example_guids.hasnans:
+        return pd.Index(example_guids).get_indexer(entity_guids).astype(np.int64)  # raises as get_indexer does
+    n = len(example_guids)
+    codes, uniques = pd.factorize(pd.concat([example_guids, entity_guids], ignore_index=True))
+    where = np.full(len(uniques) + 1, -1, dtype=np.int64)  # the last cell: a missing guid (code -1)
+    where[codes[:n]] = np.arange(n)
+    return where[codes[n:]]
+
+
+def type_codes(labels: pd.Series) -> np.ndarray:
+    """Each label's position in TYPES (-1 for another value or a missing one): `pd.Categorical(labels, categories=TYPES).codes`."""
+    codes, uniques = pd.factorize(labels)
+    lookup = np.array([TYPES.index(u) if u in TYPES else -1 for u in uniques] + [-1], dtype=np.int64)
+    return lookup[codes]
 
 
 def entity_rows(entities: pd.DataFrame) -> np.ndarray:
