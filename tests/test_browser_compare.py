@@ -53,7 +53,9 @@ def test_three_runs_compared_and_a_clicked_matrix_cell_draws_that_example(own_se
     page.locator(".st-key-cmp_on").get_by_text("Compare the 3 runs", exact=False).click()
     wait_idle(page)
     page.wait_for_selector(".st-key-cmp_matrix .js-plotly-plot", timeout=90_000)
+    page.get_by_text("Ranking", exact=True).scroll_into_view_if_needed()  # a data grid draws its cells once on screen
     ranking = page.locator('[data-testid="stDataFrame"]').filter(has_text="tied with best")
+    ranking.first.wait_for(timeout=30_000)
     assert ranking.count() == 1
     page.locator(".st-key-cmp_matrix").scroll_into_view_if_needed()
     wait_idle(page)
