@@ -7,9 +7,9 @@ the record is refused and the newer one (who, when) is shown, with the choice to
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
-import plotly.express as px
 import streamlit as st
 
 from klue_viz.annotations.analysis import agreement, tag_rows, tag_table
@@ -26,10 +26,16 @@ from klue_viz.annotations.store import (
     set_aside,
 )
 from klue_viz.evaluate import RunResult
+from klue_viz.lazy import lazy_module
 from klue_viz.markup import chart_text, md
 from klue_viz.problems import InputError
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import database_notice, guard, metric_text, problem_table
+
+if TYPE_CHECKING:
+    import plotly.express as px
+else:
+    px = lazy_module("plotly.express")  # one chart of the tag views: not loaded for the home page
 
 GOLD = "gold"
 
