@@ -30,7 +30,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -550,3 +550,104 @@ def _rescorer(kept: KeptResults, task: Task, gold: Gold, run: RunInput, strict: 
         _, result = score_and_keep(kept, task, gold, run, strict)
         return result.frames
     return rescore
+
+
+# ---- heavy views of kept results (weak slices, suspects) ----------------------------------------
+
+#: The code whose output a kept view is, besides the scoring code (`layout`): a change to any of these makes every kept
+#: view stale (computed again, once, and replaced).
+VIEW_SOURCES = ("discovery", "slicing.py")
+#: How a dataclass instance is written in a kept view's JSON: {DATACLASS: class name, "fields": {...}}.
+DATACLASS = "\u0000dataclass"
+
+
+def _view_fingerprint() -> str:
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256(layout().encode())
+    for name in VIEW_SOURCES:
+        path = package / name
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            digest.update(file.relative_to(package).as_posix().encode())
+            digest.update(file.read_bytes())
+    return f"{layout()}.{digest.hexdigest()[:16]}"
+
+
+_VIEW_LAYOUT = _view_fingerprint()
+
+
+def view_layout() -> str:
+    """The layout kept views are written in: the results' layout and a hash of the code that computes the views."""
+    return _VIEW_LAYOUT
+
+
+def _view_value(value: Any, types: dict[str, type]) -> Any:
+    """A view value JSON gives back as it is: tuples tagged, dataclasses of `types` tagged with their class name, numpy
+    scalars as the Python numbers they equal; TypeError for anything else JSON would change (a set, a dict with int keys)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        name = type(value).__name__
+        if types.get(name) is not type(value):
+            raise TypeError(f"a {name} cannot be kept (not one of the view's types)")
+        return {DATACLASS: name, "fields": {f.name: _view_value(getattr(value, f.name), types) for f in fields(value)}}
+    if isinstance(value, list):
+        return [_view_value(v, types) for v in value]
+    if isinstance(value, tuple):
+        return {TUPLE: [_view_value(v, types) for v in value]}
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value) or TUPLE in value or DATACLASS in value:
+            raise TypeError("a dict with keys that are not strings cannot be kept exactly")
+        return {k: _view_value(v, types) for k, v in value.items()}
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+        return _view_value(value.item(), types)  # np.int64(3) -> 3, np.bool_ -> bool
+    raise TypeError(f"a {type(value).__name__} value cannot be kept exactly")
+
+
+def view_json(value: Any, types: Iterable[type] = ()) -> str:
+    """A view's value as the JSON text a kept view holds (see `_view_value`); TypeError when it cannot be kept exactly."""
+    return json.dumps(_view_value(value, {t.__name__: t for t in types}), ensure_ascii=False)
+
+
+def view_from_json(text: str, types: Iterable[type] = ()) -> Any:
+    """The value `view_json` wrote; ValueError (or KeyError, TypeError) when the text is not one."""
+    known = {t.__name__: t for t in types}
+
+    def hook(item: dict) -> Any:
+        if DATACLASS in item:
+            return known[item[DATACLASS]](**item["fields"])
+        return _untagged(item)
+
+    return json.JSONDecoder(object_hook=hook).decode(text)
+
+
+def kept_view(kept: KeptResults | None, results: list[RunResult], view: str, inputs: str, compute: Callable[[], Any],
+              types: Iterable[type] = ()) -> Any:
+    """A heavy view of one or more kept runs (weak slices of a run, the suspect queue of a page's runs), computed once and
+    kept beside the first run's kept result, so a server start or another replica reads it back instead of computing it.
+
+    It is used only when it was computed from the same runs (their kept keys, in order: so the same run bytes, gold and
+    strict), the same `inputs` (what else it depends on: tags, a training file, options) and the same code
+    (`view_layout`); otherwise it is computed again and replaces the one kept. It goes when the first run's kept result is
+    replaced or removed. A run not read from a kept result, or no kept results at all: computed, not kept.
+    `types`: the dataclasses the value holds (kept as JSON, rebuilt on reading)."""
+    keys = [kept_key(r) for r in results]
+    if kept is None or not keys or any(k is None for k in keys):
+        return compute()
+    anchor = keys[0]
+    assert anchor is not None
+    stamp = sha256("\n".join([view_layout(), inputs, *map(str, keys)]).encode())
+    try:
+        found = kept.view(anchor, view)
+    except sa.exc.SQLAlchemyError:
+        found = None
+    if isinstance(found, dict) and found.get("stamp") == stamp and isinstance(found.get("value"), str):
+        try:
+            return view_from_json(found["value"], types)
+        except (ValueError, KeyError, TypeError):
+            pass  # damaged: computed again and replaced
+    value = compute()
+    try:
+        kept.keep_view(anchor, view, {"stamp": stamp, "value": view_json(value, types)})
+    except (TypeError, sa.exc.SQLAlchemyError):
+        pass  # shown now, computed again next time
+    return value

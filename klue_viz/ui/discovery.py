@@ -28,6 +28,7 @@ from klue_viz.discovery.suspects import evidence_details, evidence_frame, queue_
 from klue_viz.evaluate import RunResult, gold_from_bytes, load_gold, official_file
 from klue_viz.filtering import export_frame
 from klue_viz.gold_folders import allowed_gold_file, allowed_gold_folder
+from klue_viz.kept import kept_view
 from klue_viz.markup import esc, md
 from klue_viz.problems import InputError
 from klue_viz.slicing import slice_table
@@ -37,7 +38,7 @@ from klue_viz.tasks.classification import LabelTask
 from klue_viz.ui.annotate import annotator, editor, store, task_remarks
 from klue_viz.ui.links import SELECTED_GUIDS, WEAK_SLICE, WEAK_SLICE_WANTED, clear_filters
 from klue_viz.ui.review import review_panel, suspect_queue
-from klue_viz.ui.state import base_text, digest, gold_for
+from klue_viz.ui.state import base_text, digest, gold_for, kept_results_or_none
 from klue_viz.uploads import limit_megabytes, limit_text
 
 CALIBRATION = "Calibration"
@@ -76,13 +77,16 @@ def _tags(task: Task, run: str) -> tuple[str, dict[str, set[str]]]:
 
 @st.cache_resource(max_entries=64, show_spinner="Searching slices…")
 def _found(result_key: str, tags_key: str, train_key: str, _task: Task, _result: RunResult, _tags: dict, _train) -> list[dict]:
-    return weak_slices(_task, _result.frames, tags=_tags, extra=_extra(train_key, _task, _result, _train), top=10)
+    """The run's weak slices, kept beside its kept result (computed once, not on every server start)."""
+    return kept_view(kept_results_or_none(), [_result], "weak_slices", f"{tags_key}|{train_key}|top=10",
+                     lambda: weak_slices(_task, _result.frames, tags=_tags, extra=_extra(train_key, _task, _result, _train), top=10))
 
 
 @st.cache_resource(max_entries=32, show_spinner="Searching where the runs differ…")
 def _found_paired(first_key: str, second_key: str, tags_key: str, train_key: str, _task: Task, _first: RunResult, _second: RunResult,
                   _tags: dict, _train) -> list[dict]:
-    return paired_slices(_task, _first, _second, tags=_tags, extra=_extra(train_key, _task, _first, _train), top=10)
+    return kept_view(kept_results_or_none(), [_first, _second], "paired_slices", f"{tags_key}|{train_key}|top=10",
+                     lambda: paired_slices(_task, _first, _second, tags=_tags, extra=_extra(train_key, _task, _first, _train), top=10))
 
 
 def _extra(train_key: str, task: Task, result: RunResult, train):

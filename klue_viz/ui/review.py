@@ -22,12 +22,13 @@ from klue_viz.discovery.review import accepted_corrections, decision_of, disagre
 from klue_viz.discovery.suspects import evidence_frame, suspects, with_text
 from klue_viz.evaluate import Gold, RunResult
 from klue_viz.filtering import export_frame
+from klue_viz.kept import kept_view
 from klue_viz.kit import KEEP
 from klue_viz.markup import esc, esc_attr, md
 from klue_viz.problems import InputError
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import annotator, store, task_remarks
-from klue_viz.ui.state import GOLD_VERSIONS, GoldChoice, base_text, chosen_gold, run_store_or_none, runs_for
+from klue_viz.ui.state import GOLD_VERSIONS, GoldChoice, base_text, chosen_gold, kept_results_or_none, run_store_or_none, runs_for
 
 POSITION = "review_position"
 TYPED = "review_typed"
@@ -41,8 +42,10 @@ QUEUE, LISTED = "the suspect queue", "the examples listed below"
 
 @st.cache_resource(max_entries=32, show_spinner="Looking for gold that several runs disagree with…")
 def suspect_queue(result_keys: tuple[str, ...], _task: Task, _results: list[RunResult], _gold: Gold) -> list[dict]:
-    """The whole suspect queue of the page's runs, each suspect with the text of its unit (a run's key names its gold)."""
-    return suspects(_task, _results, top=None, gold_rows=_gold.rows)
+    """The whole suspect queue of the page's runs, each suspect with the text of its unit (a run's key names its gold);
+    kept beside the first run's kept result, so it is computed once for these runs and this gold."""
+    return kept_view(kept_results_or_none(), _results, "suspects", f"gold={_gold.sha256}|top=None",
+                     lambda: suspects(_task, _results, top=None, gold_rows=_gold.rows))
 
 
 def review_panel(task: Task, result: RunResult, results: dict[str, RunResult], gold: Gold) -> None:
