@@ -42,10 +42,16 @@ def _table(rows: pd.DataFrame, unit: str, totals: dict | None = None) -> pd.Data
     """Rows with form, type, error and guid grouped into the table: count, examples, guids (in first-seen order)."""
     if rows.empty:
         return pd.DataFrame(columns=COLUMNS)
-    rows = rows.assign(unit=unit)
+    rows = rows.assign(unit=unit, guid=rows["guid"].astype(str))
     grouped = rows.groupby(KEYS, sort=False, dropna=False)
     table = grouped.size().rename("count").to_frame()
-    table["guids"] = grouped["guid"].agg(lambda g: tuple(dict.fromkeys(g.astype(str))))
+    # each group's distinct guids in first-seen order: one pass over the rows, not a Python function per group
+    group = grouped.ngroup().to_numpy()
+    first = ~pd.DataFrame({"group": group, "guid": rows["guid"].to_numpy()}).duplicated().to_numpy()
+    guids: list[list[str]] = [[] for _ in range(len(table))]
+    for k, guid in zip(group[first].tolist(), rows["guid"].to_numpy()[first].tolist()):
+        guids[k].append(guid)
+    table["guids"] = [tuple(g) for g in guids]
     table = table.reset_index()
     table["examples"] = table["guids"].map(len)
     table["total"] = [totals.get((f, t)) if totals else None for f, t in zip(table["form"], table["type"])]
