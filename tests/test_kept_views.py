@@ -24,8 +24,9 @@ from tests.conftest import REPO
 
 
 def plain(value) -> str:
-    """A value as standard JSON (numpy scalars as their numbers), to compare a read-back view with a fresh computation."""
-    return json.dumps(value, ensure_ascii=False, default=lambda v: v.item())
+    """A value as standard JSON (records as their to_dict, numpy scalars as their numbers), to compare a read-back view
+    with a fresh computation."""
+    return json.dumps(value, ensure_ascii=False, default=lambda v: v.to_dict() if hasattr(v, "to_dict") else v.item())
 
 
 DEMO_NER = sorted(demo_runs("ner"))
@@ -203,7 +204,7 @@ SERVER = textwrap.dedent('''
         return suspects(task, results, top=None, gold_rows=gold.rows)
     shown_slices = kept.kept_view(store, results[:1], "weak_slices", "no tags|top=10", slices)
     shown_queue = kept.kept_view(store, results, "suspects", f"gold={gold.sha256}", queue)
-    plain = lambda v: json.dumps(v, ensure_ascii=False, default=lambda x: x.item())
+    plain = lambda v: json.dumps(v, ensure_ascii=False, default=lambda x: x.to_dict() if hasattr(x, "to_dict") else x.item())
     print(json.dumps({"calls": calls, "slices": plain(shown_slices), "suspects": plain(shown_queue)}))
 ''')
 
