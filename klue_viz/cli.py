@@ -51,9 +51,9 @@ def format_value(value: float | None) -> str:
 
 def report(result: RunResult) -> str:
     """A plain-text table of one run's metrics, coverage and first problems."""
-    lines = [f"== {terminal(result.run)} ({result.task.name}) =="]
-    width = max(len(m.key) for m in result.task.metrics)
-    for metric in result.task.metrics:
+    lines = [f"== {terminal(result.run)} ({result.task.facts.name}) =="]
+    width = max(len(m.key) for m in result.task.facts.metrics)
+    for metric in result.task.facts.metrics:
         value = result.scores.values.get(metric.key)
         reason = result.scores.reasons.get(metric.key)
         interval = (result.intervals or {}).get(metric.key)
@@ -125,7 +125,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
         results.append(result)
         print(report(result))
     if args.out:
-        payload = {"task": task.name, "gold": gold.source, "strict": args.strict, "runs": [run_record(r) for r in results]}
+        payload = {"task": task.facts.name, "gold": gold.source, "strict": args.strict, "runs": [run_record(r) for r in results]}
         if failures:
             payload["failed"] = failures
         if len(args.pred) == 1 and results:
@@ -187,11 +187,11 @@ def report_command(args: argparse.Namespace) -> int:
     except (InputError, KeyError) as err:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
-    remarks = stored_remarks(task.name)
+    remarks = stored_remarks(task.facts.name)
     html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap)
     if not write_out(args.out, html):
         return 2
-    print(f"wrote {args.out}: {' vs '.join(r.run for r in results)}, {len(remarks)} stored annotation(s) of {task.name.upper()} considered")
+    print(f"wrote {args.out}: {' vs '.join(r.run for r in results)}, {len(remarks)} stored annotation(s) of {task.facts.name.upper()} considered")
     return 0
 
 
@@ -321,7 +321,7 @@ def slices_command(args: argparse.Namespace) -> int:
             raise InputError("slices compares at most two runs: give --pred once (weak slices) or twice (where one run is worse)")
         first = results[0]
         extra = features.training_features(task, first.frames, features.load_training(task, args.train)) if args.train else None
-        tags = slices.error_tags(task, first.run, stored_remarks(task.name))  # the user's tags on the (first) run are conditions too
+        tags = slices.error_tags(task, first.run, stored_remarks(task.facts.name))  # the user's tags on the (first) run are conditions too
         if len(results) == 1:
             found = slices.weak_slices(task, first.frames, tags=tags, extra=extra, top=args.top, ci_samples=args.bootstrap)
         else:
@@ -336,7 +336,7 @@ def slices_command(args: argparse.Namespace) -> int:
     if not found:
         print("no slice is worse than the whole run by enough to list")
     if args.out:
-        payload = {"task": task.name, "runs": [r.run for r in results], "slices": found}
+        payload = {"task": task.facts.name, "runs": [r.run for r in results], "slices": found}
         Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
     return 0
 
@@ -353,7 +353,7 @@ def suspects_command(args: argparse.Namespace) -> int:
         turn = f" turn {item['turn']}" if item["turn"] is not None else ""
         print(terminal(f"{k:>3}. {item['guid']}{turn} {item['unit']}: gold {item['gold']} -> {item['proposed']}  score {item['score']:.3f}"))
     if args.out:
-        payload = {"task": task.name, "runs": [r.run for r in results], "suspects": found}
+        payload = {"task": task.facts.name, "runs": [r.run for r in results], "suspects": found}
         Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
     return 0
 

@@ -64,14 +64,14 @@ def table(frame: pd.DataFrame, numeric: Iterable[str] = ()) -> str:
 
 def metrics_section(task: Task, result: RunResult, intervals: dict) -> str:
     rows = []
-    for metric in task.metrics:
+    for metric in task.facts.metrics:
         value = result.scores.values.get(metric.key)
         span = intervals.get(metric.key)
         reason = result.scores.reasons.get(metric.key, "")
         rows.append(f"<tr><td>{esc(metric.label)}</td><td class='num' data-metric='{esc_attr(metric.key)}'>{number(value)}</td>"
                     f"<td class='num'>{'[' + number(span[0]) + ', ' + number(span[1]) + ']' if span else 'n/a'}</td><td>{esc(reason)}</td></tr>")
     c = result.coverage
-    coverage = (f"{c.n_scored:,} of {c.n_gold:,} gold {task.unit}s scored · {c.n_missing:,} missing · {c.n_extra:,} extra · "
+    coverage = (f"{c.n_scored:,} of {c.n_gold:,} gold {task.facts.unit}s scored · {c.n_missing:,} missing · {c.n_extra:,} extra · "
                 f"{c.n_invalid:,} unreadable")
     notes = "".join(f"<li>{esc(note)}</li>" for note in result.notes)
     return (f"<section class='kv-run' data-run='{esc_attr(result.run)}'><h3>{esc(result.run)} <small>({esc(result.file)})</small></h3>"
@@ -89,7 +89,7 @@ def confusion_section(task: Task, result: RunResult, pairs: pd.DataFrame | None)
         total = max(int(row.sum()), 1)
         cells = "".join(f"<td class='num' style='background:rgba(33,102,172,{0.85 * int(v) / total:.2f})'>{int(v)}</td>" for v in row)
         rows.append(f"<tr><th>{esc(str(gold))}</th>{cells}</tr>")
-    matrix = (f"<p>Rows: gold {esc(task.confusion_label)}; columns: predicted; shading: share of the row. "
+    matrix = (f"<p>Rows: gold {esc(task.facts.confusion_label)}; columns: predicted; shading: share of the row. "
               f"Labels beyond the 15 most frequent are pooled as (other).</p>"
               f"<table class='kv-table kv-confusion'><thead><tr><th>gold \\ predicted</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
     top = top_confusions(pairs)
@@ -99,7 +99,7 @@ def confusion_section(task: Task, result: RunResult, pairs: pd.DataFrame | None)
 
 def slices_section(task: Task, result: RunResult) -> str:
     parts = []
-    for spec in task.slices:
+    for spec in task.facts.slices:
         frame = slice_table(task, result.frames, spec)
         parts.append(f"<h4>{esc(spec.label)}</h4>{table(frame)}")
     return f"<h3>Metrics per slice: {esc(result.run)}</h3>{''.join(parts)}"
@@ -109,7 +109,7 @@ def comparison_section(task: Task, first: RunResult, second: RunResult, samples:
     rows = compare_runs(task, first.frames, second.frames, samples=samples, seed=seed)
     frame = pd.DataFrame([{"metric": c.metric, f"{first.run} − {second.run}": c.difference, "95% low": c.low, "95% high": c.high,
                            f"resamples where {first.run} is higher (%)": 100 * c.first_better} for c in rows])
-    return (f"<h2>Paired comparison</h2><p>Paired bootstrap over the {task.unit}s both runs predicted ({samples} resamples): "
+    return (f"<h2>Paired comparison</h2><p>Paired bootstrap over the {task.facts.unit}s both runs predicted ({samples} resamples): "
             f"an interval that excludes 0 means the difference is unlikely to be chance.</p>{table(frame)}")
 
 
@@ -132,7 +132,7 @@ def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annota
         calibrated = run_calibration(task, result.frames.examples)
         if calibrated is not None:
             parts.append(f"<h3>Calibration: {esc(result.run)}</h3><p>ECE {calibrated.ece:.2f} · MCE {calibrated.mce:.2f} "
-                         f"(10 equal-width confidence bins, 0..100; {calibrated.n:,} {esc(task.unit)}s with probabilities)</p>"
+                         f"(10 equal-width confidence bins, 0..100; {calibrated.n:,} {esc(task.facts.unit)}s with probabilities)</p>"
                          + table(pd.DataFrame(calibrated.bins)))
     if len(results) >= 2:
         found = paired_slices(task, results[0], results[1], tags=error_tags(task, results[0].run, remarks), top=top)
@@ -150,7 +150,7 @@ def remarks_by_example(task: Task, run: str, remarks: Iterable[Annotation]) -> d
     """The stored remarks on this run and on the gold, by example guid (as the app groups them)."""
     grouped: dict[str, list[Annotation]] = {}
     for item in remarks:
-        if item.task == task.name and item.run in (run, GOLD_RUN):
+        if item.task == task.facts.name and item.run in (run, GOLD_RUN):
             grouped.setdefault(task.example_guid(item.guid, item.turn), []).append(item)
     return grouped
 
@@ -215,9 +215,9 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
         raise ValueError("a report needs at least one run")
     remarks = list(remarks)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    body = [f"<h1>{esc(task.title)}</h1>",
+    body = [f"<h1>{esc(task.facts.title)}</h1>",
             f"<p>klue-viz report · {stamp} · gold: {esc(gold_source or 'not stated')} · 95% intervals from {samples} bootstrap resamples "
-            f"of the {task.unit}s (seed {seed})</p>",
+            f"of the {task.facts.unit}s (seed {seed})</p>",
             "<h2>Official metrics</h2>"]
     for result in results:
         body.append(metrics_section(task, result, confidence_intervals(task, result.frames, samples=samples, seed=seed)))
@@ -233,7 +233,7 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
     body.append(found_section(task, results, remarks))
     body.append("<h2>Errors</h2>")
     body += [errors_section(task, result, pairs, remarks, errors) for result, pairs in zip(results, pairs_of)]
-    title = f"{task.name.upper()} report: " + " vs ".join(r.run for r in results)
+    title = f"{task.facts.name.upper()} report: " + " vs ".join(r.run for r in results)
     return ("<!DOCTYPE html><html lang='ko'><head><meta charset='utf-8'>"
             "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
             f"<title>{esc(title)}</title>{STYLE}{REPORT_STYLE}</head><body>{''.join(body)}</body></html>")

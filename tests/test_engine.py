@@ -152,7 +152,7 @@ def test_slice_metrics_match_an_independent_computation_per_slice(shared):
     probs /= probs.sum(axis=1, keepdims=True)
     lines = [{"guid": r["guid"], "probs": p.tolist()} for r, p in zip(records, probs)]
     result = evaluate_bytes(re_task, load_gold(re_task, DEMO_BENCHMARK), jsonl(lines), "p.jsonl")
-    table = slice_table(re_task, result.frames, next(s for s in re_task.slices if s.key == "source")).set_index("value")
+    table = slice_table(re_task, result.frames, next(s for s in re_task.facts.slices if s.key == "source")).set_index("value")
     for source in {r["source"] for r in records}:
         mine = [k for k, r in enumerate(records) if r["source"] == source]
         gold = np.array([records[k]["label"] for k in mine])
@@ -531,7 +531,7 @@ def test_re_slices_score_micro_f1_per_slice():
     rng = random.Random(4)
     preds = [r["gold"] if rng.random() < 0.6 else rng.choice(metrics.RE_RELATIONS) for r in gold.rows]
     result = evaluate_bytes(re_task, gold, jsonl({"guid": r["guid"], "label": p} for r, p in zip(gold.rows, preds)), "p.jsonl")
-    table = slice_table(re_task, result.frames, next(s for s in re_task.slices if s.key == "source")).set_index("value")
+    table = slice_table(re_task, result.frames, next(s for s in re_task.facts.slices if s.key == "source")).set_index("value")
     for source in table.index:
         pairs = [(r["gold"], p) for r, p in zip(gold.rows, preds) if r["source"] == source]
         g, p = zip(*pairs)

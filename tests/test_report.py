@@ -73,7 +73,7 @@ def test_report_metrics_match_the_store_free_evaluation_for_every_task():
         gold = load_gold(task, DEMO_BENCHMARK)
         result = evaluate_file(task, gold, next(demo_runs(name)))
         html = build_report(task, [result], "demo", errors=1, samples=20)
-        for metric in task.metrics:
+        for metric in task.facts.metrics:
             value = result.scores.values.get(metric.key)
             shown = unescape(re.search(rf"data-metric='{metric.key}'>([^<]+)<", html).group(1))
             assert shown == ("n/a" if value is None else f"{value:.2f}"), (name, metric.key)

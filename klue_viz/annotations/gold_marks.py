@@ -19,7 +19,7 @@ def mark_gold_wrong(db: Store, task: Task, suspect: dict, annotator: str) -> Ann
     are kept together, `;`-separated, as the patch export reads them; notes are added, never replaced.
     """
     guid, turn = suspect["guid"], suspect["turn"]
-    item = db.get(task.name, guid, "gold", annotator, turn=turn) or Annotation(task.name, guid, "gold", annotator, turn=turn)
+    item = db.get(task.facts.name, guid, "gold", annotator, turn=turn) or Annotation(task.facts.name, guid, "gold", annotator, turn=turn)
     proposed = str(suspect["proposed"])
     if suspect["unit"] in FINE_UNITS and item.corrected_label:
         parts = [p.strip() for p in item.corrected_label.split(";") if p.strip()]

@@ -29,7 +29,7 @@ def corrections_from(items, task: Task) -> dict[tuple[str, int | None], list[str
     """(guid, turn) -> correction texts, from stored annotations marked 'gold looks wrong' with a correction."""
     out: dict[tuple[str, int | None], list[str]] = {}
     for item in items:
-        if item.task == task.name and item.gold_wrong and item.corrected_label:
+        if item.task == task.facts.name and item.gold_wrong and item.corrected_label:
             out.setdefault((item.guid, item.turn), []).append(item.corrected_label)
     return out
 

@@ -48,7 +48,7 @@ class Units:
 
 def unit_level(task: Task) -> str:
     """The detail level the task's slices describe (entities, words, slots), or 'examples'."""
-    return next((s.level for s in task.slices if s.level != "examples"), "examples")
+    return next((s.level for s in task.facts.slices if s.level != "examples"), "examples")
 
 
 def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, extra: pd.DataFrame | None = None) -> Units:
@@ -63,7 +63,7 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
     if level == "entities":
         columns["side"], labels["side"] = frame["side"].astype(str).to_numpy(), "Gold or predicted entity"
     by_guid = examples.set_index("guid") if level != "examples" else None
-    for spec in task.slices:
+    for spec in task.facts.slices:
         if spec.key in LEAKING:
             continue
         if spec.level == level:
@@ -248,7 +248,7 @@ def paired_units(task: Task, first: Frames, second: Frames, tags=None, extra=Non
     b = units(task, second, tags)  # only its rows and correctness are used; features come from the first run
     if level not in PAIR_KEYS:  # slots differ between runs: compare on the examples instead
         keys = ["guid"]
-        a = Units("examples", first.examples.reset_index(drop=True), _example_features(task, first.examples), {s.key: s.label for s in task.slices})
+        a = Units("examples", first.examples.reset_index(drop=True), _example_features(task, first.examples), {s.key: s.label for s in task.facts.slices})
         b = Units("examples", second.examples.reset_index(drop=True), _example_features(task, second.examples), a.labels)
     keep_a = a.frame["side"].eq("gold").to_numpy() if level == "entities" else np.ones(len(a.frame), dtype=bool)
     keep_b = b.frame["side"].eq("gold").to_numpy() if level == "entities" else np.ones(len(b.frame), dtype=bool)
@@ -263,7 +263,7 @@ def paired_units(task: Task, first: Frames, second: Frames, tags=None, extra=Non
 
 
 def _example_features(task: Task, examples: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({s.key: _strings(examples[s.key].reset_index(drop=True)) for s in task.slices
+    return pd.DataFrame({s.key: _strings(examples[s.key].reset_index(drop=True)) for s in task.facts.slices
                          if s.level == "examples" and s.key not in LEAKING})
 
 
@@ -317,7 +317,7 @@ def error_tags(task: Task, run: str, items) -> dict[str, set[str]]:
     """The user's error tags of a run (on its examples or their gold) by example guid, from stored annotations."""
     tags: dict[str, set[str]] = {}
     for item in items:
-        if item.task == task.name and item.run in (run, "gold") and item.tags:
+        if item.task == task.facts.name and item.run in (run, "gold") and item.tags:
             tags.setdefault(task.example_guid(item.guid, item.turn), set()).update(item.tags)
     return tags
 

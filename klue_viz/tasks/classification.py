@@ -36,8 +36,6 @@ class LabelTask(Task):
     labels: tuple[str, ...] = ()
     #: The gold label field of the official file.
     official_label_field: str = "label"
-    signature_fields = frozenset()
-    unit = "example"
     #: The aggregate of the task's metric, made for a number of classes (metrics.py).
     aggregate_for: Callable[[int], Aggregate]
 
@@ -49,9 +47,9 @@ class LabelTask(Task):
             index = as_int(value, what)
             if 0 <= index < len(self.labels):
                 return self.labels[index]
-            raise RecordError(f"{what} id {index} is outside 0..{len(self.labels) - 1} ({self.title} has {len(self.labels)} labels)")
+            raise RecordError(f"{what} id {index} is outside 0..{len(self.labels) - 1} ({self.facts.title} has {len(self.labels)} labels)")
         shown = ", ".join(self.labels[:8]) + (", ..." if len(self.labels) > 8 else "")
-        raise RecordError(f"{what} {value!r} is not a {self.name.upper()} label (expected one of: {shown}, or an integer id)")
+        raise RecordError(f"{what} {value!r} is not a {self.facts.name.upper()} label (expected one of: {shown}, or an integer id)")
 
     def probs_of(self, value: Any) -> list[float]:
         """Class probabilities in label order, from a list (HF order) or a {label: p} object; finite numbers only."""
@@ -90,7 +88,7 @@ class LabelTask(Task):
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
-            raise InputError(f"{name}: expected the official {self.title} JSON list of examples")
+            raise InputError(f"{name}: expected the official {self.facts.title} JSON list of examples")
         rows, problems = [], []
         for k, record in enumerate(data):
             try:

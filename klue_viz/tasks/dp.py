@@ -20,7 +20,7 @@ from klue_viz.lazy import lazy_module
 from klue_viz.metrics import DP_LAS_CLASSES, DP_RELATIONS, Statistics, dp_aggregate, dp_las_classes, dp_statistics
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Frames, ScoredRun
-from klue_viz.tasks.base import Metric, RecordError, Slice, Task, as_int, as_list, bucket
+from klue_viz.tasks.base import Metric, RecordError, Slice, Task, TaskFacts, ViewSettings, as_int, as_list, bucket
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,32 +56,33 @@ def word_statistics(words: pd.DataFrame, sentence: np.ndarray, n: int) -> Statis
 
 
 class Dp(Task):
-    name = "dp"
-    title = "KLUE-DP dependency parsing"
-    hf_config = "dp"
-    official_folder = "klue-dp-v1.1"
-    official_ext = "tsv"
-    guid_prefix = "klue-dp-v1"
-    wide_drawing = True
-    metrics = (
-        Metric("uas_macro_f1", "UAS macro F1"), Metric("uas_micro_f1", "UAS (micro F1)"),
-        Metric("las_macro_f1", "LAS macro F1"), Metric("las_micro_f1", "LAS (micro F1)"),
+    facts = TaskFacts(
+        name="dp",
+        title="KLUE-DP dependency parsing",
+        guid_prefix="klue-dp-v1",
+        metrics=(
+            Metric("uas_macro_f1", "UAS macro F1"), Metric("uas_micro_f1", "UAS (micro F1)"),
+            Metric("las_macro_f1", "LAS macro F1"), Metric("las_micro_f1", "LAS (micro F1)"),
+        ),
+        hf_config="dp",
+        official_folder="klue-dp-v1.1",
+        official_ext="tsv",
+        slices=(
+            Slice("source", "Source"),
+            Slice("sentence_length", "Sentence length"),
+            Slice("gold_deprel", "Gold relation", level="words"),
+            Slice("last_pos", "Last POS of the word", level="words"),
+            Slice("distance", "Dependency distance", level="words"),
+        ),
+        signature_fields=frozenset({"head", "deprel"}),
+        bare_value_field="head",
+        unit="sentence",
+        text_columns=("sentence",),
+        confusion_label="relation",
+        error_tags=("attachment", "coordination", "long distance", "relation label", "punctuation", "gold error"),
+        hf_has_guid=False,
     )
-    slices = (
-        Slice("source", "Source"),
-        Slice("sentence_length", "Sentence length"),
-        Slice("gold_deprel", "Gold relation", level="words"),
-        Slice("last_pos", "Last POS of the word", level="words"),
-        Slice("distance", "Dependency distance", level="words"),
-    )
-    signature_fields = frozenset({"head", "deprel"})
-    bare_value_field = "head"
-    unit = "sentence"
-    text_columns = ("sentence",)
-    confusion_label = "relation"
-    outcome_columns = (WRONG_HEAD,)
-    error_tags = ("attachment", "coordination", "long distance", "relation label", "punctuation", "gold error")
-    hf_has_guid = False
+    view = ViewSettings(wide_drawing=True, outcome_columns=(WRONG_HEAD,))
 
     # ---- gold -------------------------------------------------------------------------------
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:

@@ -13,7 +13,7 @@ from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Frames, ScoredRun
-from klue_viz.tasks.base import Metric, RecordError, Slice, Task, bucket
+from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, Task, TaskFacts, bucket
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,28 +50,40 @@ def answer_statistics(pred_norm: list[str], gold_norm: list[list[str]]) -> Stati
     return Statistics(len(pairs), 3, rows, cols, values, mrc_aggregate)
 
 
+def training_keys(rows: list[dict]) -> Iterator[str]:
+    """Every gold answer of the training questions."""
+    return (answer for row in rows for answer in row["answers"])
+
+
+def unit_training_keys(units: pd.DataFrame) -> pd.Series:
+    """A question's first gold answer; None for an unanswerable one."""
+    return units["answers"].map(lambda a: a[0] if len(a) else None)
+
+
 class Mrc(Task):
-    name = "mrc"
-    training_label = "Answer seen in training"
-    title = "KLUE-MRC reading comprehension"
-    hf_config = "mrc"
-    official_folder = "klue-mrc-v1.1"
-    guid_prefix = "klue-mrc-v1"
-    metrics = (Metric("exact_match", "Exact match"), Metric("rouge_w", "ROUGE-W"))
-    slices = (
-        Slice("question_type", "Question type"),
-        Slice("source", "Source"),
-        Slice("news_category", "News category"),
-        Slice("answer_length", "Gold answer length"),
-        Slice("answer_script", "Scripts in the gold answer (Hangul, Hanja, Latin, digits)"),
-        Slice("context_length", "Passage length"),
+    facts = TaskFacts(
+        name="mrc",
+        title="KLUE-MRC reading comprehension",
+        guid_prefix="klue-mrc-v1",
+        metrics=(Metric("exact_match", "Exact match"), Metric("rouge_w", "ROUGE-W")),
+        hf_config="mrc",
+        official_folder="klue-mrc-v1.1",
+        slices=(
+            Slice("question_type", "Question type"),
+            Slice("source", "Source"),
+            Slice("news_category", "News category"),
+            Slice("answer_length", "Gold answer length"),
+            Slice("answer_script", "Scripts in the gold answer (Hangul, Hanja, Latin, digits)"),
+            Slice("context_length", "Passage length"),
+        ),
+        signature_fields=frozenset({"answer", "prediction_text"}),
+        bare_value_field="answer",
+        unit="question",
+        text_columns=("question", "context", "pred"),
+        confusion_label="answerability / outcome",
+        error_tags=("wrong sentence", "partial span", "should be unanswerable", "paraphrase missed", "needs world knowledge", "gold error"),
     )
-    signature_fields = frozenset({"answer", "prediction_text"})
-    bare_value_field = "answer"
-    unit = "question"
-    text_columns = ("question", "context", "pred")
-    confusion_label = "answerability / outcome"
-    error_tags = ("wrong sentence", "partial span", "should be unanswerable", "paraphrase missed", "needs world knowledge", "gold error")
+    training = SeenInTraining("Answer seen in training", training_keys, unit_training_keys)
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, dict) or not isinstance(data.get("data"), list):
@@ -192,14 +204,6 @@ class Mrc(Task):
     # ---- discovery --------------------------------------------------------------------------
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"lowest ROUGE-W first": lambda f: f.examples["rouge_w"]}
-
-    def training_keys(self, rows: list[dict]) -> Iterator[str]:
-        """Every gold answer of the training questions."""
-        return (answer for row in rows for answer in row["answers"])
-
-    def unit_training_keys(self, units: pd.DataFrame) -> pd.Series:
-        """A question's first gold answer; None for an unanswerable one."""
-        return units["answers"].map(lambda a: a[0] if len(a) else None)
 
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Questions every run answers alike (the same normalised answer, or none) and wrongly: that answer is proposed."""

@@ -37,7 +37,7 @@ from klue_viz.metrics import (
 )
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Frames, Repaired, ScoredRun
-from klue_viz.tasks.base import Metric, RecordError, Slice, Task, as_int, as_list, bucket
+from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, Task, TaskFacts, ViewSettings, as_int, as_list, bucket
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -184,34 +184,51 @@ class Characters:
         return (np.arange(len(self.nonspace)) - np.repeat(starts, self.lengths))[self.nonspace]
 
 
+def training_keys(rows: list[dict]) -> Iterator[str]:
+    """The text of each entity of the training sentences (strict IOB2 chunks, as the metric reads them)."""
+    first = np.zeros(1, dtype=np.int64)
+    for row in rows:
+        if not row["tags"]:
+            continue
+        starts, ends, _ = strict_entities(np.frombuffer(bytes(row["tags"]), dtype=np.uint8), first)
+        yield from (row["sentence"][s:e] for s, e in zip(starts.tolist(), ends.tolist()))
+
+
+def unit_training_keys(units: pd.DataFrame) -> pd.Series:
+    """An entity row's text."""
+    return units["text"].astype(str)
+
+
 class Ner(Task):
-    name = "ner"
-    training_label = "Entity seen in training"
-    title = "KLUE-NER named entity recognition"
-    hf_config = "ner"
-    official_folder = "klue-ner-v1.1"
-    official_ext = "tsv"
-    guid_prefix = "klue-ner-v1"
-    metrics = (Metric("entity_macro_f1", "Entity macro F1"), Metric("character_macro_f1", "Character macro F1"))
-    slices = (
-        Slice("source", "Source"),
-        Slice("sentence_length", "Sentence length"),
-        Slice("n_entities", "Gold entities in sentence"),
-        Slice("eojeols", "Eojeols in sentence"),
-        Slice("label", "Entity type", level="entities"),
-        Slice("length", "Entity length", level="entities"),
-        Slice("script", "Entity script (Hangul, Hanja, Latin, digits)", level="entities"),
-        Slice("particle", "Particle attached to the entity (경찰+은)", level="entities"),
-        Slice("error_type", "Entity error type", level="entities"),
+    facts = TaskFacts(
+        name="ner",
+        title="KLUE-NER named entity recognition",
+        guid_prefix="klue-ner-v1",
+        metrics=(Metric("entity_macro_f1", "Entity macro F1"), Metric("character_macro_f1", "Character macro F1")),
+        hf_config="ner",
+        official_folder="klue-ner-v1.1",
+        official_ext="tsv",
+        slices=(
+            Slice("source", "Source"),
+            Slice("sentence_length", "Sentence length"),
+            Slice("n_entities", "Gold entities in sentence"),
+            Slice("eojeols", "Eojeols in sentence"),
+            Slice("label", "Entity type", level="entities"),
+            Slice("length", "Entity length", level="entities"),
+            Slice("script", "Entity script (Hangul, Hanja, Latin, digits)", level="entities"),
+            Slice("particle", "Particle attached to the entity (경찰+은)", level="entities"),
+            Slice("error_type", "Entity error type", level="entities"),
+        ),
+        signature_fields=frozenset({"entities", "tags", "ner_tags"}),
+        bare_value_field="entities",
+        unit="sentence",
+        text_columns=("sentence",),
+        confusion_label="entity type",
+        error_tags=("boundary", "type confusion", "missed", "spurious", "nested/overlap", "gold error"),
+        hf_has_guid=False,
     )
-    signature_fields = frozenset({"entities", "tags", "ner_tags"})
-    bare_value_field = "entities"
-    unit = "sentence"
-    text_columns = ("sentence",)
-    confusion_label = "entity type"
-    outcome_columns = (WRONG_BOUNDARY,)
-    error_tags = ("boundary", "type confusion", "missed", "spurious", "nested/overlap", "gold error")
-    hf_has_guid = False
+    view = ViewSettings(outcome_columns=(WRONG_BOUNDARY,))
+    training = SeenInTraining("Entity seen in training", training_keys, unit_training_keys)
 
     # ---- gold -------------------------------------------------------------------------------
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
@@ -438,19 +455,6 @@ class Ner(Task):
     # ---- discovery --------------------------------------------------------------------------
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most entity errors first": lambda f: -f.examples["n_errors"], "lowest entity F1 first": entity_f1}
-
-    def training_keys(self, rows: list[dict]) -> Iterator[str]:
-        """The text of each entity of the training sentences (strict IOB2 chunks, as the metric reads them)."""
-        first = np.zeros(1, dtype=np.int64)
-        for row in rows:
-            if not row["tags"]:
-                continue
-            starts, ends, _ = strict_entities(np.frombuffer(bytes(row["tags"]), dtype=np.uint8), first)
-            yield from (row["sentence"][s:e] for s, e in zip(starts.tolist(), ends.tolist()))
-
-    def unit_training_keys(self, units: pd.DataFrame) -> pd.Series:
-        """An entity row's text."""
-        return units["text"].astype(str)
 
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Entity spans every run predicts alike against the gold (a span the gold lacks or types otherwise, `start-end:TYPE`),

@@ -15,7 +15,7 @@ from klue_viz.lazy import lazy_module
 from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_aggregate, sts_statistics
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Frames, Repaired, ScoredRun
-from klue_viz.tasks.base import Metric, RecordError, Slice, Task, as_int, shown
+from klue_viz.tasks.base import Metric, RecordError, Slice, Task, TaskFacts, ViewSettings, as_int, shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,28 +40,30 @@ def pair_statistics(gold: np.ndarray, pred: np.ndarray, pred_binary: np.ndarray)
 
 
 class Sts(Task):
-    name = "sts"
-    compact_table = True
-    title = "KLUE-STS"
-    hf_config = "sts"
-    official_folder = "klue-sts-v1.1"
-    guid_prefix = "klue-sts-v1"
-    metrics = (Metric("pearsonr", "Pearson r"), Metric("f1", "F1 (≥ 3.0)"))
-    slices = (
-        Slice("source", "Source"),
-        Slice("genre", "Genre"),
-        Slice("method", "Pair construction"),
-        Slice("gold_bin", "Gold score"),
-        Slice("agreement", "Annotator spread"),
+    facts = TaskFacts(
+        name="sts",
+        title="KLUE-STS",
+        guid_prefix="klue-sts-v1",
+        metrics=(Metric("pearsonr", "Pearson r"), Metric("f1", "F1 (≥ 3.0)")),
+        hf_config="sts",
+        official_folder="klue-sts-v1.1",
+        slices=(
+            Slice("source", "Source"),
+            Slice("genre", "Genre"),
+            Slice("method", "Pair construction"),
+            Slice("gold_bin", "Gold score"),
+            Slice("agreement", "Annotator spread"),
+        ),
+        signature_fields=frozenset({"score"}),
+        bare_value_field="score",
+        unit="pair",
+        text_columns=("sentence1", "sentence2"),
+        confusion_label="score bin",
+        error_tags=("ambiguous", "needs world knowledge", "negation", "lexical overlap", "paraphrase missed", "gold error"),
+        undefined_reasons={"pearsonr": "undefined: fewer than 2 pairs or constant scores",
+                           "f1": "undefined: no pair is similar (>= 3.0) in gold or prediction"},
     )
-    signature_fields = frozenset({"score"})
-    bare_value_field = "score"
-    unit = "pair"
-    text_columns = ("sentence1", "sentence2")
-    confusion_label = "score bin"
-    error_tags = ("ambiguous", "needs world knowledge", "negation", "lexical overlap", "paraphrase missed", "gold error")
-    undefined_reasons = {"pearsonr": "undefined: fewer than 2 pairs or constant scores",
-                         "f1": "undefined: no pair is similar (>= 3.0) in gold or prediction"}
+    view = ViewSettings(compact_table=True)
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):

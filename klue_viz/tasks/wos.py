@@ -14,7 +14,7 @@ from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Statistics, mean_statistics, prf_aggregate, prf_statistics, turn_prf, wos_aggregate
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Frames, ScoredRun
-from klue_viz.tasks.base import Metric, RecordError, Slice, Task, as_int, as_list
+from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, Task, TaskFacts, ViewSettings, as_int, as_list
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,29 +46,42 @@ def state_statistics(gold_states: list[list[str]], pred_states: list[list[str]])
     return Statistics(len(pairs), 3, rows, cols, values, wos_aggregate)
 
 
+def training_keys(rows: list[dict]) -> Iterator[str]:
+    """Every `domain-slot-value` of the training turns' gold states."""
+    return (item for row in rows for item in row["gold_state"])
+
+
+def unit_training_keys(units: pd.DataFrame) -> list[str]:
+    """A slot row's `domain-slot-value`: the gold value if any, else the predicted one."""
+    values = units["gold_value"].where(units["gold_value"].notna(), units["pred_value"])
+    return (units["domain_slot"] + "-" + values.astype(str)).tolist()
+
+
 class Wos(Task):
-    name = "wos"
-    training_label = "Slot value seen in training"
-    title = "WoS dialogue state tracking"
-    hf_config = "wos"
-    official_folder = "wos-v1.1"
-    guid_prefix = "wos-v1"
-    metrics = (Metric("joint_goal_acc", "Joint goal accuracy"), Metric("slot_micro_f1", "Slot F1 (mean per turn)"))
-    slices = (
-        Slice("domain_count", "Dialogue domains"),
-        Slice("domains", "Domain set"),
-        Slice("turn_bucket", "Turn index"),
-        Slice("domain_slot", "Domain-slot", level="slots"),
-        Slice("value_type", "Value type", level="slots"),
-        Slice("change", "Carried over or updated", level="slots"),
+    facts = TaskFacts(
+        name="wos",
+        title="WoS dialogue state tracking",
+        guid_prefix="wos-v1",
+        metrics=(Metric("joint_goal_acc", "Joint goal accuracy"), Metric("slot_micro_f1", "Slot F1 (mean per turn)")),
+        hf_config="wos",
+        official_folder="wos-v1.1",
+        slices=(
+            Slice("domain_count", "Dialogue domains"),
+            Slice("domains", "Domain set"),
+            Slice("turn_bucket", "Turn index"),
+            Slice("domain_slot", "Domain-slot", level="slots"),
+            Slice("value_type", "Value type", level="slots"),
+            Slice("change", "Carried over or updated", level="slots"),
+        ),
+        signature_fields=frozenset({"state", "turn"}),
+        bare_value_field="state",
+        unit="turn",
+        text_columns=("text", "system"),
+        confusion_label="value class",
+        error_tags=("carried-over slot", "missed update", "value normalisation", "dontcare", "wrong domain", "gold error"),
     )
-    signature_fields = frozenset({"state", "turn"})
-    bare_value_field = "state"
-    unit = "turn"
-    text_columns = ("text", "system")
-    confusion_label = "value class"
-    card_column = "dialogue"
-    error_tags = ("carried-over slot", "missed update", "value normalisation", "dontcare", "wrong domain", "gold error")
+    view = ViewSettings(card_column="dialogue")
+    training = SeenInTraining("Slot value seen in training", training_keys, unit_training_keys)
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
@@ -242,15 +255,6 @@ class Wos(Task):
     # ---- discovery --------------------------------------------------------------------------
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most slot errors first": lambda f: -(f.examples["fp"] + f.examples["fn"]), "lowest slot F1 first": lambda f: f.examples["f1"]}
-
-    def training_keys(self, rows: list[dict]) -> Iterator[str]:
-        """Every `domain-slot-value` of the training turns' gold states."""
-        return (item for row in rows for item in row["gold_state"])
-
-    def unit_training_keys(self, units: pd.DataFrame) -> list[str]:
-        """A slot row's `domain-slot-value`: the gold value if any, else the predicted one."""
-        values = units["gold_value"].where(units["gold_value"].notna(), units["pred_value"])
-        return (units["domain_slot"] + "-" + values.astype(str)).tolist()
 
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
         """Slots of a turn every run gets wrong with the same value (or none): `domain-slot-value`, `none` to remove it."""

@@ -55,13 +55,13 @@ def annotator() -> str:
 
 
 def taxonomy(task: Task, db: Store) -> list[str]:
-    return list(dict.fromkeys(list(task.error_tags) + db.custom_tags(task.name)))
+    return list(dict.fromkeys(list(task.facts.error_tags) + db.custom_tags(task.facts.name)))
 
 
 def task_remarks(task: Task) -> list[Annotation]:
     """Every stored record of a task: read once per page run and shared by the views below."""
     db = store()
-    return db.find(task=task.name) if db else []
+    return db.find(task=task.facts.name) if db else []
 
 
 def annotations_by_example(task: Task, run: str, items: list[Annotation]) -> dict[str, list[Annotation]]:
@@ -96,14 +96,14 @@ def _editor_box(task: Task, run: str, example: dict, existing: list[Annotation])
     name = annotator()
     about = st.radio("About", ["this run", "the gold"], horizontal=True, key=f"about|{slot}")
     target_run = GOLD if about == "the gold" else run
-    others = [a for a in db.find(task=task.name, guid=guid) if a.turn == turn and a.run in (run, GOLD) and a.annotator != name]
+    others = [a for a in db.find(task=task.facts.name, guid=guid) if a.turn == turn and a.run in (run, GOLD) and a.annotator != name]
     for other in others:
         st.caption(md(f"{other.annotator} ({'gold' if other.run == GOLD else other.run}, {other.updated_at[:19].replace('T', ' ')} UTC): "
                       f"{', '.join(other.tags) or 'no tags'}{' · gold looks wrong' if other.gold_wrong else ''}{' · ' + other.note if other.note else ''}"))
     if not name:
         st.info("Set your name in the sidebar to annotate.")
         return
-    mine = db.get(task.name, guid, target_run, name, turn=turn)
+    mine = db.get(task.facts.name, guid, target_run, name, turn=turn)
     options = taxonomy(task, db)
     key = f"{slot}|{target_run}"
     version_key = f"version|{key}"
@@ -123,7 +123,7 @@ def _editor_box(task: Task, run: str, example: dict, existing: list[Annotation])
         corrected = right.text_input("Corrected label (optional)", key=f"fix|{key}")
         saved = st.form_submit_button("Save")
     if saved:
-        item = Annotation(task.name, guid, target_run, name, tags=tags, note=note_text, gold_wrong=gold_wrong,
+        item = Annotation(task.facts.name, guid, target_run, name, tags=tags, note=note_text, gold_wrong=gold_wrong,
                           corrected_label=corrected or None, turn=turn)
         if _save(db, item, version_key):
             st.rerun()  # the whole page: the tag slice and the tag filter above must show the save at once
@@ -174,35 +174,35 @@ def bulk_tagger(task: Task, result: RunResult, shown: pd.DataFrame) -> None:
     db = store()
     if db is None:
         return
-    with st.expander(f"Tag all {len(shown)} filtered {task.unit}s, or extend the tag list"):
+    with st.expander(f"Tag all {len(shown)} filtered {task.facts.unit}s, or extend the tag list"):
         if not annotator():
             st.info("Set your name in the sidebar to annotate.")
         with st.form("bulk_tags", border=False):
             tags = st.multiselect("Add these tags", taxonomy(task, db), key="bulk_tag_values")
             note_text = st.text_input("Note (added to each)", key="bulk_note")
-            apply = st.form_submit_button(f"Tag {len(shown)} {task.unit}s", disabled=not annotator())
+            apply = st.form_submit_button(f"Tag {len(shown)} {task.facts.unit}s", disabled=not annotator())
         if apply and tags:
             done = 0
             try:
-                with st.spinner(f"Tagging {len(shown)} {task.unit}s…"):
+                with st.spinner(f"Tagging {len(shown)} {task.facts.unit}s…"):
                     for row in shown.to_dict("records"):
                         guid, turn = task.annotation_key(row)
-                        current = db.get(task.name, guid, result.run, annotator(), turn=turn)
-                        item = current or Annotation(task.name, guid, result.run, annotator(), turn=turn)
+                        current = db.get(task.facts.name, guid, result.run, annotator(), turn=turn)
+                        item = current or Annotation(task.facts.name, guid, result.run, annotator(), turn=turn)
                         item.tags = sorted(set(item.tags) | set(tags))
                         item.note = "; ".join(n for n in (item.note, note_text) if n)
                         db.save(item)
                         done += 1
             except (StoreError, InvalidRecord) as err:
-                st.error(md(f"Tagged {done} of {len(shown)} {task.unit}s, then: {err}"))
+                st.error(md(f"Tagged {done} of {len(shown)} {task.facts.unit}s, then: {err}"))
             else:
-                st.toast(md(f"Tagged {len(shown)} {task.unit}s with {', '.join(tags)}."))
+                st.toast(md(f"Tagged {len(shown)} {task.facts.unit}s with {', '.join(tags)}."))
                 st.rerun()  # the whole page, so the tag slice shows the new tags
         new_tag = st.text_input("New tag for this task's list", key="new_tag")
         if st.button("Add tag", key="add_tag") and new_tag.strip():
             try:
-                db.add_tag(task.name, new_tag)
-                st.success(md(f"Added '{new_tag.strip()}' to the {task.name.upper()} tags."))
+                db.add_tag(task.facts.name, new_tag)
+                st.success(md(f"Added '{new_tag.strip()}' to the {task.facts.name.upper()} tags."))
             except StoreError as err:
                 st.error(md(err))
 
@@ -227,7 +227,7 @@ def tag_views(task: Task, result: RunResult, results: dict[str, RunResult]) -> N
         return
     st.markdown("**Error tags as a slice** (all annotators)")
     table = tag_table(task, result.frames, rows)
-    for metric in task.metrics:
+    for metric in task.facts.metrics:
         if metric.key in table:
             table[metric.key] = [metric_text(None if pd.isna(v) else float(v)) for v in table[metric.key]]
     table["share_of_errors"] = ["n/a" if pd.isna(v) else f"{v:.1f}%" for v in table["share_of_errors"]]

@@ -107,29 +107,29 @@ def _folder_training(task: Task) -> Path | None:
 
 def _training(task: Task):
     """The training gold of this task, from the gold folder or uploaded (kept for the session), and its cache key."""
-    if not task.training_slices:
+    if task.training is None:
         return "", None
     beside = _folder_training(task)
     if beside is not None and st.toggle(f"Seen in training: use {md(beside.name)} from the gold folder", key="train_from_folder"):
         modified = beside.stat().st_mtime
         try:
-            train = _train_from_folder(task.name, str(beside), modified)
+            train = _train_from_folder(task.facts.name, str(beside), modified)
         except InputError as err:
             st.error(md(err))
             return "", None
         st.caption(md(f"Training file {beside}: {len(train.rows):,} records") + (f" ({len(train.problems)} skipped)" if train.problems else ""))
         return f"file:{beside}:{modified}", train
-    upload = st.file_uploader(f"{task.name.upper()} training file, official format (optional: adds 'seen in training' slices; {md(limit_text())})",
+    upload = st.file_uploader(f"{task.facts.name.upper()} training file, official format (optional: adds 'seen in training' slices; {md(limit_text())})",
                               key="train_upload", max_upload_size=limit_megabytes())
     if upload is not None:
-        st.session_state.setdefault("train_files", {})[task.name] = (upload.name, upload.getvalue())
-    kept = st.session_state.get("train_files", {}).get(task.name)
+        st.session_state.setdefault("train_files", {})[task.facts.name] = (upload.name, upload.getvalue())
+    kept = st.session_state.get("train_files", {}).get(task.facts.name)
     if kept is None:
         return "", None
     name, data = kept
     key = digest(data)
     try:
-        train = _train_gold(task.name, key, name, data)
+        train = _train_gold(task.facts.name, key, name, data)
     except InputError as err:
         st.error(md(err))
         return "", None
@@ -177,7 +177,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
     if not found:
         st.caption("No slice of at least 1% of the units is worse than the whole run.")
         return
-    metric_keys = [m.key for m in task.metrics]
+    metric_keys = [m.key for m in task.facts.metrics]
     rows = []
     for item in found:
         row = {"slice": _condition_text(item), "size": item["size"], "unit": item["unit"], "errors": item["errors"], "error rate": item["error_rate"]}
@@ -203,13 +203,13 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
     if "worse" in item:
         better, worse = results[item["better"]], results[item["worse"]]
         spans = _paired_slice_intervals(better.key, worse.key, guids_key, task, better, worse, guids)
-        st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; {better.run} − {worse.run}, 95% interval (paired bootstrap, "
+        st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.facts.unit}s; {better.run} − {worse.run}, 95% interval (paired bootstrap, "
                       f"{UI_RESAMPLES} resamples) " + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items())))
     else:
         spans = _slice_intervals(result.key, guids_key, task, result, guids)
-        st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
+        st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.facts.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
                       + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)))
-    st.button(f"Show these {len(guids)} {task.unit}s below", key="apply_weak_slice", on_click=_apply, args=(guids,))
+    st.button(f"Show these {len(guids)} {task.facts.unit}s below", key="apply_weak_slice", on_click=_apply, args=(guids,))
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -224,7 +224,7 @@ def _calibration(task: Task, result: RunResult, results: dict[str, RunResult]) -
     left, right = st.columns(2)
     with left:
         st.markdown(f"**Reliability of {md(result.run)}** — ECE {cal.ece:.2f} · MCE {cal.mce:.2f} "
-                    f"<span class='kv-kv'>(10 equal-width bins, 0..100; {cal.n:,} {esc(task.unit)}s with probabilities)</span>",
+                    f"<span class='kv-kv'>(10 equal-width bins, 0..100; {cal.n:,} {esc(task.facts.unit)}s with probabilities)</span>",
                     unsafe_allow_html=True)
         st.plotly_chart(reliability_figure(cal.bins, result.run), key="reliability", config={"displayModeBar": False})
     curves = {}
@@ -249,7 +249,7 @@ def _queue(result_keys: tuple[str, ...], _task: Task, _results: list[RunResult])
 def _official_text(task: Task) -> tuple[str, str] | None:
     """The text and name of the gold file in use, for the patch (None for gold from the Hugging Face hub)."""
     choice = gold_for(task)
-    upload = st.session_state.get("gold_uploads", {}).get(task.name)
+    upload = st.session_state.get("gold_uploads", {}).get(task.facts.name)
     if upload and not choice.is_demo and upload[0] in choice.gold.source:
         return upload[1].decode("utf-8-sig"), upload[0]
     path = Path(choice.gold.source)
@@ -328,9 +328,9 @@ def order_control(task: Task, result: RunResult, results: dict[str, RunResult], 
 
 def compact_view(task: Task, result: RunResult, rows: pd.DataFrame, by_example: dict) -> bool:
     """YNAT, NLI, STS: one table row per example, the full drawing of the chosen one below; False when not used."""
-    if not task.compact_table or not st.toggle("Compact table (one row per example)", key="compact"):
+    if not task.view.compact_table or not st.toggle("Compact table (one row per example)", key="compact"):
         return False
-    columns = ["guid", *task.text_columns, *(c for c in COMPACT_COLUMNS if c in rows)]
+    columns = ["guid", *task.facts.text_columns, *(c for c in COMPACT_COLUMNS if c in rows)]
     event = st.dataframe(export_frame(rows[columns]), hide_index=True, width="stretch", on_select="rerun",
                          selection_mode="single-row", key="compact_table",
                          column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "abs_error")})

@@ -24,9 +24,9 @@ def report_button(task: Task, results: list[RunResult]) -> None:
     gold_note, db = gold_for(task).note, store()  # read here: the file is built later, outside this page run
 
     def html() -> bytes:
-        remarks = db.find(task=task.name) if db else []
+        remarks = db.find(task=task.facts.name) if db else []
         return build_report(task, results, gold_note, remarks, errors=count, samples=REPORT_RESAMPLES).encode("utf-8")
 
     names = re.sub(r"[^\w.-]+", "_", "-vs-".join(r.run for r in results))[:120]
     right.download_button(f"Download a report of {md(' vs '.join(r.run for r in results))} (one HTML file that opens offline)", html,
-                          file_name=f"{task.name}-{names}-report.html", mime="text/html", key="report_download", on_click="ignore")
+                          file_name=f"{task.facts.name}-{names}-report.html", mime="text/html", key="report_download", on_click="ignore")

@@ -91,8 +91,8 @@ def _gold_from_hf(task_name: str) -> Gold | str:
 
 def _demo(task: Task, note: str) -> GoldChoice:
     path = official_file(task, DEMO_BENCHMARK)
-    assert path is not None, f"the embedded demo has no {task.name} file"  # shipped with the package
-    return GoldChoice(_gold_from_path(task.name, str(path), path.stat().st_mtime), f"demo:{path.stat().st_mtime}", note, True)
+    assert path is not None, f"the embedded demo has no {task.facts.name} file"  # shipped with the package
+    return GoldChoice(_gold_from_path(task.facts.name, str(path), path.stat().st_mtime), f"demo:{path.stat().st_mtime}", note, True)
 
 
 def gold_for(task: Task) -> GoldChoice:
@@ -103,47 +103,47 @@ def gold_for(task: Task) -> GoldChoice:
         try:
             folder = allowed_gold_folder(state["data_dir"])  # only under the folders the operator allowed
         except InputError as err:
-            return _demo(task, f"{err}. Showing the embedded demo for {task.name.upper()}.")
+            return _demo(task, f"{err}. Showing the embedded demo for {task.facts.name.upper()}.")
         found = official_file(task, folder)
         if found is not None:
             modified = found.stat().st_mtime
             try:
-                gold = _gold_from_path(task.name, str(found), modified)
+                gold = _gold_from_path(task.facts.name, str(found), modified)
             except InputError as err:  # a broken file stays this task's problem; the demo stands in
-                return _demo(task, f"{err}. Showing the embedded demo for {task.name.upper()}.")
+                return _demo(task, f"{err}. Showing the embedded demo for {task.facts.name.upper()}.")
             return GoldChoice(gold, f"file:{found}:{modified}", f"Gold: {found}", False)
-        return _demo(task, f"No {task.official_folder} dev file in {folder}: showing the embedded demo for {task.name.upper()}.")
-    if source == "upload" and task.name in state["gold_uploads"]:
-        name, data = state["gold_uploads"][task.name]
+        return _demo(task, f"No {task.facts.official_folder} dev file in {folder}: showing the embedded demo for {task.facts.name.upper()}.")
+    if source == "upload" and task.facts.name in state["gold_uploads"]:
+        name, data = state["gold_uploads"][task.facts.name]
         key = digest(data)
         try:
-            gold = _gold_from_upload(task.name, key, name, data)
+            gold = _gold_from_upload(task.facts.name, key, name, data)
         except InputError as err:
-            return _demo(task, f"{err}. Showing the embedded demo for {task.name.upper()}.")
+            return _demo(task, f"{err}. Showing the embedded demo for {task.facts.name.upper()}.")
         return GoldChoice(gold, f"upload:{key}", f"Gold: uploaded {name}", False)
     if source == "hf":
-        loaded = _gold_from_hf(task.name)
+        loaded = _gold_from_hf(task.facts.name)
         if isinstance(loaded, Gold):
-            return GoldChoice(loaded, f"hf:{task.name}", f"Gold: {loaded.source}", False)
+            return GoldChoice(loaded, f"hf:{task.facts.name}", f"Gold: {loaded.source}", False)
         return _demo(task, f"{loaded} Showing the embedded demo meanwhile.")
     if source == "upload":
-        return _demo(task, f"No gold file uploaded for {task.name.upper()} yet: showing the embedded demo.")
+        return _demo(task, f"No gold file uploaded for {task.facts.name.upper()} yet: showing the embedded demo.")
     return _demo(task, "Gold: the embedded demo set (our own sentences in the official KLUE format).")
 
 
 def register_gold_upload(name: str, data: bytes) -> str:
     """Keep an uploaded official gold file under the task it belongs to; returns that task's name."""
     for task in TASKS.values():
-        if task.official_folder in name:
-            st.session_state["gold_uploads"][task.name] = (name, data)
-            return task.name
+        if task.facts.official_folder in name:
+            st.session_state["gold_uploads"][task.facts.name] = (name, data)
+            return task.facts.name
     for task in TASKS.values():
         try:
             gold_from_bytes(task, data, name)
         except Exception:  # noqa: BLE001 - trying each task's reader in turn; the failures are expected
             continue
-        st.session_state["gold_uploads"][task.name] = (name, data)
-        return task.name
+        st.session_state["gold_uploads"][task.facts.name] = (name, data)
+        return task.facts.name
     raise InputError(f"{name}: not an official gold file of any KLUE task")
 
 
@@ -253,10 +253,10 @@ def runs_for(task: Task, choice: GoldChoice) -> dict[str, RunSource]:
     """Stored runs of a task, plus the demo runs when the gold is the demo (a stored run wins a shared name)."""
     sources: dict[str, RunSource] = {}
     if choice.is_demo:
-        for path in demo_runs(task.name):
+        for path in demo_runs(task.facts.name):
             sources[path.stem] = RunSource(path.stem, path.name, f"demo:{path.name}:{path.stat().st_mtime}", f"demo {path.stem}", path=path)
     runs = run_store_or_none()
-    for run in runs.list(task.name) if runs else []:
+    for run in runs.list(task.facts.name) if runs else []:
         sources[run.name] = RunSource(run.name, run.file_name, run.sha256, run.model or run.name, stored=run)
     return sources
 
@@ -281,7 +281,7 @@ def _score(task: Task, choice: GoldChoice, source: RunSource, strict: bool, runs
         result = evaluate_bytes(task, choice.gold, data, source.file_name, strict=strict, run=source.name)
     except (InputError, RunConflict) as err:
         return str(err)
-    result.key = f"{task.name}|{choice.key}|{source.digest}|{source.name}|{strict}"
+    result.key = f"{task.facts.name}|{choice.key}|{source.digest}|{source.name}|{strict}"
     return result
 
 
@@ -292,7 +292,7 @@ def evaluate_runs(task: Task, choice: GoldChoice) -> tuple[dict[str, RunResult],
     cache = scored_runs()
     runs = run_store_or_none()
     for name, source in runs_for(task, choice).items():
-        key = (task.name, choice.key, source.digest, source.file_name, name, strict)
+        key = (task.facts.name, choice.key, source.digest, source.file_name, name, strict)
         with st.spinner(f"Scoring {md(name)}…"):  # drawn only when scoring takes a moment (a cached run returns at once)
             outcome = cache.get(key, partial(_score, task, choice, source, strict, runs))
         if isinstance(outcome, str):
