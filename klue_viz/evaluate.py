@@ -310,7 +310,8 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
     if not predictions and not strict:
         looks = detect_task([r for _, r in records])
         if extra and looks and looks != task.facts.name:
-            raise InputError(f"{name}: this looks like a {looks.upper()} file, not {task.facts.name.upper()} (no guid matches the {task.facts.name.upper()} gold)")
+            mine = task.facts.name.upper()
+            raise InputError(f"{name}: this looks like a {looks.upper()} file, not {mine} (no guid matches the {mine} gold)")
         reason = problems[0] if problems else (f"none of its {len(extra)} guids is in the gold (e.g. {extra[0]})" if extra else "nothing usable")
         raise InputError(f"{name}: no prediction could be scored: {reason}")
     if extra:

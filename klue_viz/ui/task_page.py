@@ -361,7 +361,8 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
     first = (page - 1) * page_size
     grouped = f" in {len(cards):,} {task.view.card_column}s" if task.view.card_column else ""
     top[1].markdown(f"<div class='kv-count' data-shown='{len(shown)}' data-total='{total}' data-cards='{len(cards)}'>{len(shown):,} of {total:,} "
-                    f"{task.facts.unit}s match{grouped} (showing {min(first + 1, len(cards))}–{min(first + page_size, len(cards))})</div>", unsafe_allow_html=True)
+                    f"{task.facts.unit}s match{grouped} (showing {min(first + 1, len(cards))}–{min(first + page_size, len(cards))})</div>",
+                    unsafe_allow_html=True)
     top[2].download_button("Download the filtered table (CSV)", lambda: export_frame(shown).to_csv(index=False).encode("utf-8-sig"),
                            file_name=f"{task.facts.name}-{result.run}-examples.csv", mime="text/csv", key="download", on_click="ignore")
     report_button(task, [result] + ([second] if second is not None else []))
