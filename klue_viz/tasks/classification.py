@@ -169,8 +169,7 @@ class LabelTask(Task):
     def code_statistics(self, gold: np.ndarray, pred: np.ndarray, probs: list[list[float] | None]) -> Statistics:
         """Statistics of gold and predicted class ids (-1: no prediction) and of each example's probabilities (None: not given)."""
         classes = len(self.labels)
-        rows, cols, values = label_statistics(gold, pred, classes)
-        return Statistics(len(gold), 3 * classes + 1, rows, cols, values, self.aggregate_for(classes))
+        return label_statistics(gold, pred, classes, self.aggregate_for(classes))
 
     # ---- discovery ---------------------------------------------------------------------------
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:

@@ -17,7 +17,7 @@ from klue_viz import markup as mk
 from klue_viz.draw_arcs import Arc, Word, dependency_svg
 from klue_viz.kit import correction_items, suspect_item, tsv_blocks
 from klue_viz.lazy import lazy_module
-from klue_viz.metrics import DP_LAS_CLASSES, DP_RELATIONS, Statistics, dp_aggregate, dp_las_classes, dp_statistics
+from klue_viz.metrics import DP_LAS_CLASSES, DP_RELATIONS, Statistics, dp_las_classes, dp_statistics
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Frames, ScoredRun
 from klue_viz.tasks.base import Metric, RecordError, Slice, Task, TaskFacts, ViewSettings, as_int, as_list, bucket
@@ -48,11 +48,10 @@ def word_statistics(words: pd.DataFrame, sentence: np.ndarray, n: int) -> Statis
     keep = sentence >= 0
     gold_class = pd.Categorical(words["gold_class"], categories=DP_LAS_CLASSES).codes.astype(np.int64)
     pred_class = pd.Categorical(words["pred_class"], categories=DP_LAS_CLASSES).codes.astype(np.int64)
-    (rows, cols, values), width = dp_statistics(
-        sentence[keep], words["gold_head"].to_numpy(np.int64)[keep], words["pred_head"].to_numpy(np.int64)[keep],
+    return dp_statistics(
+        n, sentence[keep], words["gold_head"].to_numpy(np.int64)[keep], words["pred_head"].to_numpy(np.int64)[keep],
         gold_class[keep], pred_class[keep],
     )
-    return Statistics(n, width, rows, cols, values, dp_aggregate(width))
 
 
 class Dp(Task):
@@ -264,14 +263,14 @@ class Dp(Task):
 
     def row_statistics(self, gold: list[dict], predictions: list[dict]) -> Statistics:
         sentence = np.repeat(np.arange(len(gold)), [row["n_words"] for row in gold])
-        (rows, cols, values), width = dp_statistics(
+        return dp_statistics(
+            len(gold),
             sentence,
             np.fromiter((h for row in gold for h in row["heads"]), dtype=np.int64, count=len(sentence)),
             np.fromiter((h for p in predictions for h in p["heads"]), dtype=np.int64, count=len(sentence)),
             dp_las_classes(d for row in gold for d in row["deprels"]),
             dp_las_classes(d for p in predictions for d in p["deprels"]),
         )
-        return Statistics(len(gold), width, rows, cols, values, dp_aggregate(width))
 
     def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
         if level != "words":

@@ -10,7 +10,7 @@ import numpy as np
 from klue_viz import markup as mk
 from klue_viz.kit import dump_json, read_json, script_mix, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
-from klue_viz.metrics import Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
+from klue_viz.metrics import MRC_LAYOUT, Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Frames, ScoredRun
 from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, Task, TaskFacts, bucket
@@ -45,9 +45,8 @@ def answer_segments(context: str, gold_spans: list[tuple[int, int]], pred_span: 
 def answer_statistics(pred_norm: list[str], gold_norm: list[list[str]]) -> Statistics:
     """Per question: exact match and ROUGE-W of the normalised answer against its best gold answer."""
     pairs = [mrc_example(p, golds) for p, golds in zip(pred_norm, gold_norm)]
-    rows, cols, values = mean_statistics([np.array([em for em, _ in pairs], dtype=np.float64),
-                                          np.array([rouge for _, rouge in pairs], dtype=np.float64)])
-    return Statistics(len(pairs), 3, rows, cols, values, mrc_aggregate)
+    return mean_statistics(MRC_LAYOUT, {"exact_match": np.array([em for em, _ in pairs], dtype=np.float64),
+                                        "rouge_w": np.array([rouge for _, rouge in pairs], dtype=np.float64)}, mrc_aggregate)
 
 
 def training_keys(rows: list[dict]) -> Iterator[str]:

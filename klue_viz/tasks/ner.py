@@ -24,14 +24,14 @@ from klue_viz.metrics import (
     NER_TAG_ID,
     NER_TAGS,
     NER_TYPES,
-    NER_WIDTH,
+    Layout,
     Statistics,
     character_counts,
+    coo,
     entity_kinds,
-    ner_aggregate,
+    f1,
     ner_entity_table,
     ner_statistics,
-    prf_statistics,
     share,
     strict_entities,
 )
@@ -310,8 +310,7 @@ class Ner(Task):
     def row_statistics(self, gold: list[dict], predictions: list) -> Statistics:
         chars = Characters([row["sentence"] for row in gold], [row["tags"] for row in gold], predictions)
         tp, fp, fn = character_counts(chars.sentence, chars.gold, chars.pred, len(gold))
-        rows, cols, values = ner_statistics(len(gold), tp, fp, fn, *entity_kinds(ner_entity_table(chars.sentence, chars.gold, chars.pred)))
-        return Statistics(len(gold), NER_WIDTH, rows, cols, values, ner_aggregate)
+        return ner_statistics(len(gold), tp, fp, fn, *entity_kinds(ner_entity_table(chars.sentence, chars.gold, chars.pred)))
 
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         sentences = gold["sentence"].tolist()
@@ -405,18 +404,21 @@ class Ner(Task):
         kind = entity_rows(ents)
         keep = (sentence >= 0) & (kind >= 0)
         types = pd.Categorical(ents["label"], categories=TYPES).codes.astype(np.int64)
-        rows, cols, values = ner_statistics(len(ex), counts[0], counts[1], counts[2], sentence[keep], types[keep], kind[keep])
-        return Statistics(len(ex), NER_WIDTH, rows, cols, values, ner_aggregate)
+        return ner_statistics(len(ex), counts[0], counts[1], counts[2], sentence[keep], types[keep], kind[keep])
 
     def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
         if level != "entities":
             return super().detail_statistics(level, frame)
         kind = entity_rows(frame)
         matched_pred = ((frame["side"] == "pred").to_numpy() & frame["matched"].to_numpy(dtype=bool)).astype(float)
-        rows, cols, values = prf_statistics((kind == 0).astype(float), (kind == 1).astype(float), (kind == 2).astype(float))
-        extra = np.flatnonzero(matched_pred)
-        rows, cols, values = np.concatenate([rows, extra]), np.concatenate([cols, np.full(len(extra), 3)]), np.concatenate([values, matched_pred[extra]])
-        return Statistics(len(frame), 4, rows, cols, values, entity_slice_aggregate)
+        index, extra = np.arange(len(frame)), np.flatnonzero(matched_pred)
+        rows, cols, values = coo([
+            (index, ENTITY_ROWS.start("tp_gold"), (kind == 0).astype(float)),
+            (index, ENTITY_ROWS.start("fp"), (kind == 1).astype(float)),
+            (index, ENTITY_ROWS.start("fn"), (kind == 2).astype(float)),
+            (extra, ENTITY_ROWS.start("tp_pred"), matched_pred[extra]),
+        ])
+        return Statistics(len(frame), ENTITY_ROWS.width, rows, cols, values, entity_slice_aggregate)
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
         """Gold entity type against what was predicted there: the diagonal is exact matches only; a right type on
@@ -532,6 +534,10 @@ def joined(keys: pd.Series, values: pd.Series, sep: str) -> dict[str, str]:
     return {key: sep.join(sorted(group)) for key, group in groups.items()}
 
 
+#: Entity-row columns: matched gold (tp), unmatched predicted (fp), unmatched gold (fn), matched predicted.
+ENTITY_ROWS = Layout(tp_gold=1, fp=1, fn=1, tp_pred=1)
+
+
 def entity_slice_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
     """Precision, recall and F1 of a slice of entity rows, from matched gold, fp, fn and matched predicted counts.
 
@@ -540,7 +546,7 @@ def entity_slice_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
     entities, (matched gold + matched predicted) / all: 2tp / (2tp + fp + fn) whenever both sides are in the slice
     alike (every slice the task defines), precision or recall when the slice holds one side only.
     """
-    tp_gold, fp, fn, tp_pred = summed[:, 0], summed[:, 1], summed[:, 2], summed[:, 3]
+    tp_gold, fp, fn, tp_pred = (ENTITY_ROWS.column(summed, name) for name in ("tp_gold", "fp", "fn", "tp_pred"))
     return {"precision": share(tp_pred, tp_pred + fp), "recall": share(tp_gold, tp_gold + fn),
             "f1": share(tp_gold + tp_pred, tp_gold + tp_pred + fp + fn)}
 
@@ -559,8 +565,7 @@ def entity_f1(frames: Frames) -> pd.Series:
     fp = ents[(ents["side"] == "pred") & ~ents["matched"]].groupby("guid").size()
     guids = frames.examples["guid"]
     tp, fn, fp = (s.reindex(guids).fillna(0).to_numpy() for s in (tp, fn, fp))
-    denominator = 2 * tp + fp + fn
-    return pd.Series(np.where(denominator > 0, 100 * 2 * tp / np.maximum(denominator, 1), 100.0), index=frames.examples.index)
+    return pd.Series(100.0 * f1(tp, fp, fn, undefined=1.0), index=frames.examples.index)
 
 
 TASK = Ner()

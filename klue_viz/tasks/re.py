@@ -104,11 +104,10 @@ class Re(LabelTask):
     def code_statistics(self, gold: np.ndarray, pred: np.ndarray, probs: list[list[float] | None]) -> Statistics:
         """Label counts for micro F1, and the probability rows AUPRC is computed from (it does not sum)."""
         classes = len(self.labels)
-        rows, cols, values = label_statistics(gold, pred, classes)
         has_probs = np.array([isinstance(p, list) for p in probs], dtype=bool)
         full = np.zeros((len(gold), len(RELATIONS)))
         full[has_probs] = np.array([p for p in probs if isinstance(p, list)], dtype=np.float64).reshape(-1, len(RELATIONS))
-        return Statistics(len(gold), 3 * classes + 1, rows, cols, values, re_aggregate(classes), re_auprc_unsummed(gold, full, has_probs))
+        return label_statistics(gold, pred, classes, re_aggregate(classes), re_auprc_unsummed(gold, full, has_probs))
 
     def render(self, frames: Frames, guid: str) -> str:
         ex = frames.example(guid)

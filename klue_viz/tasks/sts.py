@@ -12,7 +12,7 @@ from klue_viz import markup as mk
 from klue_viz.charts import sts_scatter
 from klue_viz.kit import correction_items, dump_json, read_json, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
-from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_aggregate, sts_statistics
+from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_statistics
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Frames, Repaired, ScoredRun
 from klue_viz.tasks.base import Metric, RecordError, Slice, Task, TaskFacts, ViewSettings, as_int, shown
@@ -35,8 +35,7 @@ def score_bin(values: pd.Series) -> pd.Series:
 
 def pair_statistics(gold: np.ndarray, pred: np.ndarray, pred_binary: np.ndarray) -> Statistics:
     """Pearson's sums and the binary F1 counts of pairs (gold thresholded at 3.0, the prediction's own 0/1)."""
-    rows, cols, values = sts_statistics(gold, pred, (gold >= THRESHOLD).astype(int), pred_binary)
-    return Statistics(len(gold), 9, rows, cols, values, sts_aggregate)
+    return sts_statistics(gold, pred, (gold >= THRESHOLD).astype(int), pred_binary)
 
 
 class Sts(Task):

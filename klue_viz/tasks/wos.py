@@ -11,7 +11,7 @@ import numpy as np
 from klue_viz import markup as mk
 from klue_viz.kit import correction_items, dump_json, read_json, suspect_item
 from klue_viz.lazy import lazy_module
-from klue_viz.metrics import Statistics, mean_statistics, prf_aggregate, prf_statistics, turn_prf, wos_aggregate
+from klue_viz.metrics import WOS_LAYOUT, Statistics, mean_statistics, prf_statistics, turn_prf, wos_aggregate
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Frames, ScoredRun
 from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, Task, TaskFacts, ViewSettings, as_int, as_list
@@ -41,9 +41,8 @@ def value_class(value: str | None) -> str:
 def state_statistics(gold_states: list[list[str]], pred_states: list[list[str]]) -> Statistics:
     """Per turn: whether the state is right as a set (joint goal) and the turn's slot F1."""
     pairs = list(zip(gold_states, pred_states))
-    rows, cols, values = mean_statistics([np.array([set(g) == set(p) for g, p in pairs], dtype=np.float64),
-                                          np.array([turn_prf(g, p)[3] for g, p in pairs], dtype=np.float64)])
-    return Statistics(len(pairs), 3, rows, cols, values, wos_aggregate)
+    return mean_statistics(WOS_LAYOUT, {"joint_goal": np.array([set(g) == set(p) for g, p in pairs], dtype=np.float64),
+                                        "turn_f1": np.array([turn_prf(g, p)[3] for g, p in pairs], dtype=np.float64)}, wos_aggregate)
 
 
 def training_keys(rows: list[dict]) -> Iterator[str]:
@@ -198,8 +197,7 @@ class Wos(Task):
         tp = (status == "correct").to_numpy(np.float64)
         fp = status.isin(["extra", "wrong value"]).to_numpy(np.float64)
         fn = status.isin(["missing", "wrong value"]).to_numpy(np.float64)
-        rows, cols, values = prf_statistics(tp, fp, fn)
-        return Statistics(len(frame), 3, rows, cols, values, prf_aggregate)
+        return prf_statistics(tp, fp, fn)
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
         slots = frames.details["slots"]
