@@ -350,10 +350,10 @@ def suspects_command(args: argparse.Namespace) -> int:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
     for k, item in enumerate(found, 1):
-        turn = f" turn {item['turn']}" if item["turn"] is not None else ""
-        print(terminal(f"{k:>3}. {item['guid']}{turn} {item['unit']}: gold {item['gold']} -> {item['proposed']}  score {item['score']:.3f}"))
+        turn = f" turn {item.turn}" if item.turn is not None else ""
+        print(terminal(f"{k:>3}. {item.guid}{turn} {item.unit}: gold {item.gold} -> {item.proposed}  score {item.score:.3f}"))
     if args.out:
-        payload = {"task": task.facts.name, "runs": [r.run for r in results], "suspects": found}
+        payload = {"task": task.facts.name, "runs": [r.run for r in results], "suspects": [item.to_dict() for item in found]}
         Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
     return 0
 

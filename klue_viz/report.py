@@ -142,7 +142,8 @@ def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annota
     if queue:
         parts.append("<h3>Likely gold errors</h3><p>Where the runs agree with one another against the gold (and, with probabilities, "
                      "cleanlab's label quality).</p>"
-                     + table(pd.DataFrame([{k: s[k] for k in ("guid", "turn", "unit", "gold", "proposed", "score")} for s in queue])))
+                     + table(pd.DataFrame([{"guid": s.guid, "turn": s.turn, "unit": s.unit, "gold": s.gold, "proposed": s.proposed, "score": s.score}
+                                         for s in queue])))
     return "".join(parts)
 
 

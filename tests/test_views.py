@@ -344,7 +344,7 @@ def test_a_ninth_task_gets_sort_orders_suspects_and_a_patch_from_discovery_uncha
     ordered = sort_examples(task, runs[0].frames, runs[0].frames.examples, "wrong first")
     assert ordered["guid"].tolist() == ["g0", "g3", "g1", "g2", "g4", "g5"]
     queue = suspects(task, runs, top=None)
-    assert [(s["guid"], s["unit"], s["gold"], s["proposed"], s["score"]) for s in queue] == [("g0", "label", "yes", "no", 2.0)]
+    assert [(s.guid, s.unit, s.gold, s.proposed, s.score) for s in queue] == [("g0", "label", "yes", "no", 2.0)]
     patch = make_patch(task, official, "ninth_dev.json", {("g0", None): ["no"], ("g1", None): ["maybe"]})
     assert json.loads(patch.text) == [{**records[0], "label": "no"}] and patch.records == 1
     assert [(p.guid, "maybe" in p.message) for p in patch.problems] == [("g1", True)]

@@ -20,33 +20,37 @@ suspect (`klue_viz.annotations.gold_marks`) stores a correction that can be appl
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import pandas as pd
 
+from klue_viz.kit import Suspect
+from klue_viz.results import ScoredRun
 from klue_viz.tasks.base import Task
 
 
-def suspects(task: Task, results: list, top: int | None = 100) -> list[dict]:
+def suspects(task: Task, results: Sequence[ScoredRun], top: int | None = 100) -> list[Suspect]:
     """The review queue of several runs of one task (RunResults scored against the same gold)."""
     if not results:
         return []
     found = task.find_suspects(results)
-    found.sort(key=lambda s: (-s["score"], s["guid"], s["turn"] if s["turn"] is not None else -1, s["unit"]))
+    found.sort(key=lambda s: (-s.score, s.guid, s.turn if s.turn is not None else -1, s.unit))
     return found[:top] if top else found
 
 
-def queue_frame(found: list[dict]) -> pd.DataFrame:
+def queue_frame(found: list[Suspect]) -> pd.DataFrame:
     """The queue as a table for the app (evidence summarised as text)."""
-    rows = [{"rank": k + 1, "guid": s["guid"], "turn": s["turn"], "unit": s["unit"], "gold": str(s["gold"]), "proposed": str(s["proposed"]),
-             "score": s["score"], "runs agreeing": f"{s['evidence'].get('agreeing', '?')}/{s['evidence'].get('of', '?')}"}
+    rows = [{"rank": k + 1, "guid": s.guid, "turn": s.turn, "unit": s.unit, "gold": str(s.gold), "proposed": str(s.proposed),
+             "score": s.score, "runs agreeing": f"{s.evidence.agreeing}/{s.evidence.of}"}
             for k, s in enumerate(found)]
     return pd.DataFrame(rows, columns=["rank", "guid", "turn", "unit", "gold", "proposed", "score", "runs agreeing"])
 
 
-def evidence_frame(suspect: dict) -> pd.DataFrame:
+def evidence_frame(suspect: Suspect) -> pd.DataFrame:
     """One row per run: what it answered on the unit and, where it gave probabilities, how confident it was."""
-    runs = suspect["evidence"].get("runs", {})
+    runs = suspect.evidence.runs
     rows = []
-    for run, given in (runs.items() if isinstance(runs, dict) else ((run, suspect["proposed"]) for run in runs)):
+    for run, given in (runs.items() if isinstance(runs, Mapping) else ((run, suspect.proposed) for run in runs)):
         entry = given if isinstance(given, dict) else {"label": given}
         rows.append({"run": run, "answer": "" if entry.get("label") is None else str(entry["label"]),
                      "confidence": entry.get("confidence"), "p(gold)": entry.get("p_gold"), "p(proposed)": entry.get("p_proposed")})

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from klue_viz.io import BARE_VALUE, load_json
+from klue_viz.kit import Suspect
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Statistics
 from klue_viz.problems import InputError, Problem
@@ -245,9 +246,9 @@ class Task(ABC):
 
     # ---- discovery (klue_viz.discovery calls these) -------------------------------------------
     @abstractmethod
-    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Units whose gold looks wrong to the runs (of this task, on one gold), unranked: `klue_viz.discovery.suspects`
-        sorts them into the review queue. Entries are `klue_viz.kit.suspect_item`s; `proposed` in the form `write_patch`
+        sorts them into the review queue. Entries are `klue_viz.kit.Suspect`s; `proposed` in the form `write_patch`
         reads back."""
 
     @abstractmethod

@@ -13,7 +13,7 @@ import numpy as np
 
 from klue_viz import markup as mk
 from klue_viz.io import JSON_FAILURES
-from klue_viz.kit import confidence_bucket, correction_items, dump_json, read_json, shared_examples, suspect_item
+from klue_viz.kit import Evidence, Suspect, confidence_bucket, correction_items, dump_json, read_json, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Aggregate, Statistics, label_statistics
 from klue_viz.problems import InputError, Problem
@@ -172,7 +172,7 @@ class LabelTask(Task):
         return label_statistics(gold, pred, classes, self.aggregate_for(classes))
 
     # ---- discovery ---------------------------------------------------------------------------
-    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Examples whose label the runs agree on against the gold, with cleanlab where runs gave probabilities."""
         return label_suspects(self, results)
 
@@ -198,7 +198,7 @@ def _guid(record) -> str | None:
 # ---- discovery: the suspect queue and the gold patch of a single-label task --------------------------
 
 
-def label_suspects(task: LabelTask, results: Sequence[ScoredRun]) -> list[dict]:
+def label_suspects(task: LabelTask, results: Sequence[ScoredRun]) -> list[Suspect]:
     """Examples whose label the runs agree on against the gold, with cleanlab's label quality where runs gave probabilities."""
     labels = list(task.labels)
     index = {label: k for k, label in enumerate(labels)}
@@ -215,7 +215,7 @@ def label_suspects(task: LabelTask, results: Sequence[ScoredRun]) -> list[dict]:
         proposed, count = wrong.most_common(1)[0]
         if count < needed or count < len(results) / 2:
             continue
-        evidence: dict[str, Any] = {"runs": {}, "agreeing": count, "of": len(results)}
+        answers: dict[str, dict[str, str | float | None]] = {}
         votes = 0.0
         for run, pred, probs in preds:
             entry: dict[str, str | float | None] = {"label": pred if isinstance(pred, str) else None}
@@ -224,12 +224,13 @@ def label_suspects(task: LabelTask, results: Sequence[ScoredRun]) -> list[dict]:
                              p_proposed=float(probs[index[proposed]]))
             if pred == proposed:
                 votes += float(probs[index[proposed]]) if probs is not None else 1.0
-            evidence["runs"][run] = entry
+            answers[run] = entry
         score = votes
+        extra = {}
         if quality is not None:
-            evidence["cleanlab"] = {"label_quality": float(quality[k]), "flagged": bool(flagged[k])}
+            extra["cleanlab"] = {"label_quality": float(quality[k]), "flagged": bool(flagged[k])}
             score += 1.0 - float(quality[k])
-        out.append(suspect_item(guid, "label", gold[k], proposed, score, evidence))
+        out.append(suspect_item(guid, "label", gold[k], proposed, score, Evidence(count, len(results), answers, extra=extra)))
     return out
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from klue_viz import markup as mk
 from klue_viz.draw_arcs import Arc, Word, dependency_svg
-from klue_viz.kit import correction_items, suspect_item, tsv_blocks
+from klue_viz.kit import Evidence, Suspect, correction_items, suspect_item, tsv_blocks
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import DP_LAS_CLASSES, DP_RELATIONS, Statistics, dp_las_classes, dp_statistics
 from klue_viz.problems import InputError, Problem
@@ -303,7 +303,7 @@ class Dp(Task):
         return {"most word errors first": lambda f: -f.examples["errors"], "lowest sentence UAS first": lambda f: f.examples["uas"],
                 "lowest sentence LAS first": lambda f: f.examples["las"]}
 
-    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Words whose head (and relation, where they agree on it) every run predicts alike against the gold: `index:head:DEPREL`."""
         n = len(results)
         words = [r.frames.details["words"].set_index(["guid", "index"]) for r in results]
@@ -321,8 +321,8 @@ class Dp(Task):
         for k in np.flatnonzero(against):
             guid, index = shared[k]
             rel = deprels[k, 0] if same_rel[k] else gold_rel[k]
-            evidence = {"word": str(base["word_form"].iloc[k]), "runs": [r.run for r in results], "agreeing": n, "of": n,
-                        "pred_deprels": sorted(set(deprels[k]))}
+            evidence = Evidence(n, n, [r.run for r in results], about={"word": str(base["word_form"].iloc[k])},
+                                extra={"pred_deprels": sorted(set(deprels[k]))})
             unit = "head" if heads[k, 0] != gold_head[k] else "relation"
             out.append(suspect_item(guid, unit, f"{index}:{gold_head[k]}:{gold_rel[k]}", f"{index}:{heads[k, 0]}:{rel}", n, evidence))
         return out

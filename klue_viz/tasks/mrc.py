@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from klue_viz import markup as mk
-from klue_viz.kit import dump_json, read_json, script_mix, shared_examples, suspect_item
+from klue_viz.kit import Evidence, Suspect, dump_json, read_json, script_mix, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import MRC_LAYOUT, Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
 from klue_viz.problems import InputError, Problem
@@ -204,7 +204,7 @@ class Mrc(Task):
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"lowest ROUGE-W first": lambda f: f.examples["rouge_w"]}
 
-    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Questions every run answers alike (the same normalised answer, or none) and wrongly: that answer is proposed."""
         frames, shared = shared_examples(results)
         out = []
@@ -213,7 +213,7 @@ class Mrc(Task):
             norms = {f.at[guid, "pred_norm"] for f in frames}
             if len(norms) != 1 or any(f.at[guid, "correct"] for f in frames):
                 continue
-            evidence = {"runs": {r.run: a for r, a in zip(results, answers)}, "agreeing": len(results), "of": len(results)}
+            evidence = Evidence(len(results), len(results), {r.run: a for r, a in zip(results, answers)})
             out.append(suspect_item(guid, "answer", frames[0].at[guid, "gold"], answers[0] or NO_ANSWER, len(results), evidence))
         return out
 

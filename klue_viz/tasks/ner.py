@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from klue_viz import markup as mk
-from klue_viz.kit import correction_items, entity_features, eojeol_bucket, suspect_item, tsv_blocks
+from klue_viz.kit import Evidence, Suspect, correction_items, entity_features, eojeol_bucket, suspect_item, tsv_blocks
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import (
     NER_TAG_ID,
@@ -458,7 +458,7 @@ class Ner(Task):
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most entity errors first": lambda f: -f.examples["n_errors"], "lowest entity F1 first": entity_f1}
 
-    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Entity spans every run predicts alike against the gold (a span the gold lacks or types otherwise, `start-end:TYPE`),
         and gold entities every run misses (proposed removed, `start-end:O`)."""
         n = len(results)
@@ -482,13 +482,13 @@ class Ner(Task):
             if len(runs) < n:
                 continue
             overlapping = [f"{a}-{b}:{lab}" for a, b, lab, _ in by_guid.get(guid, []) if a < end and start < b]
-            evidence = {"text": text, "runs": runs, "agreeing": n, "of": n,
-                        "gold_entities": [f"{t} ({lab})" for a, b, lab, t in by_guid.get(guid, []) if a < end and start < b]}
+            evidence = Evidence(n, n, runs, about={"text": text},
+                                extra={"gold_entities": [f"{t} ({lab})" for a, b, lab, t in by_guid.get(guid, []) if a < end and start < b]})
             out.append(suspect_item(guid, "entity", "; ".join(overlapping) or f"{start}-{end}:O", f"{start}-{end}:{label}", n, evidence))
         for (guid, start, end, label, text), runs in missed.items():
             if len(runs) < n:
                 continue
-            evidence = {"text": text, "runs": runs, "agreeing": n, "of": n, "gold_entities": [f"{text} ({label})"]}
+            evidence = Evidence(n, n, runs, about={"text": text}, extra={"gold_entities": [f"{text} ({label})"]})
             out.append(suspect_item(guid, "entity", f"{start}-{end}:{label}", f"{start}-{end}:O", n, evidence))
         return out
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from klue_viz import markup as mk
 from klue_viz.charts import sts_scatter
-from klue_viz.kit import correction_items, dump_json, read_json, shared_examples, suspect_item
+from klue_viz.kit import Evidence, Suspect, correction_items, dump_json, read_json, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_statistics
 from klue_viz.problems import InputError, Problem
@@ -170,7 +170,7 @@ class Sts(Task):
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"largest |gold - predicted| first": lambda f: -f.examples["abs_error"]}
 
-    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Pairs every run scores on the same side of the gold, at least STS_MARGIN from it: their mean is proposed."""
         frames, shared = shared_examples(results)
         gold = frames[0].loc[shared, "gold"].to_numpy(float)
@@ -181,7 +181,7 @@ class Sts(Task):
         out = []
         for k in np.flatnonzero(same_side & (least >= STS_MARGIN)):
             proposed = round(float(preds[k].mean()), 1)
-            evidence = {"runs": {r.run: float(preds[k, j]) for j, r in enumerate(results)}, "agreeing": len(results), "of": len(results)}
+            evidence = Evidence(len(results), len(results), {r.run: float(preds[k, j]) for j, r in enumerate(results)})
             out.append(suspect_item(shared[k], "score", float(gold[k]), proposed, len(results) * float(least[k]) / 5, evidence))
         return out
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from klue_viz import markup as mk
-from klue_viz.kit import correction_items, dump_json, read_json, suspect_item
+from klue_viz.kit import Evidence, Suspect, correction_items, dump_json, read_json, suspect_item
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import WOS_LAYOUT, Statistics, mean_statistics, prf_statistics, turn_prf, wos_aggregate
 from klue_viz.problems import InputError, Problem
@@ -254,7 +254,7 @@ class Wos(Task):
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most slot errors first": lambda f: -(f.examples["fp"] + f.examples["fn"]), "lowest slot F1 first": lambda f: f.examples["f1"]}
 
-    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Slots of a turn every run gets wrong with the same value (or none): `domain-slot-value`, `none` to remove it."""
         n = len(results)
         answers: dict[tuple, list] = defaultdict(list)
@@ -269,7 +269,7 @@ class Wos(Task):
             if len(given) < n or len(values) != 1:
                 continue
             value = next(iter(values))
-            evidence = {"runs": [run for run, _ in given], "agreeing": n, "of": n}
+            evidence = Evidence(n, n, [run for run, _ in given])
             out.append(suspect_item(dialogue, "slot", f"{slot}-{gold if gold is not None else 'none'}",
                                     f"{slot}-{value if value is not None else 'none'}", n, evidence, turn=turn))
         return out

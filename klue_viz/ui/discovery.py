@@ -28,6 +28,7 @@ from klue_viz.discovery.suspects import evidence_frame, queue_frame, suspects
 from klue_viz.evaluate import RunResult, gold_from_bytes, load_gold, official_file
 from klue_viz.filtering import export_frame
 from klue_viz.gold_folders import allowed_gold_folder
+from klue_viz.kit import Suspect
 from klue_viz.markup import esc, md
 from klue_viz.problems import InputError
 from klue_viz.slicing import slice_table
@@ -242,7 +243,7 @@ def _calibration(task: Task, result: RunResult, results: dict[str, RunResult]) -
 
 
 @st.cache_resource(max_entries=32, show_spinner="Looking for gold that several runs disagree with…")
-def _queue(result_keys: tuple[str, ...], _task: Task, _results: list[RunResult]) -> list[dict]:
+def _queue(result_keys: tuple[str, ...], _task: Task, _results: list[RunResult]) -> list[Suspect]:
     return suspects(_task, _results, top=None)
 
 
@@ -270,25 +271,25 @@ def _suspects(task: Task, results: dict[str, RunResult]) -> None:
     chosen = event.selection.rows if event is not None else []
     if chosen:
         suspect = found[chosen[0]]
-        guid = task.example_guid(suspect["guid"], suspect["turn"])
+        guid = task.example_guid(suspect.guid, suspect.turn)
         first = runs[0]
         if guid in set(first.frames.examples["guid"]):
             st.markdown(task.render(first.frames, guid), unsafe_allow_html=True)
-        st.markdown(f"**Evidence**: gold {md(suspect['gold'])} → proposed {md(suspect['proposed'])}")
+        st.markdown(f"**Evidence**: gold {md(suspect.gold)} → proposed {md(suspect.proposed)}")
         st.dataframe(export_frame(evidence_frame(suspect)), hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "p(gold)", "p(proposed)")})
-        st.json(suspect["evidence"], expanded=False)
-        st.button(f"Gold looks wrong: propose {md(suspect['proposed'])}", key="mark_suspect", on_click=_mark, args=(task, suspect),
+        st.json(suspect.evidence.to_dict(), expanded=False)
+        st.button(f"Gold looks wrong: propose {md(suspect.proposed)}", key="mark_suspect", on_click=_mark, args=(task, suspect),
                   disabled=not annotator(), help=None if annotator() else "Set your name in the sidebar to annotate.")
     _patch(task)
 
 
-def _mark(task: Task, suspect: dict) -> None:
+def _mark(task: Task, suspect: Suspect) -> None:
     db = store()
     if db is None:
         return
     mark_gold_wrong(db, task, suspect, annotator())
-    st.toast(md(f"Marked {suspect['guid']}: gold looks wrong, proposed {suspect['proposed']}"))
+    st.toast(md(f"Marked {suspect.guid}: gold looks wrong, proposed {suspect.proposed}"))
 
 
 def _patch(task: Task) -> None:
