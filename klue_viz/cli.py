@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -322,6 +323,7 @@ def slices_command(args: argparse.Namespace) -> int:
         first = results[0]
         extra = features.training_features(task, first.frames, features.load_training(task, args.train)) if args.train else None
         tags = slices.error_tags(task, first.run, stored_remarks(task.facts.name))  # the user's tags on the (first) run are conditions too
+        found: Sequence[slices.WeakSlice] | Sequence[slices.PairedSlice]
         if len(results) == 1:
             found = slices.weak_slices(task, first.frames, tags=tags, extra=extra, top=args.top, ci_samples=args.bootstrap)
         else:
@@ -330,13 +332,13 @@ def slices_command(args: argparse.Namespace) -> int:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
     for k, item in enumerate(found, 1):
-        conditions = " & ".join(f"{key}={value}" for key, value in item["conditions"].items())
-        who = f"  {item['worse']} worse by {item['difference']:.1f} points" if "worse" in item else ""
-        print(terminal(f"{k:>3}. {conditions}  size {item['size']} {item['unit']}, {item['errors']} errors ({item['error_rate']:.1f}%){who}"))
+        conditions = " & ".join(f"{key}={value}" for key, value in item.conditions.items())
+        who = f"  {item.worse} worse by {item.difference:.1f} points" if isinstance(item, slices.PairedSlice) else ""
+        print(terminal(f"{k:>3}. {conditions}  size {item.size} {item.unit}, {item.errors} errors ({item.error_rate:.1f}%){who}"))
     if not found:
         print("no slice is worse than the whole run by enough to list")
     if args.out:
-        payload = {"task": task.facts.name, "runs": [r.run for r in results], "slices": found}
+        payload = {"task": task.facts.name, "runs": [r.run for r in results], "slices": [item.to_dict() for item in found]}
         Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
     return 0
 

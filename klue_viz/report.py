@@ -10,7 +10,7 @@ from a file or the database goes through `markup.esc`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 
 import pandas as pd
@@ -19,7 +19,7 @@ from klue_viz.annotations.store import Annotation
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.charts import confusion_counts, top_confusions
 from klue_viz.discovery.calibration import run_calibration
-from klue_viz.discovery.slices import error_tags, paired_slices, weak_slices
+from klue_viz.discovery.slices import FoundSlice, PairedSlice, error_tags, paired_slices, weak_slices
 from klue_viz.discovery.suspects import suspects
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import STYLE, esc, esc_attr
@@ -116,17 +116,17 @@ def comparison_section(task: Task, first: RunResult, second: RunResult, samples:
 def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annotation] = (), top: int = 10) -> str:
     """What the discovery layer finds (the same functions as the app and the CLI): weak slices (the stored error tags among
     their conditions), calibration, likely gold errors."""
-    def conditions(item: dict) -> str:
-        return " & ".join(f"{key} = {value}" for key, value in item["conditions"].items())
+    def conditions(item: FoundSlice) -> str:
+        return " & ".join(f"{key} = {value}" for key, value in item.conditions.items())
 
-    def slice_rows(found: list[dict]) -> pd.DataFrame:
-        return pd.DataFrame([{"slice": conditions(s), "unit": s["unit"], "size": s["size"], "errors": s["errors"], "error rate %": s["error_rate"],
-                              **{k: v for k, v in s.get("metrics", {}).items()}, **({"worse": s["worse"]} if "worse" in s else {})}
+    def slice_rows(found: Sequence[FoundSlice]) -> pd.DataFrame:
+        return pd.DataFrame([{"slice": conditions(s), "unit": s.unit, "size": s.size, "errors": s.errors, "error rate %": s.error_rate,
+                              **s.metrics, **({"worse": s.worse} if isinstance(s, PairedSlice) else {})}
                              for s in found])
 
     parts = []
     for result in results:
-        found = weak_slices(task, result.frames, tags=error_tags(task, result.run, remarks), top=top)
+        found: Sequence[FoundSlice] = weak_slices(task, result.frames, tags=error_tags(task, result.run, remarks), top=top)
         listed = table(slice_rows(found)) if found else "<p>No slice is worse than the whole run by enough to list.</p>"
         parts.append(f"<h3>Weak slices: {esc(result.run)}</h3>{listed}")
         calibrated = run_calibration(task, result.frames.examples)

@@ -95,7 +95,7 @@ def test_seen_in_training_counts_and_feeds_the_slice_table_and_the_finder(ner, t
         records.append({"guid": row["guid"], "tags": tags})
     spoilt = evaluate_bytes(task, gold, jsonl(records), "spoilt.jsonl")
     found = weak_slices(task, spoilt.frames, extra=training_features(task, spoilt.frames, train_gold), top=1)
-    assert found[0]["conditions"] == {"seen_in_training": "not in training"}
+    assert found[0].conditions == {"seen_in_training": "not in training"}
     pred = tmp_path / "spoilt.jsonl"
     pred.write_bytes(jsonl(records))
     out = tmp_path / "slices.json"

@@ -103,7 +103,7 @@ def test_the_report_carries_what_the_discovery_layer_finds():
     assert "<h2>Found for you</h2>" in html
     top = weak_slices(task, results[0].frames, top=1)
     if top:
-        first = " & ".join(f"{k} = {v}" for k, v in top[0]["conditions"].items())
+        first = " & ".join(f"{k} = {v}" for k, v in top[0].conditions.items())
         assert first in unescape(html)
     with_probs = [r for r in results if run_calibration(task, r.frames.examples) is not None]
     assert with_probs, "a demo YNAT run gives probabilities"

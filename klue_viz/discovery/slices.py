@@ -16,7 +16,7 @@ The tests hold the two to the same top slices on data both can handle.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -202,42 +202,82 @@ def condition_mask(features: pd.DataFrame, conditions: dict[str, str]) -> np.nda
 
 # ---- one run, two runs ---------------------------------------------------------------------------
 
-def describe(task: Task, frames: Frames, found: Units, conditions: dict[str, str], ci_samples: int = 0) -> dict:
+@dataclass(frozen=True, kw_only=True)
+class FoundSlice:
+    """A slice the finder lists: its conditions (feature -> value) and their labels, the unit it counts (`examples`,
+    `entities`, `words`, `slots`), its size in units and examples, the errors in it, the official metrics of its
+    examples, the finder's score, and with resamples the metrics' 95% intervals."""
+
+    conditions: dict[str, str]
+    labels: dict[str, str]
+    unit: str
+    size: int
+    examples: int
+    errors: int
+    error_rate: float
+    metrics: dict[str, float | None]
+    score: float
+    ci95: Mapping[str, Sequence[float | None] | None] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WeakSlice(FoundSlice):
+    """A slice where one run fails most; below the example level, with the metrics of its detail rows."""
+
+    detail_metrics: dict[str, float | None] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The slice as the slices JSON writes it."""
+        out: dict[str, Any] = {"conditions": self.conditions, "unit": self.unit, "size": self.size, "errors": self.errors,
+                               "error_rate": self.error_rate, "examples": self.examples, "metrics": self.metrics}
+        if self.detail_metrics is not None:
+            out["detail_metrics"] = self.detail_metrics
+        if self.ci95 is not None:
+            out["ci95"] = self.ci95
+        return {**out, "score": self.score, "labels": self.labels}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairedSlice(FoundSlice):
+    """A slice where run `worse` is worse than run `better` (errors, error rate and metrics are the worse run's; `runs`
+    has both); `difference`: the error rates' difference in points, `ci95`: the interval of better - worse."""
+
+    worse: str
+    better: str
+    difference: float
+    runs: dict[str, dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The slice as the slices JSON writes it."""
+        out = {"conditions": self.conditions, "labels": self.labels, "unit": self.unit, "size": self.size, "examples": self.examples,
+               "worse": self.worse, "better": self.better, "score": self.score, "errors": self.errors, "error_rate": self.error_rate,
+               "difference": self.difference, "runs": self.runs, "metrics": self.metrics}
+        return out if self.ci95 is None else {**out, "ci95": self.ci95}
+
+
+def describe(task: Task, frames: Frames, found: Units, conditions: dict[str, str], score: float, ci_samples: int = 0) -> WeakSlice:
     """Size, errors, error rate, official metrics (and their interval) of the examples in one slice."""
     mask = condition_mask(found.features, conditions)
     rows = found.frame[mask]
     guids = sorted(set(rows["guid"].astype(str)))
     subset = frames.subset(guids)
     errors = int((~rows["correct"].astype(bool)).sum())
-    out = {
-        "conditions": conditions,
-        "unit": found.level,
-        "size": int(mask.sum()),
-        "errors": errors,
-        "error_rate": 100.0 * errors / max(int(mask.sum()), 1),
-        "examples": len(guids),
-        "metrics": task.score(subset).values,
-    }
-    if found.level != "examples":
-        out["detail_metrics"] = task.detail_scores(found.level, rows)
+    ci95 = None
     if ci_samples:
-        out["ci95"] = {k: list(v) if v else None for k, v in confidence_intervals(task, subset, samples=ci_samples).items()}
-    return out
+        ci95 = {k: list(v) if v else None for k, v in confidence_intervals(task, subset, samples=ci_samples).items()}
+    return WeakSlice(
+        conditions=conditions, labels={k: found.labels.get(k, k) for k in conditions}, unit=found.level, size=int(mask.sum()),
+        examples=len(guids), errors=errors, error_rate=100.0 * errors / max(int(mask.sum()), 1), metrics=task.score(subset).values,
+        score=score, ci95=ci95, detail_metrics=task.detail_scores(found.level, rows) if found.level != "examples" else None,
+    )
 
 
 def weak_slices(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, extra: pd.DataFrame | None = None,
-                top: int = 10, ci_samples: int = 0, **options) -> list[dict]:
+                top: int = 10, ci_samples: int = 0, **options) -> list[WeakSlice]:
     """The slices where one run fails most, best first, each described with its metrics."""
     found = units(task, frames, tags, extra)
     errors = (~found.frame["correct"].astype(bool)).to_numpy(dtype=float)
-    candidates = search(found.features, errors, top=top, **options)
-    out = []
-    for c in candidates:
-        item = describe(task, frames, found, c.conditions, ci_samples)
-        item["score"] = c.score
-        item["labels"] = {k: found.labels.get(k, k) for k in c.conditions}
-        out.append(item)
-    return out
+    return [describe(task, frames, found, c.conditions, c.score, ci_samples) for c in search(found.features, errors, top=top, **options)]
 
 
 def paired_units(task: Task, first: Frames, second: Frames, tags=None, extra=None) -> tuple[Units, np.ndarray, np.ndarray]:
@@ -267,7 +307,7 @@ def _example_features(task: Task, examples: pd.DataFrame) -> pd.DataFrame:
                          if s.level == "examples" and s.key not in LEAKING})
 
 
-def paired_slices(task: Task, first, second, tags=None, extra=None, top: int = 10, ci_samples: int = 0, **options) -> list[dict]:
+def paired_slices(task: Task, first, second, tags=None, extra=None, top: int = 10, ci_samples: int = 0, **options) -> list[PairedSlice]:
     """Slices where one run is worse than the other, ranked on the paired difference (both directions).
 
     `first` and `second` are RunResults, compared on the units both scored. For 'first is worse',
@@ -299,15 +339,16 @@ def paired_slices(task: Task, first, second, tags=None, extra=None, top: int = 1
         for run, ok in ((worse, ok_w), (better, ok_o)):
             wrong = int((~ok[mask]).sum())
             runs[run.run] = {"errors": wrong, "error_rate": 100.0 * wrong / size, "metrics": task.score(run.frames.subset(guids)).values}
-        item = {"conditions": c.conditions, "labels": {k: shared.labels.get(k, k) for k in c.conditions}, "unit": shared.level,
-                "size": size, "examples": len(guids), "worse": worse.run, "better": better.run, "score": statistic,
-                "errors": runs[worse.run]["errors"], "error_rate": runs[worse.run]["error_rate"],
-                "difference": runs[worse.run]["error_rate"] - runs[better.run]["error_rate"], "runs": runs,
-                "metrics": runs[worse.run]["metrics"]}
+        ci95 = None
         if ci_samples:
             # the interval of (better - worse) on each official metric, over the slice's examples
-            item["ci95"] = {x.metric: [x.low, x.high] for x in compare_runs(task, better.frames.subset(guids), worse.frames.subset(guids), samples=ci_samples)}
-        out.append(item)
+            ci95 = {x.metric: [x.low, x.high] for x in compare_runs(task, better.frames.subset(guids), worse.frames.subset(guids), samples=ci_samples)}
+        out.append(PairedSlice(
+            conditions=c.conditions, labels={k: shared.labels.get(k, k) for k in c.conditions}, unit=shared.level, size=size,
+            examples=len(guids), worse=worse.run, better=better.run, score=statistic, errors=runs[worse.run]["errors"],
+            error_rate=runs[worse.run]["error_rate"], difference=runs[worse.run]["error_rate"] - runs[better.run]["error_rate"],
+            runs=runs, metrics=runs[worse.run]["metrics"], ci95=ci95,
+        ))
         if len(out) == top:
             break
     return out

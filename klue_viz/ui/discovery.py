@@ -17,7 +17,7 @@ from klue_viz.charts import coverage_figure, reliability_figure
 from klue_viz.discovery.calibration import coverage_curve, predicted_confidence, run_calibration
 from klue_viz.discovery.features import training_features, with_training
 from klue_viz.discovery.patch import corrections_from, make_patch
-from klue_viz.discovery.slices import error_tags, paired_slices, slice_guids, weak_slices
+from klue_viz.discovery.slices import FoundSlice, PairedSlice, WeakSlice, error_tags, paired_slices, slice_guids, weak_slices
 from klue_viz.discovery.sorting import (
     SUSPECT_RANK,
     sort_examples,
@@ -71,13 +71,13 @@ def _tags(task: Task, run: str) -> tuple[str, dict[str, set[str]]]:
 
 
 @st.cache_resource(max_entries=64, show_spinner="Searching slices…")
-def _found(result_key: str, tags_key: str, train_key: str, _task: Task, _result: RunResult, _tags: dict, _train) -> list[dict]:
+def _found(result_key: str, tags_key: str, train_key: str, _task: Task, _result: RunResult, _tags: dict, _train) -> list[WeakSlice]:
     return weak_slices(_task, _result.frames, tags=_tags, extra=_extra(train_key, _task, _result, _train), top=10)
 
 
 @st.cache_resource(max_entries=32, show_spinner="Searching where the runs differ…")
 def _found_paired(first_key: str, second_key: str, tags_key: str, train_key: str, _task: Task, _first: RunResult, _second: RunResult,
-                  _tags: dict, _train) -> list[dict]:
+                  _tags: dict, _train) -> list[PairedSlice]:
     return paired_slices(_task, _first, _second, tags=_tags, extra=_extra(train_key, _task, _first, _train), top=10)
 
 
@@ -151,8 +151,8 @@ def _paired_slice_intervals(better_key: str, worse_key: str, guids_key: str, _ta
     return {c.metric: (c.low, c.high) for c in rows if c.low is not None and c.high is not None}
 
 
-def _condition_text(item: dict) -> str:
-    return " & ".join(f"{item['labels'].get(k, k)} = {v}" for k, v in item["conditions"].items())
+def _condition_text(item: FoundSlice) -> str:
+    return " & ".join(f"{item.labels.get(k, k)} = {v}" for k, v in item.conditions.items())
 
 
 def _apply(guids: list[str]) -> None:
@@ -171,6 +171,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
     others = [name for name in results if name != result.run]
     other = st.selectbox("Slices where", [None, *others], key="discovery_against",
                          format_func=lambda o: f"{result.run} fails most" if o is None else f"{result.run} and {o} differ most") if others else None
+    found: list[WeakSlice] | list[PairedSlice]
     if other is None:
         found = _found(result.key, tags_key, train_key, task, result, tags, train)
     else:
@@ -181,10 +182,10 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
     metric_keys = [m.key for m in task.facts.metrics]
     rows = []
     for item in found:
-        row = {"slice": _condition_text(item), "size": item["size"], "unit": item["unit"], "errors": item["errors"], "error rate": item["error_rate"]}
-        if "worse" in item:
-            row.update({"worse run": item["worse"], "difference": item["difference"]})
-        row.update({k: item["metrics"].get(k) for k in metric_keys})
+        row = {"slice": _condition_text(item), "size": item.size, "unit": item.unit, "errors": item.errors, "error rate": item.error_rate}
+        if isinstance(item, PairedSlice):
+            row.update({"worse run": item.worse, "difference": item.difference})
+        row.update({k: item.metrics.get(k) for k in metric_keys})
         rows.append(row)
     st.caption(md("Conjunctions of up to 3 conditions over the slice features and your error tags, ranked by how much worse than "
                   "the whole run they are, weighted by size (SliceLine's score). Select a row for its 95% interval and its examples."))
@@ -196,13 +197,13 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
     if not chosen:
         return
     item = found[chosen[0]]
-    conditions = item["conditions"]
-    if "worse" in item and item["unit"] == "entities":
+    conditions = item.conditions
+    if isinstance(item, PairedSlice) and item.unit == "entities":
         conditions = {**conditions, "side": "gold"}  # two runs are compared on the gold entities they share
     guids = slice_guids(task, result.frames, conditions, tags, _extra(train_key, task, result, train))
     guids_key = digest("\n".join(guids).encode())  # the slice's examples now (tags stored since change a tag slice)
-    if "worse" in item:
-        better, worse = results[item["better"]], results[item["worse"]]
+    if isinstance(item, PairedSlice):
+        better, worse = results[item.better], results[item.worse]
         spans = _paired_slice_intervals(better.key, worse.key, guids_key, task, better, worse, guids)
         st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.facts.unit}s; {better.run} − {worse.run}, 95% interval (paired bootstrap, "
                       f"{UI_RESAMPLES} resamples) " + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items())))
