@@ -6,7 +6,7 @@ import json
 import math
 from abc import abstractmethod
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -97,7 +97,7 @@ class LabelTask(Task):
                 problems.append(Problem(f"gold record #{k + 1}: {err}", guid=_guid(record), file=name))
         return rows, problems
 
-    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+    def rows_from_hf(self, records: Iterable[dict], split: str = "dev") -> tuple[list[dict], list[Problem]]:
         rows, problems = [], []
         for k, record in enumerate(records):
             try:
@@ -191,7 +191,7 @@ def _number(value: Any, expected: str) -> float:
         raise RecordError(expected) from None
 
 
-def _guid(record) -> str | None:
+def _guid(record: object) -> str | None:
     return record.get("guid") if isinstance(record, dict) else None
 
 
@@ -204,7 +204,7 @@ def label_suspects(task: LabelTask, results: Sequence[ScoredRun]) -> list[Suspec
     index = {label: k for k, label in enumerate(labels)}
     frames, shared = shared_examples(results)
     gold = frames[0].loc[shared, "gold"].astype(str).to_numpy()
-    quality, flagged = _cleanlab(task, results, frames, shared)
+    quality, flagged = _cleanlab(task, frames, shared)
     needed = 1 if len(results) == 1 else 2
     out = []
     for k, guid in enumerate(shared):
@@ -227,14 +227,14 @@ def label_suspects(task: LabelTask, results: Sequence[ScoredRun]) -> list[Suspec
             answers[run] = entry
         score = votes
         extra = {}
-        if quality is not None:
+        if quality is not None and flagged is not None:  # both come from the same runs, or neither
             extra["cleanlab"] = {"label_quality": float(quality[k]), "flagged": bool(flagged[k])}
             score += 1.0 - float(quality[k])
         out.append(suspect_item(guid, "label", gold[k], proposed, score, Evidence(count, len(results), answers, extra=extra)))
     return out
 
 
-def _cleanlab(task, results, frames, shared):
+def _cleanlab(task: LabelTask, frames: list[pd.DataFrame], shared: pd.Index) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Label quality and issue flags from the mean probabilities of the runs that gave them (None without)."""
     with_probs = [f.loc[shared, "probs"] for f in frames if f.loc[shared, "probs"].notna().all()]
     if not with_probs or len(shared) < 2:
@@ -253,7 +253,8 @@ def _cleanlab(task, results, frames, shared):
     return quality, flagged
 
 
-def label_patch(task, text, name, corrections, problems):
+def label_patch(task: LabelTask, text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
+                problems: list[Problem]) -> tuple[str, int]:
     """Single-label tasks (LabelTask.write_patch): the last correction's label in the official label field."""
     out = []
     for record in read_json(text, name):

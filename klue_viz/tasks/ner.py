@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -260,7 +260,7 @@ class Ner(Task):
     def looks_like_hf(self, record: dict) -> bool:
         return "ner_tags" in record or "tokens" in record
 
-    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+    def rows_from_hf(self, records: Iterable[dict], split: str = "dev") -> tuple[list[dict], list[Problem]]:
         rows, problems = [], []
         for k, record in enumerate(records):
             try:
@@ -344,7 +344,8 @@ class Ner(Task):
         return Frames(examples, {"entities": entities})
 
     @staticmethod
-    def _entity_frame(gold, sent_ns, offset_ns, gold_ns, pred_ns) -> pd.DataFrame:
+    def _entity_frame(gold: pd.DataFrame, sent_ns: np.ndarray, offset_ns: np.ndarray, gold_ns: np.ndarray,
+                      pred_ns: np.ndarray) -> pd.DataFrame:
         """One row per gold and per predicted entity, with whether it is matched and, if not, how it fails."""
         guids = gold["guid"].to_numpy()
         sides = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -90,7 +90,7 @@ class Wos(Task):
     def looks_like_hf(self, record: dict) -> bool:
         return True  # HF records and official dialogues share one schema; sys turns just carry an empty state
 
-    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+    def rows_from_hf(self, records: Iterable[dict], split: str = "dev") -> tuple[list[dict], list[Problem]]:
         rows, problems = [], []
         for dialogue in records:
             try:
@@ -241,7 +241,7 @@ class Wos(Task):
         return mk.example("".join(parts), guids[0])
 
     @staticmethod
-    def _slot_chip(s) -> str:
+    def _slot_chip(s: Any) -> str:  # a row of slots.itertuples()
         if s.status == "missing":
             text = f"{s.domain_slot} = {s.gold_value} (missed)"
         elif s.status == "extra":
@@ -306,12 +306,12 @@ class Wos(Task):
         return dump_json(out), len(out)
 
 
-def slot_value(value) -> str | None:
+def slot_value(value: object) -> str | None:
     """A slot value, None where the side has no value (pandas gives a missing string as NaN, not None)."""
     return None if value is None or pd.isna(value) else str(value)
 
 
-def _jump(turn) -> str:
+def _jump(turn: Any) -> str:  # a row of turns.itertuples()
     """A link that scrolls the page to a user turn of the card (its anchor is the turn's id)."""
     return f'<a class="kv-jump" {mk.attrs(href=f"#kv-{turn.guid}")}>user turn {turn.turn}</a>'
 
