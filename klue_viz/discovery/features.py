@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from klue_viz.discovery.slices import unit_level
-from klue_viz.evaluate import load_gold, official_file
+from klue_viz.evaluate import Gold, load_gold, official_file
 from klue_viz.lazy import lazy_module
 from klue_viz.problems import InputError
 from klue_viz.results import Frames
@@ -65,7 +65,7 @@ def with_training(task: Task, frames: Frames, train_rows: list[dict]) -> tuple[F
     return Frames(frames.examples, details), Slice(TRAINING_SLICE, seen_in_training(task).label, level=level)
 
 
-def load_training(task: Task, source):
+def load_training(task: Task, source: str | Path) -> Gold:
     """The task's training gold: an official file, a klue_benchmark/-like folder (its `_train` file: the dev file beside
     it is no training data), or `hf` (the train split; `hf:<split>` as given)."""
     if str(source) == "hf":
@@ -79,7 +79,7 @@ def load_training(task: Task, source):
     return load_gold(task, source)
 
 
-def training_features(task: Task, frames: Frames, train) -> pd.DataFrame:
+def training_features(task: Task, frames: Frames, train: Gold) -> pd.DataFrame:
     """The seen-in-training feature aligned with the finder's unit rows (for `weak_slices(extra=...)`)."""
     level = unit_level(task)
     units = (frames.examples if level == "examples" else frames.details[level]).reset_index(drop=True)

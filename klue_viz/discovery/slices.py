@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from klue_viz.bootstrap import compare_runs, confidence_intervals
-from klue_viz.results import Frames
+from klue_viz.results import Frames, Remark, ScoredRun
 from klue_viz.tasks.base import Task
 
 #: Features never used as conditions: they restate the error itself.
@@ -273,14 +273,15 @@ def describe(task: Task, frames: Frames, found: Units, conditions: dict[str, str
 
 
 def weak_slices(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, extra: pd.DataFrame | None = None,
-                top: int = 10, ci_samples: int = 0, **options) -> list[WeakSlice]:
+                top: int = 10, ci_samples: int = 0, **options: Any) -> list[WeakSlice]:
     """The slices where one run fails most, best first, each described with its metrics."""
     found = units(task, frames, tags, extra)
     errors = (~found.frame["correct"].astype(bool)).to_numpy(dtype=float)
     return [describe(task, frames, found, c.conditions, c.score, ci_samples) for c in search(found.features, errors, top=top, **options)]
 
 
-def paired_units(task: Task, first: Frames, second: Frames, tags=None, extra=None) -> tuple[Units, np.ndarray, np.ndarray]:
+def paired_units(task: Task, first: Frames, second: Frames, tags: dict[str, set[str]] | None = None,
+                 extra: pd.DataFrame | None = None) -> tuple[Units, np.ndarray, np.ndarray]:
     """The units both runs share (gold entities, words, examples), with each run's correctness on them."""
     level = unit_level(task)
     keys = list(PAIR_KEYS.get(level, ("guid",)))
@@ -307,7 +308,8 @@ def _example_features(task: Task, examples: pd.DataFrame) -> pd.DataFrame:
                          if s.level == "examples" and s.key not in LEAKING})
 
 
-def paired_slices(task: Task, first, second, tags=None, extra=None, top: int = 10, ci_samples: int = 0, **options) -> list[PairedSlice]:
+def paired_slices(task: Task, first: ScoredRun, second: ScoredRun, tags: dict[str, set[str]] | None = None, extra: pd.DataFrame | None = None,
+                  top: int = 10, ci_samples: int = 0, **options: Any) -> list[PairedSlice]:
     """Slices where one run is worse than the other, ranked on the paired difference (both directions).
 
     `first` and `second` are RunResults, compared on the units both scored. For 'first is worse',
@@ -354,7 +356,7 @@ def paired_slices(task: Task, first, second, tags=None, extra=None, top: int = 1
     return out
 
 
-def error_tags(task: Task, run: str, items) -> dict[str, set[str]]:
+def error_tags(task: Task, run: str, items: Iterable[Remark]) -> dict[str, set[str]]:
     """The user's error tags of a run (on its examples or their gold) by example guid, from stored annotations."""
     tags: dict[str, set[str]] = {}
     for item in items:
@@ -363,7 +365,8 @@ def error_tags(task: Task, run: str, items) -> dict[str, set[str]]:
     return tags
 
 
-def slice_guids(task: Task, frames: Frames, conditions: dict[str, str], tags=None, extra=None) -> list[str]:
+def slice_guids(task: Task, frames: Frames, conditions: dict[str, str], tags: dict[str, set[str]] | None = None,
+                extra: pd.DataFrame | None = None) -> list[str]:
     """The example guids a found slice covers (what the app's filter restricts to)."""
     found = units(task, frames, tags, extra)
     return sorted(set(found.frame.loc[condition_mask(found.features, conditions), "guid"].astype(str)))
