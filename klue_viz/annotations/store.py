@@ -118,7 +118,7 @@ def timestamp(value: str) -> str:
     return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _text(name: str, value, limit: int, required: bool = True) -> None:
+def _text(name: str, value: object, limit: int, required: bool = True) -> None:
     if not isinstance(value, str):
         raise InvalidRecord(f"{name} must be text, found {type(value).__name__}")
     if required and not value.strip():
@@ -175,7 +175,7 @@ def database_url(value: str | None = None) -> str:
     return f"sqlite:///{Path(value).expanduser()}"
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
+def _sqlite_pragmas(dbapi_connection: sqlite3.Connection, _record: object) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=FULL")
@@ -183,7 +183,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-def _sqlite_begin(connection) -> None:
+def _sqlite_begin(connection: sa.Connection) -> None:
     connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get("immediate") else "BEGIN")
 
 
@@ -272,14 +272,15 @@ class Store:
 
     # ---- reading ---------------------------------------------------------------------------------
     @staticmethod
-    def _from_row(row) -> Annotation:
+    def _from_row(row: sa.Row) -> Annotation:
         return Annotation(
             task=row.task, guid=row.guid, run=row.run, annotator=row.annotator, tags=json.loads(row.tags), note=row.note,
             gold_wrong=bool(row.gold_wrong), corrected_label=row.corrected_label, turn=None if row.turn == NO_TURN else row.turn,
             updated_at=row.updated_at, version=row.version,
         )
 
-    def _where(self, task=None, run=None, guid=None, turn=None, annotator=None, key_turn: bool = False):
+    def _where(self, task: str | None = None, run: str | None = None, guid: str | None = None, turn: int | None = None,
+               annotator: str | None = None, key_turn: bool = False) -> sa.ColumnElement[bool]:
         conditions = []
         for column, value in (("task", task), ("run", run), ("guid", guid), ("annotator", annotator)):
             if value is not None:
