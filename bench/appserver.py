@@ -19,14 +19,15 @@ IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 NER_TAGS = ["B-PS", "I-PS", "B-LC", "I-LC", "B-OG", "I-OG", "B-DT", "I-DT", "B-TI", "I-TI", "B-QT", "I-QT", "O"]
 
 
-def start_app(env: dict[str, str], *options: str) -> tuple[subprocess.Popen, str]:
-    """`streamlit run app.py` with `env` added to this process's environment and extra server `options`; (process, url)."""
+def start_app(env: dict[str, str], *options: str, cwd: Path = REPO) -> tuple[subprocess.Popen, str]:
+    """`streamlit run app.py` (of the checkout `cwd`, this one by default) with `env` added to this process's environment and extra
+    server `options`; (process, url)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address", "127.0.0.1",
                                 "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *options],
-                               cwd=REPO, env=dict(os.environ, **env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               cwd=cwd, env=dict(os.environ, **env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(300):
         try:

@@ -96,7 +96,7 @@ def slice_figure(table: pd.DataFrame, metric: str, label: str) -> go.Figure:
     ))
     fig.update_layout(
         height=max(220, 30 * len(shown) + 90), margin={"l": 10, "r": 10, "t": 30, "b": 10}, font={"family": FONT},
-        xaxis={"title": metric, "range": [0, 100]}, yaxis={"title": label, "autorange": "reversed", "type": "category"},
+        xaxis={"title": metric, "range": [0, 100]}, yaxis={"title": chart_text(label), "autorange": "reversed", "type": "category"},
     )
     return fig
 

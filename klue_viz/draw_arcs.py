@@ -23,6 +23,9 @@ MAX_ROW_WIDTH = 700
 ROW_MARGIN = 120
 #: A white outline under each label's letters, so the lines it is drawn over do not run through them.
 HALO = 'paint-order="stroke" stroke="#fff" stroke-width="5" stroke-linejoin="round"'
+#: A label's box height: one em of CJK glyphs (0.88 above the baseline, 0.12 below) and the halo's 2.5 px above and below;
+#: labels that share columns are stacked at least this far apart (plus 1 px of air).
+LABEL_HEIGHT = SMALL + 5 + 1
 COLOURS = {"correct": "#57606a", "wrong_head": "#cf222e", "wrong_label": "#bf8700"}
 
 
@@ -42,9 +45,16 @@ class Arc:
     status: str = "correct"
 
 
-def text_width(text: str, size: int) -> float:
-    """Approximate rendered width: wide (Hangul, CJK) characters take a full em, others about half."""
-    return sum(size if unicodedata.east_asian_width(c) in "WF" else size * 0.6 for c in text)
+def text_width(text: str, size: int, ambiguous_wide: bool = False) -> float:
+    """Approximate rendered width: wide (Hangul, CJK) characters take a full em, others about half; with
+    `ambiguous_wide`, so do characters of ambiguous width (such as →), as a CJK font draws them."""
+    wide = "WFA" if ambiguous_wide else "WF"
+    return sum(size if unicodedata.east_asian_width(c) in wide else size * 0.6 for c in text)
+
+
+def label_width(text: str) -> float:
+    """A label's width at the labels' size, its arrow (→) as wide as a CJK font draws it."""
+    return text_width(text, SMALL, ambiguous_wide=True)
 
 
 @dataclass
@@ -57,7 +67,8 @@ class Label:
     width: float
 
     def overlaps(self, other: Label) -> bool:
-        return abs(self.x - other.x) * 2 < self.width + other.width + 4 and abs(self.y - other.y) < SMALL + 2
+        """Whether the boxes, halo included (2.5 px a side, 1 px of air), touch."""
+        return abs(self.x - other.x) * 2 < self.width + other.width + 6 and abs(self.y - other.y) < LABEL_HEIGHT
 
 
 def row_ranges(widths: list[float], max_width: float) -> list[tuple[int, int]]:
@@ -79,9 +90,13 @@ def dependency_svg(words: list[Word], arcs: list[Arc], max_width: float = MAX_RO
     every word shows its index. In a column narrower than a full row, every row of the sentence scales down by the
     same factor (each row's width is its share of a full row), so the words keep one size across rows.
     """
+    return f'<div class="kv-arcs-wrap">{"".join(dependency_rows(words, arcs, max_width))}</div>'
+
+
+def dependency_rows(words: list[Word], arcs: list[Arc], max_width: float = MAX_ROW_WIDTH) -> list[str]:
+    """The rows of `dependency_svg`, each one <svg> element (klue_viz.svg stacks them into one standalone picture)."""
     widths = [max(text_width(w.form, FONT), text_width(w.lemma, SMALL), text_width(w.pos, SMALL)) + GAP for w in words]
-    rows = [_row(words, widths, arcs, start, end, max_width + ROW_MARGIN) for start, end in row_ranges(widths, max_width)]
-    return f'<div class="kv-arcs-wrap">{"".join(rows)}</div>'
+    return [_row(words, widths, arcs, start, end, max_width + ROW_MARGIN) for start, end in row_ranges(widths, max_width)]
 
 
 def _row(words: list[Word], widths: list[float], arcs: list[Arc], start: int, end: int, full_width: float) -> str:
@@ -113,11 +128,11 @@ def _row(words: list[Word], widths: list[float], arcs: list[Arc], start: int, en
         for k in sorted(level, key=level.__getitem__):
             _, arc, a, b, kind = spans[k]
             text = arc.label if kind == "arc" else f"{arc.label} → {arc.head} {words[arc.head - 1].form}"
-            width = text_width(text, SMALL)
+            width = label_width(text)
             x_label = (a + b) / 2 if kind == "arc" else (a + width / 2 + 2 if a < b else a - width / 2 - 2)
             label = Label(text, x_label, level[k] * LEVEL_HEIGHT * 0.75 + 4, width)
             while any(label.overlaps(other) for other in placed):
-                label.y += SMALL + 3
+                label.y += LABEL_HEIGHT
             placed.append(label)
             labels[id(spans[k])] = label
             heights[id(spans[k])] = level[k] * LEVEL_HEIGHT

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -9,6 +11,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from klue_viz import hub
+from klue_viz.generation import Trace, answer_columns, read_prediction, resolve_choices, unreadable_problems
+from klue_viz.harness import expand_path, locate_positions, log_notes, log_problems, single_run, take_log
 from klue_viz.io import (
     NON_SPACE,
     RecordFile,
@@ -44,6 +49,8 @@ class Gold:
     problems: list[Problem] = field(default_factory=list)
     #: Guids were made from positions (Hugging Face NER/DP): match predictions by guid number too.
     positional: bool = False
+    #: sha256 of the bytes the gold was read from (of its rows as JSON for the hub): what kept results are keyed by.
+    sha256: str = ""
 
     def __post_init__(self) -> None:
         self.position = {row["guid"]: k for k, row in enumerate(self.rows)}
@@ -83,6 +90,19 @@ class RunResult:
     key: str = ""
     #: Bootstrap confidence intervals per metric, when asked for.
     intervals: dict[str, tuple[float, float] | None] | None = None
+    #: The evaluation-harness log the run was read from (format, model, filter, the harness's own metrics); {} otherwise.
+    log: dict = field(default_factory=dict)
+
+    @property
+    def wrong_gold(self) -> str:
+        """A warning when most predicted ids are not in the gold (real-dev predictions against the demo, another split...):
+        the few that match make numbers that look valid. Empty when the gold fits."""
+        c = self.coverage
+        if c.n_extra <= c.n_scored:
+            return ""
+        total = c.n_extra + c.n_scored
+        return (f"this looks like the wrong gold: {c.n_extra:,} of the {total:,} predicted ids are not in it, and the metrics come "
+                f"from the {c.n_scored:,} that are. Check the gold source (demo, folder, upload, hub) and the split")
 
     @cached_property
     def frames(self) -> Frames:
@@ -101,6 +121,7 @@ class RunResult:
             "problems": [p.to_dict() for p in self.problems],
             "notes": self.notes,
             **({"ci95": self.intervals} if self.intervals is not None else {}),
+            **({"harness": {k: v for k, v in self.log.items() if k != "problems"}} if self.log else {}),
         }
 
 
@@ -131,18 +152,25 @@ def load_gold(task: Task, source: str | Path, loader: Callable | None = None) ->
     text = str(source)
     if text == "hf" or text.startswith("hf:"):
         return load_hf(task, text.partition(":")[2] or "validation", loader)
-    path = Path(source)
-    if path.is_dir():
-        found = official_file(task, path)
-        if found is None:
-            raise InputError(f"{path}: no {task.facts.official_folder}/{task.facts.official_folder}_dev.{task.facts.official_ext} in this folder")
-        path = found
+    path = gold_file(task, Path(source))
     return gold_from_bytes(task, read_bytes(path), str(path))
+
+
+def gold_file(task: Task, path: Path) -> Path:
+    """A gold file as given, or the task's dev file in a folder laid out like `klue_benchmark/` (InputError when it has none)."""
+    if not path.is_dir():
+        return path
+    found = official_file(task, path)
+    if found is None:
+        raise InputError(f"{path}: no {task.facts.official_folder}/{task.facts.official_folder}_dev.{task.facts.official_ext} in this folder")
+    return found
 
 
 def gold_from_bytes(task: Task, data: bytes, name: str) -> Gold:
     with bulk_reading():
-        return _gold_from_text(task, decode(data, name)[0], data, name)
+        gold = _gold_from_text(task, decode(data, name)[0], data, name)
+    gold.sha256 = hashlib.sha256(data).hexdigest()
+    return gold
 
 
 def _gold_from_text(task: Task, text: str, data: bytes, name: str) -> Gold:
@@ -180,20 +208,28 @@ def _parsed_json(text: str, first: str, name: str) -> object | None:
 
 def load_hf(task: Task, split: str = "validation", loader: Callable | None = None) -> Gold:
     """The `klue/klue` split through `datasets`; a hub that cannot be reached becomes a one-line InputError."""
+    advice = f"Use a local copy instead: --gold path/to/{task.facts.official_folder}_dev.{task.facts.official_ext} or a klue_benchmark/ folder"
+    from_hub = loader is None
     if loader is None:
         loader = datasets.load_dataset
+        down = hub.unreachable_reason()  # one quick probe instead of datasets' retries, remembered for a while
+        if down is not None:
+            raise InputError(f"could not load klue/klue '{task.facts.hf_config}' split '{split}': {down}. {advice}")
     try:
         dataset = loader("klue/klue", task.facts.hf_config, split=split)
     except Exception as err:  # datasets raises ConnectionError, OSError or its own errors when offline
         reason = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
+        if from_hub and not hub.offline_mode() and isinstance(err, (ConnectionError, OSError, TimeoutError)):
+            hub.mark_down(reason)
         offline = " (HF_HUB_OFFLINE is set)" if os.environ.get("HF_HUB_OFFLINE") else ""
         raise InputError(
-            f"could not load klue/klue '{task.facts.hf_config}' split '{split}' from the Hugging Face hub{offline}: {reason}. "
-            f"Use a local copy instead: --gold path/to/{task.facts.official_folder}_dev.{task.facts.official_ext} or a klue_benchmark/ folder"
+            f"could not load klue/klue '{task.facts.hf_config}' split '{split}' from the Hugging Face hub{offline}: {reason}. {advice}"
         ) from None
     short = {"validation": "dev"}.get(split, split)
     rows, problems = task.rows_from_hf(iter(dataset), split=short)
-    return _gold(task, rows, problems, f"hf:klue/klue/{task.facts.hf_config}:{split}", positional=not task.facts.hf_has_guid)
+    gold = _gold(task, rows, problems, f"hf:klue/klue/{task.facts.hf_config}:{split}", positional=not task.facts.hf_has_guid)
+    gold.sha256 = hashlib.sha256(json.dumps(gold.rows, ensure_ascii=False, sort_keys=True, default=str).encode()).hexdigest()
+    return gold
 
 
 def _gold(task: Task, rows: list[dict], problems: list[Problem], source: str, positional: bool) -> Gold:
@@ -214,8 +250,11 @@ def _gold(task: Task, rows: list[dict], problems: list[Problem], source: str, po
 # ---- predictions --------------------------------------------------------------------------------
 
 def evaluate_file(task: Task, gold: Gold, path: str | Path, strict: bool = False) -> RunResult:
-    path = Path(path)
-    return score_matched(task, gold, _read_and_match(task, gold, read_bytes(path), path.name, strict))
+    """One prediction file scored; a harness log with the results file beside it (klue_viz.harness.expand_path)."""
+    files = expand_path(path)
+    if len(files) > 1:
+        single_run(str(path), read_bytes(path))  # the error naming the log's runs
+    return score_matched(task, gold, _read_and_match(task, gold, files[0].data, files[0].name, strict))
 
 
 def evaluate_bytes(task: Task, gold: Gold, data: bytes, name: str, strict: bool = False, run: str | None = None) -> RunResult:
@@ -223,9 +262,18 @@ def evaluate_bytes(task: Task, gold: Gold, data: bytes, name: str, strict: bool 
 
 
 def _read_and_match(task: Task, gold: Gold, data: bytes, name: str, strict: bool) -> Matched:
-    """The file's predictions matched to gold; its text and raw records are let go before scoring starts."""
+    """The file's predictions matched to gold; its text and raw records are let go before scoring starts.
+    An evaluation-harness log is read as the prediction file it converts to (klue_viz.harness)."""
     with bulk_reading():
-        return match_records(task, gold, read_records(data, name, task.normalise_record), strict)
+        name, data = single_run(name, data)
+        file = read_records(data, name, task.normalise_record)
+        log = take_log(file)
+        file.problems.extend(locate_positions(task, gold, file))
+        matched = match_records(task, gold, file, strict)
+        matched.log = log
+        matched.notes[:0] = log_notes(log)
+        matched.problems = log_problems(matched.problems, name, log)
+        return matched
 
 
 @dataclass
@@ -241,20 +289,36 @@ class Matched:
     problems: list[Problem]
     notes: list[str]
     extra: list[str]
+    #: Gold position -> what an LLM's record showed (its generated answer, prompt, choices), for records that had any.
+    traces: dict[int, Trace] = field(default_factory=dict)
+    #: What an evaluation-harness log says about itself (klue_viz.harness: format, model, filter, its own metrics).
+    log: dict = field(default_factory=dict)
 
 
-def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = None) -> RunResult:
-    """The run's official metrics from its matched rows; its frames are built the first time they are read."""
+def evaluate_with_frames(task: Task, gold: Gold, data: bytes, name: str, strict: bool = False, run: str | None = None) -> RunResult:
+    """`evaluate_bytes` for a caller that needs the frames at once (a run being kept, klue_viz/kept.py): the metrics
+    come from the frames' statistics, so the per-example work is done once instead of twice."""
+    return score_matched(task, gold, _read_and_match(task, gold, data, name, strict), run, from_frames=True)
+
+
+def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = None, from_frames: bool = False) -> RunResult:
+    """The run's official metrics from its matched rows; its frames are built the first time they are read
+    (at once with `from_frames`, the metrics then come from their statistics: the tests hold both equal)."""
     order, scored, filled = matched.order, matched.predictions, matched.filled
 
     def frames_builder() -> Frames:
         frames = task.build_frames(gold.frame.iloc[order].reset_index(drop=True), scored)
         frames.examples["has_prediction"] = [k not in filled for k in order]
+        answer_columns(frames.examples, [matched.traces.get(k) for k in order])
         return frames
 
-    stats = task.row_statistics([gold.rows[k] for k in order], scored)
+    if from_frames:
+        built = frames_builder()
+        stats, frames_builder = task.statistics(built), lambda: built
+    else:
+        stats = task.row_statistics([gold.rows[k] for k in order], scored)
     return RunResult(task, run or Path(matched.name).stem, matched.name, task.scores_of(stats), matched.coverage, frames_builder,
-                     matched.problems, matched.notes, matched.extra)
+                     matched.problems, matched.notes, matched.extra, log=matched.log)
 
 
 def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False) -> Matched:
@@ -278,7 +342,9 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
     else:
         positions = [None if k is None else gold.locate(k) for k in keys]
 
+    notes.extend(resolve_choices(task, gold, file))
     predictions: dict[int, object] = {}
+    traces: dict[int, Trace] = {}
     first_line: dict[int, int | None] = {}
     extra: list[str] = []
     n_invalid = file.unreadable
@@ -298,7 +364,9 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
             continue
         first_line[pos] = line  # the first line given for a guid is the one used, even when it is unusable
         try:
-            parsed = task.parse_prediction(record, gold.rows[pos])
+            parsed, trace = read_prediction(task, record, gold.rows[pos])
+            if trace is not None:
+                traces[pos] = trace
             if isinstance(parsed, Repaired):  # scored, and what was repaired is listed (convention 9)
                 problems.extend(Problem(note, line, guid, name) for note in parsed.notes)
                 parsed = parsed.prediction
@@ -325,6 +393,9 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
         if missing:
             notes.append(f"--strict: {len(missing)} gold example(s) without a prediction were scored as empty predictions")
     order = sorted(predictions)
-    coverage = Coverage(n_gold, len(order), len(missing), len(extra), n_invalid)
+    unread = unreadable_problems(traces, first_line, {k: gold.rows[k]["guid"] for k in traces}, name)
+    coverage = Coverage(n_gold, len(order), len(missing), len(extra), n_invalid, len(unread))
+    if unread:
+        notes.append(f"{len(unread)} generated answer(s) could not be read (no label, or two): scored as wrong")
     return Matched(name, order, [predictions[k] for k in order], set(missing) if strict else set(), coverage,
-                   problems[:MAX_LISTED], notes, extra)
+                   (problems + unread)[:MAX_LISTED], notes, extra, traces)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -80,7 +81,8 @@ def error_type_options(examples: pd.DataFrame) -> list[str]:
 
 
 def text_mask(examples: pd.DataFrame, columns: tuple[str, ...], text: str, regex: bool) -> pd.Series:
-    """Examples whose guid or text columns contain `text` (a literal, or an RE2 pattern with `regex`)."""
+    """Examples whose guid or text columns contain `text` (a literal, or an RE2 pattern with `regex`), both read as NFC."""
+    text = unicodedata.normalize("NFC", text)
     pattern = compile_search(text, regex)  # refuses, with the reason, what RE2 cannot run
     mask = np.zeros(len(examples), dtype=bool)
     for column in dict.fromkeys(ALWAYS_SEARCHED + tuple(columns)):

@@ -6,6 +6,7 @@ the CLI reads whatever path its user gives.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -16,6 +17,7 @@ GOLD_ROOTS_ENV = "KLUE_VIZ_GOLD_ROOTS"
 DATA_DIR_ENV = "KLUE_VIZ_DATA_DIR"
 #: Never gold, whatever an operator allowed: the root itself and the kernel's virtual file systems.
 FORBIDDEN_FOLDERS = (Path("/proc"), Path("/sys"), Path("/dev"))
+log = logging.getLogger("klue_viz")
 
 
 def gold_roots() -> list[Path]:
@@ -49,8 +51,29 @@ def allowed_gold_folder(text: str) -> Path:
         raise InputError(f"gold folders are off on this server: its operator allows them by setting {DATA_DIR_ENV} "
                          f"or {GOLD_ROOTS_ENV} (folders separated by '{os.pathsep}')")
     if not any(resolved == root or root in resolved.parents for root in roots):
-        shown = ", ".join(str(r) for r in roots)
-        raise InputError(f"{raw}: not under a folder this server allows gold from ({shown}; set by {DATA_DIR_ENV} and {GOLD_ROOTS_ENV})")
-    if not resolved.is_dir():
-        raise InputError(f"{raw}: no such folder")
+        log.warning("gold folder %r refused: not under the allowed folders %s", raw, ", ".join(str(r) for r in roots))
+        raise InputError(f"{raw}: not under a folder this server allows gold from (its operator sets them with {DATA_DIR_ENV} "
+                         f"and {GOLD_ROOTS_ENV}; the server log lists them)")
+    try:
+        is_folder = resolved.is_dir()
+    except OSError:  # a name longer than the file system allows (ENAMETOOLONG) is not swallowed by is_dir
+        is_folder = False
+    if not is_folder:
+        raise InputError(f"{raw[:200]}: no such folder")
+    return resolved
+
+
+def allowed_gold_file(path: Path) -> Path:
+    """A file found in an allowed gold folder, resolved, if it still lies under an allowed folder; else a one-line InputError.
+
+    The folder being allowed is not enough: a symbolic link inside it (to a folder outside, to /etc/passwd)
+    is followed by the glob and by open(), so every file is resolved and checked before it is read."""
+    try:
+        resolved = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise InputError(f"{path.name}: cannot be resolved as a file") from None
+    roots = gold_roots()
+    if not resolved.is_file() or not any(root in resolved.parents for root in roots):
+        log.warning("gold file %s refused: it resolves to %s, outside the allowed folders %s", path, resolved, ", ".join(map(str, roots)))
+        raise InputError(f"{path.name}: a link that leads outside the folders this server allows gold from; it is not read")
     return resolved

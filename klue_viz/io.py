@@ -11,6 +11,7 @@ import gc
 import io
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -62,15 +63,57 @@ def bulk_reading() -> Iterator[None]:
             gc.enable()
 
 
+#: Said when a file was in decomposed Unicode and was read composed.
+NFD_NOTE = ("the file's text is in decomposed Unicode (NFD, as macOS tools write Korean); it was read as NFC, so its labels, "
+            "guids and text match the gold's")
+
+
 def decode(data: bytes, name: str = "") -> tuple[str, str]:
-    """Decode UTF-8 (with or without BOM) or CP949/EUC-KR; normalise CRLF to LF."""
-    for encoding in ("utf-8-sig", "cp949"):
+    """Decode UTF-8 (with or without BOM) or CP949/EUC-KR; normalise CRLF to LF and Unicode to NFC.
+
+    The encoding is decided for the whole file with a hint: a file whose other non-ASCII lines are
+    UTF-8 is UTF-8, and its lines that are not are named ('line 12 is not UTF-8') instead of
+    switching the whole file to CP949 over one stray byte pair. The encoding is returned with
+    ' (NFD → NFC)' when the text had to be composed (`NFD_NOTE` says so to the user)."""
+    try:
+        text, encoding = data.decode("utf-8-sig"), "utf-8"
+    except UnicodeDecodeError as err:
+        first_bad = data[:err.start].count(b"\n") + 1
+        bad = _non_utf8_lines(data) if _has_utf8_text(data) else []
+        if bad:
+            listed = ", ".join(map(str, bad[:5])) + (", ..." if len(bad) > 5 else "")
+            raise InputError(f"{name or 'file'}: line {bad[0]} is not UTF-8, though the rest of the file is ({len(bad)} such line(s): "
+                             f"{listed}); fix those lines or save the file as UTF-8") from None
         try:
-            text = data.decode(encoding)
+            text, encoding = data.decode("cp949"), "cp949"
         except UnicodeDecodeError:
-            continue
-        return text.replace("\r\n", "\n").replace("\r", "\n"), ("utf-8" if encoding == "utf-8-sig" else encoding)
-    raise InputError(f"{name or 'file'}: not UTF-8 or CP949/EUC-KR text; save it as UTF-8")
+            raise InputError(f"{name or 'file'}: not UTF-8 (line {first_bad} is not) or CP949/EUC-KR text; save it as UTF-8") from None
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not unicodedata.is_normalized("NFC", text):
+        text, encoding = unicodedata.normalize("NFC", text), f"{encoding} (NFD → NFC)"
+    return text, encoding
+
+
+def _has_utf8_text(data: bytes) -> bool:
+    """Whether some line with non-ASCII bytes decodes as UTF-8 (then the file is UTF-8 with a few stray lines)."""
+    for line in data.split(b"\n"):
+        if not line.isascii():
+            try:
+                line.decode("utf-8")
+                return True
+            except UnicodeDecodeError:
+                continue
+    return False
+
+
+def _non_utf8_lines(data: bytes) -> list[int]:
+    bad = []
+    for number, line in enumerate(data.split(b"\n"), 1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(number)
+    return bad
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -282,6 +325,8 @@ def read_records(data: bytes, name: str, normalise: Callable[[dict], dict] | Non
         else:
             result = _json_object(whole, text, name, out)
     result.encoding = encoding
+    if encoding.endswith("(NFD → NFC)"):
+        result.problems.insert(0, Problem(NFD_NOTE, file=name))
     return result
 
 

@@ -29,6 +29,12 @@ else:
 
 # ---- the review queue and gold patches ---------------------------------------------------------------
 
+#: A review's decision "the gold is right" (klue_viz.discovery.review), and the tag of the record that keeps it
+#: (written by klue_viz.annotations.gold_marks.record_review).
+KEEP = "(gold kept)"
+REVIEWED = "reviewed: gold kept"
+
+
 @dataclass(frozen=True)
 class Evidence:
     """Why a unit is a suspect: `agreeing` of the `of` runs give the proposal.
@@ -57,15 +63,29 @@ class Suspect:
     guid: str
     turn: int | None
     unit: str
-    gold: str | float
-    proposed: str | float
+    gold: str | float | None
+    #: None for a review item without a proposal (klue_viz.discovery.review.example_items).
+    proposed: str | float | None
     score: float
     evidence: Evidence
+    #: Set by the queue (klue_viz.discovery.suspects): the runs' mean probability of the proposal and cleanlab's label
+    #: quality of the gold, its tie keys (None where no run gave probabilities).
+    confidence: float | None = None
+    label_quality: float | None = None
+    #: Set by the queue when it has the gold rows: the unit as plain text (`Task.suspect_text`).
+    text: str | None = None
+    #: Whether the queue set the tie keys (then the JSON has them, None or not).
+    queued: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        """The entry as the suspects JSON writes it."""
-        return {"guid": self.guid, "turn": self.turn, "unit": self.unit, "gold": self.gold, "proposed": self.proposed,
+        """The entry as the suspects JSON writes it (`confidence`, `label_quality` and `text` once the queue set them)."""
+        item = {"guid": self.guid, "turn": self.turn, "unit": self.unit, "gold": self.gold, "proposed": self.proposed,
                 "score": self.score, "evidence": self.evidence.to_dict()}
+        if self.queued:
+            item["confidence"], item["label_quality"] = self.confidence, self.label_quality
+        if self.text is not None:
+            item["text"] = self.text
+        return item
 
 
 def suspect_item(guid: object, unit: str, gold: str | float, proposed: str | float, score: float, evidence: Evidence,

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 #: Characters Streamlit's Markdown would read as syntax (links, autolinks, images, emphasis, LaTeX, colours, HTML, entities).
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:@&=\"'])")
-#: Control characters and bidirectional overrides: shown as visible codes, never passed on raw
+#: Control characters, bidirectional overrides and zero-width characters (U+200B..., soft hyphen): shown as
+#: visible codes, never passed on raw
 #: (they reorder or hide text around them, and break terminals and spreadsheets).
-INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
 
 
 #: Where Streamlit's autolinker would start a link: after a scheme's ':' before '//', after 'www' before '.', before '@'.
@@ -31,7 +32,7 @@ def unlinked(text: str) -> str:
 
 
 def visible(text) -> str:
-    """`text` as a string with control, bidi-override and lone-surrogate characters written as `\\u` and four hex digits."""
+    """`text` as a string with control, bidi-override, zero-width and lone-surrogate characters written as `\\u` and four hex digits."""
     return INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(text))
 
 
@@ -114,6 +115,8 @@ STYLE = """
 .kv-slot[data-status=missing]{background:#ffebe9;border-style:dashed}
 .kv-slot[data-status=extra]{background:#fbefff}
 .kv-slot[data-status=wrong_value]{background:#fff8c5}
+.kv-slot[data-error=carried]{opacity:.7}
+.kv-new{font-size:.68rem;font-weight:700;color:#fff;background:#cf222e;border-radius:.5rem;padding:0 .3rem}
 .kv-turn{padding:.2rem .5rem;border-left:3px solid #d0d7de;margin:.3rem 0}
 .kv-turn[data-role=user]{border-color:#0969da}
 .kv-turn[data-joint=broken]{border-color:#cf222e}

@@ -2,7 +2,8 @@
 
 Pure: runs and annotations in, an HTML string out (no Streamlit, no network, no script). It holds
 the official metrics with 95% bootstrap intervals, the confusion matrix and the most frequent
-confusions as static tables, every slice table, the paired comparison when two runs are given, and
+confusions as static tables, every slice table (your own columns' too, klue_viz.user_features), the errors by
+surface form (klue_viz.surface), the paired comparison when two runs are given, and
 the N most instructive errors drawn exactly as the app draws them (`task.render` with
 `markup.STYLE`), each with the tags, notes and gold remarks stored for it. Every string that came
 from a file or the database goes through `markup.esc`.
@@ -16,15 +17,20 @@ from datetime import datetime, timezone
 import pandas as pd
 
 from klue_viz.annotations.store import Annotation
+from klue_viz.answer_card import answers_of
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.charts import confusion_counts, top_confusions
+from klue_viz.compare import rank_runs, run_table
+from klue_viz.discovery.annotators import human_of, run_crowd
 from klue_viz.discovery.calibration import run_calibration
 from klue_viz.discovery.slices import FoundSlice, PairedSlice, error_tags, paired_slices, weak_slices
 from klue_viz.discovery.suspects import suspects
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import STYLE, esc, esc_attr
 from klue_viz.slicing import slice_table
+from klue_viz.surface import compare_surface, flat_table, surface_errors
 from klue_viz.tasks.base import Task
+from klue_viz.user_features import user_slices
 
 GOLD_RUN = "gold"
 DEFAULT_ERRORS = 50
@@ -82,7 +88,7 @@ def metrics_section(task: Task, result: RunResult, intervals: dict) -> str:
 def confusion_section(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> str:
     if pairs is None or pairs.empty:
         return ""
-    counts = confusion_counts(pairs, max_labels=15)
+    counts = confusion_counts(pairs, max_labels=15, outcomes=task.view.outcome_columns)  # as the app: an outcome is a column, never a row
     head = "".join(f"<th>{esc(str(c))}</th>" for c in counts.columns)
     rows = []
     for gold, row in counts.iterrows():
@@ -99,7 +105,7 @@ def confusion_section(task: Task, result: RunResult, pairs: pd.DataFrame | None)
 
 def slices_section(task: Task, result: RunResult) -> str:
     parts = []
-    for spec in task.facts.slices:
+    for spec in (*task.facts.slices, *user_slices(result.frames)):
         frame = slice_table(task, result.frames, spec)
         parts.append(f"<h4>{esc(spec.label)}</h4>{table(frame)}")
     return f"<h3>Metrics per slice: {esc(result.run)}</h3>{''.join(parts)}"
@@ -113,7 +119,26 @@ def comparison_section(task: Task, first: RunResult, second: RunResult, samples:
             f"an interval that excludes 0 means the difference is unlikely to be chance.</p>{table(frame)}")
 
 
-def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annotation] = (), top: int = 10) -> str:
+def ranking_section(task: Task, results: list[RunResult], samples: int, seed: int) -> str:
+    """More than two runs: the ranking on the examples all of them scored, with the paired differences to the best."""
+    ranking = rank_runs(run_table(results), samples=samples, seed=seed)
+    rows = []
+    for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
+        row: dict = {"rank": str(run.rank), "run": run.run}
+        for metric in task.facts.metrics:
+            ci = run.ci95[metric.key]
+            row[metric.key] = run.metrics[metric.key]
+            row[f"{metric.key} 95%"] = f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "n/a"
+        row["difference to best"] = run.difference[ranking.metric]
+        row["p"] = "" if run.p_value is None else f"{run.p_value:.3f}"
+        row["tied with best"] = "yes" if run.tied_with_best else "no"
+        rows.append(row)
+    numeric = [m.key for m in task.facts.metrics] + ["difference to best"]
+    return f"<h2>Ranking</h2>{table(pd.DataFrame(rows), numeric)}<p>{esc(ranking.correction)}</p>"
+
+
+def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annotation] = (), top: int = 10,
+                  gold_rows: list[dict] | None = None) -> str:
     """What the discovery layer finds (the same functions as the app and the CLI): weak slices (the stored error tags among
     their conditions), calibration, likely gold errors."""
     def conditions(item: FoundSlice) -> str:
@@ -133,18 +158,33 @@ def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annota
         if calibrated is not None:
             parts.append(f"<h3>Calibration: {esc(result.run)}</h3><p>ECE {calibrated.ece:.2f} · MCE {calibrated.mce:.2f} "
                          f"(10 equal-width confidence bins, 0..100; {calibrated.n:,} {esc(task.facts.unit)}s with probabilities)</p>"
-                         + table(pd.DataFrame(calibrated.bins)))
+                         + table(pd.DataFrame([{**b, "low": 100 * b["low"], "high": 100 * b["high"]} for b in calibrated.bins])))
     if len(results) >= 2:
         found = paired_slices(task, results[0], results[1], tags=error_tags(task, results[0].run, remarks), top=top)
         if found:
             parts.append(f"<h3>Where one run is worse: {esc(results[0].run)} vs {esc(results[1].run)}</h3>" + table(slice_rows(found)))
-    queue = suspects(task, results, top=top)
+    queue = suspects(task, results, top=top, gold_rows=gold_rows)
     if queue:
         parts.append("<h3>Likely gold errors</h3><p>Where the runs agree with one another against the gold (and, with probabilities, "
                      "cleanlab's label quality).</p>"
-                     + table(pd.DataFrame([{"guid": s.guid, "turn": s.turn, "unit": s.unit, "gold": s.gold, "proposed": s.proposed, "score": s.score}
-                                         for s in queue])))
+                     + table(pd.DataFrame([{**{k: v for k, v in (("guid", s.guid), ("turn", s.turn), ("unit", s.unit))
+                                               if k != "turn" or any(q.turn is not None for q in queue)},
+                                            "text": s.text or "", "gold": s.gold, "proposed": s.proposed, "score": s.score} for s in queue])))
     return "".join(parts)
+
+
+SURFACE_ROWS = 30
+
+
+def surface_section(task: Task, results: list[RunResult], top: int = SURFACE_ROWS) -> str:
+    """The most frequent errors by surface form (klue_viz.surface), side by side when there are two runs."""
+    tables = {r.run: surface_errors(task, r.frames) for r in results}
+    found = next(iter(tables.values())) if len(tables) == 1 else compare_surface(tables)
+    if found.empty:
+        return "<p>No errors to count.</p>"
+    shown = flat_table(found.head(top), guid_limit=5)
+    return (f"<p>The {min(top, len(found))} most frequent of {len(found):,} rows: each unit by how often it is wrong in each way, and how "
+            f"often it occurs in the gold (total); the first example ids of each row.</p>{table(shown)}")
 
 
 def remarks_by_example(task: Task, run: str, remarks: Iterable[Annotation]) -> dict[str, list[Annotation]]:
@@ -203,25 +243,49 @@ def errors_section(task: Task, result: RunResult, pairs: pd.DataFrame | None, re
     parts = [f"<h3>The {len(guids)} most instructive errors of {esc(result.run)} (of {total:,})</h3>"
              "<p>Annotated errors first, then one from each of the most frequent confusions in turn, then the rest in file order.</p>"]
     for guid in guids:
-        drawn = task.render(result.frames, guid)
+        drawn = task.render(result.frames, guid) + answers_of(result.frames, [guid])  # an LLM's generation, when the run has one
         notes = "".join(remark_html(item) for item in grouped.get(guid, []))
         parts.append(f"<div class='kv-error' data-guid='{esc_attr(guid)}'>{drawn}{'<ul class=kv-remarks>' + notes + '</ul>' if notes else ''}</div>")
     return "".join(parts)
 
 
+def human_section(task: Task, gold_rows: list[dict], results: list[RunResult]) -> str:
+    """The gold's annotators beside the runs (the human baseline, each run's vote cross-entropy); empty without annotator labels."""
+    human = human_of(task, gold_rows, results) if gold_rows else None
+    if human is None:
+        return ""
+    what = ("the share of the annotators' individual votes equal to the gold label" if human.metric == "accuracy" else
+            "Pearson r between each annotator's score and the mean of the others' on the same pair")
+    rows = [f"<tr><td>human baseline (the gold's annotators)</td><td>{esc(human.metric)}</td>"
+            f"<td class='num' data-human='{esc_attr(human.metric)}'>{number(human.value)}</td><td>{human.n:,} {esc(human.counts)}</td></tr>"]
+    for result in results:
+        found = run_crowd(task, result).get("vote_cross_entropy")
+        if found is not None:
+            rows.append(f"<tr><td>{esc(result.run)}</td><td>vote cross-entropy</td><td class='num'>{found['value']:.4f}</td>"
+                        f"<td>{found['n']:,} {esc(task.facts.unit)}s with probabilities</td></tr>")
+    return (f"<h3>Against the annotators</h3><p>Human baseline: {esc(what)}, over the {esc(task.facts.unit)}s the runs scored, "
+            f"on the 0..100 scale of the run metric.</p><table class='kv-table'><thead><tr><th></th><th>measure</th><th>value</th><th>over</th>"
+            f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
 def build_report(task: Task, results: list[RunResult], gold_source: str = "", remarks: Iterable[Annotation] = (),
-                 errors: int = DEFAULT_ERRORS, samples: int = 1000, seed: int = 0) -> str:
-    """The whole report as one HTML document (one or two runs of one task)."""
+                 errors: int = DEFAULT_ERRORS, samples: int = 1000, seed: int = 0, gold_rows: list[dict] | None = None) -> str:
+    """The whole report as one HTML document (runs of one task: the first two compared pair-wise, more than two ranked);
+    `gold_rows` adds the human baseline."""
     if not results:
         raise ValueError("a report needs at least one run")
     remarks = list(remarks)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    gold = gold_source.removeprefix("Gold: ") if gold_source else "not stated"  # the app's note already starts with "Gold: "
     body = [f"<h1>{esc(task.facts.title)}</h1>",
-            f"<p>klue-viz report · {stamp} · gold: {esc(gold_source or 'not stated')} · 95% intervals from {samples} bootstrap resamples "
+            f"<p>klue-viz report · {stamp} · gold: {esc(gold)} · 95% intervals from {samples} bootstrap resamples "
             f"of the {task.facts.unit}s (seed {seed})</p>",
             "<h2>Official metrics</h2>"]
     for result in results:
         body.append(metrics_section(task, result, confidence_intervals(task, result.frames, samples=samples, seed=seed)))
+    body.append(human_section(task, gold_rows or [], results))
+    if len(results) > 2:
+        body.append(ranking_section(task, results, samples, seed))
     if len(results) >= 2:
         body.append(comparison_section(task, results[0], results[1], samples, seed))
     pairs_of = [task.confusion(result.frames) for result in results]
@@ -230,8 +294,10 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
         body.append(confusion_section(task, result, pairs) or f"<p>{esc(result.run)}: no confusion matrix for this task.</p>")
     body.append("<h2>Slices</h2>")
     body += [slices_section(task, result) for result in results]
+    body.append("<h2>Errors by surface form</h2>")
+    body.append(surface_section(task, results))
     body.append("<h2>Found for you</h2>")
-    body.append(found_section(task, results, remarks))
+    body.append(found_section(task, results, remarks, gold_rows=gold_rows))
     body.append("<h2>Errors</h2>")
     body += [errors_section(task, result, pairs, remarks, errors) for result, pairs in zip(results, pairs_of)]
     title = f"{task.facts.name.upper()} report: " + " vs ".join(r.run for r in results)

@@ -85,6 +85,8 @@ class Coverage:
     n_missing: int
     n_extra: int
     n_invalid: int
+    #: Generated answers that name no label, or two (scored as wrong, counted among the scored; see klue_viz.generation).
+    unreadable_answers: int = 0
 
 
 class ScoredRun(Protocol):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlencode
@@ -17,13 +18,14 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from klue_viz.evaluate import Gold, RunResult, evaluate_bytes, load_gold
+from klue_viz.harness import LOG_SUFFIXES, Siblings, expand, is_results_name, log_files, task_hint
 from klue_viz.io import read_bytes, read_records
 from klue_viz.markup import attrs, esc, esc_attr
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, detect_task, get_task
 from klue_viz.uploads import check_size, clean_name, max_upload_bytes
 
-PREDICTION_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv")
+PREDICTION_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", *LOG_SUFFIXES)
 
 
 @dataclass(frozen=True)
@@ -39,36 +41,55 @@ def is_prediction_name(name: str) -> bool:
     return (name.lower().endswith(PREDICTION_SUFFIXES) and not any(p.startswith((".", "__MACOSX")) for p in parts))
 
 
-def prediction_files(name: str, data: bytes) -> list[PredictionFile]:
+#: Most prediction files one zip may hold: a zip is one model's files (8 KLUE tasks, a few runs each). More is
+#: refused before anything is unpacked, so a zip of 300 (or 20,000) members never becomes as many stored runs.
+MAX_ZIP_MEMBERS = 64
+
+
+def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -> list[PredictionFile]:
     """A file as it is, or the prediction files inside a zip, each with the model its folder (or the zip) names.
 
     A file of an uploaded folder comes named by its path in that folder (model-a/ner.jsonl): its model is
     the folder it sits in, and a hidden file (.DS_Store, ._ner.jsonl) is left out. A zip's members are
-    checked against the upload limit, one by one and in total, before they are read.
+    checked against the upload limit, one by one and in total, before they are read. An evaluation-harness log
+    becomes its runs (klue_viz.harness), read with the results file of its folder (`siblings`, or in the zip).
     """
     if not name.lower().endswith(".zip"):
         path = PurePosixPath(name)
         if len(path.parts) > 1 and not is_prediction_name(name):
             return []
-        return [PredictionFile(path.name, data, clean_name(path.parent.name) if len(path.parts) > 1 else "")]
+        if is_results_name(path.name):
+            raise InputError(f"{path.name}: the results file of lm-evaluation-harness holds no predictions; upload it "
+                             "together with its samples_*.jsonl files, in a zip or a folder")
+        model = clean_name(path.parent.name) if len(path.parts) > 1 else ""
+        return [PredictionFile(f.name, f.data, model) for f in expand(path.name, data, siblings)]
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
         raise InputError(f"{name}: not a readable zip file") from None
-    limit, total, out = max_upload_bytes(), 0, []
+    limit, total = max_upload_bytes(), 0
+    members: dict[str, list[tuple[str, bytes]]] = {}
     stem = clean_name(Path(name).stem)
     with archive:
-        for info in archive.infolist():
-            if info.is_dir() or not is_prediction_name(info.filename):
-                continue
+        listed = [info for info in archive.infolist() if not info.is_dir() and is_prediction_name(info.filename)]
+        if len(listed) > MAX_ZIP_MEMBERS:
+            raise InputError(f"{name}: {len(listed):,} prediction files in one zip; at most {MAX_ZIP_MEMBERS} are taken (a zip is one "
+                             f"model's files: 8 KLUE tasks, a few runs each). Nothing was stored: split it into one zip per model")
+        for info in listed:
             total += info.file_size
             check_size(f"{name}/{info.filename}", info.file_size)
             check_size(f"{name} (unpacked)", total)
-            with archive.open(info) as member:
-                content = member.read(limit + 1)
+            try:
+                with archive.open(info) as member:
+                    content = member.read(limit + 1)
+            except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as err:
+                # A header that understates the size fails the CRC; encrypted or unknown compression fail too.
+                raise InputError(f"{name}/{info.filename}: damaged inside the zip ({err}); nothing from this zip was stored") from None
             check_size(f"{name}/{info.filename}", len(content))
             parent = PurePosixPath(info.filename).parent.name
-            out.append(PredictionFile(PurePosixPath(info.filename).name, content, clean_name(parent) or stem))
+            members.setdefault(clean_name(parent) or stem, []).append((PurePosixPath(info.filename).name, content))
+    # a harness log is read with the results file of its folder, and becomes its runs
+    out = [PredictionFile(f.name, f.data, model) for model, files in members.items() for f in log_files(iter(files))]
     if not out:
         raise InputError(f"{name}: no prediction file (.json, .jsonl, .csv, .tsv) inside this zip")
     return out
@@ -76,19 +97,22 @@ def prediction_files(name: str, data: bytes) -> list[PredictionFile]:
 
 def folder_files(folder: Path) -> list[PredictionFile]:
     """The prediction files under a folder; a file's model is the folder it sits in."""
-    out = []
+    by_folder: dict[Path, list[tuple[str, bytes]]] = {}
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder).as_posix()
         if path.is_file() and is_prediction_name(relative):
             check_size(str(path), path.stat().st_size)
-            out.append(PredictionFile(relative, read_bytes(path), clean_name(path.parent.name)))
+            by_folder.setdefault(path.parent, []).append((relative, read_bytes(path)))
+    # a harness log is read with the results file of its folder, and becomes its runs
+    out = [PredictionFile(f.name, f.data, clean_name(parent.name)) for parent, files in by_folder.items() for f in log_files(iter(files))]
     if not out:
         raise InputError(f"{folder}: no prediction file (.json, .jsonl, .csv, .tsv) in this folder")
     return out
 
 
 def detect_file_task(file: PredictionFile) -> str:
-    found = detect_task([r for _, r in read_records(file.data, file.name).records])
+    records = [r for _, r in read_records(file.data, file.name).records]
+    found = detect_task(records) or task_hint(records, list(TASKS))  # a log without guids names its task
     if found is None:
         raise InputError(f"{file.name}: cannot tell which KLUE task this file is for (no known guid prefix or field)")
     return found
@@ -212,6 +236,9 @@ def html_table(runs: list[ModelRun], settings: dict[str, list[str]] | None = Non
             cells.append(f"<td data-task=\"{esc_attr(name)}\"><a {link}>{esc(cell_text(scored))}</a>"
                          f"<br><small>{esc(scored.result.run)} · {esc(coverage_text(scored))} scored</small></td>")
         rows.append(f"<tr><th scope='row'>{esc(model)}</th>{''.join(cells)}</tr>")
-    return ("<div class='kv-models' style='overflow-x:auto;font-size:.85rem'><table class='kv-model-table' style='white-space:nowrap'>"
+    # Fixed columns sharing the page's width, their text wrapping (a metric list breaks at ' / '), so all eight tasks fit a
+    # 1400 px window; below 720 px the table scrolls sideways.
+    return ("<div class='kv-models' style='overflow-x:auto;font-size:.85rem'><table class='kv-model-table' "
+            "style='width:100%;min-width:720px;table-layout:fixed;overflow-wrap:anywhere'>"
             f"<thead><tr><th>model</th>{head}</tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table></div>")

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
 
-from klue_viz.evaluate import Gold, gold_from_bytes
+import numpy as np
+
+from klue_viz.evaluate import Gold, RunResult, evaluate_bytes, gold_from_bytes
 from klue_viz.tasks import get_task
+from tests.conftest import jsonl
 
 OFFICIAL_NAMES = {
     "ynat": "ynat-v1.1_dev.json", "sts": "klue-sts-v1.1_dev.json", "nli": "klue-nli-v1.1_dev.json",
@@ -87,3 +91,13 @@ def dp_tsv(sentences) -> str:
         parts.extend(f"{k}\t{w}\t{w}\tNNG\t{h}\t{d}" for k, (w, h, d) in enumerate(words, 1))
         parts.append("")
     return "\n".join(parts) + "\n"
+
+
+def nli_run(gold: Gold, rate: float, seed: int, size: int | None = None) -> tuple[RunResult, np.ndarray]:
+    """An NLI run over the first `size` gold pairs, each label replaced by a random one with probability `rate`;
+    with its hits (1.0 where right) for a computation by hand."""
+    rng = random.Random(seed)
+    rows = gold.rows[:size] if size else gold.rows
+    preds = [r["gold"] if rng.random() > rate else rng.choice(["entailment", "neutral", "contradiction"]) for r in rows]
+    result = evaluate_bytes(get_task("nli"), gold, jsonl({"guid": r["guid"], "label": p} for r, p in zip(rows, preds)), "p.jsonl")
+    return result, np.array([r["gold"] == p for r, p in zip(rows, preds)], dtype=float)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from klue_viz.annotations.store import Annotation, Store
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO
 from tests.test_app import plain, shown_count
+
+pytestmark = pytest.mark.slow  # every test here opens whole pages in AppTest
 
 
 def open_as(name: str, page: str | None = None) -> AppTest:

@@ -15,6 +15,8 @@ from klue_viz.tasks import TASKS
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # every test here opens whole pages in AppTest
+
 TIMEOUT = 120
 
 

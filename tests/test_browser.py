@@ -30,6 +30,8 @@ pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists() and not os.environ.get("CI"), reason="no system chromium (CI installs it)"),
 ]
 ARTIFACTS = REPO / "artifacts"
+#: The example cards' Annotate switch (a toggle); the keyboard bar has an "Annotate" button too, disabled until an example is focused.
+ANNOTATE_TOGGLE = '[data-testid="stCheckbox"]'
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
@@ -233,7 +235,7 @@ def test_a_tag_survives_a_server_restart_and_is_exported(browser, tmp_path):
         page.get_by_label("Your name (for annotations)", exact=True).fill("지민")
         page.get_by_label("Your name (for annotations)", exact=True).press("Enter")
         wait_idle(page)
-        page.get_by_text("Annotate", exact=True).first.click()
+        page.locator(ANNOTATE_TOGGLE).get_by_text("Annotate", exact=True).first.click()
         form = page.locator('[data-testid="stForm"]').filter(has=page.get_by_text("Error tags", exact=True)).first
         form.wait_for(timeout=30_000)
         pick_option(page, form.locator('[data-testid="stMultiSelect"]'), "type confusion")
@@ -249,7 +251,7 @@ def test_a_tag_survives_a_server_restart_and_is_exported(browser, tmp_path):
         wait_idle(page)
         remark = page.get_by_text("지민: type confusion")
         remark.wait_for(timeout=30_000)
-        page.get_by_text("Annotate", exact=True).first.click()
+        page.locator(ANNOTATE_TOGGLE).get_by_text("Annotate", exact=True).first.click()
         detail = page.get_by_text("지민 (bert-crf").first  # a new session with no name yet: shown as someone else's remark
         detail.wait_for(timeout=30_000)
         assert "유형 혼동" in detail.inner_text()
@@ -325,7 +327,7 @@ def test_file_text_never_becomes_a_link_or_an_image_in_the_browser(browser, tmp_
         page.get_by_label("Your name (for annotations)", exact=True).fill("me")
         page.get_by_label("Your name (for annotations)", exact=True).press("Enter")
         wait_idle(page)
-        page.get_by_text("Annotate", exact=True).first.click()
+        page.locator(ANNOTATE_TOGGLE).get_by_text("Annotate", exact=True).first.click()
         page.get_by_text("Error tags", exact=True).first.wait_for(timeout=30_000)
         page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=60_000)
         wait_idle(page)
@@ -496,7 +498,7 @@ def test_saving_a_tag_updates_the_tag_slice_at_once(server, page):
     page.get_by_label("Your name (for annotations)", exact=True).fill("서연")
     page.get_by_label("Your name (for annotations)", exact=True).press("Enter")
     wait_idle(page)
-    page.get_by_text("Annotate", exact=True).first.click()
+    page.locator(ANNOTATE_TOGGLE).get_by_text("Annotate", exact=True).first.click()
     form = page.locator('[data-testid="stForm"]').filter(has=page.get_by_text("Error tags", exact=True)).first
     form.wait_for(timeout=30_000)
     pick_option(page, form.locator('[data-testid="stMultiSelect"]'), "similar relation")
@@ -555,8 +557,11 @@ def test_the_downloaded_report_opens_offline_with_the_pages_numbers(server, brow
     try:
         open_task(page, server, "nli")
         accuracy = metric_values(page, 4)[0]
-        button = page.get_by_text("Download a report of")
-        button.wait_for(timeout=30_000)
+        build = page.get_by_text("Build a report of")
+        build.wait_for(timeout=30_000)
+        build.click()
+        button = page.get_by_text("Download the report of")
+        button.wait_for(timeout=120_000)
         with page.expect_download(timeout=120_000) as download:
             button.click()
         report = tmp_path / "report.html"

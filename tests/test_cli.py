@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from klue_viz.cli import main
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 
@@ -18,7 +20,7 @@ def test_one_run_prints_metrics_and_writes_json(tmp_path, capsys):
     assert "entity_macro_f1" in printed and "coverage: 24/24 gold scored" in printed
     payload = json.loads(out.read_text(encoding="utf-8"))
     assert payload["task"] == "ner" and payload["runs"][0]["run"] == run.stem
-    assert set(payload["runs"][0]["coverage"]) == {"n_gold", "n_scored", "n_missing", "n_extra", "n_invalid"}
+    assert set(payload["runs"][0]["coverage"]) == {"n_gold", "n_scored", "n_missing", "n_extra", "n_invalid", "unreadable_answers"}
     assert payload["metrics"] == payload["runs"][0]["metrics"]
 
 
@@ -45,6 +47,7 @@ def test_failures_exit_non_zero_with_one_line(tmp_path, capsys):
     assert "looks like a NER file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_installed_console_script_runs(tmp_path):
     run = next(demo_runs("sts"))
     done = subprocess.run([sys.executable, "-m", "klue_viz.cli", "evaluate", "--task", "sts", "--gold", str(DEMO_BENCHMARK), "--pred", str(run)],

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from klue_viz.ui.home import PAGE_FILES
 from tests.test_app import open_page, plain, shown_count
+
+pytestmark = pytest.mark.slow  # every test here opens whole pages in AppTest
 
 
 def test_calibration_view_shows_ece_for_a_run_with_probabilities():

@@ -6,13 +6,14 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from klue_viz.cli import main
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.discovery.calibration import calibration, coverage_curve, run_calibration
+from klue_viz.discovery.calibration import calibration, coverage_curve, predicted_confidence, run_calibration
 from klue_viz.evaluate import evaluate_bytes, load_gold
-from klue_viz.kit import bin_of
+from klue_viz.kit import bin_of, confidence_bucket
 from klue_viz.tasks import get_task
 from tests.conftest import jsonl
 
@@ -85,3 +86,69 @@ def test_evaluate_out_has_calibration_when_probabilities_are_given(tmp_path):
     ner = next(demo_runs("ner"))
     assert main(["evaluate", "--task", "ner", "--gold", str(DEMO_BENCHMARK), "--pred", str(ner), "--out", str(out)]) == 0
     assert "calibration" not in json.loads(out.read_text(encoding="utf-8"))["runs"][0]
+
+
+# ---- Contracts the surviving mutants showed untested (docs/mutation.md) ------------------------------
+
+
+def test_the_calibration_record_holds_ece_mce_n_and_the_bins_and_each_bin_its_edges():
+    cal = calibration(np.array([0.35, 0.35]), np.array([True, False]))  # one bin: accuracy 0.5, confidence 0.35, gap 0.15
+    record = cal.to_dict()
+    assert set(record) == {"ece", "mce", "n", "bins"}
+    assert (record["ece"], record["mce"], record["n"]) == (pytest.approx(15.0), pytest.approx(15.0), 2)
+    assert [(b["low"], b["high"]) for b in record["bins"]] == [(k / 10, (k + 1) / 10) for k in range(10)]
+
+
+def test_bins_are_integers_and_a_confidence_below_0_falls_in_the_first():
+    bins = bin_of(np.array([-0.01, 0.55]))
+    assert bins.tolist() == [0, 5] and bins.dtype.kind == "i"
+
+
+def _examples(rows):
+    return pd.DataFrame(rows, columns=["probs", "pred", "correct"])
+
+
+def test_only_examples_with_probabilities_and_a_known_predicted_label_have_a_confidence():
+    labels = ("a", "b")
+    examples = _examples([
+        ([0.9, 0.1], "(none)", False),  # a label the task does not have
+        (None, "a", True),  # no probabilities
+        ([0.2, 0.8], None, False),  # no prediction (--strict)
+        ([0.3, 0.7], "b", True),
+        ([0.6, 0.4], "a", False),
+    ])
+    confidence, correct = predicted_confidence(examples, labels)
+    assert confidence.tolist() == [0.7, 0.6] and correct.tolist() == [True, False]
+
+
+def test_a_task_without_labels_or_a_run_without_probabilities_has_no_calibration():
+    assert run_calibration(get_task("ner"), _examples([([1.0], "a", True)])) is None
+    ynat = get_task("ynat")
+    assert run_calibration(ynat, pd.DataFrame({"pred": ["정치"], "correct": [True]})) is None
+
+
+def test_the_coverage_curve_names_its_columns_and_counts_coverage_in_percent():
+    empty = coverage_curve(np.array([]), np.array([], dtype=bool))
+    assert list(empty.columns) == ["coverage", "accuracy", "threshold", "kept"] and empty.empty
+    one = coverage_curve(np.array([0.7]), np.array([True]), steps=4)
+    assert one.to_dict("records") == [{"coverage": 100.0, "accuracy": 100.0, "threshold": 0.7, "kept": 1}]
+    confidence = np.linspace(0.99, 0.0, 100)  # 100 distinct confidences, most confident first
+    correct = np.arange(100) < 60  # the 60 most confident are right
+    curve = coverage_curve(confidence, correct, steps=4)
+    assert list(curve.columns) == ["coverage", "accuracy", "threshold", "kept"]
+    assert curve["kept"].tolist() == [100, 75, 50, 25] and curve["coverage"].tolist() == [100.0, 75.0, 50.0, 25.0]
+    assert curve["accuracy"].tolist() == pytest.approx([60.0, 80.0, 100.0, 100.0])
+    assert curve["threshold"].tolist() == pytest.approx([confidence[99], confidence[74], confidence[49], confidence[24]])
+    # By default twenty steps of 5%.
+    assert coverage_curve(confidence, correct)["kept"].tolist() == list(range(100, 0, -5))
+
+
+def test_a_curve_with_ties_is_numbered_from_0():
+    curve = coverage_curve(np.array([0.9, 0.8, 0.8, 0.1]), np.array([True, False, True, False]), steps=4)
+    assert list(curve.index) == [0, 1, 2]
+
+
+def test_confidence_buckets_are_strings_on_the_frames_index_and_name_what_has_no_probabilities():
+    buckets = confidence_bucket(pd.Series([np.nan, 0.65, 1.0], index=[7, 3, 5]))
+    assert buckets.tolist() == ["(no probabilities)", "0.6-0.7", "0.9-1.0"]
+    assert buckets.index.tolist() == [7, 3, 5] and buckets.dtype == "string"

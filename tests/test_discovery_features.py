@@ -46,6 +46,7 @@ def ner(shared):
     return task, gold, run
 
 
+@pytest.mark.slow
 def test_ner_frames_carry_the_korean_features(ner):
     task, gold, run = ner
     ents = run.frames.details["entities"]
@@ -59,6 +60,7 @@ def test_ner_frames_carry_the_korean_features(ner):
     assert int(table.set_index("value").at["+은", "n"]) == 2 * by_hand  # gold and predicted rows of a perfect run
 
 
+@pytest.mark.slow
 def test_seen_in_training_counts_and_feeds_the_slice_table_and_the_finder(ner, tmp_path):
     task, gold, run = ner
     source = Path(gold.source).read_text(encoding="utf-8")
@@ -104,6 +106,7 @@ def test_seen_in_training_counts_and_feeds_the_slice_table_and_the_finder(ner, t
     assert json.loads(out.read_text(encoding="utf-8"))["slices"][0]["conditions"] == {"seen_in_training": "not in training"}
 
 
+@pytest.mark.slow
 def test_a_training_folder_gives_its_train_file_not_the_dev_file(ner, tmp_path):
     """--train with a klue_benchmark/-like folder reads <task>_train (the dev file beside it is not training data)."""
     task, gold, run = ner

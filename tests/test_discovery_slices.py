@@ -50,6 +50,7 @@ def _ner_run(gold, spoil) -> bytes:
     return jsonl(records)
 
 
+@pytest.mark.slow
 def test_planted_entity_slice_comes_first(ner_gold):
     task = get_task("ner")
     run = evaluate_bytes(task, ner_gold, _ner_run(ner_gold, lambda row, label: label == "QT" and row["source"] == "nsmc"), "planted.jsonl")
@@ -90,9 +91,10 @@ def test_slices_command_writes_the_documented_json(shared, tmp_path, capsys):
     first = written["slices"][0]
     assert {"conditions", "size", "errors", "error_rate", "metrics", "ci95"} <= set(first)
     assert first["conditions"]["source"] == "airbnb"
-    assert "source=airbnb" in capsys.readouterr().out
+    assert "= airbnb" in capsys.readouterr().out  # the app's readable name (slice_name), not source=airbnb
 
 
+@pytest.mark.slow
 def test_paired_word_slices_on_dp(shared):
     task = get_task("dp")
     gold = load_gold(task, shared)
@@ -140,7 +142,7 @@ def test_slices_command_takes_the_stored_error_tags_as_conditions(shared, tmp_pa
     assert main(["slices", "--task", "nli", "--gold", str(shared), "--pred", str(pred), "--top", "1", "--bootstrap", "0", "--out", str(out)]) == 0
     first = json.loads(out.read_text(encoding="utf-8"))["slices"][0]
     assert first["conditions"] == {"tag: 부정 표현": "yes"} and first["error_rate"] == 100.0
-    assert "tag: 부정 표현=yes" in capsys.readouterr().out
+    assert "Tagged '부정 표현' = yes" in capsys.readouterr().out  # the readable name the app shows too (slice_name)
 
 
 @pytest.mark.parametrize("command", ["slices", "suspects"])
@@ -152,6 +154,7 @@ def test_an_out_in_a_missing_folder_is_refused_before_scoring(shared, tmp_path, 
     assert "does not exist" in capsys.readouterr().err and not out.exists()
 
 
+@pytest.mark.slow
 def test_entity_metrics_of_a_one_sided_slice_count_the_matched_entities_of_that_side(shared):
     """A slice of predicted entities only ('side = pred & ...') has the precision of those predictions, not 0."""
     task = get_task("ner")

@@ -53,6 +53,7 @@ def _noisy_runs(truth: dict[str, str], seeds, noise: float, probs: bool) -> list
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("probs, seeds", [(False, (1, 2, 3)), (True, (4,)), (True, (5, 6))])
 def test_flipped_nli_labels_top_the_queue(shared, nli_flipped, probs, seeds):
     path, flipped = nli_flipped
@@ -70,6 +71,7 @@ def test_flipped_nli_labels_top_the_queue(shared, nli_flipped, probs, seeds):
         assert all("cleanlab" in s.evidence.extra for s in queue)
 
 
+@pytest.mark.slow
 def test_cleanlab_runs_in_the_calling_process(shared, nli_flipped, monkeypatch):
     """The queue is built inside the Streamlit server: cleanlab must not fork a process pool from it (a fork of a
     threaded server can deadlock; a CI run hung for 90 s on the suspects panel and the server ignored SIGTERM)."""
@@ -88,6 +90,7 @@ def test_cleanlab_runs_in_the_calling_process(shared, nli_flipped, monkeypatch):
     assert any("cleanlab" in s.evidence.extra for s in suspects(task, runs, top=20))
 
 
+@pytest.mark.slow
 def test_marked_corrections_export_a_patch_that_restores_the_original(shared, nli_flipped, tmp_path):
     path, flipped = nli_flipped
     task = get_task("nli")
@@ -118,6 +121,7 @@ def _ner_blocks(text: str) -> dict[str, str]:
     return blocks
 
 
+@pytest.mark.slow
 def test_ner_entities_retyped_in_the_gold_are_found_and_patched_back(shared, tmp_path):
     task = get_task("ner")
     source = (shared / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv").read_text(encoding="utf-8")
@@ -165,6 +169,7 @@ def test_ner_entities_retyped_in_the_gold_are_found_and_patched_back(shared, tmp
     assert _ner_blocks(patch.text) == {g: expected[g] for g in known}
 
 
+@pytest.mark.slow
 def test_suspects_command_writes_the_documented_json(shared, nli_flipped, tmp_path, capsys):
     path, flipped = nli_flipped
     truth = {**{r["guid"]: r["gold"] for r in load_gold(get_task("nli"), path).rows}, **flipped}
@@ -176,10 +181,11 @@ def test_suspects_command_writes_the_documented_json(shared, nli_flipped, tmp_pa
     assert main(["suspects", "--task", "nli", "--gold", str(path), *files, "--top", "5", "--out", str(out)]) == 0
     written = json.loads(out.read_text(encoding="utf-8"))
     assert written["task"] == "nli" and len(written["suspects"]) == 5
-    assert set(written["suspects"][0]) == {"guid", "turn", "unit", "gold", "proposed", "score", "evidence"}
+    assert set(written["suspects"][0]) == {"guid", "turn", "unit", "gold", "proposed", "score", "confidence", "label_quality", "text", "evidence"}
     assert written["suspects"][0]["guid"] in flipped
 
 
+@pytest.mark.slow
 def test_dp_heads_moved_in_the_gold_are_found_and_patched_back(shared, tmp_path):
     task = get_task("dp")
     source = (shared / "klue-dp-v1.1" / "klue-dp-v1.1_dev.tsv").read_text(encoding="utf-8")

@@ -36,6 +36,7 @@ except FilterError:
 """
 
 
+@pytest.mark.slow
 def test_a_catastrophic_regex_finishes_instead_of_freezing_the_server():
     # The backreference made pandas fall back to Python's re, which backtracks for ever on this text
     # (the whole server stalled); RE2 runs the first pattern in linear time and refuses the second.

@@ -24,6 +24,8 @@ from klue_viz.tasks import TASKS
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # every test here opens whole pages in AppTest
+
 #: One line of everything Markdown, Streamlit and HTML would read as markup, plus bidi and control characters.
 LINE = ("**bold** _em_ ~~del~~ [link](http://evil.example/l) ![img](http://evil.example/i.png) <mailto:x@evil.example> "
         "x@evil.example $e^x$ :red[colour] :smile: <img src=http://evil.example/h.png> <script>alert(1)</script> "

@@ -72,6 +72,7 @@ def ner_reference(sentences, predicted_tags):
     return entity, character
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rate", [0.0, 0.02, 0.15])
 def test_ner_matches_seqeval_and_sklearn_on_dev(ner_gold, ner_official, rate):
     rng = random.Random(int(rate * 1000))
@@ -110,6 +111,7 @@ def test_ner_entity_spans_match_tag_predictions(ner_gold, ner_official):
     assert by_spans["character_macro_f1"] == pytest.approx(expected[1], abs=1e-9)
 
 
+@pytest.mark.slow
 def test_ner_gold_entities_starting_on_a_space_are_not_gold_entities(ner_gold, shared):
     """Strict IOB2 after space removal drops the 2 dev entities that start on a space (klue-tasks.md §4)."""
     markup = dict(line[3:].split("\t", 1) for line in (shared / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv").read_text(encoding="utf-8").split("\n")

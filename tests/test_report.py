@@ -68,6 +68,7 @@ def test_errors_are_drawn_as_the_app_draws_them_annotated_first_and_every_string
     assert "gold marked wrong" in html and "not this run" not in html
 
 
+@pytest.mark.slow
 def test_report_metrics_match_the_store_free_evaluation_for_every_task():
     for name, task in TASKS.items():
         gold = load_gold(task, DEMO_BENCHMARK)

@@ -124,6 +124,7 @@ def _run_worker(url: str, worker: int, count: int, renamed) -> None:
                     renamed.value += 1
 
 
+@pytest.mark.slow
 def test_concurrent_uploads_renames_and_removes_lose_nothing(db_url):
     Store(db_url)
     context = multiprocessing.get_context("spawn")
@@ -150,7 +151,7 @@ def test_a_database_written_by_schema_1_is_migrated_and_keeps_its_annotations(tm
     connection.executescript(V1_DUMP.read_text(encoding="utf-8"))
     connection.close()
     store = Store(str(path))
-    assert store.version() == 2
+    assert store.version() == schema.SCHEMA_VERSION == 5  # runs (2), gold versions (3), column files (4), uploaded gold (5)
     assert [(a.task, a.run, a.tags, a.turn) for a in store.find()] == [("ner", "bert-crf", ["boundary"], None), ("wos", "trade", ["missed update"], 2)]
     assert store.custom_tags("ner") == ["my tag"]
     runs = RunStore(store)
@@ -158,7 +159,7 @@ def test_a_database_written_by_schema_1_is_migrated_and_keeps_its_annotations(tm
     runs.add("ner", name, data)
     assert [r.name for r in RunStore(Store(str(path))).list()] == ["bert-crf"]
     with store.engine.begin() as connection:
-        connection.execute(schema.schema_version.insert().values(version=3))
+        connection.execute(schema.schema_version.insert().values(version=schema.SCHEMA_VERSION + 1))
     with pytest.raises(StoreError, match="newer klue-viz"):
         Store(str(path))
 
@@ -174,6 +175,6 @@ def test_a_postgresql_database_at_schema_1_is_migrated():
         connection.execute(schema.annotation_table.insert().values(task="re", guid="g", turn=-1, run="r", annotator="a", updated_at="t"))
     engine.dispose()
     store = Store(PG_URL)
-    assert store.version() == 2 and [a.guid for a in store.find()] == ["g"]
+    assert store.version() == schema.SCHEMA_VERSION and [a.guid for a in store.find()] == ["g"]
     RunStore(store).add("re", "r.jsonl", b"{}")
     assert [r.name for r in RunStore(Store(PG_URL)).list("re")] == ["r"]

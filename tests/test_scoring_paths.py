@@ -60,6 +60,7 @@ def corrupted(name: str, row: dict, rng: random.Random) -> dict:
     return {"guid": row["guid"].rsplit("-", 1)[0], "turn": int(row["guid"].rsplit("-", 1)[1]), "state": state}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(REAL))
 def test_real_dev_sets_score_the_same_from_rows_and_from_frames(name, shared):
     task = get_task(name)
@@ -72,6 +73,7 @@ def test_real_dev_sets_score_the_same_from_rows_and_from_frames(name, shared):
     assert_same(some)
 
 
+@pytest.mark.slow
 def test_evaluate_scores_without_pandas(shared, tmp_path):
     """The whole CLI run imports neither pandas nor the app's libraries; its numbers are the in-process ones."""
     task = get_task("ner")

@@ -7,22 +7,29 @@ slice's, fails.
 
 from __future__ import annotations
 
+import json
 import random
+import warnings
 from collections import defaultdict
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import pearsonr
 from seqeval.metrics import classification_report
 from seqeval.metrics import f1_score as seqeval_f1
 from seqeval.scheme import IOB2
-from sklearn.metrics import f1_score
+from sklearn.metrics import accuracy_score, auc, f1_score, precision_recall_curve
 
+from klue_viz import metrics
+from klue_viz.demo import DEMO_BENCHMARK
 from klue_viz.evaluate import evaluate_bytes, load_gold
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice
+from klue_viz.tasks.ner import tag_list
 from tests import cases
+from tests.cases import nli_run
 from tests.conftest import jsonl
 from tests.official import dp_sentences, json_list, ner_sentences
 
@@ -88,6 +95,7 @@ def ner_run(shared):
     return official, gold_seqs, pred_seqs, result
 
 
+@pytest.mark.slow
 def test_ner_per_type_f1_matches_seqeval_per_type_report(ner_run):
     _, gold_seqs, pred_seqs, result = ner_run
     report = classification_report(gold_seqs, pred_seqs, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
@@ -99,6 +107,7 @@ def test_ner_per_type_f1_matches_seqeval_per_type_report(ner_run):
         assert row["f1"] == pytest.approx(100 * report[label]["f1-score"], abs=1e-9), label
 
 
+@pytest.mark.slow
 def test_ner_official_metrics_per_source_are_the_source_subsets(ner_run):
     official, gold_seqs, pred_seqs, result = ner_run
     table = by_value(slice_table(get_task("ner"), result.frames, Slice("source", "Source")))
@@ -185,6 +194,7 @@ def test_re_micro_f1_per_gold_relation_group_by_hand():
     assert result.scores.values["micro_f1"] == pytest.approx(400 / 7)
 
 
+@pytest.mark.slow
 def test_dp_word_metrics_per_gold_relation_on_dev(shared):
     path = shared / "klue-dp-v1.1" / "klue-dp-v1.1_dev.tsv"
     official = dp_sentences(path)
@@ -213,3 +223,158 @@ def test_dp_word_metrics_per_gold_relation_on_dev(shared):
         assert table[relation]["n"] == n
         assert table[relation]["uas_micro_f1"] == pytest.approx(100 * uas / n, abs=1e-9), relation
         assert table[relation]["las_micro_f1"] == pytest.approx(100 * las / n, abs=1e-9), relation
+
+
+# ---- Per-slice metrics against scikit-learn and seqeval on the dev sets, and the table's shape ---
+
+
+@pytest.fixture(scope="module")
+def ner_gold(shared):
+    return load_gold(get_task("ner"), shared / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv")
+
+
+@pytest.fixture(scope="module")
+def nli_gold(shared):
+    return load_gold(get_task("nli"), shared / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json")
+
+
+def test_slice_metrics_match_an_independent_computation_per_slice(shared):
+    """NLI accuracy per source, DP LAS macro F1 per gold relation and RE AUPRC per source, each against scikit-learn."""
+    nli = get_task("nli")
+    data = json.loads((shared / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json").read_text(encoding="utf-8"))
+    rng = random.Random(8)
+    preds = [rng.choice(["entailment", "neutral", "contradiction"]) if rng.random() < 0.3 else r["gold_label"] for r in data]
+    result = evaluate_bytes(nli, load_gold(nli, shared), jsonl({"guid": r["guid"], "label": p} for r, p in zip(data, preds)), "p.jsonl")
+    table = slice_table(nli, result.frames, next(s for s in nli.facts.slices if s.key == "source")).set_index("value")
+    for source in {r["source"] for r in data}:
+        pairs = [(r["gold_label"], p) for r, p in zip(data, preds) if r["source"] == source]
+        assert table.loc[source, "accuracy"] == pytest.approx(100 * accuracy_score(*zip(*pairs)), abs=1e-9)
+        assert table.loc[source, "n"] == len(pairs)
+
+    re_task = get_task("re")
+    records = json.loads((DEMO_BENCHMARK / "klue-re-v1.1" / "klue-re-v1.1_dev.json").read_text(encoding="utf-8"))  # no RE dev set here
+    relations = list(metrics.RE_RELATIONS)
+    gen = np.random.default_rng(2)
+    probs = gen.dirichlet(np.ones(30) * 0.3, size=len(records))
+    for k, r in enumerate(records):
+        probs[k, relations.index(r["label"])] += gen.random()
+    probs /= probs.sum(axis=1, keepdims=True)
+    lines = [{"guid": r["guid"], "probs": p.tolist()} for r, p in zip(records, probs)]
+    result = evaluate_bytes(re_task, load_gold(re_task, DEMO_BENCHMARK), jsonl(lines), "p.jsonl")
+    table = slice_table(re_task, result.frames, next(s for s in re_task.facts.slices if s.key == "source")).set_index("value")
+    for source in {r["source"] for r in records}:
+        mine = [k for k, r in enumerate(records) if r["source"] == source]
+        gold = np.array([records[k]["label"] for k in mine])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            areas = [auc(*precision_recall_curve(gold == label, probs[mine, c])[1::-1]) for c, label in enumerate(relations)]
+        assert table.loc[source, "auprc"] == pytest.approx(100 * np.mean(areas), abs=1e-9)
+
+
+def test_slice_table_counts_errors_rates_order_and_missing_values(nli_gold):
+    nli = get_task("nli")
+    result, hits = nli_run(nli_gold, 0.3, 6)
+    frames = result.frames
+    sources = frames.examples["source"].astype(object).to_numpy().copy()
+    sources[:7] = None  # seven examples without a source form their own slice
+    frames.examples["source"] = pd.array(sources, dtype="string")
+    table = slice_table(nli, frames, next(s for s in nli.facts.slices if s.key == "source"))
+    assert list(table.columns) == ["value", "n", "errors", "accuracy", "error_rate"]
+    expected = {}
+    for source in set(sources):
+        mask = np.array([s == source for s in sources]) if source is not None else np.array([s is None for s in sources])
+        expected["(missing)" if source is None else source] = (int(mask.sum()), int((hits[mask] == 0).sum()), 100 * hits[mask].mean())
+    assert set(table["value"]) == set(expected)
+    for row in table.itertuples():
+        n, errors, accuracy = expected[row.value]
+        assert (row.n, row.errors) == (n, errors)
+        assert row.accuracy == pytest.approx(accuracy, abs=1e-9) and row.error_rate == pytest.approx(100 * errors / n)
+    assert list(zip(table["n"], table["value"])) == sorted(zip(table["n"], table["value"]), key=lambda t: (-t[0], t[1]))
+    assert list(table.index) == list(range(len(table))) and table["errors"].dtype.kind == "i"
+
+
+@pytest.mark.slow
+def test_entity_type_slices_match_seqeval_per_type(ner_gold):
+    ner = get_task("ner")
+    rng = random.Random(9)
+    preds = [[t if rng.random() > 0.04 else rng.choice(list(metrics.NER_TAGS)) for t in tag_list(r["tags"])] for r in ner_gold.rows]
+    result = evaluate_bytes(ner, ner_gold, jsonl({"guid": r["guid"], "tags": p} for r, p in zip(ner_gold.rows, preds)), "p.jsonl")
+    g = [[t for c, t in zip(r["sentence"], tag_list(r["tags"])) if c != " "] for r in ner_gold.rows]
+    p = [[t for c, t in zip(r["sentence"], tags) if c != " "] for r, tags in zip(ner_gold.rows, preds)]
+    report = classification_report(g, p, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
+    table = slice_table(ner, result.frames, next(s for s in ner.facts.slices if s.key == "label")).set_index("value")
+    for kind in metrics.NER_TYPES:
+        assert table.loc[kind, "precision"] == pytest.approx(100 * report[kind]["precision"], abs=1e-9)
+        assert table.loc[kind, "recall"] == pytest.approx(100 * report[kind]["recall"], abs=1e-9)
+        assert table.loc[kind, "f1"] == pytest.approx(100 * report[kind]["f1-score"], abs=1e-9)
+
+
+def test_slot_slices_count_a_wrong_value_as_both_a_miss_and_a_false_alarm(shared):
+    wos = get_task("wos")
+    gold = load_gold(wos, shared)
+    rng = random.Random(12)
+    records, pairs = [], []
+    for row in gold.rows:
+        state = []
+        for item in row["gold_state"]:
+            roll = rng.random()
+            if roll < 0.1:
+                continue  # missed
+            state.append(item + "X" if roll < 0.2 else item)  # wrong value, or right
+        if rng.random() < 0.1:
+            state.append("택시-출발 시간-09:00")  # spurious (or a wrong value when gold has it)
+        records.append({"guid": row["dialogue"], "turn": row["turn"], "state": state})
+        pairs.append((row["gold_state"], state))
+    result = evaluate_bytes(wos, gold, jsonl(records), "p.jsonl")
+    table = slice_table(wos, result.frames, next(s for s in wos.facts.slices if s.key == "domain_slot")).set_index("value")
+    for slot in table.index:
+        tp = fp = fn = 0
+        for g_state, p_state in pairs:
+            g = {"-".join(i.split("-", 2)[:2]): i.split("-", 2)[2] for i in g_state}
+            p = {"-".join(i.split("-", 2)[:2]): i.split("-", 2)[2] for i in p_state}
+            if slot in g and slot in p and g[slot] == p[slot]:
+                tp += 1
+            else:
+                fn += slot in g
+                fp += slot in p
+        rows = sum(slot in {"-".join(i.split("-", 2)[:2]) for i in g_state + p_state} for g_state, p_state in pairs)
+        assert table.loc[slot, "n"] == rows
+        assert table.loc[slot, "precision"] == (pytest.approx(100 * tp / (tp + fp), abs=1e-9) if tp + fp else None)
+        assert table.loc[slot, "recall"] == (pytest.approx(100 * tp / (tp + fn), abs=1e-9) if tp + fn else None)
+        assert table.loc[slot, "f1"] == pytest.approx(100 * 2 * tp / (2 * tp + fp + fn), abs=1e-9)
+
+
+def test_re_slices_score_micro_f1_per_slice():
+    re_task = get_task("re")
+    gold = load_gold(re_task, DEMO_BENCHMARK)
+    rng = random.Random(4)
+    preds = [r["gold"] if rng.random() < 0.6 else rng.choice(metrics.RE_RELATIONS) for r in gold.rows]
+    result = evaluate_bytes(re_task, gold, jsonl({"guid": r["guid"], "label": p} for r, p in zip(gold.rows, preds)), "p.jsonl")
+    table = slice_table(re_task, result.frames, next(s for s in re_task.facts.slices if s.key == "source")).set_index("value")
+    for source in table.index:
+        pairs = [(r["gold"], p) for r, p in zip(gold.rows, preds) if r["source"] == source]
+        g, p = zip(*pairs)
+        expected = 100 * f1_score(g, p, average="micro", labels=list(metrics.RE_RELATIONS[1:]), zero_division=0)
+        assert table.loc[source, "micro_f1"] == pytest.approx(expected, abs=1e-9)
+        assert table.loc[source, "auprc"] is None
+
+
+def test_a_slice_table_of_no_examples_is_empty_with_its_columns(nli_gold):
+    nli = get_task("nli")
+    result, _ = nli_run(nli_gold, 0.3, 1, 10)
+    table = slice_table(nli, result.frames.subset([]), nli.facts.slices[0])
+    assert table.empty and list(table.columns) == ["value", "n", "errors"]
+
+
+def test_an_sts_slice_without_similar_pairs_shows_f1_undefined_with_its_reason():
+    sts = get_task("sts")
+    gold = cases.gold_of("sts", cases.sts([1.0, 2.0, 4.0, 4.5], sources=["airbnb-rtt", "airbnb-rtt", "policy-rtt", "policy-rtt"]))
+    preds = [{"guid": f"klue-sts-v1_dev_{k:05d}", "score": s} for k, s in enumerate([1.5, 2.5, 4.0, 3.5])]
+    result = evaluate_bytes(sts, gold, jsonl(preds), "p.jsonl")
+    assert result.scores.values["f1"] == 100.0  # the whole run has similar pairs: defined
+    table = slice_table(sts, result.frames, next(s for s in sts.facts.slices if s.key == "source")).set_index("value")
+    assert table.loc["policy-rtt", "f1"] == 100.0
+    # airbnb-rtt: no pair >= 3.0 on either side -> undefined (scikit-learn's ill-defined 0 is not shown as a score)
+    assert table.loc["airbnb-rtt", "f1"] is None or np.isnan(table.loc["airbnb-rtt", "f1"])
+    scores = sts.score(result.frames.subset(["klue-sts-v1_dev_00000", "klue-sts-v1_dev_00001"]))
+    assert scores.values["f1"] is None and "no pair is similar" in scores.reasons["f1"]

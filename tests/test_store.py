@@ -111,11 +111,12 @@ def test_import_plan_counts_added_updated_and_conflicting(db_url):
     store = Store(db_url)
     old = store.save(note(guid="a"))
     newer = store.save(note(guid="b"))
+    same = store.save(note(guid="d"))
     incoming = [
         Annotation(**{**old.__dict__, "tags": ["missed"], "updated_at": "2999-01-01T00:00:00.000+00:00"}),  # newer: update
         Annotation(**{**newer.__dict__, "tags": ["spurious"], "updated_at": "2000-01-01T00:00:00.000+00:00"}),  # older: conflict
         note(guid="c"),  # new
-        Annotation(**{**old.__dict__}),  # same content: unchanged
+        Annotation(**{**same.__dict__}),  # same content: unchanged (a second line for "a" would be one record: the newer wins)
     ]
     plan = store.plan_import(incoming)
     assert (len(plan.added), len(plan.updated), len(plan.conflicting), len(plan.unchanged)) == (1, 1, 1, 1)
@@ -140,6 +141,7 @@ def _writer(url: str, worker: int, count: int) -> None:
                 continue
 
 
+@pytest.mark.slow
 def test_concurrent_writers_from_several_processes_lose_nothing(db_url):
     Store(db_url)
     context = multiprocessing.get_context("spawn")
@@ -164,6 +166,7 @@ for k in range(100000):
 """
 
 
+@pytest.mark.slow
 def test_a_killed_writer_loses_no_acknowledged_record(db_url):
     process = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, db_url], stdout=subprocess.PIPE, text=True, cwd=REPO)
     acknowledged = [int(process.stdout.readline()) for _ in range(40)]
@@ -278,8 +281,9 @@ def test_an_unreachable_database_is_not_called_unreadable(tmp_path):
     blocker.write_text("x")
     with pytest.raises(StoreUnavailable, match="cannot create the folder"):
         Store(str(blocker / "annotations.sqlite3"))
-    with pytest.raises(StoreUnavailable, match="cannot reach"):
+    with pytest.raises(StoreUnavailable, match="unreachable") as refused:
         Store("postgresql://postgres@127.0.0.1:9/none?connect_timeout=2")
+    assert "127.0.0.1" not in str(refused.value) and ":9" not in str(refused.value), "the server's address goes to the log only"
 
 
 def test_a_healthy_database_and_a_locked_corrupt_file_are_not_set_aside(tmp_path):
@@ -368,6 +372,7 @@ def _importer(url: str, tags: str, stamp: str, queue) -> None:
         queue.put(f"{type(err).__name__}: {err}")
 
 
+@pytest.mark.slow
 def test_two_concurrent_imports_neither_crash_nor_overwrite_the_newer(db_url):
     Store(db_url)
     context = multiprocessing.get_context("spawn")

@@ -132,6 +132,7 @@ def test_cli_strict_writes_the_same_values(task_name, tmp_path):
         assert payload["runs"][0]["coverage"]["n_missing"] == 1
 
 
+@pytest.mark.slow
 def test_strict_on_the_ner_dev_set_matches_seqeval_with_empty_sentences(shared):
     """Half the dev sentences predicted (gold tags), half missing: --strict scores the missing ones as all-O."""
     path = shared / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv"

@@ -11,6 +11,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from seqeval.metrics.sequence_labeling import get_entities
 
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
@@ -47,6 +48,7 @@ def wos_turns() -> tuple[dict, dict]:
     return gold, pred
 
 
+@pytest.mark.slow
 def test_wos_draws_each_dialogue_once_with_its_matching_turns_highlighted():
     gold, pred = wos_turns()
     wrong = {key for key, (state, _) in gold.items() if set(state) != set(pred[key])}
@@ -67,6 +69,7 @@ def test_wos_draws_each_dialogue_once_with_its_matching_turns_highlighted():
         assert f'id="kv-{dialogue}-{first_break}"' in card  # the anchor of a highlighted turn
 
 
+@pytest.mark.slow
 def test_wos_turns_show_what_changed_in_the_gold_state():
     gold, _ = wos_turns()
     (dialogue, turn), (state, previous) = next((k, v) for k, v in gold.items() if k[1] > 0 and set(v[0]) - set(v[1]))
@@ -136,6 +139,7 @@ def test_ner_confusion_counts_exact_matches_on_the_diagonal_and_boundary_errors_
     assert "wrong boundary" not in counts.index, "an outcome column has no row"
 
 
+@pytest.mark.slow
 def test_clicking_the_wrong_boundary_cell_lists_those_sentences():
     _, boundary, sentences = ner_expected()
     label = max(boundary, key=boundary.get)
@@ -172,6 +176,7 @@ def test_dp_confusion_puts_a_right_relation_on_a_wrong_head_in_its_own_column():
 
 # ---- undefined is not zero -----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_an_undefined_slice_metric_shows_n_a_with_its_reason():
     at = open_page(PAGE_FILES["sts"])
     at.selectbox(key="slice_by").set_value("Gold score").run()
@@ -185,6 +190,7 @@ def test_an_undefined_slice_metric_shows_n_a_with_its_reason():
 
 # ---- ids, links and settings -------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_every_example_shows_its_guid_and_a_link_to_itself():
     at = open_page(PAGE_FILES["ynat"])
     at.radio(key="f_status").set_value("wrong").run()
@@ -195,6 +201,7 @@ def test_every_example_shows_its_guid_and_a_link_to_itself():
         assert f"guid={guid}" in link and "run=" in link and "show=wrong" in link
 
 
+@pytest.mark.slow
 def test_the_url_carries_the_view_and_a_link_restores_it():
     at = open_page(PAGE_FILES["ner"])
     run = at.selectbox(key="run").value
@@ -216,6 +223,7 @@ def test_the_url_carries_the_view_and_a_link_restores_it():
     assert shown > 0
 
 
+@pytest.mark.slow
 def test_a_link_to_one_wos_turn_shows_that_dialogue_with_the_turn_highlighted():
     at = open_page()
     at.switch_page(PAGE_FILES["wos"])
@@ -226,6 +234,7 @@ def test_a_link_to_one_wos_turn_shows_that_dialogue_with_the_turn_highlighted():
     assert re.findall(r'data-turn="(\d+)" data-selected="true"', cards[0]) == ["1"]
 
 
+@pytest.mark.slow
 def test_strict_chosen_on_the_home_page_holds_on_every_page():
     def strict_box(at):
         return next(c for c in at.checkbox if c.label.startswith("Strict"))
@@ -239,6 +248,7 @@ def test_strict_chosen_on_the_home_page_holds_on_every_page():
     assert strict_box(at).value is True
 
 
+@pytest.mark.slow
 def test_strict_ticked_on_the_home_page_is_how_the_task_page_scores():
     """A run missing five pairs: its accuracy counts them wrong once Strict is ticked on the home page (by hand: json)."""
     lines = next(demo_runs("nli")).read_text(encoding="utf-8").splitlines()
@@ -263,6 +273,7 @@ def test_strict_ticked_on_the_home_page_is_how_the_task_page_scores():
 
 # ---- compare mode ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_compare_mode_follows_the_filters_keeps_the_annotation_box_and_names_its_radios():
     at = open_page(PAGE_FILES["wos"])
     at.selectbox(key="compare").set_value(at.selectbox(key="compare").options[1]).run()
@@ -278,6 +289,7 @@ def test_compare_mode_follows_the_filters_keeps_the_annotation_box_and_names_its
     assert int(cases["examples"].sum()) == sum(set(s) != set(pred[k]) for k, (s, _) in gold.items())
 
 
+@pytest.mark.slow
 def test_compare_mode_draws_dp_parses_one_under_the_other_at_the_full_width():
     at = open_page(PAGE_FILES["dp"])
     at.selectbox(key="compare").set_value(at.selectbox(key="compare").options[1]).run()
@@ -290,6 +302,7 @@ def test_compare_mode_draws_dp_parses_one_under_the_other_at_the_full_width():
 
 # ---- the page has no task-specific branches -----------------------------------------------------
 
+@pytest.mark.slow
 def test_task_pages_take_their_task_specific_parts_from_the_task_module():
     for page in (REPO / "klue_viz/ui").glob("*.py"):  # a ninth task needs no edit here
         source = page.read_text(encoding="utf-8")
@@ -363,13 +376,16 @@ def test_a_task_offers_training_slices_exactly_when_discovery_can_count_its_trai
     assert [t.facts.name for t in TASKS.values() if t.view.compact_table] == ["ynat", "sts", "nli"]
 
 
-def test_readme_says_when_the_postgresql_tests_run_and_how_to_listen_on_loopback_only():
+def test_readme_says_when_the_postgresql_tests_run_and_that_the_app_listens_on_loopback_only():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     ci = (REPO / ".ci/run").read_text(encoding="utf-8") + (REPO / ".ci/postgres.sh").read_text(encoding="utf-8")
     assert re.search(r"skipped unless `KLUE_VIZ_TEST_PG`", readme) and "export KLUE_VIZ_TEST_PG=" in ci
-    assert "listens on all network interfaces" in readme and "--server.address 127.0.0.1" in readme
+    config = (REPO / ".streamlit/config.toml").read_text(encoding="utf-8")
+    assert re.search(r'^address = "127\.0\.0\.1"', config, re.M), "loopback is the default (issue 19, item 19)"
+    assert 'server.address = "127.0.0.1"' in readme and "--server.address 0.0.0.0" in readme  # and how to open it up
 
 
+@pytest.mark.slow
 def test_metrics_in_drawings_and_slice_tables_have_two_decimals():
     patterns = {"dp": r"UAS (\S+) · LAS (\S+)", "mrc": r"EM (\S+) · ROUGE-W ([^<\s]+)", "wos": r"slot F1 ([^<\s]+)"}
     for task, pattern in patterns.items():
@@ -381,6 +397,7 @@ def test_metrics_in_drawings_and_slice_tables_have_two_decimals():
         assert all(re.fullmatch(r"-?\d+\.\d\d|n/a", v) for v in table[metrics].to_numpy().ravel())
 
 
+@pytest.mark.slow
 def test_home_links_open_the_run_with_the_sessions_settings():
     at = open_page()
     next(c for c in at.checkbox if c.label.startswith("Strict")).check().run()
@@ -393,6 +410,7 @@ def test_home_links_open_the_run_with_the_sessions_settings():
     assert at.selectbox(key="run").value == "char-bilstm"
 
 
+@pytest.mark.slow
 def test_a_gold_source_in_the_url_is_the_sessions_until_changed():
     at = open_page()
     at.switch_page(PAGE_FILES["sts"])
@@ -403,6 +421,7 @@ def test_a_gold_source_in_the_url_is_the_sessions_until_changed():
     assert at.radio(key="gold_source_widget").value == "upload"
 
 
+@pytest.mark.slow
 def test_a_gold_folder_chosen_on_the_home_page_is_in_the_url_and_a_fresh_session_scores_against_it(monkeypatch, shared):
     """The server allows gold under shared/'s parent but has no default folder: the folder typed is part of the view."""
     monkeypatch.delenv("KLUE_VIZ_DATA_DIR", raising=False)
@@ -422,6 +441,7 @@ def test_a_gold_folder_chosen_on_the_home_page_is_in_the_url_and_a_fresh_session
                for c in fresh.caption), "the dev set, not the embedded demo"
 
 
+@pytest.mark.slow
 def test_a_hostile_or_stale_link_is_shown_as_text_and_falls_back_to_what_is_loaded():
     hostile = "<img src=x onerror=alert(1)>![x](http://e.vil)"
     at = open_page()

@@ -70,6 +70,7 @@ def test_a_zip_of_one_model_is_routed_to_its_tasks_and_named_by_its_folder():
         prediction_files("broken.zip", b"PK not really")
 
 
+@pytest.mark.slow
 def test_an_uploaded_folder_is_routed_to_its_tasks_and_named_by_the_folder(db):
     """The browser names a folder's files by their path in it (klue-bert/ner.jsonl); hidden files are left out."""
     ner, ynat = next(demo_runs("ner")), list(demo_runs("ynat"))[1]
@@ -93,6 +94,7 @@ def test_a_zip_bomb_is_refused_before_it_is_unpacked(monkeypatch):
         prediction_files("bomb.zip", data)
 
 
+@pytest.mark.slow
 def test_runs_uploaded_in_one_session_are_seen_by_a_new_one_with_the_model_table(db):
     at = open_page()
     ner, ynat = next(demo_runs("ner")), list(demo_runs("ynat"))[1]
@@ -110,6 +112,7 @@ def test_runs_uploaded_in_one_session_are_seen_by_a_new_one_with_the_model_table
     assert fresh.selectbox(key="manage_run").options == ["NER · ner", "YNAT · ynat"]
 
 
+@pytest.mark.slow
 def test_a_file_over_the_limit_is_refused_with_the_limit_and_how_to_raise_it(db, monkeypatch):
     monkeypatch.setenv("KLUE_VIZ_MAX_UPLOAD_MB", "0.001")
     at = open_page(PAGE_FILES["ner"])
@@ -121,6 +124,7 @@ def test_a_file_over_the_limit_is_refused_with_the_limit_and_how_to_raise_it(db,
     assert RunStore(Store(db)).list() == []
 
 
+@pytest.mark.slow
 def test_a_file_of_another_task_or_with_nothing_readable_is_not_stored(db):
     at = open_page(PAGE_FILES["ner"])
     ynat = next(demo_runs("ynat"))
@@ -132,6 +136,7 @@ def test_a_file_of_another_task_or_with_nothing_readable_is_not_stored(db):
     assert RunStore(Store(db)).list() == []
 
 
+@pytest.mark.slow
 def test_intervals_in_the_model_table_on_demand(db):
     at = open_page()
     at.toggle(key="home_ci").set_value(True).run()
@@ -139,6 +144,7 @@ def test_intervals_in_the_model_table_on_demand(db):
     assert not at.exception and re.search(r"\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\]", table)
 
 
+@pytest.mark.slow
 def test_rename_then_remove_a_run_keeping_or_deleting_its_annotations(db):
     at = open_page(PAGE_FILES["ner"])
     run = next(demo_runs("ner"))
@@ -181,6 +187,7 @@ def test_the_cache_is_bounded_in_bytes_and_forgets_what_nobody_used():
     assert cache.get("d", lambda: "d") == "d" and len(cache) == 1 and cache.total == 1  # a and c expired
 
 
+@pytest.mark.slow
 def test_cli_evaluates_a_folder_of_several_tasks_against_the_real_dev_sets(shared, tmp_path, capsys):
     """Each file's task is detected; the numbers agree with scikit-learn and scipy reading the same files."""
     from scipy.stats import pearsonr

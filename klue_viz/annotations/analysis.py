@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
 
 from klue_viz.annotations.store import Annotation
+from klue_viz.lazy import lazy_module
 from klue_viz.results import Frames
 from klue_viz.tasks.base import Task
+
+#: scikit-learn (and scipy under it) costs 2 CPU s to import: loaded when two annotators are first compared, not with the home page.
+sklearn = lazy_module("sklearn")
 
 
 def tag_rows(task: Task, items: list[Annotation]) -> pd.DataFrame:
@@ -57,4 +60,4 @@ def _kappa(x: list, y: list) -> float | None:
     """Cohen's kappa; None when both annotators used one single value throughout (kappa is undefined)."""
     if len(set(x) | set(y)) < 2:
         return None
-    return float(cohen_kappa_score(x, y))
+    return float(sklearn.metrics.cohen_kappa_score(x, y))

@@ -7,7 +7,7 @@ import io
 import json
 from typing import Any
 
-from klue_viz.annotations.store import Annotation, InvalidRecord, validate
+from klue_viz.annotations.store import Annotation, InvalidRecord, newest_per_key, validate
 from klue_viz.io import read_records
 from klue_viz.markup import csv_cell, csv_text
 from klue_viz.problems import InputError, Problem
@@ -60,6 +60,16 @@ def _field(record: dict, name: str) -> str:
     return str(value)
 
 
+def _optional(record: dict, name: str, default: str) -> str:
+    """A text field that may be left out or empty; an object, list or number there is refused, not stored as its repr."""
+    value = record.get(name)
+    if value in (None, ""):
+        return default
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be text, found {type(value).__name__}")
+    return value
+
+
 def _turn(value: Any) -> int | None:  # any JSON or CSV value: int() says which it cannot read
     if value in (None, ""):
         return None
@@ -75,6 +85,7 @@ def parse(data: bytes, name: str) -> tuple[list[Annotation], list[Problem]]:
     """Annotation records from an exported JSONL or CSV file; unusable lines are reported, the rest kept."""
     file = read_records(data, name)
     items, problems = [], list(file.problems)
+    at_line: list[int | None] = []
     for line, record in file.records:
         if file.container in ("csv", "tsv"):  # undo the formula guard of `to_csv`
             record = {key: csv_text(value) if isinstance(value, str) else value for key, value in record.items()}
@@ -88,15 +99,22 @@ def parse(data: bytes, name: str) -> tuple[list[Annotation], list[Problem]]:
             if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
                 raise ValueError("tags must be a list of strings")
             item = Annotation(
-                task=task, guid=_field(record, "guid"), run=_field(record, "run"), annotator=str(record.get("annotator") or "unknown"),
-                tags=tags, note=str(record.get("note") or ""), gold_wrong=_flag(record.get("gold_wrong", False)),
+                task=task, guid=_field(record, "guid"), run=_field(record, "run"), annotator=_optional(record, "annotator", "unknown"),
+                tags=tags, note=_optional(record, "note", ""), gold_wrong=_flag(record.get("gold_wrong", False)),
                 corrected_label=(str(record["corrected_label"]) if record.get("corrected_label") not in (None, "") else None),
                 turn=_turn(record.get("turn")), updated_at=str(record.get("updated_at") or ""),
             )
             validate(item)  # lengths, NUL bytes, surrogates, timestamp: what either database would refuse
             items.append(item)
+            at_line.append(line)
         except (KeyError, ValueError, TypeError, RecursionError, InvalidRecord) as err:
             message = f"missing field {err}" if isinstance(err, KeyError) else str(err)
             guid = record.get("guid")
             problems.append(Problem(f"not an annotation record: {message}", line, None if guid is None else str(guid)[:200], name))
-    return items, problems
+    kept = {id(item) for item in newest_per_key(items)}
+    winner = {item.key: line for item, line in zip(items, at_line) if id(item) in kept}
+    for item, line in zip(items, at_line):
+        if id(item) not in kept:
+            problems.append(Problem(f"the same record (task, guid, turn, run, annotator) as line {winner[item.key]}, which has the newer "
+                                    f"updated_at (or comes later) and is imported instead", line, item.guid[:200], name))
+    return [item for item in items if id(item) in kept], sorted(problems, key=lambda p: (p.line or 0))

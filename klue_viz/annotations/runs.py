@@ -81,7 +81,8 @@ class RunStore:
     def add(self, task: str, file_name: str, data: bytes, model: str = "", uploader: str = "", name: str | None = None) -> Run:
         """Store a prediction file as a run of a task and return it.
 
-        The same bytes already stored for this task give back that run (nothing new is written). A new
+        The same bytes already stored for this task give back that run (nothing new is written; a run
+        stored without a model takes `model`, one of another model keeps its own). A new
         run is named after the file's stem (or `name`), with a suffix when that name is taken.
         """
         check_size(file_name, len(data))
@@ -92,6 +93,10 @@ class RunStore:
         def work(connection: sa.Connection) -> Run:
             existing = connection.execute(self._query().where((runs.c.task == task) & (runs.c.sha256 == digest)).with_for_update()).first()
             if existing is not None:
+                if model and not existing.model:  # stored without a model, uploaded again under one: it is that model's
+                    connection.execute(runs.update().where(runs.c.id == existing.id).values(model=model, version=existing.version + 1))
+                    return Run(task, existing.name, existing.file_name, model, existing.uploader, existing.created_at, digest,
+                               existing.size, existing.version + 1)
                 return self._from_row(existing)
             if connection.execute(sa.select(run_blobs.c.sha256).where(run_blobs.c.sha256 == digest)).first() is None:
                 connection.execute(run_blobs.insert().values(sha256=digest, size=len(data), data=data))

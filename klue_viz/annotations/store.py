@@ -9,6 +9,7 @@ carries a version number: a save made against an older version is refused with t
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import sys
@@ -23,6 +24,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 
 from klue_viz.annotations.schema import MIGRATIONS, NO_TURN, SCHEMA_VERSION, annotation_table, custom_tags, schema_version
+from klue_viz.tasks import TASKS
 
 try:
     import fcntl
@@ -30,10 +32,18 @@ except ImportError:  # Windows: renaming a file another process has open fails t
     fcntl = None  # type: ignore[assignment]  # the standard optional-import idiom; callers check for None
 
 DB_ENV = "KLUE_VIZ_DB"
+#: Seconds a PostgreSQL connection attempt may take before the server counts as unreachable.
+CONNECT_TIMEOUT = 5
+#: Words in a driver's error that mean the server cannot be reached (as opposed to busy or refused work).
+UNREACHABLE = ("connection refused", "could not connect", "connection failed", "server closed the connection", "terminating connection",
+               "no route to host", "timeout expired", "connection timed out", "could not translate host name", "the database system is")
+log = logging.getLogger("klue_viz")
 #: Seconds a SQLite connection waits for another writer before reporting the database busy.
 BUSY_TIMEOUT = 10.0
 #: How many times a write that found the database busy is tried again.
 WRITE_ATTEMPTS = 5
+#: Rows per executemany batch of an import.
+IMPORT_BATCH = 5_000
 
 T = TypeVar("T")
 
@@ -115,7 +125,10 @@ def timestamp(value: str) -> str:
         raise InvalidRecord(f"updated_at must be an ISO 8601 timestamp such as 2024-05-01T12:00:00+00:00, found {str(value)[:40]!r}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+    try:
+        return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+    except OverflowError:  # 0001-01-01T00:00+05:00 or 9999-12-31T23:59-05:00: no such moment in UTC
+        raise InvalidRecord(f"updated_at {str(value)[:40]!r} is out of range: in UTC it falls before year 1 or after year 9999") from None
 
 
 def _text(name: str, value: object, limit: int, required: bool = True) -> None:
@@ -207,13 +220,35 @@ class Store:
             sa.event.listen(self.engine, "begin", _sqlite_begin)
         else:
             self.path = None
-            self.engine = sa.create_engine(self.url, pool_pre_ping=True)
+            # A server that is down or unreachable is reported within seconds, not after the OS's TCP timeout.
+            self.engine = sa.create_engine(self.url, pool_pre_ping=True, connect_args={"connect_timeout": CONNECT_TIMEOUT})
+        sa.event.listen(self.engine, "handle_error", self._unreachable)
         self.writer = self.engine.execution_options(immediate=True)
         self._open()
 
     @property
     def location(self) -> str:
+        """Where the database is, for the operator (log, CLI): a PostgreSQL URL names its host and port."""
         return str(self.path) if self.path else self.engine.url.render_as_string(hide_password=True)
+
+    @property
+    def public_location(self) -> str:
+        """Where the database is, for every user of the app: a SQLite file's path, never a server's address."""
+        return str(self.path) if self.path else f"a PostgreSQL database (set by {DB_ENV})"
+
+    def _unreachable(self, context) -> StoreError | None:
+        """SQLAlchemy's error hook: a server that went away or a full disk becomes StoreUnavailable, whose message
+        names no host or port (those go to the log); busy and conflicting writes stay as they are, to be retried."""
+        detail = str(context.original_exception).strip().splitlines()[0] if str(context.original_exception).strip() else ""
+        lowered = detail.lower()
+        if "full" in lowered and ("disk" in lowered or "database" in lowered or "space" in lowered):
+            log.error("annotation database %s: %s", self.location, detail)
+            return StoreUnavailable(f"the disk holding the annotation database is full: nothing was saved ({self.public_location})")
+        if context.is_disconnect or any(word in lowered for word in UNREACHABLE):
+            log.error("annotation database %s unreachable: %s", self.location, detail)
+            return StoreUnavailable(f"the annotation database is unreachable ({self.public_location}); what needs no database still "
+                                    "works, and the app reconnects by itself when the server is back")
+        return None
 
     def _open(self) -> None:
         try:
@@ -236,7 +271,10 @@ class Store:
         if "readonly" in lowered or "read-only" in lowered or "permission" in lowered:
             return StoreUnavailable(f"the annotation database {self.location} is read-only here ({detail}); "
                                     f"annotations can be read but not saved. Set {DB_ENV} to a writable file")
-        if not self.is_sqlite or "unable to open" in lowered or "disk i/o" in lowered:
+        if not self.is_sqlite:
+            log.error("annotation database %s: %s", self.location, detail)
+            return StoreUnavailable(f"the annotation database is unreachable ({self.public_location}). Nothing was changed")
+        if "unable to open" in lowered or "disk i/o" in lowered:
             return StoreUnavailable(f"cannot reach the annotation database {self.location} ({detail}). Nothing was changed")
         if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
             return StoreCorrupt(self._corrupt_message(detail))
@@ -386,6 +424,7 @@ class Store:
         incoming = list(incoming)
         for item in incoming:
             validate(item)
+        incoming = newest_per_key(incoming)
         existing = {a.key: a for a in self.find()}
         plan = ImportPlan(incoming=incoming)
         for item in incoming:
@@ -425,22 +464,62 @@ class Store:
         return 0
 
     def _apply(self, plan: ImportPlan, overwrite_conflicts: bool) -> int:
+        """Write the planned records in one transaction (all or nothing), with batched statements.
+
+        One SELECT reads the stored versions of the tasks involved (locked for update on PostgreSQL;
+        SQLite's IMMEDIATE transaction holds the write lock), each planned record is checked against the
+        version it was planned with, and the inserts and updates go out as executemany batches of
+        IMPORT_BATCH rows. 200,000 records take a few seconds of lock instead of minutes, so a save that
+        arrives meanwhile waits (BUSY_TIMEOUT) and gets through instead of failing as busy
+        (bench/bench_import.py)."""
         items = plan.added + plan.updated + ([item for item, _ in plan.conflicting] if overwrite_conflicts else [])
+        if not items:
+            return 0
+        table = annotation_table
         with self.writer.begin() as connection:
+            tasks = sorted({item.task for item in items})
+            query = sa.select(table.c.id, table.c.task, table.c.guid, table.c.turn, table.c.run, table.c.annotator, table.c.version)
+            stored = {(row.task, row.guid, None if row.turn == NO_TURN else row.turn, row.run, row.annotator): (row.id, row.version)
+                      for row in connection.execute(query.where(table.c.task.in_(tasks)).with_for_update())}
+            inserts, updates = [], []
             for item in items:
-                where = self._where(item.task, item.run, item.guid, item.turn, item.annotator, key_turn=True)
+                row = stored.get(item.key)
+                if (row[1] if row else 0) != plan.planned_version.get(id(item), 0):
+                    raise _StalePlan()  # leaving the block rolls the whole import back
                 values = {"tags": json.dumps(sorted(set(item.tags)), ensure_ascii=False), "note": item.note, "gold_wrong": item.gold_wrong,
                           "corrected_label": item.corrected_label or None, "updated_at": item.updated_at or now()}
-                row = connection.execute(sa.select(annotation_table.c.id, annotation_table.c.version).where(where).with_for_update()).first()
-                if (row.version if row else 0) != plan.planned_version.get(id(item), 0):
-                    raise _StalePlan()  # leaving the block rolls the whole import back
                 if row is None:
-                    connection.execute(annotation_table.insert().values(
-                        task=item.task, guid=item.guid, turn=NO_TURN if item.turn is None else item.turn, run=item.run,
-                        annotator=item.annotator, version=1, **values))
+                    inserts.append({"task": item.task, "guid": item.guid, "turn": NO_TURN if item.turn is None else item.turn, "run": item.run,
+                                    "annotator": item.annotator, "version": 1, **values})
                 else:
-                    connection.execute(annotation_table.update().where(annotation_table.c.id == row.id).values(version=row.version + 1, **values))
+                    updates.append({"row_id": row[0], "new_version": row[1] + 1, **{f"new_{k}": v for k, v in values.items()}})
+            for start in range(0, len(inserts), IMPORT_BATCH):
+                connection.execute(table.insert(), inserts[start:start + IMPORT_BATCH])
+            update = table.update().where(table.c.id == sa.bindparam("row_id")).values(
+                version=sa.bindparam("new_version"), **{k: sa.bindparam(f"new_{k}") for k in ("tags", "note", "gold_wrong", "corrected_label", "updated_at")})
+            for start in range(0, len(updates), IMPORT_BATCH):
+                connection.execute(update, updates[start:start + IMPORT_BATCH])
+            self._add_imported_tags(connection, items)
         return len(items)
+
+    def _add_imported_tags(self, connection, items: list[Annotation]) -> None:
+        """Tags an import brings that are neither the task's own nor on its list join the list (in the import's transaction)."""
+        new = {(item.task, tag) for item in items for tag in item.tags}
+        new -= {(task, tag) for task, tag in new if task in TASKS and tag in TASKS[task].facts.error_tags}
+        if new:
+            listed = {(row.task, row.tag) for row in connection.execute(sa.select(custom_tags).where(custom_tags.c.task.in_({t for t, _ in new})))}
+            for task, tag in sorted(new - listed):
+                connection.execute(custom_tags.insert().values(task=task, tag=tag))
+
+
+def newest_per_key(items: list[Annotation]) -> list[Annotation]:
+    """One record per key: the newer updated_at wins, and of equal times the later one (the rule README states)."""
+    chosen: dict[tuple, int] = {}
+    for index, item in enumerate(items):
+        kept = chosen.get(item.key)
+        if kept is None or (item.updated_at or "") >= (items[kept].updated_at or ""):
+            chosen[item.key] = index
+    return [items[index] for index in sorted(chosen.values())]
 
 
 class _StalePlan(Exception):

@@ -27,6 +27,7 @@ import pandas as pd
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.results import Frames, Remark, ScoredRun
 from klue_viz.tasks.base import Task
+from klue_viz.user_features import user_slices
 
 #: Features never used as conditions: they restate the error itself.
 LEAKING = frozenset({"error_type", "correct", "matched", "status"})
@@ -63,7 +64,7 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
     if level == "entities":
         columns["side"], labels["side"] = frame["side"].astype(str).to_numpy(), "Gold or predicted entity"
     by_guid = examples.set_index("guid") if level != "examples" else None
-    for spec in task.facts.slices:
+    for spec in (*task.facts.slices, *user_slices(frames)):  # the user's own columns count like the task's features
         if spec.key in LEAKING:
             continue
         if spec.level == level:
@@ -74,13 +75,17 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
             continue
         name = spec.key if spec.key not in columns else f"{spec.level}.{spec.key}"
         columns[name], labels[name] = _strings(values), spec.label
+    for name, column, label in task.label_features:  # the gold and the predicted label of a label task
+        if column in examples.columns:
+            values = examples[column] if level == "examples" else frame["guid"].map(examples.set_index("guid")[column])
+            columns[name], labels[name] = _strings(values.reset_index(drop=True) if level == "examples" else values), label
     if extra is not None:
         for name in extra.columns:
             columns[name], labels[name] = _strings(extra[name].reset_index(drop=True)), name.replace("_", " ")
     for tag in sorted({t for ts in (tags or {}).values() for t in ts}):
         has = {g for g, ts in (tags or {}).items() if tag in ts}
         name = TAG_PREFIX + tag
-        columns[name] = np.where(frame["guid"].isin(has).to_numpy(), "yes", None)  # type: ignore[call-overload]  # numpy's stub rejects a None choice np.where takes  # "not tagged" is no slice
+        columns[name] = np.where(frame["guid"].isin(has).to_numpy(), "yes", "no").astype(object)  # has the tag / has it not
         labels[name] = f"Tagged '{tag}'"
     return Units(level, frame, pd.DataFrame(columns, index=frame.index), labels)
 
@@ -103,7 +108,8 @@ def encode(features: pd.DataFrame) -> tuple[np.ndarray, list[np.ndarray]]:
     codes, values = [], []
     for name in features.columns:
         column = features[name].to_numpy(dtype=object)
-        present = np.array([v is not None for v in column])
+        # None or NaN: the condition does not apply (pandas 3 stores a str column's None as NaN)
+        present = ~pd.isna(column) if len(column) else np.zeros(0, dtype=bool)
         uniques, inverse = np.unique(column[present].astype(str), return_inverse=True) if present.any() else (np.array([], dtype=str), np.array([], dtype=int))
         code = np.full(len(column), MISSING, dtype=np.int64)
         code[present] = inverse
@@ -291,6 +297,7 @@ def paired_units(task: Task, first: Frames, second: Frames, tags: dict[str, set[
         keys = ["guid"]
         a = Units("examples", first.examples.reset_index(drop=True), _example_features(task, first.examples), {s.key: s.label for s in task.facts.slices})
         b = Units("examples", second.examples.reset_index(drop=True), _example_features(task, second.examples), a.labels)
+        a.labels.update({s.key: s.label for s in user_slices(first)})
     keep_a = a.frame["side"].eq("gold").to_numpy() if level == "entities" else np.ones(len(a.frame), dtype=bool)
     keep_b = b.frame["side"].eq("gold").to_numpy() if level == "entities" else np.ones(len(b.frame), dtype=bool)
     left = a.frame[keep_a][keys + ["correct"]].rename(columns={"correct": "ok_a"}).assign(row_a=np.flatnonzero(keep_a))
@@ -304,7 +311,8 @@ def paired_units(task: Task, first: Frames, second: Frames, tags: dict[str, set[
 
 
 def _example_features(task: Task, examples: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({s.key: _strings(examples[s.key].reset_index(drop=True)) for s in task.facts.slices
+    specs = (*task.facts.slices, *user_slices(Frames(examples)))
+    return pd.DataFrame({s.key: _strings(examples[s.key].reset_index(drop=True)) for s in specs
                          if s.level == "examples" and s.key not in LEAKING})
 
 
@@ -324,7 +332,7 @@ def paired_slices(task: Task, first: ScoredRun, second: ScoredRun, tags: dict[st
         for c in search(shared.features, (~ok_w & ok_o).astype(float), top=max(3 * top, 30), **options):
             mask = condition_mask(shared.features, c.conditions)
             d = difference[mask]
-            if d.mean() <= 0:
+            if not len(d) or d.mean() <= 0:  # an empty slice never ranks
                 continue
             spread = d.std(ddof=1) if len(d) > 1 else 0.0
             statistic = float("inf") if spread == 0 else float(d.mean() / (spread / np.sqrt(len(d))))
@@ -354,6 +362,30 @@ def paired_slices(task: Task, first: ScoredRun, second: ScoredRun, tags: dict[st
         if len(out) == top:
             break
     return out
+
+
+#: Values shown in words where the raw one says little (NER's entity side and particle; a tag's yes/no).
+READABLE_VALUES = {"side": {"gold": "gold entity (recall)", "pred": "predicted entity (precision)"},
+                   "particle": {"+other": "another particle", "whole eojeol": "none (the whole eojeol)"}}
+
+
+def slice_name(item: FoundSlice) -> str:
+    """One readable name of a found slice, the same in the app and the CLI: 'Entity = gold entity (recall) & Particle
+    attached to the entity (경찰+은) = another particle' rather than 'side=gold & particle=+other'."""
+    parts = []
+    for key, value in item.conditions.items():
+        label = "Entity" if key == "side" else item.labels.get(key, key)
+        parts.append(f"{label} = {READABLE_VALUES.get(key, {}).get(value, value)}")
+    return " & ".join(parts)
+
+
+def slices_header(task: Task, runs: list[str], level: str) -> str:
+    """What the list of found slices measures: which run, which error rate, in which unit."""
+    unit = {"entities": "entities (gold and predicted)", "words": "words", "examples": f"{task.facts.unit}s"}.get(level, level)
+    if len(runs) == 1:
+        return f"Weak slices of {runs[0]}: error rate (%) of the {unit} in the slice, ranked by SliceLine's score"
+    return (f"Where one run is worse: {runs[0]} vs {runs[1]}, difference in error rate (percentage points) of the {unit} both "
+            "runs share, ranked by the paired t statistic")
 
 
 def error_tags(task: Task, run: str, items: Iterable[Remark]) -> dict[str, set[str]]:

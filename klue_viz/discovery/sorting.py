@@ -14,6 +14,7 @@ import pandas as pd
 from klue_viz.kit import Suspect
 from klue_viz.results import Frames
 from klue_viz.tasks.base import Task
+from klue_viz.user_features import user_sort_orders
 
 FILE_ORDER = "file order"
 SUSPECT_RANK = "rank in the suspect queue"
@@ -29,6 +30,7 @@ def sort_keys(task: Task, frames: Frames) -> dict[str, Callable[[Frames], pd.Ser
         keys["most confident first"] = lambda f: -f.examples["confidence"]
         keys["confidently wrong first"] = lambda f: np.where(f.examples["correct"], np.nan, -f.examples["confidence"])
     keys.update(task.sort_orders())
+    keys.update(user_sort_orders(frames))
     return keys
 
 

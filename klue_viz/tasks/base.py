@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from klue_viz.answers import Answer
+from klue_viz.crowd import HumanBaseline
 from klue_viz.io import BARE_VALUE, load_json
 from klue_viz.kit import Suspect
 from klue_viz.lazy import lazy_module
@@ -114,7 +116,10 @@ class SeenInTraining:
 
 class Task(ABC):
     """Base class of a KLUE task module: its parts (`facts`, `view`, `training`) and the methods below, abstract where
-    every task must say how, with defaults where one fits every task."""
+    every task must say how, with defaults where one fits every task.
+
+    How a task reads an LLM's answer and which frame columns the slice search adds are class attributes beside the
+    parts (they tell how the task's code works, not what its data is)."""
 
     #: Required: what the task is.
     facts: TaskFacts
@@ -122,6 +127,15 @@ class Task(ABC):
     view: ViewSettings = ViewSettings()
     #: The seen-in-training feature, for the tasks that have one.
     training: SeenInTraining | None = None
+
+    #: Fields of a prediction record holding this task's prediction; a record with none of them but a free-text field
+    #: (`generation`, `output`, `response`, `text`) is an LLM's answer and goes through `parse_answer`.
+    prediction_fields: frozenset[str] = frozenset({"label", "probs"})
+    #: The version of the task's answer parser (docs/answer-parsers.md), raised whenever what it reads changes.
+    answer_parser_version: int = 0
+    #: Weak-slice features taken from example-frame columns: (feature name, column, readable name). Label tasks
+    #: add the gold and the predicted label, so 'gold = entailment' can be found where a run fails most.
+    label_features: tuple[tuple[str, str, str], ...] = ()
 
     # ---- gold -------------------------------------------------------------------------------
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
@@ -162,6 +176,15 @@ class Task(ABC):
     @abstractmethod
     def empty_prediction(self, gold: dict) -> Any:
         """What a missing prediction counts as under --strict."""
+
+    def parse_answer(self, text: str, gold: dict) -> Answer:
+        """The prediction record fields an LLM's generated `text` gives for one gold row (`gold` may be `{}` when a
+        multiple-choice log's choice texts are read); an Answer without fields when the text is unreadable."""
+        raise RecordError(f"{self.facts.title} has no answer parser: give its prediction fields ({', '.join(sorted(self.prediction_fields))})")
+
+    def unreadable_prediction(self, gold: dict) -> Any:
+        """What an unreadable answer is scored as: wrong (klue_viz.generation); by default the empty prediction."""
+        return self.empty_prediction(gold)
 
     # ---- results ----------------------------------------------------------------------------
     @abstractmethod
@@ -210,6 +233,11 @@ class Task(ABC):
         values = stats.scores(stats.totals())
         return {key: None if np.isnan(v[0]) else float(v[0]) for key, v in values.items()}
 
+    def example_scores(self, frames: Frames) -> pd.Series | None:
+        """One score per example of a run's frames on 0..1 (1 = fully right), for tasks whose examples are more than
+        right or wrong (the compare matrix colours by it: klue_viz.compare); None where right/wrong is all there is."""
+        return None
+
     @abstractmethod
     def render(self, frames: Frames, guid: str) -> str:
         """HTML (escaped) drawing one example with gold and prediction."""
@@ -243,6 +271,17 @@ class Task(ABC):
     def render_card(self, frames: Frames, guids: list[str]) -> str:
         """One card of the example list: the examples in `guids` share it (see `card_column`), the first is the anchor."""
         return self.render(frames, guids[0])
+
+    # ---- the annotators' own labels (klue_viz.crowd) ---------------------------------------------
+    def human_baseline(self, rows: list[dict]) -> HumanBaseline | None:
+        """How well the gold's annotators agree, on the scale of the task's first metric, over these gold rows;
+        None when the rows keep no per-annotator labels (the default)."""
+        return None
+
+    def suspect_text(self, row: dict, suspect: Suspect) -> str:
+        """The unit of a suspect as plain text (escaped where it is drawn): by default the example's text columns,
+        one per line; tasks with finer units mark the span, the word and its head, the slot."""
+        return "\n".join(f"{column}: {row[column]}" for column in self.facts.text_columns if row.get(column) not in (None, ""))
 
     # ---- discovery (klue_viz.discovery calls these) -------------------------------------------
     @abstractmethod

@@ -7,11 +7,14 @@ import math
 from abc import abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.answers import UNREADABLE, Answer, Vocabulary, read_label
+from klue_viz.crowd import HumanBaseline, example_cross_entropy, vote_agreement
 from klue_viz.io import JSON_FAILURES
 from klue_viz.kit import Evidence, Suspect, confidence_bucket, correction_items, dump_json, read_json, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
@@ -36,8 +39,14 @@ class LabelTask(Task):
     labels: tuple[str, ...] = ()
     #: The gold label field of the official file.
     official_label_field: str = "label"
+    label_features = (("gold_label", "gold", "Gold label"), ("pred_label", "pred", "Predicted label"))
     #: The aggregate of the task's metric, made for a number of classes (metrics.py).
     aggregate_for: Callable[[int], Aggregate]
+    #: How an LLM may write each label besides its name (form -> label name), declared by each task module;
+    #: `answer_whole_forms` are read only when they are the whole answer (docs/answer-parsers.md).
+    answer_forms: dict[str, str] = {}
+    answer_whole_forms: dict[str, str] = {}
+    answer_parser_version = 1
 
     def label_of(self, value: Any, what: str = "label") -> str:
         """A label name from a name or a Hugging Face integer id."""
@@ -86,6 +95,19 @@ class LabelTask(Task):
     def empty_prediction(self, gold: dict) -> dict:
         return {"label": None, "probs": None}
 
+    @cached_property
+    def answer_vocabulary(self) -> Vocabulary:
+        """The label names and the task's `answer_forms`, as the answer parser finds them in a text."""
+        return Vocabulary({**{label: label for label in self.labels}, **self.answer_forms}, self.answer_whole_forms)
+
+    def parse_answer(self, text: str, gold: dict) -> Answer:
+        """One label named by the text (a name, a Korean or English form, or a Hugging Face id as the whole answer)."""
+        return read_label(text, self.answer_vocabulary, len(self.labels))
+
+    def unreadable_prediction(self, gold: dict) -> dict:
+        """No label: never equal to the gold (scored as wrong), and its own column of the confusion matrix."""
+        return {"label": UNREADABLE, "probs": None}
+
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
             raise InputError(f"{name}: expected the official {self.facts.title} JSON list of examples")
@@ -113,6 +135,10 @@ class LabelTask(Task):
     def hf_row(self, record: dict) -> dict:
         """Gold row from a record whose label may be a name or an HF id."""
 
+    def human_baseline(self, rows: list[dict]) -> HumanBaseline | None:
+        """The share of the annotators' individual votes equal to the gold label (rows that keep `votes`)."""
+        return vote_agreement(rows)
+
     def classification_frame(self, gold: pd.DataFrame, predictions: list[dict]) -> pd.DataFrame:
         """The shared columns: gold, pred, correct, error type, probabilities and confidence."""
         frame = gold.copy()
@@ -125,6 +151,8 @@ class LabelTask(Task):
         frame["confidence"] = [max(p) if p is not None else np.nan for p in probs]
         frame["gold_prob"] = [p[index[g]] if p is not None else np.nan for p, g in zip(probs, frame["gold"])]
         frame["confidence_bin"] = confidence_bucket(frame["confidence"])
+        if "votes" in frame:  # the gold keeps its annotators' labels (YNAT, NLI): the run's distance to them
+            frame["vote_cross_entropy"] = example_cross_entropy(frame["votes"].tolist(), probs, self.labels)
         return frame
 
     def probs_row(self, probs: list[float] | None, top: int) -> str:
@@ -153,7 +181,8 @@ class LabelTask(Task):
         """Gold and predicted class ids in label order; -1 for a missing prediction (--strict)."""
         ex = frames.examples
         gold = pd.Categorical(ex["gold"], categories=self.labels).codes.astype(np.int64)
-        pred = pd.Categorical(ex["pred"], categories=self.labels).codes.astype(np.int64)
+        # a pseudo-label (an unreadable answer) is no class: -1, like a missing prediction
+        pred = pd.Categorical(ex["pred"].where(ex["pred"].isin(self.labels)), categories=self.labels).codes.astype(np.int64)
         return gold, pred
 
     def statistics(self, frames: Frames) -> Statistics:

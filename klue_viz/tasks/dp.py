@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.answers import Answer, json_in, strip_answer, unreadable
 from klue_viz.draw_arcs import Arc, Word, dependency_svg
 from klue_viz.kit import Evidence, Suspect, correction_items, suspect_item, tsv_blocks
 from klue_viz.lazy import lazy_module
@@ -30,6 +31,8 @@ else:
 DEP_LABELS = DP_RELATIONS
 KEPT_FOR_LAS = frozenset(DEP_LABELS[:15])
 OTHERS, PAD = DP_LAS_CLASSES[-2], DP_LAS_CLASSES[-1]
+#: A generated arc line: anything (index, word form), then the head and the relation as its last two fields.
+ARC_LINE = re.compile(r"^.*?(?:^|\s)(\d+)[\t ]+([A-Z]+(?:_[A-Z]+)?)\s*$")
 #: The index column of a sentence's word lines, as written in the official file.
 WORD_INDICES = tuple(str(k) for k in range(1, 1001))
 #: The confusion column of words given the right relation but the wrong head (not a label success).
@@ -82,6 +85,8 @@ class Dp(Task):
         hf_has_guid=False,
     )
     view = ViewSettings(wide_drawing=True, outcome_columns=(WRONG_HEAD,))
+    prediction_fields = frozenset({"head", "deprel"})
+    answer_parser_version = 1
 
     # ---- gold -------------------------------------------------------------------------------
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
@@ -207,6 +212,30 @@ class Dp(Task):
             raise RecordError(f"deprel {unknown[0]!r} is not a KLUE-DP relation (e.g. NP_SBJ, VP, NP_OBJ)")
         return {"heads": heads, "deprels": deprels}
 
+    def parse_answer(self, text: str, gold: dict) -> Answer:
+        """A parse from a generated text: a JSON object `{"head": [...], "deprel": [...]}`, or one line per word ending in
+        its head and relation (`2\t유희열이\t6\tNP_SBJ`, CoNLL-like); lines that are not arcs (explanation) are skipped.
+        As many arcs as the sentence has words, or the answer is unreadable."""
+        n = gold["n_words"]
+        start, end = strip_answer(text, brackets=False)
+        found = json_in(text, start, end)
+        if found is not None and isinstance(found[0], dict) and {"head", "deprel"} <= found[0].keys():
+            return Answer(text, {"head": found[0]["head"], "deprel": found[0]["deprel"]}, (found[1], found[2]))
+        heads, deprels, spans, pos = [], [], [], start
+        for line in text[start:end].split("\n"):
+            at = text.index(line, pos)
+            pos = at + len(line)
+            match = ARC_LINE.match(line)
+            if match:
+                heads.append(int(match.group(1)))
+                deprels.append(match.group(2))
+                spans.append((at, at + len(line.rstrip())))
+        if not heads:
+            return unreadable(text, "no arcs: expected one line per word ending in its head and relation, or {head, deprel}")
+        if len(heads) != n:
+            return unreadable(text, f"{len(heads)} arcs for a sentence of {n} words")
+        return Answer(text, {"head": heads, "deprel": deprels}, None, "", tuple(spans))
+
     def empty_prediction(self, gold: dict) -> dict:
         # An empty parse has no arcs: head -1 never matches, so every word counts as wrong.
         return {"heads": [-1] * gold["n_words"], "deprels": [OTHERS] * gold["n_words"]}
@@ -299,9 +328,28 @@ class Dp(Task):
         return mk.example(head + summary + dependency_svg(items, arcs), guid)
 
     # ---- discovery --------------------------------------------------------------------------
+    def example_scores(self, frames: Frames) -> pd.Series:
+        """The sentence's LAS on 0..1 (words right in head and relation)."""
+        return frames.examples["las"] / 100.0
+
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most word errors first": lambda f: -f.examples["errors"], "lowest sentence UAS first": lambda f: f.examples["uas"],
                 "lowest sentence LAS first": lambda f: f.examples["las"]}
+
+    def suspect_text(self, row: dict, suspect: Suspect) -> str:
+        """The sentence, then the suspect's word and its head as the gold has it and as proposed (`index:head:DEPREL`)."""
+        words = row["words"]
+
+        def word(index: int) -> str:
+            return "ROOT" if index == 0 else f"{index} '{words[index - 1]}'" if 0 < index <= len(words) else str(index)
+
+        try:
+            index, gold_head, gold_rel = str(suspect.gold).split(":", 2)
+            _, head, rel = str(suspect.proposed).split(":", 2)
+            lines = [f"word {word(int(index))}: gold head {word(int(gold_head))} {gold_rel} -> proposed head {word(int(head))} {rel}"]
+        except ValueError:
+            lines = []
+        return "\n".join([row["sentence"], *lines])
 
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Words whose head (and relation, where they agree on it) every run predicts alike against the gold: `index:head:DEPREL`."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.answers import Answer, first_line, strip_answer
 from klue_viz.kit import Evidence, Suspect, dump_json, read_json, script_mix, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import MRC_LAYOUT, Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
@@ -24,6 +25,9 @@ QUESTION_TYPES = {1: "paraphrase", 2: "multi-sentence reasoning", 3: "unanswerab
 UNANSWERABLE_TYPE = 3  # the question_type of unanswerable questions
 #: The correction that says a question has no answer in its passage (as the app shows an unanswerable gold).
 NO_ANSWER = "(unanswerable)"
+#: Generated texts that say the question has no answer (casefolded): read as the official "".
+NO_ANSWER_FORMS = frozenset(("답 없음", "답없음", "정답 없음", "없음", "알 수 없음", "알수없음", "답할 수 없음", "답변 불가", "unanswerable",
+                             "no answer", "none", "n/a", "unknown", "cannot be answered", "(unanswerable)"))
 
 
 def answer_segments(context: str, gold_spans: list[tuple[int, int]], pred_span: tuple[int, int] | None) -> list[tuple[int, int, str]]:
@@ -83,6 +87,8 @@ class Mrc(Task):
         error_tags=("wrong sentence", "partial span", "should be unanswerable", "paraphrase missed", "needs world knowledge", "gold error"),
     )
     training = SeenInTraining("Answer seen in training", training_keys, unit_training_keys)
+    prediction_fields = frozenset({"answer", "prediction_text"})
+    answer_parser_version = 1
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, dict) or not isinstance(data.get("data"), list):
@@ -143,6 +149,19 @@ class Mrc(Task):
     def empty_prediction(self, gold: dict) -> str:
         return ""
 
+    def parse_answer(self, text: str, gold: dict) -> Answer:
+        """The free text is the answer: its first line, without prefix, quotes or a closing `입니다`; a text saying there
+        is no answer (`답 없음`, `unanswerable`, an empty text) is the official "" (so MRC never has an unreadable answer)."""
+        start, end = strip_answer(text)
+        end = first_line(text, start, end)
+        core = text[start:end].rstrip(" .")
+        if core.endswith("입니다"):
+            core = core[:-3].rstrip()
+        end = start + len(core)
+        if not core or core.casefold() in NO_ANSWER_FORMS:
+            return Answer(text, {"answer": ""}, (start, end) if core else None)
+        return Answer(text, {"answer": core}, (start, end))
+
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         frame = gold.copy()
         frame["pred"] = list(predictions)
@@ -201,8 +220,21 @@ class Mrc(Task):
         return mk.example("".join(body), guid)
 
     # ---- discovery --------------------------------------------------------------------------
+    def example_scores(self, frames: Frames) -> pd.Series:
+        """The question's ROUGE-W on 0..1."""
+        return frames.examples["rouge_w"] / 100.0
+
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"lowest ROUGE-W first": lambda f: f.examples["rouge_w"]}
+
+    def suspect_text(self, row: dict, suspect: Suspect) -> str:
+        """The question, its gold answers, and the context around the first gold answer (or its start)."""
+        spans = row.get("answer_spans") or []
+        start = max(spans[0][0] - 80, 0) if spans else 0
+        context = row["context"][start:start + 240]
+        answers = " | ".join(row["answers"]) or "(unanswerable)"
+        after = "…" if start + 240 < len(row["context"]) else ""
+        return f"question: {row['question']}\ngold answers: {answers}\ncontext: {'…' if start else ''}{context}{after}"
 
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Questions every run answers alike (the same normalised answer, or none) and wrongly: that answer is proposed."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.answers import NOTHING_FORMS, Answer, Vocabulary, align, json_in, strip_answer, unreadable
 from klue_viz.kit import Evidence, Suspect, correction_items, entity_features, eojeol_bucket, suspect_item, tsv_blocks
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import (
@@ -54,6 +55,28 @@ SENTENCE_HEADER = re.compile(r"^## (\S+)\t(.*)$", re.M)
 #: A stored correction of an entity (klue_viz.discovery.patch): `start-end:TYPE`, end exclusive, `O` to remove it.
 ENTITY_CORRECTION = re.compile(r"^\s*(\d+)-(\d+):([A-Z]{1,2})\s*$")
 COUNT_COLUMNS = {kind: [f"char_{kind}_{tag}" for tag in TAGS] for kind in ("tp", "fp", "fn")}
+
+
+#: How an LLM names the entity types besides KLUE's own codes (English, CoNLL-style, Korean): form -> type.
+TYPE_FORMS = {
+    **dict.fromkeys(("PS", "PER", "PERSON", "인물", "사람", "인명"), "PS"),
+    **dict.fromkeys(("LC", "LOC", "LOCATION", "지명", "장소", "위치", "지역"), "LC"),
+    **dict.fromkeys(("OG", "ORG", "ORGANIZATION", "ORGANISATION", "기관", "조직", "단체", "기관명"), "OG"),
+    **dict.fromkeys(("DT", "DAT", "DATE", "날짜"), "DT"),
+    **dict.fromkeys(("TI", "TIM", "TIME", "시간"), "TI"),
+    **dict.fromkeys(("QT", "QUANTITY", "NUM", "NUMBER", "수량", "숫자"), "QT"),
+}
+TYPE_VOCABULARY = Vocabulary(TYPE_FORMS)
+#: `<한국 교통대:OG>`: KLUE's own markup (the type after the last colon), in a generated answer.
+MARKUP_ENTITY = re.compile(r"<([^<>\n]+):\s*([A-Za-z가-힣]+)\s*>")
+#: One entity on a line or between commas: `한국 교통대:OG`, `한국 교통대 (OG)`, `한국 교통대 - 기관`, `OG: 한국 교통대`.
+LISTED_ENTITY = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*(?:(?P<text>.+?)\s*(?:[:/]|\s-\s|\s*\(|\s*\[)\s*(?P<type>[A-Za-z가-힣]+)\s*[)\]]?"
+                           r"|(?P<type2>[A-Za-z가-힣]+)\s*:\s*(?P<text2>.+?))\s*$")
+
+
+def entity_type(name: str) -> str | None:
+    """KLUE's entity type for a type written by a model (`OG`, `ORG`, `기관`...), or None."""
+    return TYPE_VOCABULARY.whole.get(name.strip().casefold())
 
 
 def markup_to_plain(markup: str) -> str:
@@ -120,6 +143,62 @@ def tags_from_entities(sentence: str, entities: list) -> tuple[bytes, list[str],
         owner[start:end] = [k] * (end - start)
         spans.append((start, end, str(label)))
     return bytes(tags), notes, spans
+
+
+def _json_entities(text: str, start: int, end: int) -> list[tuple[str, str, int, int]] | None:
+    """Entities of a JSON list in the answer: objects with a text and a label, or [text, label] pairs; None when the
+    answer holds no such list."""
+    found = json_in(text, start, end)
+    if found is None or not isinstance(found[0], list):
+        return None
+    value, a, b = found
+    items = []
+    for item in value:
+        if isinstance(item, dict):
+            name = next((item[k] for k in ("text", "word", "entity", "name", "span", "mention") if isinstance(item.get(k), str)), None)
+            label = next((item[k] for k in ("label", "type", "tag", "entity_type", "category") if isinstance(item.get(k), str)), None)
+        elif isinstance(item, list) and len(item) == 2 and all(isinstance(v, str) for v in item):
+            name, label = item
+        else:
+            return None
+        if name is None or label is None or entity_type(label) is None:
+            return None
+        items.append((name, label, a, b))
+    return items
+
+
+def _listed_entities(text: str, start: int, end: int) -> list[tuple[str, str, int, int]] | None:
+    """One `text:TYPE` entity per line or between commas; None unless every piece reads as one."""
+    items, pos = [], start
+    for piece in re.split(r"[\n,;]", text[start:end]):
+        at = text.index(piece, pos) if piece else pos
+        pos = at + len(piece)
+        if not piece.strip():
+            continue
+        match = LISTED_ENTITY.match(piece)
+        if match is None:
+            return None
+        name, label = (match.group("text"), match.group("type")) if match.group("text") else (match.group("text2"), match.group("type2"))
+        if entity_type(label) is None and entity_type(name) is not None:
+            name, label = label, name  # `OG: 한국 교통대` read the other way round
+        if entity_type(label) is None:
+            return None
+        items.append((name.strip().strip("\"'“”‘’"), label, at, at + len(piece)))
+    return items or None
+
+
+def _aligned(text: str, sentence: str, items: list[tuple[str, str, int, int]]) -> Answer:
+    """The entities found in the sentence, in the order given; the ones not found are notes."""
+    entities, spans, notes = [], [], []
+    for (name, label, a, b), at in zip(items, align(sentence, [name for name, _, _, _ in items])):
+        if at is None:
+            notes.append(f"entity {name!r} ({label}) of the answer is not in the sentence; left out")
+            continue
+        entities.append({"start": at, "end": at + len(name), "label": entity_type(label)})
+        spans.append((a, b))
+    if not entities:
+        return unreadable(text, f"none of its {len(items)} entities is in the sentence")
+    return Answer(text, {"entities": entities}, None, "", tuple(dict.fromkeys(spans)), tuple(notes))
 
 
 class OverlappingSpans(bytes):
@@ -199,6 +278,10 @@ def unit_training_keys(units: pd.DataFrame) -> pd.Series:
     return units["text"].astype(str)
 
 
+#: A `start-end:TYPE` correction item (end exclusive).
+SPAN_ITEM = re.compile(r"(\d+)-(\d+):([A-Z]+)$")
+
+
 class Ner(Task):
     facts = TaskFacts(
         name="ner",
@@ -229,6 +312,8 @@ class Ner(Task):
     )
     view = ViewSettings(outcome_columns=(WRONG_BOUNDARY,))
     training = SeenInTraining("Entity seen in training", training_keys, unit_training_keys)
+    prediction_fields = frozenset({"entities", "tags", "ner_tags"})
+    answer_parser_version = 1
 
     # ---- gold -------------------------------------------------------------------------------
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
@@ -305,6 +390,26 @@ class Ner(Task):
 
     def empty_prediction(self, gold: dict) -> bytes:
         return bytes([TAG_ID["O"]]) * len(gold["sentence"])
+
+    def parse_answer(self, text: str, gold: dict) -> Answer:
+        """Entities from a generated text, aligned to the gold sentence: KLUE markup (`<한국 교통대:OG>`, the sentence
+        rewritten or the entities alone), a JSON list (`[{"text": "한국 교통대", "label": "OG"}]`, `[["한국 교통대", "OG"]]`),
+        or one `text:TYPE` per line or comma. An entity whose text is not in the sentence is left out and listed;
+        none found in the sentence, or no entity form at all, is unreadable. `없음` / `[]` is no entity."""
+        sentence = gold["sentence"]
+        start, end = strip_answer(text, brackets=False)
+        core = text[start:end]
+        if core.casefold() in NOTHING_FORMS or core.rstrip(".") == sentence.strip().rstrip("."):
+            return Answer(text, {"entities": []}, (start, end) if core else None)
+        found = [(m.group(1), m.group(2), m.start(), m.end()) for m in MARKUP_ENTITY.finditer(text, start, end)]
+        items: list[tuple[str, str, int, int]] | None = [(t, label, a, b) for t, label, a, b in found if entity_type(label)]
+        if not items:
+            items = _json_entities(text, start, end) or _listed_entities(text, start, end)
+        if items is None:
+            return unreadable(text, "no entity in KLUE markup <text:TYPE>, JSON list or text:TYPE lines")
+        if not items:
+            return Answer(text, {"entities": []}, (start, end))
+        return _aligned(text, sentence, items)
 
     # ---- results ----------------------------------------------------------------------------
     def row_statistics(self, gold: list[dict], predictions: list) -> Statistics:
@@ -401,10 +506,10 @@ class Ner(Task):
         """Character counts per tag (columns of the example frame) and each entity's tp/fp/fn (the entity frame)."""
         ex, ents = frames.examples, frames.details["entities"]
         counts = [ex[COUNT_COLUMNS[kind]].to_numpy(np.int64) for kind in ("tp", "fp", "fn")]
-        sentence = pd.Index(ex["guid"]).get_indexer(ents["guid"]).astype(np.int64)
+        sentence = entity_sentences(ex["guid"], ents["guid"])
         kind = entity_rows(ents)
         keep = (sentence >= 0) & (kind >= 0)
-        types = pd.Categorical(ents["label"], categories=TYPES).codes.astype(np.int64)
+        types = type_codes(ents["label"])
         return ner_statistics(len(ex), counts[0], counts[1], counts[2], sentence[keep], types[keep], kind[keep])
 
     def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
@@ -456,8 +561,30 @@ class Ner(Task):
         return mk.example("".join(rows), guid)
 
     # ---- discovery --------------------------------------------------------------------------
+    def example_scores(self, frames: Frames) -> pd.Series:
+        """The sentence's entity F1 on 0..1 (1 for a sentence without entities on either side), from the example columns:
+        matched gold and matched predicted entities are equal in number, so 2tp + fp + fn = gold + predicted entities
+        and 2tp = that minus the unmatched ones (`n_errors`); the same values as `entity_f1`, without a groupby."""
+        ex = frames.examples
+        both = (ex["n_gold_entities"] + ex["n_pred_entities"]).to_numpy(dtype=float)
+        return pd.Series(np.where(both > 0, (both - ex["n_errors"].to_numpy(dtype=float)) / np.maximum(both, 1), 1.0), index=ex.index)
+
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most entity errors first": lambda f: -f.examples["n_errors"], "lowest entity F1 first": entity_f1}
+
+    def suspect_text(self, row: dict, suspect: Suspect) -> str:
+        """The sentence with the suspect's span marked as the official markup does (`<text:TYPE>`, the proposed type;
+        `[text]` when the proposal removes the entity)."""
+        sentence = row["sentence"]
+        found = SPAN_ITEM.match(str(suspect.proposed).split(";")[0].strip())
+        if found is None:
+            return sentence
+        start, end, label = int(found[1]), int(found[2]), found[3]
+        if not 0 <= start < end <= len(sentence):
+            return sentence
+        marked = f"[{sentence[start:end]}]" if label == "O" else f"<{sentence[start:end]}:{label}>"  # O: the entity removed
+        return (f"{sentence[:start]}{marked}{sentence[end:]}\n"
+                f"span {start}-{end} '{sentence[start:end]}': gold {suspect.gold} -> proposed {suspect.proposed}")
 
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Entity spans every run predicts alike against the gold (a span the gold lacks or types otherwise, `start-end:TYPE`),
@@ -550,6 +677,25 @@ def entity_slice_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
     tp_gold, fp, fn, tp_pred = (ENTITY_ROWS.column(summed, name) for name in ("tp_gold", "fp", "fn", "tp_pred"))
     return {"precision": share(tp_pred, tp_pred + fp), "recall": share(tp_gold, tp_gold + fn),
             "f1": share(tp_gold + tp_pred, tp_gold + tp_pred + fp + fn)}
+
+
+def entity_sentences(example_guids: pd.Series, entity_guids: pd.Series) -> np.ndarray:
+    """Each entity's example row (-1 for a guid no example has): `pd.Index(example_guids).get_indexer(entity_guids)`,
+    through one factorize of both columns (a kept frame's Arrow-backed strings are not converted to Python objects)."""
+    if not example_guids.is_unique or example_guids.hasnans:
+        return pd.Index(example_guids).get_indexer(entity_guids).astype(np.int64)  # raises as get_indexer does
+    n = len(example_guids)
+    codes, uniques = pd.factorize(pd.concat([example_guids, entity_guids], ignore_index=True))
+    where = np.full(len(uniques) + 1, -1, dtype=np.int64)  # the last cell: a missing guid (code -1)
+    where[codes[:n]] = np.arange(n)
+    return where[codes[n:]]
+
+
+def type_codes(labels: pd.Series) -> np.ndarray:
+    """Each label's position in TYPES (-1 for another value or a missing one): `pd.Categorical(labels, categories=TYPES).codes`."""
+    codes, uniques = pd.factorize(labels)
+    lookup = np.array([TYPES.index(u) if u in TYPES else -1 for u in uniques] + [-1], dtype=np.int64)
+    return lookup[codes]
 
 
 def entity_rows(entities: pd.DataFrame) -> np.ndarray:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from klue_viz import markup as mk
+from klue_viz.crowd import crowd_view
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import NLI_LABELS, nli_aggregate
 from klue_viz.results import Frames
@@ -17,6 +19,15 @@ else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
 VOTE_FIELDS = ("author", "label2", "label3", "label4", "label5")
+
+#: How an LLM answers NLI prompts in Korean and English (참/거짓/중립, 예/아니오, yes/no/maybe): form -> label.
+ANSWER_FORMS = {
+    **dict.fromkeys(("entails", "entail", "함의", "참", "수반", "예", "네", "yes", "true", "맞음", "맞다", "맞습니다"), "entailment"),
+    **dict.fromkeys(("중립", "알 수 없음", "알수없음", "알 수 없다", "알 수 없습니다", "모름", "판단할 수 없음", "판단 불가", "불확실",
+                     "maybe", "unknown", "undetermined", "it is not possible to tell", "not enough information"), "neutral"),
+    **dict.fromkeys(("contradicts", "contradict", "모순", "거짓", "아니오", "아니요", "아뇨", "no", "false",
+                     "틀림", "틀리다", "반대"), "contradiction"),
+}
 
 
 def word_overlap(premise: str, hypothesis: str) -> str:
@@ -40,6 +51,7 @@ class Nli(LabelTask):
             Slice("hypothesis_length", "Hypothesis length"),
             Slice("overlap", "Hypothesis words found in premise"),
             Slice("confidence_bin", "Confidence (p of the predicted class)"),
+            Slice("crowd_view", "Run confidence against the annotators' votes"),
         ),
         unit="pair",
         text_columns=("premise", "hypothesis"),
@@ -48,6 +60,7 @@ class Nli(LabelTask):
     )
     view = ViewSettings(compact_table=True)
     labels = NLI_LABELS
+    answer_forms = ANSWER_FORMS
     aggregate_for = staticmethod(nli_aggregate)
     official_label_field = "gold_label"
 
@@ -72,7 +85,13 @@ class Nli(LabelTask):
         frame = self.classification_frame(gold, predictions)
         frame["overlap"] = [word_overlap(p, h) for p, h in zip(frame["premise"].tolist(), frame["hypothesis"].tolist())]
         frame["hypothesis_length"] = bucket(frame["hypothesis"].str.len(), [0, 15, 25, 40, float("inf")], "chars")
+        votes = frame["votes"].tolist() if "votes" in frame else [None] * len(frame)
+        confidence = [None if pd.isna(c) else float(c) for c in frame["confidence"]]
+        frame["crowd_view"] = [crowd_view(c, v, g) for c, v, g in zip(confidence, votes, frame["gold"].tolist())]
         return Frames(frame)
+
+    def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
+        return {"furthest from the annotators' votes first (cross-entropy)": lambda f: -f.examples["vote_cross_entropy"].fillna(-1.0)}
 
     def render(self, frames: Frames, guid: str) -> str:
         ex = frames.example(guid)

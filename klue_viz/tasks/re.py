@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.kit import Suspect
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import RE_RELATIONS, Statistics, label_statistics, re_aggregate, re_auprc_unsummed
 from klue_viz.results import Frames
@@ -22,6 +23,60 @@ else:
 
 RELATIONS = RE_RELATIONS
 NO_RELATION = "no_relation"
+
+#: Korean names of the relations (the KLUE paper's 단체/인물 scheme), as an LLM prompted in Korean answers.
+KOREAN_RELATIONS = {
+    "no_relation": ("관계 없음", "관계없음", "무관계", "관계가 없음", "관계 없다"),
+    "org:dissolved": ("단체:해산일", "해산일", "해체일"),
+    "org:founded": ("단체:설립일", "설립일", "창립일"),
+    "org:place_of_headquarters": ("단체:본사 위치", "본사 위치", "본부 위치", "본사"),
+    "org:alternate_names": ("단체:별칭",),
+    "org:member_of": ("단체:소속", "상위 단체"),
+    "org:members": ("단체:구성원", "하위 단체", "회원 단체"),
+    "org:political/religious_affiliation": ("단체:정치/종교 성향", "정치/종교 성향", "정치 성향", "종교 성향"),
+    "org:product": ("단체:제품",),
+    "org:founded_by": ("단체:설립자", "설립자", "창립자", "창업자"),
+    "org:top_members/employees": ("단체:주요 구성원", "주요 구성원", "임원", "대표"),
+    "org:number_of_employees/members": ("단체:구성원 수", "구성원 수", "직원 수", "회원 수"),
+    "per:date_of_birth": ("인물:생년월일", "생년월일", "출생일"),
+    "per:date_of_death": ("인물:사망일", "사망일"),
+    "per:place_of_birth": ("인물:출생지", "출생지"),
+    "per:place_of_death": ("인물:사망지", "사망지", "사망 장소"),
+    "per:place_of_residence": ("인물:거주지", "거주지"),
+    "per:origin": ("인물:출신", "출신", "국적"),
+    "per:employee_of": ("인물:소속", "소속 단체", "직장"),
+    "per:schools_attended": ("인물:출신 학교", "출신 학교", "학교"),
+    "per:alternate_names": ("인물:별칭",),
+    "per:parents": ("인물:부모", "부모"),
+    "per:children": ("인물:자녀", "자녀"),
+    "per:siblings": ("인물:형제자매", "형제자매", "형제"),
+    "per:spouse": ("인물:배우자", "배우자"),
+    "per:other_family": ("인물:기타 가족", "기타 가족", "친척"),
+    "per:colleagues": ("인물:동료", "동료"),
+    "per:product": ("인물:제품", "인물:작품", "작품"),
+    "per:religion": ("인물:종교", "종교"),
+    "per:title": ("인물:직업/직함", "직업/직함", "직업", "직함", "직위"),
+}
+
+
+def relation_forms() -> dict[str, str]:
+    """Every written form of the relations: the names, with spaces for `_`, `조직:`/`사람:` for `단체:`/`인물:`, the
+    English part after `org:`/`per:` where only one relation has it, and the Korean names."""
+    forms: dict[str, str] = {}
+    tails: dict[str, list[str]] = {}
+    for relation in RELATIONS:
+        forms[relation.replace("_", " ")] = relation
+        tail = relation.split(":", 1)[-1]
+        tails.setdefault(tail, []).append(relation)
+        for korean in KOREAN_RELATIONS[relation]:
+            forms[korean] = relation
+            for given, other in (("단체:", "조직:"), ("인물:", "사람:")):
+                if korean.startswith(given):
+                    forms[other + korean[len(given):]] = relation
+    for tail, relations in tails.items():
+        if len(relations) == 1 and relations[0] != NO_RELATION:
+            forms[tail] = forms[tail.replace("_", " ")] = relations[0]
+    return forms
 
 
 def entity(record: dict, side: str) -> dict:
@@ -43,6 +98,10 @@ def training_keys(rows: list[dict]) -> Iterator[tuple[str, str]]:
 def unit_training_keys(units: pd.DataFrame) -> list[tuple[str, str]]:
     """An example's (subject, object) word pair."""
     return [(s["word"], o["word"]) for s, o in zip(units["subject"], units["object"])]
+
+
+def _overlap(first: dict, second: dict) -> bool:
+    return first["start"] < second["end"] and second["start"] < first["end"]
 
 
 class Re(LabelTask):
@@ -71,6 +130,7 @@ class Re(LabelTask):
     view = ViewSettings(hideable_labels=(NO_RELATION,))
     training = SeenInTraining("Subject-object pair seen in training", training_keys, unit_training_keys)
     labels = RELATIONS
+    answer_forms = relation_forms()
     aggregate_for = staticmethod(re_aggregate)
 
     def looks_like_hf(self, record: dict) -> bool:
@@ -108,6 +168,15 @@ class Re(LabelTask):
         full = np.zeros((len(gold), len(RELATIONS)))
         full[has_probs] = np.array([p for p in probs if isinstance(p, list)], dtype=np.float64).reshape(-1, len(RELATIONS))
         return label_statistics(gold, pred, classes, re_aggregate(classes), re_auprc_unsummed(gold, full, has_probs))
+
+    def suspect_text(self, row: dict, suspect: Suspect) -> str:
+        """The sentence with the subject marked `<word:SUBJ>` and the object `<word:OBJ>`."""
+        sentence = row["sentence"]
+        marks = sorted([(row["subject"], "SUBJ"), (row["object"], "OBJ")], key=lambda m: -m[0]["start"])
+        for entity_, role in marks:
+            if entity_["end"] <= len(sentence) and not (role == "SUBJ" and _overlap(row["subject"], row["object"])):
+                sentence = f"{sentence[:entity_['start']]}<{sentence[entity_['start']:entity_['end']]}:{role}>{sentence[entity_['end']:]}"
+        return sentence
 
     def render(self, frames: Frames, guid: str) -> str:
         ex = frames.example(guid)

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.answers import Answer, read_number
 from klue_viz.charts import sts_scatter
+from klue_viz.crowd import HumanBaseline, annotator_pearson, score_spread, spread_bucket
 from klue_viz.kit import Evidence, Suspect, correction_items, dump_json, read_json, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_statistics
@@ -52,6 +54,7 @@ class Sts(Task):
             Slice("method", "Pair construction"),
             Slice("gold_bin", "Gold score"),
             Slice("agreement", "Annotator spread"),
+            Slice("spread", "Annotator spread (std of the scores)"),
         ),
         signature_fields=frozenset({"score"}),
         bare_value_field="score",
@@ -63,6 +66,8 @@ class Sts(Task):
                            "f1": "undefined: no pair is similar (>= 3.0) in gold or prediction"},
     )
     view = ViewSettings(compact_table=True)
+    prediction_fields = frozenset({"score", "label", "binary"})
+    answer_parser_version = 1
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
@@ -77,7 +82,9 @@ class Sts(Task):
         for k, record in enumerate(records):
             try:
                 labels = record["labels"]
-                votes = list((record.get("annotations") or {}).get("annotations") or [])
+                annotations = record.get("annotations") or {}
+                votes = [float(v) for v in annotations.get("annotations") or []]
+                annotators = [str(a) for a in annotations.get("annotators") or []]
                 source = str(record.get("source") or "(unknown)")
                 genre, _, method = source.partition("-")
                 gold = float(labels["real-label"])
@@ -93,7 +100,8 @@ class Sts(Task):
                     "gold": gold,
                     "gold_rounded": float(labels["label"]),
                     "votes": votes,
-                    "agreement": (f"spread {max(votes) - min(votes)}" if votes else "(no votes)"),
+                    "annotators": annotators if len(annotators) == len(votes) else [],
+                    "agreement": (f"spread {max(votes) - min(votes):g}" if votes else "(no votes)"),
                 })
             except (KeyError, TypeError, ValueError, OverflowError) as err:
                 problems.append(Problem(f"gold record #{k + 1}: missing or bad field {err}", guid=record.get("guid") if isinstance(record, dict) else None))
@@ -123,6 +131,15 @@ class Sts(Task):
     def empty_prediction(self, gold: dict) -> dict:
         return {"score": 0.0, "binary": 0}
 
+    def parse_answer(self, text: str, gold: dict) -> Answer:
+        """A similarity written in text (`3.5`, `3.5점`, `유사도: 4점 (5점 만점)`): one number; two different ones are unreadable."""
+        return read_number(text, "score")
+
+    def unreadable_prediction(self, gold: dict) -> dict:
+        """Wrong on both metrics: the far end of the scale from the gold, on the other side of the 3.0 threshold."""
+        score = 5.0 if gold["gold"] < THRESHOLD else 0.0
+        return {"score": score, "binary": int(score >= THRESHOLD)}
+
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         frame = gold.copy()
         frame["pred"] = np.array([p["score"] for p in predictions], dtype=np.float64)
@@ -135,7 +152,13 @@ class Sts(Task):
         )
         frame["gold_bin"] = score_bin(frame["gold"])
         frame["pred_bin"] = score_bin(frame["pred"])
+        frame["vote_std"] = [score_spread(v) for v in frame["votes"]]
+        frame["spread"] = pd.array([spread_bucket(s) for s in frame["vote_std"]], dtype="string")
         return Frames(frame)
+
+    def human_baseline(self, rows: list[dict]) -> HumanBaseline | None:
+        """Pearson r between each annotator's score and the mean of the others' on the same pair, over all couples."""
+        return annotator_pearson(rows)
 
     def statistics(self, frames: Frames) -> Statistics:
         ex = frames.examples
@@ -163,10 +186,14 @@ class Sts(Task):
             mk.row("pred", mk.badge(f"{ex['pred']:.2f}", status) + f'<span class="kv-kv">|error| {ex["abs_error"]:.2f}</span>'),
         ]
         if len(ex["votes"]):
-            body.append(mk.row("votes", f'<span class="kv-kv">{mk.esc(", ".join(map(str, ex["votes"])))}</span>'))
+            body.append(mk.row("votes", f'<span class="kv-kv">{mk.esc(", ".join(f"{v:g}" for v in ex["votes"]))}</span>'))
         return mk.example("".join(body), guid)
 
     # ---- discovery --------------------------------------------------------------------------
+    def example_scores(self, frames: Frames) -> pd.Series:
+        """1 - |gold - predicted| / 5: 1 for the gold score, 0 for the opposite end of the scale."""
+        return (1.0 - frames.examples["abs_error"] / 5.0).clip(0.0, 1.0)
+
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"largest |gold - predicted| first": lambda f: -f.examples["abs_error"]}
 

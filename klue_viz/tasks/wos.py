@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.answers import NOTHING_FORMS, Answer, json_in, strip_answer, unreadable
 from klue_viz.kit import Evidence, Suspect, correction_items, dump_json, read_json, suspect_item
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import WOS_LAYOUT, Statistics, mean_statistics, prf_statistics, turn_prf, wos_aggregate
@@ -22,6 +24,10 @@ else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
 SPECIAL_VALUES = ("dontcare", "yes", "no")
+#: The five WoS domains (ontology.json): a generated state item starts with one of them.
+DOMAINS = ("관광", "숙소", "식당", "지하철", "택시")
+#: One `domain-slot-value` in a generated list (a bullet, quotes and spaces around it allowed).
+STATE_ITEM = re.compile(r"^\s*(?:[-*•]\s+|\d+[.)]\s*)?[\"'“‘]?\s*((?:" + "|".join(DOMAINS) + r")\s*-\s*[^-\n]+?\s*-\s*[^\n]+?)\s*[\"'”’]?\s*$")
 
 
 def split_item(item: str) -> tuple[str, str, str]:
@@ -81,6 +87,8 @@ class Wos(Task):
     )
     view = ViewSettings(card_column="dialogue")
     training = SeenInTraining("Slot value seen in training", training_keys, unit_training_keys)
+    prediction_fields = frozenset({"state"})
+    answer_parser_version = 1
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
@@ -142,6 +150,37 @@ class Wos(Task):
 
     def empty_prediction(self, gold: dict) -> list[str]:
         return []
+
+    def parse_answer(self, text: str, gold: dict) -> Answer:
+        """A belief state from a generated text: a JSON list of `domain-slot-value` strings (or a `{"domain-slot": value}`
+        object), or one item per line or comma; `없음` / `[]` is the empty state. Items must start with a WoS domain;
+        a text with none is unreadable."""
+        start, end = strip_answer(text, brackets=False)
+        core = text[start:end]
+        if core.casefold() in NOTHING_FORMS:
+            return Answer(text, {"state": []}, (start, end))
+        found = json_in(text, start, end)
+        if found is not None:
+            value, a, b = found
+            if isinstance(value, dict):
+                value = [f"{k}-{v}" for k, v in value.items()]
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                items = [re.sub(r"\s*-\s*", "-", v.strip(), count=2) for v in value]
+                bad = [v for v in items if not STATE_ITEM.match(v)]
+                if bad:
+                    return unreadable(text, f"state item {bad[0]!r} is not 'domain-slot-value' with a WoS domain")
+                return Answer(text, {"state": items}, (a, b))
+        items, spans, pos = [], [], start
+        for piece in re.split(r"[\n,;]", core):
+            at = text.index(piece, pos) if piece else pos
+            pos = at + len(piece)
+            match = STATE_ITEM.match(piece)
+            if match:
+                items.append(re.sub(r"\s*-\s*", "-", match.group(1), count=2))
+                spans.append((at + match.start(1), at + match.end(1)))
+        if not items:
+            return unreadable(text, "no 'domain-slot-value' item with a WoS domain (관광, 숙소, 식당, 지하철, 택시)")
+        return Answer(text, {"state": items}, None, "", tuple(spans))
 
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         turns = gold.copy()
@@ -222,13 +261,16 @@ class Wos(Task):
         summary = f"joint goal first breaks at {_jump(next(broken.itertuples()))}" if len(broken) else "joint goal holds on every turn"
         parts = [mk.row("dialogue", f'<span class="kv-kv">{mk.esc(first["dialogue"])} · {mk.esc(first["domains"])} · '
                                     f'{len(dialogue)} user turns · {shown} · {summary}</span>')]
+        previous_errors: set[tuple] = set()
         for turn in dialogue.itertuples():
             if turn.system:
                 parts.append(f'<div class="kv-turn" data-role="sys"><span class="kv-side">sys</span>{mk.esc(turn.system)}</div>')
             selected = turn.guid in chosen
             marks = (mk.badge("joint goal breaks here", "wrong") if turn.first_break else "") + (mk.badge("matches the filters", "partial") if selected else "")
             changes = state_changes(turn.previous_gold, turn.gold_state)
-            errors = [self._slot_chip(s) for s in slots[(slots["guid"] == turn.guid) & (slots["status"] != "correct")].itertuples()]
+            wrong = list(slots[(slots["guid"] == turn.guid) & (slots["status"] != "correct")].itertuples())
+            errors = [self._slot_chip(s, turn.turn - 1 if _error_key(s) in previous_errors else None) for s in wrong]
+            previous_errors = {_error_key(s) for s in wrong}
             verdict = "".join(errors) if errors else f'<span class="kv-kv">prediction = gold ({len(turn.gold_state)} slots)</span>'
             turn_attrs = mk.attrs(id=f"kv-{turn.guid}", data_role="user", data_joint="ok" if turn.correct else "broken", data_turn=turn.turn,
                                   data_selected="true" if selected else None)
@@ -241,18 +283,32 @@ class Wos(Task):
         return mk.example("".join(parts), guids[0])
 
     @staticmethod
-    def _slot_chip(s: Any) -> str:  # a row of slots.itertuples()
+    def _slot_chip(s: Any, carried_from: int | None = None) -> str:  # a row of slots.itertuples()
+        """A wrong slot; `carried_from` is the previous turn when the same error (slot, gold, prediction) was there too,
+        else the error is new at this turn and gets a "new" badge."""
         if s.status == "missing":
             text = f"{s.domain_slot} = {s.gold_value} (missed)"
         elif s.status == "extra":
             text = f"{s.domain_slot} = {s.pred_value} (extra)"
         else:
             text = f"{s.domain_slot}: gold {s.gold_value} / pred {s.pred_value}"
-        return f'<span class="kv-slot" {mk.attrs(data_status=s.status.replace(" ", "_"), data_slot=s.domain_slot)}>{mk.esc(text)}</span>'
+        attrs = mk.attrs(data_status=s.status.replace(" ", "_"), data_slot=s.domain_slot, data_error="new" if carried_from is None else "carried")
+        mark = '<span class="kv-new">new</span> ' if carried_from is None else ""
+        note = f'<span class="kv-kv"> · carried from turn {carried_from}</span>' if carried_from is not None else ""
+        return f'<span class="kv-slot" {attrs}>{mark}{mk.esc(text)}{note}</span>'
 
     # ---- discovery --------------------------------------------------------------------------
+    def example_scores(self, frames: Frames) -> pd.Series:
+        """The turn's slot F1 on 0..1 (the per-turn value the official slot F1 averages)."""
+        return frames.examples["f1"] / 100.0
+
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most slot errors first": lambda f: -(f.examples["fp"] + f.examples["fn"]), "lowest slot F1 first": lambda f: f.examples["f1"]}
+
+    def suspect_text(self, row: dict, suspect: Suspect) -> str:
+        """The turn (the system's words before it, the user's) and the slot: gold -> proposed."""
+        lines = [f"system: {row['system']}"] if row.get("system") else []
+        return "\n".join([*lines, f"user (turn {row['turn']}): {row['text']}", f"slot: {suspect.gold} -> {suspect.proposed}"])
 
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Slots of a turn every run gets wrong with the same value (or none): `domain-slot-value`, `none` to remove it."""
@@ -309,6 +365,11 @@ class Wos(Task):
 def slot_value(value: object) -> str | None:
     """A slot value, None where the side has no value (pandas gives a missing string as NaN, not None)."""
     return None if value is None or pd.isna(value) else str(value)
+
+
+def _error_key(slot: Any) -> tuple:  # a row of slots.itertuples()
+    """What makes two turns' slot errors the same error: the slot, its gold value and its predicted value."""
+    return slot.domain_slot, slot.gold_value, slot.pred_value
 
 
 def _jump(turn: Any) -> str:  # a row of turns.itertuples()

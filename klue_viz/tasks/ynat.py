@@ -17,6 +17,20 @@ if TYPE_CHECKING:
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
 
+#: The topic names an LLM answers with besides KLUE's own (short forms, separators, English): form -> label.
+ANSWER_FORMS = {
+    **dict.fromkeys(("IT/과학", "IT·과학", "IT 과학", "IT과학", "IT·과학", "과학", "정보기술", "science", "technology", "tech",
+                     "it/science", "it science", "science/technology"), "IT과학"),
+    **dict.fromkeys(("경제", "economy", "economics", "business", "finance"), "경제"),
+    **dict.fromkeys(("사회", "society", "social"), "사회"),
+    **dict.fromkeys(("생활/문화", "생활·문화", "생활 문화", "생활", "문화", "culture", "lifestyle", "life/culture", "life and culture"), "생활문화"),
+    **dict.fromkeys(("세계", "국제", "world", "international", "global"), "세계"),
+    **dict.fromkeys(("스포츠", "체육", "sports", "sport"), "스포츠"),
+    **dict.fromkeys(("정치", "politics", "political"), "정치"),
+}
+#: Read only as the whole answer: `IT` is also the English pronoun of an explanation ("It is about sports").
+WHOLE_FORMS = {"IT": "IT과학"}
+
 
 class Ynat(LabelTask):
     facts = TaskFacts(
@@ -41,6 +55,8 @@ class Ynat(LabelTask):
     )
     view = ViewSettings(compact_table=True)
     labels = YNAT_LABELS
+    answer_forms = ANSWER_FORMS
+    answer_whole_forms = WHOLE_FORMS
     aggregate_for = staticmethod(ynat_aggregate)
 
     def looks_like_hf(self, record: dict) -> bool:

@@ -29,7 +29,7 @@ from klue_viz.evaluate import RunResult
 from klue_viz.markup import chart_text, md
 from klue_viz.problems import InputError
 from klue_viz.tasks.base import Task
-from klue_viz.ui.common import guard, metric_text, problem_table
+from klue_viz.ui.common import database_notice, guard, metric_text, problem_table
 
 GOLD = "gold"
 
@@ -40,13 +40,13 @@ def _open_store(url: str) -> Store:
 
 
 def store() -> Store | None:
-    """The session's store, or None after telling the user why it cannot be opened."""
+    """The session's store, or None after telling the user why it cannot be opened (once per page run)."""
     try:
         return _open_store(database_url())
     except StoreBusy as err:
-        st.warning(f"Annotations are waiting: {md(err)}")
+        database_notice(str(err), warning=True)
     except StoreError as err:
-        st.error(f"Annotations are unavailable: {md(err)}")
+        database_notice(str(err))
     return None
 
 
@@ -55,13 +55,23 @@ def annotator() -> str:
 
 
 def taxonomy(task: Task, db: Store) -> list[str]:
-    return list(dict.fromkeys(list(task.facts.error_tags) + db.custom_tags(task.facts.name)))
+    """The task's tags and the ones added to its list (only the task's own while the database is down)."""
+    try:
+        custom = db.custom_tags(task.facts.name)
+    except StoreError as err:
+        database_notice(str(err))
+        custom = []
+    return list(dict.fromkeys(list(task.facts.error_tags) + custom))
 
 
 def task_remarks(task: Task) -> list[Annotation]:
-    """Every stored record of a task: read once per page run and shared by the views below."""
+    """Every stored record of a task: read once per page run and shared by the views below (none while the database is down)."""
     db = store()
-    return db.find(task=task.facts.name) if db else []
+    try:
+        return db.find(task=task.facts.name) if db else []
+    except StoreError as err:
+        database_notice(str(err))
+        return []
 
 
 def annotations_by_example(task: Task, run: str, items: list[Annotation]) -> dict[str, list[Annotation]]:
@@ -96,22 +106,31 @@ def _editor_box(task: Task, run: str, example: dict, existing: list[Annotation])
     name = annotator()
     about = st.radio("About", ["this run", "the gold"], horizontal=True, key=f"about|{slot}")
     target_run = GOLD if about == "the gold" else run
-    others = [a for a in db.find(task=task.facts.name, guid=guid) if a.turn == turn and a.run in (run, GOLD) and a.annotator != name]
+    try:
+        stored = db.find(task=task.facts.name, guid=guid)
+        mine = db.get(task.facts.name, guid, target_run, name, turn=turn) if name else None
+        listed = list(dict.fromkeys(list(task.facts.error_tags) + db.custom_tags(task.facts.name)))
+        reachable = True
+    except StoreError as err:
+        # The form is still drawn from what this session holds, so a typed note stays until a save succeeds.
+        database_notice(str(err))
+        stored, mine, listed, reachable = [], None, list(task.facts.error_tags), False
+    others = [a for a in stored if a.turn == turn and a.run in (run, GOLD) and a.annotator != name]
     for other in others:
         st.caption(md(f"{other.annotator} ({'gold' if other.run == GOLD else other.run}, {other.updated_at[:19].replace('T', ' ')} UTC): "
                       f"{', '.join(other.tags) or 'no tags'}{' · gold looks wrong' if other.gold_wrong else ''}{' · ' + other.note if other.note else ''}"))
     if not name:
         st.info("Set your name in the sidebar to annotate.")
         return
-    mine = db.get(task.facts.name, guid, target_run, name, turn=turn)
-    options = taxonomy(task, db)
     key = f"{slot}|{target_run}"
     version_key = f"version|{key}"
-    if f"tags|{key}" not in st.session_state:
+    # A stored tag outside the list (imported, or from a list that changed) is an option too: a save keeps it.
+    options = list(dict.fromkeys(listed + (mine.tags if mine else []) + st.session_state.get(f"tags|{key}", [])))
+    if f"tags|{key}" not in st.session_state and reachable:
         # Widget values are seeded from the stored record when the form opens and then belong to the user:
         # a save made elsewhere meanwhile must not replace what they type (it surfaces as a conflict instead).
         st.session_state[version_key] = mine.version if mine else 0
-        st.session_state[f"tags|{key}"] = [t for t in (mine.tags if mine else []) if t in options]
+        st.session_state[f"tags|{key}"] = list(mine.tags) if mine else []
         st.session_state[f"note|{key}"] = mine.note if mine else ""
         st.session_state[f"wrong|{key}"] = mine.gold_wrong if mine else False
         st.session_state[f"fix|{key}"] = (mine.corrected_label or "") if mine else ""
@@ -279,10 +298,14 @@ def home_section() -> None:
             st.success(md(f"The old file is kept as {kept}. A new database is used from now on: {_open_store(url).location}"))
         return
     except StoreError as err:
-        st.error(md(err))
+        database_notice(str(err))
         return
-    everything = db.find()
-    st.caption(f"Stored in {md(db.location)} (set KLUE\\_VIZ\\_DB to use another file or a postgresql URL) · {len(everything)} record(s)")
+    try:
+        everything = db.find()
+    except StoreError as err:
+        database_notice(str(err))
+        return
+    st.caption(f"Stored in {md(db.public_location)} (set KLUE\\_VIZ\\_DB to use another file or a postgresql URL) · {len(everything)} record(s)")
     tasks = ["all tasks"] + sorted({a.task for a in everything})
     chosen = st.selectbox("Export", tasks, key="export_task")
     items = everything if chosen == "all tasks" else [a for a in everything if a.task == chosen]

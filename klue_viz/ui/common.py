@@ -10,29 +10,48 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from klue_viz.annotations.store import StoreError
 from klue_viz.markup import STYLE, md
 from klue_viz.problems import InputError, Problem
+from klue_viz.ui.links import ANNOTATOR
 from klue_viz.ui.state import init_state
 
 log = logging.getLogger("klue_viz")
 #: Streamlit's own control-flow exceptions (st.stop, st.rerun, st.switch_page) must pass through.
 CONTROL_FLOW = ("StopException", "RerunException")
+NOTICES = "database_notices"
 
 
 def setup_page(title: str) -> None:
     st.set_page_config(page_title=f"{title} · klue-viz", page_icon="🇰🇷", layout="wide")
     init_state()
+    reset_notices()
     annotator_sidebar()
     st.markdown(STYLE, unsafe_allow_html=True)
 
 
 def annotator_sidebar() -> None:
-    """The annotator's name, set once in the sidebar and kept for the session."""
+    """The annotator's name, set once in the sidebar and kept for the session and, through the URL, across reloads."""
     state = st.session_state
-    state.setdefault("annotator_name", "")
+    if "annotator_name" not in state:  # a new session (a reload, a new tab): the name in the address bar, if any
+        state["annotator_name"] = st.query_params.get(ANNOTATOR, "").strip()[:100]
     name = st.sidebar.text_input("Your name (for annotations)", value=state["annotator_name"], key="annotator_widget",
                                  help="Stored with every tag and note you save, e.g. 김지민")
     state["annotator_name"] = name.strip()
+
+
+def database_notice(text: str, warning: bool = False) -> None:
+    """Say why the database cannot be used, once per page run however many views ask (not once per example)."""
+    said = st.session_state.setdefault(NOTICES, set())
+    if text in said:
+        return
+    said.add(text)
+    (st.warning if warning else st.error)(md(text[:1].upper() + text[1:]))
+
+
+def reset_notices() -> None:
+    """Called when a page run starts: each run says again what is still wrong."""
+    st.session_state[NOTICES] = set()
 
 
 def guarded(body: Callable[[], None]) -> None:
@@ -41,6 +60,8 @@ def guarded(body: Callable[[], None]) -> None:
         body()
     except InputError as err:
         st.error(md(err))
+    except StoreError as err:  # the database went away or the disk filled up: said once, without internal addresses
+        database_notice(str(err))
     except Exception as err:  # noqa: BLE001 - the page must never show a traceback
         if type(err).__name__ in CONTROL_FLOW:
             raise

@@ -17,17 +17,17 @@ from klue_viz.charts import coverage_figure, reliability_figure
 from klue_viz.discovery.calibration import coverage_curve, predicted_confidence, run_calibration
 from klue_viz.discovery.features import training_features, with_training
 from klue_viz.discovery.patch import corrections_from, make_patch
-from klue_viz.discovery.slices import FoundSlice, PairedSlice, WeakSlice, error_tags, paired_slices, slice_guids, weak_slices
+from klue_viz.discovery.slices import FoundSlice, PairedSlice, WeakSlice, error_tags, paired_slices, slice_guids, slice_name, slices_header, units, weak_slices
 from klue_viz.discovery.sorting import (
     SUSPECT_RANK,
     sort_examples,
     sort_keys,
     suspect_ranks,
 )
-from klue_viz.discovery.suspects import evidence_frame, queue_frame, suspects
+from klue_viz.discovery.suspects import evidence_details, evidence_frame, queue_frame
 from klue_viz.evaluate import RunResult, gold_from_bytes, load_gold, official_file
 from klue_viz.filtering import export_frame
-from klue_viz.gold_folders import allowed_gold_folder
+from klue_viz.gold_folders import allowed_gold_file, allowed_gold_folder
 from klue_viz.kit import Suspect
 from klue_viz.markup import esc, md
 from klue_viz.problems import InputError
@@ -36,13 +36,15 @@ from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
 from klue_viz.tasks.classification import LabelTask
 from klue_viz.ui.annotate import annotator, editor, store, task_remarks
-from klue_viz.ui.links import SELECTED_GUIDS, clear_filters
-from klue_viz.ui.state import digest, gold_for
+from klue_viz.ui.links import SELECTED_GUIDS, WEAK_SLICE, WEAK_SLICE_WANTED, clear_filters
+from klue_viz.ui.review import review_panel, suspect_queue
+from klue_viz.ui.state import base_text, digest, gold_for
 from klue_viz.uploads import limit_megabytes, limit_text
 
 CALIBRATION = "Calibration"
 SLICES = "Weak slices"
 SUSPECTS = "Likely gold errors"
+REVIEW = "Review the gold"
 UI_RESAMPLES = 200
 PAGE_SIZES = (10, 25, 50, 100)
 ERROR_RATE_COLUMN = st.column_config.NumberColumn("error rate", format="%.1f%%")
@@ -52,7 +54,8 @@ COMPACT_COLUMNS = ("gold", "pred", "correct", "confidence", "abs_error")
 def discovery_panel(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
     """What to look at first, for the inspected run (and the other runs of the page)."""
     st.subheader("Find the errors")
-    views = [SLICES, SUSPECTS]
+    _linked_slice(task, result)
+    views = [SLICES, SUSPECTS, REVIEW]
     if _calibration_of(result.key, task, result)[0] is not None:
         views.append(CALIBRATION)
     view = st.segmented_control("View", views, default=views[0], key="discovery_view", label_visibility="collapsed")
@@ -62,6 +65,8 @@ def discovery_panel(task: Task, result: RunResult, results: dict[str, RunResult]
         _weak_slices(task, result, results)
     elif view == SUSPECTS:
         _suspects(task, results)
+    elif view == REVIEW:
+        review_panel(task, result, results, gold_for(task).gold)
 
 
 def _tags(task: Task, run: str) -> tuple[str, dict[str, set[str]]]:
@@ -101,7 +106,8 @@ def _folder_training(task: Task) -> Path | None:
     if state.get("gold_source") != "folder" or not state.get("data_dir"):
         return None
     try:
-        return official_file(task, allowed_gold_folder(state["data_dir"]), split="train")
+        found = official_file(task, allowed_gold_folder(state["data_dir"]), split="train")
+        return allowed_gold_file(found) if found is not None else None
     except InputError:
         return None
 
@@ -152,13 +158,50 @@ def _paired_slice_intervals(better_key: str, worse_key: str, guids_key: str, _ta
 
 
 def _condition_text(item: FoundSlice) -> str:
-    return " & ".join(f"{item.labels.get(k, k)} = {v}" for k, v in item.conditions.items())
+    return slice_name(item)  # the CLI's name too
 
 
-def _apply(guids: list[str]) -> None:
-    """A found slice becomes the example filter (a guid restriction, as a chart selection is), in place of the filters set before."""
+def _apply(guids: list[str], conditions: dict[str, str]) -> None:
+    """A found slice becomes the example filter (a guid restriction, as a chart selection is), in place of the filters set before;
+    its conditions go into the URL (`wslice=`)."""
     clear_filters()
     st.session_state[SELECTED_GUIDS] = guids
+    st.session_state[WEAK_SLICE] = (dict(conditions), list(guids))
+
+
+def _slice_columns(task: Task, table: pd.DataFrame) -> dict:
+    """Widths in pixels that fit the page's column at 1400 px (about 940 px) with two runs' columns (the slice name wraps
+    into its cell's tooltip beyond 260 px); error rate a share as in the slice table, metrics with two decimals."""
+    small, medium = 60, 100
+    columns: dict = {
+        "slice": st.column_config.TextColumn("slice", width=260),
+        "size": st.column_config.NumberColumn("size", width=small),
+        "unit": st.column_config.TextColumn("unit", width=70),
+        "errors": st.column_config.NumberColumn("errors", width=small),
+        "error rate": st.column_config.NumberColumn("error rate", format="%.1f%%", width=75),
+        "worse run": st.column_config.TextColumn("worse run", width=110),
+        "difference": st.column_config.NumberColumn("difference", format="%.2f", width=80),
+    }
+    for metric in task.facts.metrics:
+        columns[metric.key] = st.column_config.NumberColumn(metric.key, format="%.2f", width=medium, help=metric.label)
+    return {name: config for name, config in columns.items() if name in table}
+
+
+def _linked_slice(task: Task, result: RunResult) -> None:
+    """A link's weak slice (`wslice=`), recomputed on the inspected run and applied; a feature this page lacks is named in a warning."""
+    conditions = st.session_state.pop(WEAK_SLICE_WANTED, None)
+    if not conditions:
+        return
+    _, tags = _tags(task, result.run)
+    found = units(task, result.frames, tags)
+    unknown = [name for name in conditions if name not in found.features.columns]
+    if unknown:
+        st.warning(md(f"The link's wslice names {', '.join(unknown)}, not a slice feature of this page "
+                      "(a training feature needs its training file first): the slice is ignored."))
+        return
+    guids = slice_guids(task, result.frames, conditions, tags)
+    st.session_state[SELECTED_GUIDS] = guids  # the link's other filters stay as it gives them
+    st.session_state[WEAK_SLICE] = (dict(conditions), list(guids))
 
 
 def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
@@ -180,6 +223,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
         st.caption("No slice of at least 1% of the units is worse than the whole run.")
         return
     metric_keys = [m.key for m in task.facts.metrics]
+    st.markdown(f"**{md(slices_header(task, [result.run] + ([other] if other else []), found[0].unit))}**")
     rows = []
     for item in found:
         row = {"slice": _condition_text(item), "size": item.size, "unit": item.unit, "errors": item.errors, "error rate": item.error_rate}
@@ -191,8 +235,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
                   "the whole run they are, weighted by size (SliceLine's score). Select a row for its 95% interval and its examples."))
     table = pd.DataFrame(rows)
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="weak_slice_table",
-                         column_config={"error rate": ERROR_RATE_COLUMN,  # a share, as in the slice table; metrics with two decimals
-                                        **{c: st.column_config.NumberColumn(format="%.2f") for c in ["difference", *metric_keys] if c in table}})
+                         column_config=_slice_columns(task, table))
     chosen = event.selection.rows if event is not None else []
     if not chosen:
         return
@@ -211,7 +254,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
         spans = _slice_intervals(result.key, guids_key, task, result, guids)
         st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.facts.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
                       + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)))
-    st.button(f"Show these {len(guids)} {task.facts.unit}s below", key="apply_weak_slice", on_click=_apply, args=(guids,))
+    st.button(f"Show these {len(guids)} {task.facts.unit}s below", key="apply_weak_slice", on_click=_apply, args=(guids, conditions))
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -243,32 +286,30 @@ def _calibration(task: Task, result: RunResult, results: dict[str, RunResult]) -
     st.caption(md("Confidence is also a slice (Metrics per slice, filters) and a sort key of the example list."))
 
 
-@st.cache_resource(max_entries=32, show_spinner="Looking for gold that several runs disagree with…")
-def _queue(result_keys: tuple[str, ...], _task: Task, _results: list[RunResult]) -> list[Suspect]:
-    return suspects(_task, _results, top=None)
+def _queue(task: Task, runs: list[RunResult]) -> list[Suspect]:
+    """The page's suspect queue (cached with the review's, klue_viz.ui.review)."""
+    return suspect_queue(tuple(r.key for r in runs), task, runs, gold_for(task).gold)
 
 
-def _official_text(task: Task) -> tuple[str, str] | None:
+def official_source(task: Task) -> tuple[str, str] | None:
     """The text and name of the gold file in use, for the patch (None for gold from the Hugging Face hub)."""
-    choice = gold_for(task)
-    upload = st.session_state.get("gold_uploads", {}).get(task.facts.name)
-    if upload and not choice.is_demo and upload[0] in choice.gold.source:
-        return upload[1].decode("utf-8-sig"), upload[0]
-    path = Path(choice.gold.source)
-    return (path.read_text(encoding="utf-8-sig"), path.name) if path.is_file() else None
+    return base_text(task, gold_for(task))
 
 
 def _suspects(task: Task, results: dict[str, RunResult]) -> None:
     runs = list(results.values())
-    found = _queue(tuple(r.key for r in runs), task, runs)
+    found = _queue(task, runs)
     st.caption(md(f"Units whose gold every run ({len(runs)}) disagrees with in the same way; more runs and more confident runs rank "
-                  "higher, and cleanlab's label quality adds in where runs give probabilities. Load more runs for a sharper queue."))
+                  "higher, and cleanlab's label quality adds in where runs give probabilities. Ties are broken by the runs' mean "
+                  "confidence in the proposal (higher first), then by cleanlab's label quality (lower first). "
+                  "Load more runs for a sharper queue."))
     if not found:
         st.caption("No unit where the runs agree against the gold.")
         return
     table = queue_frame(found)
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="suspect_table",
-                         column_config={"score": st.column_config.NumberColumn(format="%.3f")})
+                         column_config={**{c: st.column_config.NumberColumn(format="%.3f") for c in ("score", "confidence", "label quality")},
+                                        "text": st.column_config.TextColumn(width="large")})
     chosen = event.selection.rows if event is not None else []
     if chosen:
         suspect = found[chosen[0]]
@@ -279,7 +320,9 @@ def _suspects(task: Task, results: dict[str, RunResult]) -> None:
         st.markdown(f"**Evidence**: gold {md(suspect.gold)} → proposed {md(suspect.proposed)}")
         st.dataframe(export_frame(evidence_frame(suspect)), hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "p(gold)", "p(proposed)")})
-        st.json(suspect.evidence.to_dict(), expanded=False)
+        details = evidence_details(suspect)
+        if not details.empty:
+            st.dataframe(export_frame(details), hide_index=True, width="stretch")
         st.button(f"Gold looks wrong: propose {md(suspect.proposed)}", key="mark_suspect", on_click=_mark, args=(task, suspect),
                   disabled=not annotator(), help=None if annotator() else "Set your name in the sidebar to annotate.")
     _patch(task)
@@ -298,11 +341,11 @@ def _patch(task: Task) -> None:
     corrections = corrections_from([a for a in task_remarks(task) if a.run == "gold"], task)
     if not corrections:
         return
-    source = _official_text(task)
+    source = official_source(task)
     if source is None:
         st.caption("A patch needs the official gold file; gold from the Hugging Face hub has none.")
         return
-    text, name = source
+    text, name = source[0], Path(source[1]).name
     try:
         patch = make_patch(task, text, name, corrections)
     except InputError as err:
@@ -324,7 +367,7 @@ def order_control(task: Task, result: RunResult, results: dict[str, RunResult], 
     ranks = None
     if key == SUSPECT_RANK:
         runs = list(results.values())
-        ranks = suspect_ranks(task, _queue(tuple(r.key for r in runs), task, runs))
+        ranks = suspect_ranks(task, _queue(task, runs))
     return sort_examples(task, result.frames, shown, key, ranks), int(size)
 
 

@@ -7,18 +7,18 @@ import streamlit as st
 
 from klue_viz.annotations.runs import RunConflict
 from klue_viz.annotations.store import StoreError
-from klue_viz.bootstrap import confidence_intervals
 from klue_viz.evaluate import RunResult
 from klue_viz.gold_folders import DATA_DIR_ENV, GOLD_ROOTS_ENV, allowed_gold_folder, gold_roots
+from klue_viz.kept import intervals, remove_run
 from klue_viz.markup import md
 from klue_viz.problems import InputError, Problem
 from klue_viz.tasks import TASKS
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import home_section
 from klue_viz.ui.annotate import store as annotation_store
-from klue_viz.ui.common import guarded, problem_table, setup_page
+from klue_viz.ui.common import database_notice, guarded, problem_table, setup_page
 from klue_viz.ui.links import enter_page, settings_params, write_url
-from klue_viz.ui.state import SOURCES, evaluate_runs, gold_for, receive_uploads, register_gold_upload, run_store, runs_for
+from klue_viz.ui.state import SOURCES, evaluate_runs, gold_for, kept_results, kept_results_or_none, receive_uploads, register_gold_upload, run_store, runs_for
 from klue_viz.uploads import limit_megabytes, limit_text
 from klue_viz.workspace import ModelRun, html_table
 
@@ -55,8 +55,8 @@ def _gold_source() -> None:
     if choice == "folder":
         roots = gold_roots()
         state["data_dir"] = st.text_input("Folder laid out like klue_benchmark/", value=state["data_dir"], key="data_dir_widget",
-                                          help=f"Allowed under: {', '.join(map(str, roots)) or 'nothing'} "
-                                               f"({DATA_DIR_ENV} and {GOLD_ROOTS_ENV}, set by the server's operator)")
+                                          help=f"Only folders the server's operator allows ({DATA_DIR_ENV} and {GOLD_ROOTS_ENV}; "
+                                               f"{'none is set' if not roots else 'the server log lists them'})")
         if state["data_dir"].strip():
             try:
                 allowed_gold_folder(state["data_dir"])
@@ -79,23 +79,29 @@ def _gold_source() -> None:
 def _uploads() -> None:
     st.subheader("Prediction files")
     model = st.text_input("Model name (optional; when left empty an uploaded folder, or a zip or the folder inside it, names the model)", key="upload_model")
-    files = st.file_uploader(f"Prediction files for any task (JSONL, JSON, CSV, TSV), or a zip of one model's files; each file's task is "
-                             f"detected from guids and fields ({md(limit_text())}).",
-                             type=["json", "jsonl", "csv", "tsv", "zip"], accept_multiple_files=True, key="home_upload", max_upload_size=limit_megabytes())
-    folder = st.file_uploader("Or a folder of one model's prediction files (the folder names the model)", type=["json", "jsonl", "csv", "tsv"],
+    files = st.file_uploader(f"Prediction files for any task (JSONL, JSON, CSV, TSV), evaluation-harness logs (lm-evaluation-harness "
+                             f"samples .jsonl/.jsonl.gz, Inspect AI .json/.eval, Every Eval Ever .jsonl, lighteval .parquet), or a zip "
+                             f"of one model's files; each file's task is detected from guids and fields ({md(limit_text())}).",
+                             type=["json", "jsonl", "csv", "tsv", "zip", "gz", "eval", "parquet"], accept_multiple_files=True,
+                             key="home_upload", max_upload_size=limit_megabytes())
+    folder = st.file_uploader("Or a folder of one model's prediction files or harness logs (the folder names the model)",
+                              type=["json", "jsonl", "csv", "tsv", "gz", "eval", "parquet"],
                               accept_multiple_files="directory", key="home_folder_upload", max_upload_size=limit_megabytes())
     outcomes = receive_uploads([*(files or []), *(folder or [])], model=model)
     for outcome in outcomes:
         if outcome.error:
             st.error(md(outcome.error))
+        elif outcome.note:
+            st.warning(md(outcome.note))
     if outcomes:
-        st.dataframe(pd.DataFrame([{"file": o.file, "task": o.task, "run": o.run, "model": o.model, "stored": "no" if o.error else "yes"}
+        st.dataframe(pd.DataFrame([{"file": o.file, "task": o.task, "run": o.run, "model": o.model,
+                                    "stored": "no" if o.error else ("this session only" if o.session_only else "yes")}
                                    for o in outcomes]), hide_index=True, width="stretch")
 
 
 @st.cache_resource(max_entries=256, show_spinner="Resampling…")
 def _intervals(result_key: str, _task: Task, _result: RunResult):
-    return confidence_intervals(_task, _result.frames, samples=UI_RESAMPLES)
+    return intervals(kept_results_or_none(), _result, UI_RESAMPLES)
 
 
 def _overview() -> None:
@@ -107,6 +113,8 @@ def _overview() -> None:
         sources = runs_for(task, choice)
         results, failures = evaluate_runs(task, choice)
         for run, result in results.items():
+            if result.wrong_gold:
+                st.warning(md(f"{name.upper()} {run}: {result.wrong_gold}."), icon="⚠️")
             model_runs.append(ModelRun(sources[run].model, result, _intervals(result.key, task, result) if show_ci else None))
             c = result.coverage
             stored = sources[run].stored
@@ -135,10 +143,10 @@ def _manage_runs() -> None:
     """Rename or remove a stored run; removing its annotations too is a separate, explicit choice."""
     try:
         runs = run_store()
+        stored = {f"{run.task.upper()} · {run.name}": run for run in runs.list()}
     except StoreError as err:
-        st.error(f"Stored runs are unavailable: {md(err)}")
+        database_notice(str(err))
         return
-    stored = {f"{run.task.upper()} · {run.name}": run for run in runs.list()}
     if not stored:
         return
     with st.expander(f"Rename or remove a stored run ({len(stored)} stored)"):
@@ -155,14 +163,14 @@ def _manage_runs() -> None:
         also = right.checkbox(f"Also delete its {kept} annotation(s)", key="remove_annotations", disabled=not kept,
                               help="Left unticked, the annotations are kept and come back if a run of that name is stored again.")
         if right.button("Remove this run", key="remove_run", type="primary"):
-            _change(lambda: runs.remove(run.task, run.name, expected_version=run.version, delete_annotations=also),
+            _change(lambda: remove_run(kept_results(), runs, run.task, run.name, run.version, delete_annotations=also),
                     f"Removed {run.name}" + (f" and its {kept} annotation(s)." if also else "; its annotations are kept."))
 
 
 def _change(action, done: str) -> None:
     try:
         action()
-    except (RunConflict, InputError) as err:
+    except (RunConflict, InputError, StoreError) as err:
         st.error(md(err))
         return
     st.session_state["run_change"] = done

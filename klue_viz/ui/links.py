@@ -9,12 +9,15 @@ they hold on every page; a URL only changes them when it names them.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from klue_viz.gold_folders import DATA_DIR_ENV
+from klue_viz.markup import md
+from klue_viz.tasks import TASKS
 from klue_viz.ui.state import SOURCES
 
 
@@ -43,11 +46,24 @@ FILTERS = (
     Param("f_tags", "tag", "many", []),
 )
 PAGE_KEY = "page_no"
+#: The task page's switch for 95% intervals, in the URL as ci=1.
+CI_KEY = "show_ci"
 #: Not widgets: a chart selection, and the one example a link points at.
 SELECTED_GUIDS = "f_guids"
+#: The applied weak slice as (conditions, guids); `wslice=feature=value` in the URL while its guids are the selection.
+WEAK_SLICE = "weak_slice_applied"
+#: A link's weak slice, {feature: value}, waiting for the page's slice features to be re-applied (klue_viz.ui.discovery).
+WEAK_SLICE_WANTED = "weak_slice_wanted"
 FOCUS = "f_focus"
 RUNS_WANTED = "url_runs"
+#: The user's columns file in use (klue_viz.ui.features), by the start of its address: `features=` in the URL.
+FEATURES = "features_file"
+#: The example the keyboard focused (klue_viz.ui.keyboard), `cursor=` in the URL; a link naming it turns to its page once.
+CURSOR = "kb_cursor"
+CURSOR_JUMP = "kb_cursor_jump"
 ENTERED = "url_page"
+#: The URL parameter that keeps the annotator's name across reloads.
+ANNOTATOR = "annotator"
 
 
 def _url() -> dict[str, list[str]]:
@@ -68,6 +84,12 @@ def enter_page(page: str) -> dict[str, list[str]] | None:
         state["data_dir"] = url["folder"][0]  # read only under the folders the operator allowed (allowed_gold_folder)
     if "strict" in url:
         state["strict"] = url["strict"][0] == "1"
+    for value in url.get("gold", []):  # gold=<task>:<sha256> of an uploaded gold file stored on the server
+        task, _, key = value.partition(":")
+        if task in state.get("gold_uploads", {}) and state["gold_uploads"][task][1] == key:
+            continue
+        if task in TASKS and re.fullmatch(r"[0-9a-f]{64}", key):
+            state.setdefault("gold_uploads", {})[task] = ("", key)
     return url
 
 
@@ -82,13 +104,51 @@ def apply_task_url(url: dict[str, list[str]]) -> None:
             state[param.key] = bool(values) and values[0] == "1"
         else:
             state[param.key] = values[0] if values else param.fresh()
-    page = (url.get("page") or ["1"])[0]
-    state[PAGE_KEY] = int(page) if page.isdigit() and int(page) > 0 else 1
+    page = url_number("page", (url.get("page") or [""])[0], minimum=1)
+    state[PAGE_KEY] = page if page is not None else 1
+    state[CI_KEY] = (url.get("ci") or [""])[0] == "1"
     state[RUNS_WANTED] = list(url.get("run", []))[:2]
+    state[FEATURES] = url["features"][0] if url.get("features") else None
+    state[CURSOR] = url["cursor"][0] if url.get("cursor") else None
+    state[CURSOR_JUMP] = bool(url.get("cursor"))
     state.pop(SELECTED_GUIDS, None)
+    state.pop(WEAK_SLICE, None)
+    state[WEAK_SLICE_WANTED] = slice_conditions(url.get("wslice", []))
     guid = url["guid"][0] if url.get("guid") else None
-    turn = url["turn"][0] if url.get("turn") else None
-    state[FOCUS] = (guid, int(turn) if turn and turn.isdigit() else None) if guid else None
+    turn = url_number("turn", url["turn"][0], minimum=0) if url.get("turn") else None
+    state[FOCUS] = (guid, turn) if guid else None
+
+
+def url_number(name: str, text: str, minimum: int) -> int | None:
+    """A whole number from the URL (ASCII digits, at most 9 of them), or None with a warning saying what was ignored.
+
+    `str.isdigit` accepts '²' and int() refuses numbers of more than 4,300 digits: both blanked the page."""
+    if text == "":
+        return None
+    if re.fullmatch(r"[0-9]{1,9}", text) and int(text) >= minimum:
+        return int(text)
+    shown = text if len(text) <= 20 else text[:20] + f"… ({len(text):,} characters)"
+    st.warning(md(f"The link's {name}={shown} is not a whole number from {minimum} to 999,999,999: it is ignored"
+                  f"{' (page 1 is shown)' if name == 'page' else ''}."))
+    return None
+
+
+def slice_conditions(items: list[str]) -> dict[str, str] | None:
+    """A link's `wslice=feature=value` items as slice conditions, or None (with a warning) when one is malformed."""
+    if not items:
+        return None
+    conditions: dict[str, str] = {}
+    for item in items[:3]:  # a found slice has at most 3 conditions
+        name, sep, value = item.partition("=")
+        if not sep or not re.fullmatch(r"[\w.]{1,100}", name) or len(value) > 500 or name in conditions:
+            shown = item if len(item) <= 40 else item[:40] + "…"
+            st.warning(md(f"The link's wslice={shown} is not a slice condition (feature=value): the slice is ignored."))
+            return None
+        conditions[name] = value
+    if len(items) > 3:
+        st.warning(md(f"The link's wslice has {len(items)} conditions, more than a found slice has (3): the slice is ignored."))
+        return None
+    return conditions
 
 
 def clear_filters() -> None:
@@ -98,6 +158,7 @@ def clear_filters() -> None:
         state[param.key] = param.fresh()
     state[PAGE_KEY] = 1
     state.pop(SELECTED_GUIDS, None)
+    state.pop(WEAK_SLICE, None)
     state[FOCUS] = None
     state["chart_epoch"] = state.get("chart_epoch", 0) + 1  # fresh chart keys drop a confusion-cell or scatter selection
 
@@ -110,6 +171,8 @@ def settings_params() -> dict[str, list[str]]:
         params["source"] = [state["gold_source"]]
     if state.get("gold_source") == "folder" and state.get("data_dir", "").strip() and state["data_dir"] != os.environ.get(DATA_DIR_ENV, ""):
         params["folder"] = [state["data_dir"]]  # a folder other than the server's default is part of the view
+    if state.get("gold_source") == "upload" and state.get("gold_uploads"):
+        params["gold"] = [f"{task}:{key}" for task, (_, key) in sorted(state["gold_uploads"].items())]
     if state.get("strict"):
         params["strict"] = ["1"]
     return params
@@ -120,6 +183,8 @@ def view_params(runs: list[str], page: int) -> dict[str, list[str]]:
     state = st.session_state
     params = settings_params()
     params["run"] = list(runs)
+    if state.get(FEATURES):
+        params["features"] = [str(state[FEATURES])]
     for param in FILTERS:
         value = state.get(param.key, param.default)
         if param.shape == "many" and value:
@@ -128,8 +193,15 @@ def view_params(runs: list[str], page: int) -> dict[str, list[str]]:
             params[param.name] = ["1"]
         elif param.shape == "one" and value != param.default and value:
             params[param.name] = [str(value)]
+    if state.get(CI_KEY):
+        params["ci"] = ["1"]
+    applied = state.get(WEAK_SLICE)
+    if applied and list(applied[1]) == list(state.get(SELECTED_GUIDS) or []):  # still the slice, not a chart selection since
+        params["wslice"] = [f"{name}={value}" for name, value in applied[0].items()]
     if page > 1:
         params["page"] = [str(page)]
+    if state.get(CURSOR):
+        params["cursor"] = [str(state[CURSOR])]
     return params
 
 
@@ -142,6 +214,13 @@ def example_params(view: dict[str, list[str]], guid: str, turn: int | None) -> d
 
 
 def write_url(params: dict[str, list[str]]) -> None:
+    """Put the view in the address bar, with the annotator's name (annotator=) so that a reload keeps it.
+
+    The name is added here only, not to the view's parameters: a link the app makes (an example's
+    link, a home-table cell) never carries one person's name to another."""
+    name = st.session_state.get("annotator_name", "")
+    if name:
+        params = {**params, ANNOTATOR: [name]}
     if _url() != params:
         st.query_params.from_dict(params)
 

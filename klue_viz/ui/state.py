@@ -12,14 +12,19 @@ import hashlib
 import os
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
+from klue_viz.annotations.gold_versions import GoldVersions
+from klue_viz.annotations.golds import GoldStore, StoredGold, gold_digest
 from klue_viz.annotations.runs import Run, RunConflict, RunStore
-from klue_viz.annotations.store import Store, StoreError, database_url
+from klue_viz.annotations.store import Store, StoreError, StoreUnavailable, database_url
 from klue_viz.cache import BoundedCache, frame_bytes
+from klue_viz.corrected_gold import CorrectedGold
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.discovery.corrected import Correction
 from klue_viz.evaluate import (
     Gold,
     RunResult,
@@ -29,12 +34,15 @@ from klue_viz.evaluate import (
     load_hf,
     official_file,
 )
-from klue_viz.gold_folders import DATA_DIR_ENV, allowed_gold_folder
+from klue_viz.gold_folders import DATA_DIR_ENV, allowed_gold_file, allowed_gold_folder
+from klue_viz.harness import is_results_name, results_beside, task_hint
 from klue_viz.io import read_records
+from klue_viz.kept import KeptResults, RunInput, results_for
 from klue_viz.markup import md
 from klue_viz.problems import InputError
+from klue_viz.results import Frames
 from klue_viz.tasks import TASKS, Task, detect_task
-from klue_viz.uploads import check_size
+from klue_viz.uploads import check_size, clean_name, max_upload_bytes
 from klue_viz.workspace import prediction_files
 
 SOURCES = {
@@ -53,6 +61,8 @@ class GoldChoice:
     key: str
     note: str
     is_demo: bool
+    #: Said prominently (a warning, not the caption): the gold asked for is not there.
+    warning: str = ""
 
 
 def digest(data: bytes) -> str:
@@ -64,7 +74,7 @@ def init_state() -> None:
     if "gold_source" not in state:
         state["gold_source"] = "folder" if os.environ.get(DATA_DIR_ENV) else "demo"
     state.setdefault("data_dir", os.environ.get(DATA_DIR_ENV, ""))
-    state.setdefault("gold_uploads", {})  # task -> (name, bytes)
+    state.setdefault("gold_uploads", {})  # task -> (file name, SHA-256 of the gold file stored on the server)
     state.setdefault("strict", False)
 
 
@@ -81,10 +91,15 @@ def _gold_from_upload(task_name: str, key: str, name: str, _data: bytes) -> Gold
 
 
 @st.cache_resource(max_entries=8, show_spinner="Loading klue/klue through datasets…")
+def _loaded_from_hf(task_name: str) -> Gold:
+    return load_hf(TASKS[task_name])
+
+
 def _gold_from_hf(task_name: str) -> Gold | str:
-    """The validation split, or the one-line reason it could not be loaded (cached too: the hub is slow to fail)."""
+    """The validation split, or the one-line reason it could not be loaded. A failure is not cached here, so the hub is
+    tried again once it is back; klue_viz.hub remembers an unreachable hub for a while, so failing again is quick."""
     try:
-        return load_hf(TASKS[task_name])
+        return _loaded_from_hf(task_name)
     except InputError as err:
         return str(err)
 
@@ -95,7 +110,48 @@ def _demo(task: Task, note: str) -> GoldChoice:
     return GoldChoice(_gold_from_path(task.facts.name, str(path), path.stat().st_mtime), f"demo:{path.stat().st_mtime}", note, True)
 
 
+#: Session key: task name -> the gold version (kept in the database) its pages score against; absent: the gold as chosen.
+GOLD_VERSIONS = "gold_versions"
+
+
 def gold_for(task: Task) -> GoldChoice:
+    """The gold of a task under the session's chosen source, with the gold version chosen for the task applied."""
+    choice = chosen_gold(task)
+    name = st.session_state.get(GOLD_VERSIONS, {}).get(task.facts.name)
+    if not name:
+        return choice
+    base = base_text(task, choice)
+    if base is None:
+        return GoldChoice(choice.gold, choice.key, f"{choice.note} · the gold version {name} cannot be applied to this gold "
+                          "(it needs the official file)", choice.is_demo)
+    text, path = base
+    try:
+        corrected = _versioned_gold(task.facts.name, choice.key, name, path, text)
+    except (InputError, StoreError) as err:
+        return GoldChoice(choice.gold, choice.key, f"{choice.note} · gold version {name}: {err}", choice.is_demo)
+    return GoldChoice(corrected.gold, f"{choice.key}|version:{name}", f"{choice.note} · scored against the gold version **{name}** "
+                      f"({len(corrected.file.changed)} record(s) corrected)", choice.is_demo)
+
+
+def base_text(task: Task, choice: GoldChoice) -> tuple[str, str] | None:
+    """The official file's text of a gold choice, and its path or upload name (None for gold from the hub)."""
+    upload = st.session_state.get("gold_uploads", {}).get(task.facts.name)
+    stored = stored_gold(upload[1]) if upload and choice.key.startswith("upload:") else None
+    if stored is not None and not choice.is_demo:
+        return stored.data.decode("utf-8-sig"), stored.file_name
+    path = Path(choice.gold.source)
+    return (path.read_text(encoding="utf-8-sig"), str(path)) if path.is_file() else None
+
+
+@st.cache_resource(max_entries=16, show_spinner="Applying the gold version…")
+def _versioned_gold(task_name: str, choice_key: str, name: str, path: str, _text: str) -> CorrectedGold:
+    version = GoldVersions(run_store().store).get(task_name, name)
+    if version is None:
+        raise InputError(f"no {task_name.upper()} gold version named {name!r} in the database")
+    return CorrectedGold.from_text(TASKS[task_name], _text, path, path, [Correction(**c) for c in version.corrections], version.name)
+
+
+def chosen_gold(task: Task) -> GoldChoice:
     """The gold of a task under the session's chosen source; the demo stands in where that source has none."""
     state = st.session_state
     source = state["gold_source"]
@@ -106,21 +162,27 @@ def gold_for(task: Task) -> GoldChoice:
             return _demo(task, f"{err}. Showing the embedded demo for {task.facts.name.upper()}.")
         found = official_file(task, folder)
         if found is not None:
-            modified = found.stat().st_mtime
             try:
+                found = allowed_gold_file(found)  # a link inside the folder may lead outside it
+                modified = found.stat().st_mtime
                 gold = _gold_from_path(task.facts.name, str(found), modified)
             except InputError as err:  # a broken file stays this task's problem; the demo stands in
                 return _demo(task, f"{err}. Showing the embedded demo for {task.facts.name.upper()}.")
             return GoldChoice(gold, f"file:{found}:{modified}", f"Gold: {found}", False)
         return _demo(task, f"No {task.facts.official_folder} dev file in {folder}: showing the embedded demo for {task.facts.name.upper()}.")
     if source == "upload" and task.facts.name in state["gold_uploads"]:
-        name, data = state["gold_uploads"][task.facts.name]
-        key = digest(data)
+        _, key = state["gold_uploads"][task.facts.name]
+        stored = stored_gold(key)
+        if stored is None:
+            shown = _demo(task, "Showing the embedded demo instead.")
+            return GoldChoice(shown.gold, shown.key, shown.note, True,
+                              warning=f"This link names an uploaded {task.facts.name.upper()} gold file (sha256 {key[:12]}…) that this server does not "
+                                      "have (uploaded to another server, or its database was reset): upload it again on the home page.")
         try:
-            gold = _gold_from_upload(task.facts.name, key, name, data)
+            gold = _gold_from_upload(task.facts.name, key, stored.file_name, stored.data)
         except InputError as err:
             return _demo(task, f"{err}. Showing the embedded demo for {task.facts.name.upper()}.")
-        return GoldChoice(gold, f"upload:{key}", f"Gold: uploaded {name}", False)
+        return GoldChoice(gold, f"upload:{key[:20]}", f"Gold: uploaded {stored.file_name}", False)
     if source == "hf":
         loaded = _gold_from_hf(task.facts.name)
         if isinstance(loaded, Gold):
@@ -132,25 +194,52 @@ def gold_for(task: Task) -> GoldChoice:
 
 
 def register_gold_upload(name: str, data: bytes) -> str:
-    """Keep an uploaded official gold file under the task it belongs to; returns that task's name."""
+    """Keep an uploaded official gold file under the task it belongs to; returns that task's name.
+
+    The file is stored on the server under its SHA-256 (klue_viz/annotations/golds.py), so a reload,
+    a new tab and a `source=upload` link find it; while the database cannot store it, this session holds it."""
+    task = _gold_task(name, data)
+    key = gold_digest(data)
+    try:
+        GoldStore(run_store().store).add(task, name, data)
+    except StoreError:
+        st.session_state.setdefault(SESSION_GOLDS, {})[key] = StoredGold(task, name, key, data)
+    st.session_state["gold_uploads"][task] = (name, key)
+    return task
+
+
+def _gold_task(name: str, data: bytes) -> str:
     for task in TASKS.values():
         if task.facts.official_folder in name:
-            st.session_state["gold_uploads"][task.facts.name] = (name, data)
             return task.facts.name
     for task in TASKS.values():
         try:
             gold_from_bytes(task, data, name)
         except Exception:  # noqa: BLE001 - trying each task's reader in turn; the failures are expected
             continue
-        st.session_state["gold_uploads"][task.facts.name] = (name, data)
         return task.facts.name
     raise InputError(f"{name}: not an official gold file of any KLUE task")
+
+
+def stored_gold(key: str) -> StoredGold | None:
+    """An uploaded gold file by its SHA-256: from this session (held while the database was down) or the server."""
+    held = st.session_state.get(SESSION_GOLDS, {}).get(key)
+    if held is not None:
+        return held
+    try:
+        return GoldStore(run_store().store).get(key)
+    except StoreError:
+        return None
 
 
 # ---- runs ---------------------------------------------------------------------------------------
 
 CACHE_MB_ENV = "KLUE_VIZ_CACHE_MB"
 CACHE_TTL_ENV = "KLUE_VIZ_CACHE_TTL"
+#: Session key of files scored in this session only (uploaded while the database could not store them).
+SESSION_RUNS = "session_runs"
+#: Session key of gold files uploaded while the database could not store them.
+SESSION_GOLDS = "session_golds"
 
 
 @dataclass(frozen=True)
@@ -163,8 +252,12 @@ class RunSource:
     model: str
     stored: Run | None = None
     path: Path | None = None
+    #: A file uploaded while the database could not store it: scored from this session's memory.
+    data: bytes | None = None
 
     def read(self, runs: RunStore | None) -> bytes:
+        if self.data is not None:
+            return self.data
         if self.path is not None:
             return self.path.read_bytes()
         assert runs is not None and self.stored is not None
@@ -178,6 +271,10 @@ class UploadOutcome:
     run: str = ""
     model: str = ""
     error: str = ""
+    #: Something the user should know about a file that was taken (kept in this session only, already stored).
+    note: str = ""
+    #: The database could not store it: scored from this session's memory.
+    session_only: bool = False
 
 
 @st.cache_resource(show_spinner=False)
@@ -197,9 +294,18 @@ def run_store_or_none() -> RunStore | None:
         return None
 
 
-def add_run(task_name: str, name: str, data: bytes, model: str = "") -> str:
-    """Store a prediction file as a run of a task (the same bytes give back their run); returns the run's name."""
-    return run_store().add(task_name, name, data, model=model, uploader=st.session_state.get("annotator_name", "")).name
+def add_run(task_name: str, name: str, data: bytes, model: str = "") -> Run:
+    """Store a prediction file as a run of a task (the same bytes give back their run) and return the run."""
+    return run_store().add(task_name, name, data, model=model, uploader=st.session_state.get("annotator_name", ""))
+
+
+def reupload_note(file_name: str, model: str, run: Run) -> str:
+    """What to tell the user when a file went to a run that keeps another model's name (the same bytes stored before)."""
+    wanted = clean_name(model)
+    if not wanted or wanted == run.model:
+        return ""
+    return (f"{file_name} is already stored as run {run.name} of model {run.model}; it was not stored again under {wanted} "
+            "(rename or remove that run on the home page to change it)")
 
 
 def receive_uploads(uploads, task: str | None = None, model: str = "") -> list[UploadOutcome]:
@@ -210,14 +316,18 @@ def receive_uploads(uploads, task: str | None = None, model: str = "") -> list[U
     """
     seen = st.session_state.setdefault("received_uploads", set())
     outcomes = []
+    # lm-evaluation-harness's results files of an uploaded folder are read with the samples beside them
+    siblings = results_beside([(upload.name, upload.getvalue) for upload in uploads or [] if upload.size <= max_upload_bytes()])
     for upload in uploads or []:
         ident = getattr(upload, "file_id", None) or (upload.name, upload.size)
         if ident in seen:
             continue
         seen.add(ident)
+        if str(PurePosixPath(upload.name).parent) in siblings and is_results_name(upload.name):
+            continue
         try:
             check_size(upload.name, upload.size)
-            files = prediction_files(upload.name, upload.getvalue())
+            files = prediction_files(upload.name, upload.getvalue(), siblings.get(str(PurePosixPath(upload.name).parent)))
         except InputError as err:
             outcomes.append(UploadOutcome(upload.name, error=str(err)))
             continue
@@ -225,11 +335,26 @@ def receive_uploads(uploads, task: str | None = None, model: str = "") -> list[U
             outcome = UploadOutcome(file.name, model=model.strip() or file.model)
             try:
                 outcome.task = task_of(file.name, file.data, task)
-                outcome.run = add_run(outcome.task, file.name, file.data, outcome.model)
+                stored = add_run(outcome.task, file.name, file.data, outcome.model)
+                outcome.run, outcome.note, outcome.model = stored.name, reupload_note(file.name, outcome.model, stored), stored.model
+            except StoreUnavailable as err:
+                outcome.run = keep_in_session(outcome.task, file.name, file.data, outcome.model)
+                outcome.note, outcome.session_only = f"{file.name} is scored in this session only, not stored: {err}", True
             except (InputError, StoreError, RunConflict) as err:
                 outcome.error = str(err)
             outcomes.append(outcome)
     return outcomes
+
+
+def keep_in_session(task_name: str, file_name: str, data: bytes, model: str = "") -> str:
+    """Hold a file the database could not store in this session, so its metrics still show; returns its run name."""
+    held = st.session_state.setdefault(SESSION_RUNS, {})
+    stem = name = Path(file_name).stem
+    suffix = 2
+    while (task_name, name) in held and held[(task_name, name)][1] != data:  # another file of the same stem
+        name, suffix = f"{stem}-{suffix}", suffix + 1
+    held[(task_name, name)] = (file_name, data, model)
+    return name
 
 
 def task_of(name: str, data: bytes, page_task: str | None = None) -> str:
@@ -238,7 +363,7 @@ def task_of(name: str, data: bytes, page_task: str | None = None) -> str:
     records = read_records(data, name)
     if not records.records:
         raise InputError(f"{name}: no record could be read" + (f" ({records.problems[0]})" if records.problems else "") + "; nothing was stored")
-    found = detect_task([r for _, r in records.records])
+    found = detect_task([r for _, r in records.records]) or task_hint([r for _, r in records.records], list(TASKS))
     if page_task is None:
         if found is None:
             raise InputError(f"{name}: cannot tell which KLUE task this file is for (no known guid prefix or field)")
@@ -249,22 +374,66 @@ def task_of(name: str, data: bytes, page_task: str | None = None) -> str:
     return page_task
 
 
+def model_label(run: Run) -> str:
+    """The model row a stored run belongs to on the home table: its model, else its own name and task (two files of
+    different tasks that share a stem, pred_adversarial.jsonl, are not one model)."""
+    return run.model or f"{run.name} ({run.task.upper()})"
+
+
 def runs_for(task: Task, choice: GoldChoice) -> dict[str, RunSource]:
     """Stored runs of a task, plus the demo runs when the gold is the demo (a stored run wins a shared name)."""
     sources: dict[str, RunSource] = {}
     if choice.is_demo:
         for path in demo_runs(task.facts.name):
-            sources[path.stem] = RunSource(path.stem, path.name, f"demo:{path.name}:{path.stat().st_mtime}", f"demo {path.stem}", path=path)
+            sources[path.stem] = RunSource(path.stem, path.name, _file_sha256(str(path), path.stat().st_mtime), f"demo {path.stem}", path=path)
     runs = run_store_or_none()
-    for run in runs.list(task.facts.name) if runs else []:
-        sources[run.name] = RunSource(run.name, run.file_name, run.sha256, run.model or run.name, stored=run)
+    try:
+        stored = runs.list(task.facts.name) if runs else []
+    except StoreError:  # the database went away: the demo runs and this session's files still show
+        stored = []
+    for run in stored:
+        sources[run.name] = RunSource(run.name, run.file_name, run.sha256, model_label(run), stored=run)
+    for (held_task, name), (file_name, data, model) in st.session_state.get(SESSION_RUNS, {}).items():
+        if held_task == task.facts.name and name not in sources:
+            sources[name] = RunSource(name, file_name, f"session:{digest(data)}", model or name, data=data)
     return sources
 
 
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _file_sha256(path: str, modified: float) -> str:
+    """sha256 of a demo run's bytes, what its kept results are keyed by (read again when the file changes)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@st.cache_resource(show_spinner=False)
+def _kept_results(url: str) -> KeptResults:
+    return KeptResults(run_store().store)
+
+
+def kept_results() -> KeptResults:
+    """The server's kept results, in (and beside) the run store's database; StoreError says why it cannot be opened."""
+    return _kept_results(database_url())
+
+
+def kept_results_or_none() -> KeptResults | None:
+    try:
+        return kept_results()
+    except (StoreError, OSError, SQLAlchemyError):
+        return None
+
+
+@st.cache_resource(show_spinner=False)
+def _unscorable() -> dict[tuple, str]:
+    """Why a run could not be scored against a gold, by (task, gold sha256, run sha256, strict): not tried again on every page."""
+    return {}
+
+
 def _result_bytes(outcome) -> int:
+    """Bytes of what the cache holds: a reason, a run scored in memory, or a kept run's frames."""
     if isinstance(outcome, str):
         return len(outcome)
-    return frame_bytes(outcome.frames.examples) + sum(frame_bytes(f) for f in outcome.frames.details.values())
+    frames = outcome if isinstance(outcome, Frames) else outcome.frames
+    return frame_bytes(frames.examples) + sum(frame_bytes(f) for f in frames.details.values())
 
 
 @st.cache_resource(show_spinner=False)
@@ -286,11 +455,61 @@ def _score(task: Task, choice: GoldChoice, source: RunSource, strict: bool, runs
 
 
 def evaluate_runs(task: Task, choice: GoldChoice) -> tuple[dict[str, RunResult], dict[str, str]]:
-    """Scored runs and, separately, the runs that could not be scored with the reason."""
-    results, failures = {}, {}
+    """Scored runs and, separately, the runs that could not be scored with the reason.
+
+    A run scored once against this gold is read back from its kept result (klue_viz/kept.py): only its scores
+    until a view needs its frames, which are then read into the server's bounded cache. Without a database
+    (it cannot be opened) runs are scored in memory as before.
+    """
     strict = bool(st.session_state.get("strict", False))
-    cache = scored_runs()
     runs = run_store_or_none()
+    try:
+        kept = kept_results() if runs is not None and choice.gold.sha256 else None
+    except (StoreError, OSError, SQLAlchemyError):  # the kept tables cannot be made: scored in memory instead
+        kept = None
+    if kept is None:
+        return _evaluate_in_memory(task, choice, strict, runs)
+    sources = runs_for(task, choice)
+    known = _unscorable()
+    failures = {name: known[(task.facts.name, choice.gold.sha256, s.digest, strict)] for name, s in sources.items()
+                if (task.facts.name, choice.gold.sha256, s.digest, strict) in known}
+    inputs = [RunInput(name, s.digest, s.file_name, partial(_read, s, runs)) for name, s in sources.items() if name not in failures]
+    bar = None
+
+    def progress(done: int, total: int, name: str) -> None:
+        nonlocal bar
+        if total > 1:
+            bar = bar or st.progress(0.0)
+            bar.progress(done / total, text=f"Scoring {md(name)} ({done + 1} of {total}); each run is scored once and kept")
+
+    with st.spinner(f"Reading {task.facts.name.upper()} runs…"):
+        try:
+            results, new_failures = results_for(kept, task, choice.gold, inputs, strict, progress, frames_cache=scored_runs())
+        except (SQLAlchemyError, StoreError):  # the database went away meanwhile (StoreUnavailable: the store's error hook)
+            return _evaluate_in_memory(task, choice, strict, runs)
+    if bar is not None:
+        bar.empty()
+    for name, reason in new_failures.items():
+        if not reason.endswith(GONE):  # the file says why it cannot be scored: not read again; a run removed meanwhile may come back
+            known[(task.facts.name, choice.gold.sha256, sources[name].digest, strict)] = reason
+    failures.update(new_failures)
+    return {name: results[name] for name in sources if name in results}, failures
+
+
+GONE = "(removed by another session meanwhile)"
+
+
+def _read(source: RunSource, runs: RunStore | None) -> bytes:
+    """A run's bytes; a run removed by another session since it was listed is a reason it cannot be scored, not a crash."""
+    try:
+        return source.read(runs)
+    except RunConflict as err:
+        raise InputError(f"{source.name}: {err} {GONE}") from None
+
+
+def _evaluate_in_memory(task: Task, choice: GoldChoice, strict: bool, runs: RunStore | None) -> tuple[dict[str, RunResult], dict[str, str]]:
+    results, failures = {}, {}
+    cache = scored_runs()
     for name, source in runs_for(task, choice).items():
         key = (task.facts.name, choice.key, source.digest, source.file_name, name, strict)
         with st.spinner(f"Scoring {md(name)}…"):  # drawn only when scoring takes a moment (a cached run returns at once)

@@ -15,19 +15,27 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from klue_viz.bootstrap import compare_runs, confidence_intervals
+from klue_viz.answer_card import card_with_answers
+from klue_viz.bootstrap import compare_runs
 from klue_viz.cache import BoundedCache
 from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, top_confusions
 from klue_viz.evaluate import RunResult
 from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
+from klue_viz.generation import run_slices
+from klue_viz.kept import intervals
 from klue_viz.markup import esc, esc_attr, md
 from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.compare import compare_section
+from klue_viz.ui.crowd import crowd_panel
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
+from klue_viz.ui.features import features_panel
+from klue_viz.ui.keyboard import card_keys, keyboard_bar
 from klue_viz.ui.links import (
+    CURSOR,
     FOCUS,
     PAGE_KEY,
     RUNS_WANTED,
@@ -40,9 +48,14 @@ from klue_viz.ui.links import (
     view_params,
     write_url,
 )
+from klue_viz.ui.paper import svg_download
 from klue_viz.ui.report_download import report_button
-from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, receive_uploads
+from klue_viz.ui.review import REVIEW_LIST
+from klue_viz.ui.run_picker import MANY_RUNS, pick_runs
+from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, kept_results_or_none, receive_uploads, runs_for
+from klue_viz.ui.surface import surface_panel
 from klue_viz.uploads import limit_megabytes, limit_text
+from klue_viz.user_features import user_slices
 
 NO_COMPARISON = "(none)"
 STATUSES = ["all", "wrong", "correct"]
@@ -70,6 +83,8 @@ def _body(task: Task) -> None:
     st.title(task.facts.title)
     choice = gold_for(task)
     strict = " · strict: missing predictions count as wrong" if st.session_state.get("strict") else ""
+    if choice.warning:
+        st.warning(md(choice.warning))
     st.caption(f"{md(choice.note)} · {len(choice.gold.rows):,} gold {task.facts.unit}s{strict}")
     if choice.gold.problems:
         with st.expander(f"{len(choice.gold.problems)} problem(s) in the gold file"):
@@ -80,21 +95,29 @@ def _body(task: Task) -> None:
     for outcome in receive_uploads(uploads, task=task.facts.name):
         if outcome.error:
             st.error(md(outcome.error))
+        elif outcome.note:
+            st.warning(md(outcome.note))
 
     results, failures = evaluate_runs(task, choice)
+    results = features_panel(task, choice, results)  # the user's own columns on every run's frames
     for run, reason in failures.items():
         st.error(md(f"{run}: {reason}"))
     if not results:
         st.info(f"No {task.facts.name.upper()} run to show yet: upload a prediction file above or on the home page.")
         return
 
-    _metrics(task, results)
-    result = results[_inspected_run(list(results))]
+    models = {name: source.model for name, source in runs_for(task, choice).items()}
+    shown = pick_runs(list(results), models)
+    _metrics(task, {name: results[name] for name in shown}, models)
+    result = results[_inspected_run(shown)]
+    crowd_panel(task, choice.gold, choice.key, result, results)
     pairs = _pairs(result.key, task, result)
     _confusion(task, result, pairs)
     _selection_charts(task, result)
     _slices(task, result)
     discovery_panel(task, result, results)
+    surface_panel(task, result, results)
+    compare_section(task, results)
     st.subheader("Error tags")
     tag_views(task, result, results)
     _examples(task, result, pairs, results)
@@ -123,7 +146,7 @@ UI_RESAMPLES = 200
 
 @st.cache_resource(max_entries=128, show_spinner="Resampling…")
 def _intervals(result_key: str, _task: Task, _result: RunResult):
-    return confidence_intervals(_task, _result.frames, samples=UI_RESAMPLES)
+    return intervals(kept_results_or_none(), _result, UI_RESAMPLES)
 
 
 @st.cache_resource(max_entries=64, show_spinner="Resampling both runs…")
@@ -133,10 +156,15 @@ def _paired(first_key: str, second_key: str, _task: Task, _first: RunResult, _se
                           f"{_first.run} higher in": f"{100 * c.first_better:.0f}% of resamples"} for c in rows])
 
 
-def _metrics(task: Task, results: dict[str, RunResult]) -> None:
+def _metrics(task: Task, results: dict[str, RunResult], models: dict[str, str]) -> None:
     st.subheader("Official metrics")
     show_ci = st.toggle(f"95% confidence intervals (bootstrap, {UI_RESAMPLES} resamples of the examples)", key="show_ci")
+    if len(results) >= MANY_RUNS:
+        _metrics_table(task, results, models, show_ci)
+        return
     for run, result in results.items():
+        if result.wrong_gold:
+            st.warning(md(f"{run}: {result.wrong_gold}."), icon="⚠️")
         st.markdown(f"<b>{esc(run)}</b> <span class='kv-kv'>({esc(result.file)})</span>", unsafe_allow_html=True)
         columns = st.columns(len(task.facts.metrics) + 1)
         for column, metric in zip(columns, task.facts.metrics):
@@ -147,7 +175,8 @@ def _metrics(task: Task, results: dict[str, RunResult]) -> None:
         columns[-1].metric("Gold scored", f"{100 * c.n_scored / c.n_gold:.1f}%" if c.n_gold else "n/a",
                            help=f"{c.n_scored:,} of {c.n_gold:,} gold examples scored")
         details = [f"{c.n_scored:,} of {c.n_gold:,} gold scored", f"missing {c.n_missing}", f"extra {c.n_extra}",
-                   f"unreadable {c.n_invalid}"] + result.notes
+                   f"unreadable {c.n_invalid}"] + ([f"unreadable answers {c.unreadable_answers} (scored as wrong)"]
+                                                   if c.unreadable_answers else []) + result.notes
         if show_ci:
             spans = _intervals(result.key, task, result)
             details.insert(0, "95% CI " + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v))
@@ -155,6 +184,26 @@ def _metrics(task: Task, results: dict[str, RunResult]) -> None:
         if result.problems:
             with st.expander(f"{len(result.problems)} problem(s) in {md(result.file)}"):
                 problem_table(result.problems)
+
+
+def _metrics_table(task: Task, results: dict[str, RunResult], models: dict[str, str], show_ci: bool) -> None:
+    """Many runs: one row each (the scores come from their kept results; intervals read a run's frames, so only when asked)."""
+    rows = []
+    for run, result in results.items():
+        c = result.coverage
+        row = {"run": run, "model": models.get(run, ""), **{m.key: result.scores.values.get(m.key) for m in task.facts.metrics},
+               "scored": f"{c.n_scored}/{c.n_gold}", "missing": c.n_missing, "extra": c.n_extra, "unreadable": c.n_invalid,
+               "problems": len(result.problems)}
+        if show_ci:
+            spans = _intervals(result.key, task, result)
+            row["95% CI"] = ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)
+        rows.append(row)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={m.key: st.column_config.NumberColumn(m.label, format="%.2f") for m in task.facts.metrics})
+    problems = [p for result in results.values() for p in result.problems]
+    if problems:
+        with st.expander(f"{len(problems)} problem(s) in these runs' files"):
+            problem_table(problems)
 
 
 def _chart_key(name: str) -> str:
@@ -250,7 +299,9 @@ DETAIL_REASONS = {"precision": "nothing predicted in this slice", "recall": "not
 
 def _slices(task: Task, result: RunResult) -> None:
     st.subheader("Metrics per slice")
-    labels = {spec.label: spec for spec in task.facts.slices}
+    labels = {spec.label: spec for spec in (*run_slices(task, result.frames), *user_slices(result.frames))}
+    if st.session_state.get("slice_by") not in (None, *labels):
+        st.session_state["slice_by"] = next(iter(labels))
     chosen = labels[st.selectbox("Slice by", list(labels), key="slice_by")]
     shown, figure = _slice_view(result.key, f"{chosen.level}:{chosen.key}", task, result, chosen)
     left, right = st.columns([3, 2])
@@ -302,7 +353,7 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None, remarks:
     _keep_known("f_errors", error_types)
     errors = row1[3].multiselect("Error type", error_types, key="f_errors")
     row2 = st.columns([2, 2, 2, 2, 1])
-    slice_specs = {spec.label: spec for spec in task.facts.slices}
+    slice_specs = {spec.label: spec for spec in (*run_slices(task, result.frames), *user_slices(result.frames))}
     if st.session_state.get("f_slice") not in (None, "(any)", *slice_specs):
         st.session_state["f_slice"] = "(any)"
     slice_label = row2[0].selectbox("Slice", ["(any)"] + list(slice_specs), key="f_slice")
@@ -351,7 +402,9 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
         shown = _comparison(result, second, shown)
     shown = _focus(task, result, shown)
     shown, page_size = order_control(task, result, results, shown)
+    st.session_state[f"{REVIEW_LIST}|{task.facts.name}"] = (result.run, shown["guid"].tolist())  # the review view can go through them
     cards = _cards(task, shown)  # row positions in `shown`; only the page's rows become records
+    keyboard_bar(task, result.run, *card_keys(shown["guid"].tolist(), shown["correct"].astype(bool).tolist(), cards), page_size)
     total = len(result.frames.examples)
     pages = max(1, -(-len(cards) // page_size))
     top = st.columns([1, 3, 2])
@@ -418,7 +471,8 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
     guids = [r["guid"] for r in rows]
     key, turn = task.annotation_key(rows[0])
     link = query_string(example_params(view, key, turn))
-    head = (f'<div class="kv-head">{"id" if turn is None else "dialogue"} <code class="kv-guid">{esc(key)}</code>'
+    focused = ' data-cursor="true"' if st.session_state.get(CURSOR) in guids else ""  # the keyboard's focused example
+    head = (f'<div class="kv-head"{focused}>{"id" if turn is None else "dialogue"} <code class="kv-guid">{esc(key)}</code>'
             f'{"" if turn is None else f" turn {turn}"}<a class="kv-link" href="{esc_attr(link)}" target="_blank">link</a></div>')
     if second is None:
         st.markdown(head + _drawing(task, result, guids), unsafe_allow_html=True)
@@ -434,6 +488,7 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
             right.markdown("<div class='kv-head'>&nbsp;</div>" + theirs, unsafe_allow_html=True)
     with st.popover("Copy link", icon=":material/link:", type="tertiary"):
         st.code(_absolute(link), language=None, wrap_lines=True)  # st.code has the one-click copy button
+    svg_download(task, result, guids)
     for row in rows:
         if len(rows) > 1:
             st.caption(f"{task.facts.unit} {row.get('turn', row['guid'])}")
@@ -462,8 +517,8 @@ def drawn_cards() -> BoundedCache:
 def _drawing(task: Task, result: RunResult, guids: list[str]) -> str:
     """The drawing of one card of a run; a drawing depends on the run's frames and the card's examples only."""
     if not result.key:  # a run scored outside the app's cache has no identity to keep its drawings under
-        return task.render_card(result.frames, guids)
-    return drawn_cards().get((result.key, tuple(guids)), partial(task.render_card, result.frames, guids))
+        return card_with_answers(task, result.frames, guids)
+    return drawn_cards().get((result.key, tuple(guids)), partial(card_with_answers, task, result.frames, guids))
 
 
 def _comparison(first: RunResult, second: RunResult, shown: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,162 @@
+"""The annotators' own labels in the gold: human baselines, a run's distance to the votes, and crowd views.
+
+The KLUE dev files keep every annotator: NLI has five votes per pair (`author`, `label2`..`label5`,
+`gold_label` their majority), STS 5-7 scores per pair with the annotators' ids (`labels.real-label`
+their mean). The task modules keep them on the gold rows (`votes`, and STS's `annotators`); this module
+turns them into numbers comparable to a run's metrics. Pure numpy: the CLI scores without pandas.
+
+* Vote agreement (a label task whose rows carry votes): the share of all individual votes, over the
+  examples scored, that equal the gold label, 0..100, as a run's accuracy is.
+* Annotator Pearson r (rows whose votes are scores): over every (pair, annotator) couple of the pairs
+  with at least two scores, Pearson r between the annotator's score and the mean of the others' scores
+  on the same pair, 0..100, as the official STS Pearson r is.
+* Vote cross-entropy of a run that gave probabilities: the mean over examples of `-sum_k v_k ln q_k`,
+  `v` the vote shares and `q` the run's probabilities clipped below at 1e-12.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+#: Probabilities below this are taken as this in the vote cross-entropy (ln 0 is -inf).
+PROBABILITY_FLOOR = 1e-12
+#: A run is confident when its top probability is at least this, unsure when below UNSURE.
+CONFIDENT = 0.9
+UNSURE = 0.6
+#: The crowd views of an example (a slice of NLI's frames).
+CONFIDENT_SPLIT = "run confident (p ≥ 0.9), annotators split (≤ 3 of 5 for the gold)"
+AGREE_UNSURE = "annotators unanimous, run unsure (p < 0.6)"
+NEITHER = "neither"
+NO_PROBABILITIES = "(run gave no probabilities)"
+NO_VOTES = "(no votes)"
+#: Standard deviation buckets of the STS annotators' scores on a pair.
+SPREAD_EDGES = (0.0, 0.5, 1.0)
+SPREAD_LABELS = ("std < 0.5", "0.5 ≤ std < 1", "std ≥ 1")
+
+
+@dataclass(frozen=True)
+class HumanBaseline:
+    """How well the annotators agree, on the scale of the run metric named by `metric`; `n` votes or couples used."""
+
+    metric: str
+    value: float | None
+    n: int
+    #: What `n` counts ("votes", "annotator-pair couples").
+    counts: str
+
+    def to_dict(self) -> dict:
+        """The `--out` form: metric, value and n."""
+        out = asdict(self)
+        out.pop("counts")
+        return out
+
+    def text(self) -> str:
+        """One line for a terminal or a caption."""
+        value = "n/a" if self.value is None else f"{self.value:.2f}"
+        return f"{self.metric} {value} over {self.n:,} {self.counts}"
+
+
+def vote_agreement(rows: Iterable[dict]) -> HumanBaseline | None:
+    """Share (0..100) of all individual votes equal to their row's `gold`; None when no row carries votes."""
+    agree = total = 0
+    for row in rows:
+        votes = row.get("votes") or []
+        agree += sum(str(v) == row["gold"] for v in votes)
+        total += len(votes)
+    if not total:
+        return None
+    return HumanBaseline("accuracy", 100.0 * agree / total, total, "votes")
+
+
+def annotator_couples(rows: Iterable[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """(an annotator's score, the mean of the other annotators' scores on the same pair), one per couple of the
+    rows with at least two numeric votes."""
+    own: list[float] = []
+    others: list[float] = []
+    for row in rows:
+        scores = [float(v) for v in row.get("votes") or []]
+        if len(scores) < 2:
+            continue
+        total = sum(scores)
+        for score in scores:
+            own.append(score)
+            others.append((total - score) / (len(scores) - 1))
+    return np.asarray(own, dtype=np.float64), np.asarray(others, dtype=np.float64)
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Pearson r of two samples, 0..100; None with fewer than two values or a constant one."""
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    return 100.0 * float(np.corrcoef(x, y)[0, 1])
+
+
+def annotator_pearson(rows: Iterable[dict]) -> HumanBaseline | None:
+    """Pearson r (0..100) between each annotator's score and the mean of the others', over all couples; None without votes."""
+    own, others = annotator_couples(rows)
+    if not len(own):
+        return None
+    return HumanBaseline("pearsonr", pearson(own, others), len(own), "annotator-pair couples")
+
+
+def vote_shares(votes: Sequence[str], labels: Sequence[str]) -> np.ndarray:
+    """The share of the votes given to each label, in label order."""
+    index = {label: k for k, label in enumerate(labels)}
+    shares = np.zeros(len(labels), dtype=np.float64)
+    for vote in votes:
+        if vote in index:
+            shares[index[vote]] += 1
+    return shares / max(len(votes), 1)
+
+
+def cross_entropy(votes: Sequence[str], probs: Sequence[float], labels: Sequence[str]) -> float:
+    """`-sum_k v_k ln q_k` of one example: the vote shares `v` against the run's probabilities `q` (clipped below at 1e-12)."""
+    q = np.clip(np.asarray(probs, dtype=np.float64), PROBABILITY_FLOOR, None)
+    return float(-(vote_shares(votes, labels) * np.log(q)).sum())
+
+
+def example_cross_entropy(votes: Sequence[Sequence[str] | None], probs: Sequence[Sequence[float] | None],
+                          labels: Sequence[str]) -> list[float]:
+    """Each example's vote cross-entropy; NaN where the run gave no probabilities or the gold no votes."""
+    return [cross_entropy(v, p, labels) if p is not None and v is not None and len(v) else math.nan for v, p in zip(votes, probs)]
+
+
+def vote_cross_entropy(votes: Sequence[Sequence[str] | None], probs: Sequence[Sequence[float] | None],
+                       labels: Sequence[str]) -> dict | None:
+    """The run's mean vote cross-entropy over the examples with votes and probabilities ({"value", "n"}); None without any."""
+    values = [v for v in example_cross_entropy(votes, probs, labels) if not math.isnan(v)]
+    if not values:
+        return None
+    return {"value": float(np.mean(values)), "n": len(values)}
+
+
+def crowd_view(confidence: float | None, votes: Sequence[str] | None, gold: str) -> str:
+    """Where a run and the annotators part ways: confident against a split crowd, or unsure against a unanimous one."""
+    if not votes:
+        return NO_VOTES
+    if confidence is None or (isinstance(confidence, float) and math.isnan(confidence)):
+        return NO_PROBABILITIES
+    agreeing = sum(str(v) == gold for v in votes)
+    if confidence >= CONFIDENT and agreeing <= 0.6 * len(votes):
+        return CONFIDENT_SPLIT
+    if confidence < UNSURE and agreeing == len(votes):
+        return AGREE_UNSURE
+    return NEITHER
+
+
+def score_spread(votes: Sequence[float] | None) -> float:
+    """Standard deviation (population, ddof 0) of the annotators' scores on a pair; NaN without two scores."""
+    if votes is None or len(votes) < 2:
+        return math.nan
+    return float(np.std(np.asarray(votes, dtype=np.float64)))
+
+
+def spread_bucket(std: float) -> str | None:
+    """The spread slice value of a pair (None where it has no spread)."""
+    if math.isnan(std):
+        return None
+    return SPREAD_LABELS[int(np.searchsorted(SPREAD_EDGES, std, side="right")) - 1]

@@ -1,0 +1,137 @@
+"""The annotators as people: each one's agreement with the others, and a run's error against their spread.
+
+Where annotator ids recur across examples (STS's `annotations.annotators`), each annotator gets a row:
+how many pairs they scored, Pearson r between their score and the mean of the others' scores on the
+same pairs (the human baseline of `klue_viz.crowd`, per person), their mean distance to that mean, and
+cleanlab's multi-annotator statistics (`cleanlab.multiannotator.get_label_quality_multiannotator`,
+CROWDLAB): the scores 0..5 as six classes, the vote shares (smoothed) as the consensus model's
+probabilities, since an STS run gives a score and no class probabilities.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from klue_viz.crowd import SPREAD_LABELS, HumanBaseline, pearson, vote_cross_entropy
+from klue_viz.evaluate import RunResult
+from klue_viz.lazy import lazy_module
+from klue_viz.tasks.base import Task
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from cleanlab import multiannotator
+    from scipy import stats
+else:  # `klue-viz evaluate` loads them only when the gold keeps its annotators
+    pd = lazy_module("pandas")
+    multiannotator = lazy_module("cleanlab.multiannotator")
+    stats = lazy_module("scipy.stats")
+
+#: The integer scores of STS, as classes for cleanlab.
+SCORE_CLASSES = 6
+#: Added to every class's vote share before normalising: a score no annotator gave is unlikely, not impossible.
+SMOOTHING = 0.05
+
+
+def annotator_table(rows: list[dict]) -> pd.DataFrame:
+    """One row per annotator id of rows carrying `annotators` and numeric `votes` (same order); empty without them."""
+    columns = ["annotator", "pairs", "pearsonr with the others' mean", "mean |score - others' mean|",
+               "agreement with consensus (cleanlab)", "annotator quality (cleanlab)"]
+    couples: dict[str, tuple[list[float], list[float]]] = {}
+    usable = [r for r in rows if r.get("annotators") and len(r["annotators"]) == len(r.get("votes") or []) and len(r["votes"]) >= 2]
+    for row in usable:
+        scores = [float(v) for v in row["votes"]]
+        total = sum(scores)
+        for who, score in zip(row["annotators"], scores):
+            own, others = couples.setdefault(str(who), ([], []))
+            own.append(score)
+            others.append((total - score) / (len(scores) - 1))
+    if not couples:
+        return pd.DataFrame(columns=columns)
+    stats = _cleanlab_stats(usable)
+    out = []
+    for who in sorted(couples):
+        scored, rest = np.asarray(couples[who][0]), np.asarray(couples[who][1])
+        found = stats.loc[who] if stats is not None and who in stats.index else None
+        out.append({columns[0]: who, columns[1]: len(scored), columns[2]: pearson(scored, rest),
+                    columns[3]: float(np.mean(np.abs(scored - rest))),
+                    columns[4]: None if found is None else 100.0 * float(found["agreement_with_consensus"]),
+                    columns[5]: None if found is None else 100.0 * float(found["annotator_quality"])})
+    return pd.DataFrame(out, columns=columns)
+
+
+def _cleanlab_stats(rows: list[dict]) -> pd.DataFrame | None:
+    """cleanlab's annotator statistics indexed by annotator id (None when cleanlab cannot run on these scores)."""
+    ids = sorted({str(a) for r in rows for a in r["annotators"]})
+    column = {who: k for k, who in enumerate(ids)}
+    labels = np.full((len(rows), len(ids)), np.nan)
+    shares = np.full((len(rows), SCORE_CLASSES), SMOOTHING)
+    for k, row in enumerate(rows):
+        for who, score in zip(row["annotators"], row["votes"]):
+            value = int(round(float(score)))
+            if not 0 <= value < SCORE_CLASSES:
+                return None
+            labels[k, column[str(who)]] = value
+            shares[k, value] += 1
+    shares /= shares.sum(axis=1, keepdims=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # cleanlab warns about annotators who labelled few examples
+            found = multiannotator.get_label_quality_multiannotator(pd.DataFrame(labels, columns=ids), shares, verbose=False)
+    except (ValueError, TypeError, KeyError):
+        return None
+    return found["annotator_stats"]
+
+
+def error_by_spread(examples: pd.DataFrame) -> tuple[pd.DataFrame, dict | None]:
+    """A run's |gold - predicted| per annotator-spread bucket of its STS frames (`spread`, `vote_std`, `abs_error`), and
+    Spearman's rho between |error| and the spread over the pairs with one ({"rho", "p", "n"}; None with fewer than 3)."""
+    usable = examples[examples["vote_std"].notna()] if "vote_std" in examples else examples.iloc[0:0]
+    rows = []
+    for label in SPREAD_LABELS:
+        part = usable[usable["spread"] == label]
+        rows.append({"annotator spread": label, "pairs": len(part),
+                     "mean |gold - predicted|": float(part["abs_error"].mean()) if len(part) else None,
+                     "share wrong at 3.0 (%)": 100.0 * float((~part["correct"].astype(bool)).mean()) if len(part) else None})
+    table = pd.DataFrame(rows)
+    if len(usable) < 3 or usable["vote_std"].nunique() < 2 or usable["abs_error"].nunique() < 2:
+        return table, None
+    rho, p = stats.spearmanr(usable["vote_std"].to_numpy(float), usable["abs_error"].to_numpy(float))
+    if math.isnan(float(rho)):
+        return table, None
+    return table, {"rho": float(rho), "p": float(p), "n": int(len(usable))}
+
+
+def scored_rows(gold_rows: list[dict], results: list[RunResult]) -> list[dict]:
+    """The gold rows that at least one run (RunResult) scored with a prediction of its own (not a --strict filler)."""
+    scored: set[str] = set()
+    for result in results:
+        examples = result.frames.examples
+        scored.update(examples.loc[examples["has_prediction"].astype(bool), "guid"].astype(str))
+    return [row for row in gold_rows if row["guid"] in scored]
+
+
+def human_of(task: Task, gold_rows: list[dict], results: list[RunResult]) -> HumanBaseline | None:
+    """The task's human baseline over the gold rows the runs scored (None when the gold keeps no annotator labels)."""
+    if task.human_baseline(gold_rows) is None:
+        return None
+    return task.human_baseline(scored_rows(gold_rows, results) if results else gold_rows)
+
+
+def run_crowd(task: Task, result: RunResult) -> dict:
+    """What the annotators' labels say about one run, for `--out` and the page: `vote_cross_entropy` ({"value", "n"}) where
+    the run gave probabilities against votes, `error_vs_spread` ({"table", "spearman"}) where pairs carry score spreads."""
+    examples = result.frames.examples
+    out: dict = {}
+    if "vote_cross_entropy" in examples:
+        found = vote_cross_entropy(examples["votes"].tolist(), examples["probs"].tolist(), getattr(task, "labels", ()))
+        if found is not None:
+            out["vote_cross_entropy"] = found
+    if "vote_std" in examples and examples["vote_std"].notna().any():
+        table, rho = error_by_spread(examples)
+        records = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()} for row in table.to_dict("records")]
+        out["error_vs_spread"] = {"table": records, "spearman": rho}
+    return out
