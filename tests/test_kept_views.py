@@ -16,7 +16,7 @@ import pytest
 from klue_viz import kept
 from klue_viz.annotations.store import Store
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.discovery.slices import weak_slices
+from klue_viz.discovery.slices import WeakSlice, weak_slices
 from klue_viz.discovery.suspects import suspects
 from klue_viz.evaluate import evaluate_with_frames, gold_from_bytes, load_gold, official_file
 from klue_viz.tasks import get_task
@@ -101,16 +101,20 @@ def test_weak_slices_are_computed_once_and_read_back_by_a_new_store(store, tmp_p
     fresh = weak_slices(task, evaluate_with_frames(task, gold, DEMO_NER[0].read_bytes(), "x.jsonl").frames, top=10)
     assert fresh, "the demo run has weak slices"
     compute = Counted(lambda: weak_slices(task, results[0].frames, top=10))
-    first = kept.kept_view(store, results[:1], "weak_slices", "no tags", compute)
+    first = kept.kept_view(store, results[:1], "weak_slices", "no tags", compute, types=[WeakSlice])
+    assert all(type(item) is WeakSlice for item in first)
     assert compute.calls == 1 and plain(first) == plain(fresh)
     again = kept.KeptResults(Store(str(tmp_path / "db.sqlite3")))  # another store on the same database: a new server
     _, _, read = read_ner(again)
-    back = kept.kept_view(again, read[:1], "weak_slices", "no tags", compute)
-    assert compute.calls == 1 and plain(back) == plain(fresh)
-    assert kept.kept_view(again, read[:1], "weak_slices", "tags changed", compute) is not None
+    back = kept.kept_view(again, read[:1], "weak_slices", "no tags", compute, types=[WeakSlice])
+    assert compute.calls == 1 and plain(back) == plain(fresh) and back == fresh
+    assert kept.kept_view(again, read[:1], "weak_slices", "tags changed", compute, types=[WeakSlice]) is not None
     assert compute.calls == 2  # other inputs: computed again
-    kept.kept_view(again, read[:1], "weak_slices", "tags changed", compute)
+    kept.kept_view(again, read[:1], "weak_slices", "tags changed", compute, types=[WeakSlice])
     assert compute.calls == 2
+    kept.kept_view(again, read[:1], "weak_slices", "again", compute)  # records of a type not named: shown, not kept
+    kept.kept_view(again, read[:1], "weak_slices", "again", compute)
+    assert compute.calls == 4
 
 
 def test_a_view_is_not_reused_for_strict_other_gold_other_runs_or_other_code(store, monkeypatch):
@@ -183,9 +187,10 @@ SERVER = textwrap.dedent('''
     from klue_viz import kept
     from klue_viz.annotations.store import Store
     from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-    from klue_viz.discovery.slices import weak_slices
+    from klue_viz.discovery.slices import WeakSlice, weak_slices
     from klue_viz.discovery.suspects import suspects
     from klue_viz.evaluate import load_gold
+    from klue_viz.kit import Evidence, Suspect
     from klue_viz.tasks import get_task
 
     url, task_name = sys.argv[1], sys.argv[2]
@@ -202,8 +207,9 @@ SERVER = textwrap.dedent('''
     def queue():
         calls["suspects"] += 1
         return suspects(task, results, top=None, gold_rows=gold.rows)
-    shown_slices = kept.kept_view(store, results[:1], "weak_slices", "no tags|top=10", slices)
-    shown_queue = kept.kept_view(store, results, "suspects", f"gold={gold.sha256}", queue)
+    shown_slices = kept.kept_view(store, results[:1], "weak_slices", "no tags|top=10", slices, types=[WeakSlice])
+    shown_queue = kept.kept_view(store, results, "suspects", f"gold={gold.sha256}", queue, types=[Suspect, Evidence])
+    assert all(type(s) is WeakSlice for s in shown_slices) and all(type(s) is Suspect for s in shown_queue)
     plain = lambda v: json.dumps(v, ensure_ascii=False, default=lambda x: x.to_dict() if hasattr(x, "to_dict") else x.item())
     print(json.dumps({"calls": calls, "slices": plain(shown_slices), "suspects": plain(shown_queue)}))
 ''')
