@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from klue_viz import hub
+from klue_viz.demo import DEMO_MARK
 from klue_viz.generation import Trace, answer_columns, read_prediction, resolve_choices, unreadable_problems
 from klue_viz.harness import expand_path, locate_positions, log_notes, log_problems, single_run, take_log
 from klue_viz.io import (
@@ -321,6 +322,15 @@ def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = No
                      matched.problems, matched.notes, matched.extra, log=matched.log)
 
 
+def _wrong_gold(task: Task, gold: Gold, extra: list[str]) -> str:
+    """Why a file of the task's own guids matches nothing: the wrong gold (real predictions against the demo, another split)."""
+    if not any(guid.startswith(task.facts.guid_prefix + "_") for guid in extra[:50]):
+        return ""
+    demo = all(DEMO_MARK in guid for guid in gold.position)
+    return ("; this looks like the wrong gold" + (f": the embedded demo's guids end in {DEMO_MARK}, so real predictions need the real "
+            "dev set (a folder, an upload or the hub)" if demo else ": check the gold source and the split"))
+
+
 def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False) -> Matched:
     """Match records (read with the task's `normalise_record`) to gold by guid (or by order for keyless files) and parse them."""
     name = file.name
@@ -380,7 +390,8 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
         if extra and looks and looks != task.facts.name:
             mine = task.facts.name.upper()
             raise InputError(f"{name}: this looks like a {looks.upper()} file, not {mine} (no guid matches the {mine} gold)")
-        reason = problems[0] if problems else (f"none of its {len(extra)} guids is in the gold (e.g. {extra[0]})" if extra else "nothing usable")
+        reason = problems[0] if problems else (f"none of its {len(extra)} guids is in the gold (e.g. {extra[0]}){_wrong_gold(task, gold, extra)}"
+                                               if extra else "nothing usable")
         raise InputError(f"{name}: no prediction could be scored: {reason}")
     if extra:
         shown = ", ".join(extra[:5]) + (", ..." if len(extra) > 5 else "")

@@ -16,6 +16,10 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parents[1] / "klue_viz" / "demo"
 BENCH = OUT / "klue_benchmark"
 RUNS = OUT / "runs"
+#: Marks every demo guid (after the example number, before NER's and DP's source, before WoS's turn), so that no
+#: demo guid is a real KLUE guid: real predictions opened against the demo gold match nothing (issue 19, item 8)
+#: instead of matching the few ids that happen to be the same, on other sentences.
+DEMO = "-demo"  # klue_viz.demo.DEMO_MARK (the script stands alone: it writes that package)
 
 
 def write_json(path: Path, data) -> None:
@@ -52,7 +56,7 @@ YNAT = [
 def ynat(rng: random.Random) -> None:
     records, run_a, run_b = [], [], []
     for k, (label, section, title) in enumerate(YNAT):
-        guid = f"ynat-v1_dev_{k:05d}"
+        guid = f"ynat-v1_dev_{k:05d}{DEMO}"
         votes = [label, label, label if k % 5 else section]
         records.append({
             "guid": guid, "title": title, "predefined_news_category": section, "label": label,
@@ -114,7 +118,7 @@ STS = [
 def sts(rng: random.Random) -> None:
     records, run_a, run_b = [], [], []
     for k, (source, s1, s2, votes) in enumerate(STS):
-        guid = f"klue-sts-v1_dev_{k:05d}"
+        guid = f"klue-sts-v1_dev_{k:05d}{DEMO}"
         real = sum(votes) / len(votes)
         counts = [votes.count(v) for v in range(6)]
         records.append({
@@ -159,7 +163,7 @@ def nli(rng: random.Random) -> None:
     k = 0
     for source, premise, hyps in NLI:
         for hypothesis, gold in hyps:
-            guid = f"klue-nli-v1_dev_{k:05d}"
+            guid = f"klue-nli-v1_dev_{k:05d}{DEMO}"
             votes = [gold] * 4
             if k % 4 == 2:
                 votes[rng.randrange(4)] = "neutral" if gold != "neutral" else "entailment"
@@ -230,7 +234,7 @@ def ner(rng: random.Random) -> None:
     lines = ["## 토큰, 레이블 구분자 : \\t", "## 토큰 구분자 : \\n", "## 문장 구분자 : \\n\\n", "## 주석 : ##", "## 칼럼명 : CHAR\tNE_TAG"]
     run_a, run_b = [], []
     for k, (source, markup) in enumerate(NER):
-        guid = f"klue-ner-v1_dev_{k:05d}-{source}"
+        guid = f"klue-ner-v1_dev_{k:05d}{DEMO}-{source}"
         text, tags, spans = ner_chars(markup)
         lines.append(f"## {guid}\t{markup}")
         lines += [f"{c}\t{t}" for c, t in zip(text, tags)]
@@ -301,7 +305,7 @@ def re_task(rng: random.Random) -> None:
 
     records, run_a, run_b = [], [], []
     for k, (source, sentence, (sw, st), (ow, ot), label) in enumerate(RE):
-        guid = f"klue-re-v1_dev_{k:05d}"
+        guid = f"klue-re-v1_dev_{k:05d}{DEMO}"
         s0, o0 = sentence.index(sw), sentence.index(ow)
         records.append({
             "guid": guid, "sentence": sentence,
@@ -358,7 +362,7 @@ def dp(rng: random.Random) -> None:
              "## 칼럼명 : INDEX\tWORD_FORM\tLEMMA\tPOS\tHEAD\tDEPREL"]
     run_a, run_b = [], []
     for k, (source, sentence, words) in enumerate(DP):
-        guid = f"klue-dp-v1_dev_{k:05d}_{source}"
+        guid = f"klue-dp-v1_dev_{k:05d}{DEMO}_{source}"
         lines.append(f"## {guid}\t{sentence}")
         parsed = [w.split("|") for w in words]
         assert [int(p[3]) for p in parsed].count(0) == 1 and all(0 <= int(p[3]) <= len(parsed) for p in parsed), guid
@@ -434,7 +438,7 @@ def mrc(rng: random.Random) -> None:
     for source, category, title, context, qas in MRC:
         paragraph = {"context": context, "qas": []}
         for question, answer, qtype, plausible in qas:
-            guid = f"klue-mrc-v1_dev_{k:05d}"
+            guid = f"klue-mrc-v1_dev_{k:05d}{DEMO}"
             qa = {"question": question, "answers": [], "guid": guid, "question_type": qtype, "is_impossible": answer is None}
             if answer is not None:
                 qa["answers"] = [{"text": answer, "answer_start": context.index(answer)}]
@@ -508,7 +512,7 @@ WOS = [
 def wos(rng: random.Random) -> None:
     dialogues, run_a, run_b = [], [], {}
     for k, (domains, turns) in enumerate(WOS):
-        guid = f"wos-v1_dev_{k:05d}"
+        guid = f"wos-v1_dev_{k:05d}{DEMO}"
         dialogue = []
         stale: dict[str, str] = {}
         for t, (text, state, reply) in enumerate(turns):

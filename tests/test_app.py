@@ -145,7 +145,7 @@ def test_hostile_file_names_and_values_stay_text(tmp_path):
     """A file name and a label carrying Markdown and HTML are shown literally, never rendered."""
     at = open_page(PAGE_FILES["ynat"])
     hostile = "<img src=x onerror=alert(1)>![x](http://e.vil)"
-    data = ('{"guid": "ynat-v1_dev_00000", "label": "' + hostile.replace('"', "'") + '"}\n').encode()
+    data = ('{"guid": "ynat-v1_dev_00000-demo", "label": "' + hostile.replace('"', "'") + '"}\n').encode()
     at.file_uploader(key="pred_upload").set_value([(f"{hostile}.jsonl", data, "application/json")]).run()
     assert not at.exception
     texts = [e.value for e in at.error] + [m.value for m in at.markdown] + [c.value for c in at.caption]

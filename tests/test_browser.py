@@ -313,7 +313,7 @@ def test_file_text_never_becomes_a_link_or_an_image_in_the_browser(browser, tmp_
     shutil.copytree(DEMO_BENCHMARK, folder)
     hostile_gold(folder)
     env = {**os.environ, "KLUE_VIZ_DATA_DIR": str(folder), "KLUE_VIZ_DB": str(tmp_path / "annotations.sqlite3")}
-    Store(env["KLUE_VIZ_DB"]).save(Annotation("ynat", "ynat-v1_dev_00000", NAME, "someone", tags=[TAG], note=PAYLOAD))
+    Store(env["KLUE_VIZ_DB"]).save(Annotation("ynat", "ynat-v1_dev_00000-demo", NAME, "someone", tags=[TAG], note=PAYLOAD))
     run = tmp_path / f"{NAME}.jsonl"
     run.write_bytes(hostile_run("ynat"))
     process, url = start_server(env)

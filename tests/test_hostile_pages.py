@@ -127,7 +127,7 @@ def test_no_file_text_becomes_markup_on_the_home_page_or_in_the_annotate_box(hos
     monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "hostile.sqlite3"))
     store = Store()
     store.add_tag("ynat", TAG)
-    store.save(Annotation("ynat", "ynat-v1_dev_00000", NAME, LINE[:100], tags=[TAG], note=PAYLOAD, gold_wrong=True, corrected_label=LINE))
+    store.save(Annotation("ynat", "ynat-v1_dev_00000-demo", NAME, LINE[:100], tags=[TAG], note=PAYLOAD, gold_wrong=True, corrected_label=LINE))
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
     files = [(f"{NAME}.jsonl", hostile_run("ynat"), "application/json"), (f"{NAME}.csv", b"a,b\n1,2\n", "text/csv")]
     at.file_uploader(key="home_upload").set_value(files).run()
@@ -137,7 +137,7 @@ def test_no_file_text_becomes_markup_on_the_home_page_or_in_the_annotate_box(hos
     home = markdown_elements(at)
     at.switch_page(PAGE_FILES["ynat"]).run()
     at.text_input(key="annotator_widget").set_value("me").run()
-    at.toggle(key=f"annotate|ynat-v1_dev_00000|{NAME}").set_value(True).run()
+    at.toggle(key=f"annotate|ynat-v1_dev_00000-demo|{NAME}").set_value(True).run()
     assert not at.exception
     page = markdown_elements(at)
     assert any("evil" in value for value in home) and any("bell" in value for value in page)
@@ -173,7 +173,7 @@ def test_a_broken_gold_file_and_a_broken_upload_leave_the_session_intact(tmp_pat
     at.file_uploader(key="pred_upload").set_value([
         ("deep.jsonl", b'{"guid": ' + b"[" * 100_000, "application/json"),
         ("number.json", b"1e999", "application/json"),
-        ("big.csv", b"guid,label\nynat-v1_dev_00000," + b"x" * 200_000 + b"\n", "text/csv"),
+        ("big.csv", b"guid,label\nynat-v1_dev_00000-demo," + b"x" * 200_000 + b"\n", "text/csv"),
     ]).run()
     assert not at.exception and not any("Something went wrong" in e.value for e in at.error)
     assert len(at.error) == 3 and any("kv-example" in m.value for m in at.markdown)

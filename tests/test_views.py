@@ -56,7 +56,7 @@ def test_wos_draws_each_dialogue_once_with_its_matching_turns_highlighted():
     at.radio(key="f_status").set_value("wrong").run()
     assert shown_count(at)[0] == len(wrong)
     cards = drawn(at)
-    dialogues = [re.search(r'data-guid="(wos-v1_dev_\d+)', card).group(1) for card in cards]
+    dialogues = [re.search(r'data-guid="(wos-v1_dev_\d+-demo)', card).group(1) for card in cards]
     assert sorted(dialogues) == sorted({d for d, _ in wrong}), "one card per dialogue with a wrong turn, none twice"
     for card, dialogue in zip(cards, dialogues):
         selected = sorted(int(t) for t in re.findall(r'data-turn="(\d+)" data-selected="true"', card))
@@ -227,10 +227,10 @@ def test_the_url_carries_the_view_and_a_link_restores_it():
 def test_a_link_to_one_wos_turn_shows_that_dialogue_with_the_turn_highlighted():
     at = open_page()
     at.switch_page(PAGE_FILES["wos"])
-    at.query_params = {"run": ["trade"], "guid": "wos-v1_dev_00001", "turn": "1"}
+    at.query_params = {"run": ["trade"], "guid": "wos-v1_dev_00001-demo", "turn": "1"}
     at.run()
     cards = drawn(at)
-    assert len(cards) == 1 and 'data-guid="wos-v1_dev_00001-1"' in cards[0]
+    assert len(cards) == 1 and 'data-guid="wos-v1_dev_00001-demo-1"' in cards[0]
     assert re.findall(r'data-turn="(\d+)" data-selected="true"', cards[0]) == ["1"]
 
 
@@ -278,7 +278,7 @@ def test_compare_mode_follows_the_filters_keeps_the_annotation_box_and_names_its
     at = open_page(PAGE_FILES["wos"])
     at.selectbox(key="compare").set_value(at.selectbox(key="compare").options[1]).run()
     cards = drawn(at)
-    dialogues = [re.search(r'data-guid="(wos-v1_dev_\d+)', c).group(1) for c in cards]
+    dialogues = [re.search(r'data-guid="(wos-v1_dev_\d+-demo)', c).group(1) for c in cards]
     assert len(dialogues) == 2 * len(set(dialogues)), "each dialogue once per run"
     assert any(t.key.startswith("annotate|") for t in at.toggle), "the annotation box stays in compare mode"
     labels = [r.label for r in at.radio]

@@ -7,7 +7,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from klue_viz.cli import main
-from klue_viz.demo import DEMO_BENCHMARK
+from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
 from klue_viz.ui.home import PAGE_FILES
@@ -16,24 +16,26 @@ from tests.test_app import plain
 
 
 def real_sts_run(shared) -> tuple[bytes, int, int]:
-    """Real-dev STS predictions (their gold scores as predictions) and how many of their guids the demo gold has, counted here."""
+    """Real-dev STS predictions (2.5 for each real guid) followed by a demo run's lines: (bytes, real lines, demo lines),
+    counted here. Since the demo's guids are its own (`-demo`), the real lines are the ones the demo gold lacks."""
     real = load_gold(get_task("sts"), shared)
-    demo = {r["guid"] for r in load_gold(get_task("sts"), DEMO_BENCHMARK).rows}
-    data = "\n".join(json.dumps({"guid": r["guid"], "score": 2.5}) for r in real.rows).encode("utf-8")
-    return data, len(real.rows), sum(r["guid"] in demo for r in real.rows)
+    demo_lines = next(demo_runs("sts")).read_bytes().decode("utf-8").splitlines()
+    lines = [json.dumps({"guid": r["guid"], "score": 2.5}) for r in real.rows] + demo_lines
+    return "\n".join(lines).encode("utf-8"), len(real.rows), len(demo_lines)
 
 
 def test_most_ids_missing_from_the_gold_is_called_the_wrong_gold(shared):
-    data, n, shared_ids = real_sts_run(shared)
+    data, n_real, n_demo = real_sts_run(shared)
     result = evaluate_bytes(get_task("sts"), load_gold(get_task("sts"), DEMO_BENCHMARK), data, "real.jsonl")
-    assert result.coverage.n_extra == n - shared_ids and result.coverage.n_scored == shared_ids
-    assert result.wrong_gold.startswith(f"this looks like the wrong gold: {n - shared_ids:,} of the {n:,} predicted ids are not in it")
+    assert result.coverage.n_extra == n_real and result.coverage.n_scored == n_demo
+    total = n_real + n_demo
+    assert result.wrong_gold.startswith(f"this looks like the wrong gold: {n_real:,} of the {total:,} predicted ids are not in it")
     right = evaluate_bytes(get_task("sts"), load_gold(get_task("sts"), shared), data, "real.jsonl")
     assert right.wrong_gold == ""
 
 
 def test_the_cli_says_so_on_stderr(shared, tmp_path, capsys):
-    data, n, _ = real_sts_run(shared)
+    data, _, _ = real_sts_run(shared)
     path = tmp_path / "real.jsonl"
     path.write_bytes(data)
     main(["evaluate", "--task", "sts", "--gold", str(DEMO_BENCHMARK), "--pred", str(path)])

@@ -11,6 +11,9 @@ from pathlib import Path
 DEMO_DIR = Path(__file__).resolve().parent
 #: Laid out like the official `klue_benchmark/` folder, so it loads through the same code as real data.
 DEMO_BENCHMARK = DEMO_DIR / "klue_benchmark"
+#: In every demo guid, after the example number (`klue-sts-v1_dev_00001-demo`, `klue-ner-v1_dev_00001-demo-nsmc`,
+#: WoS turns `wos-v1_dev_00001-demo-2`): no demo guid is a real KLUE guid, so real predictions never half-match the demo.
+DEMO_MARK = "-demo"
 
 
 def demo_runs(task: str) -> Iterator[Path]:

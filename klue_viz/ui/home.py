@@ -19,6 +19,7 @@ from klue_viz.ui.annotate import store as annotation_store
 from klue_viz.ui.common import database_notice, guarded, problem_table, setup_page
 from klue_viz.ui.links import enter_page, settings_params, write_url
 from klue_viz.ui.state import SOURCES, evaluate_runs, gold_for, kept_results, kept_results_or_none, receive_uploads, register_gold_upload, run_store, runs_for
+from klue_viz.ui.warmup import warm_elements
 from klue_viz.uploads import limit_megabytes, limit_text
 from klue_viz.workspace import ModelRun, html_table
 
@@ -44,6 +45,7 @@ def _body() -> None:
     _uploads()
     _overview()
     home_section()
+    warm_elements()  # the task pages opened from here draw their charts and filters without grey placeholders
 
 
 def _gold_source() -> None:

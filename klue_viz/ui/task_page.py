@@ -54,6 +54,7 @@ from klue_viz.ui.review import REVIEW_LIST
 from klue_viz.ui.run_picker import MANY_RUNS, pick_runs
 from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, kept_results_or_none, receive_uploads, runs_for
 from klue_viz.ui.surface import surface_panel
+from klue_viz.ui.warmup import warm_elements
 from klue_viz.uploads import limit_megabytes, limit_text
 from klue_viz.user_features import user_slices
 
@@ -104,6 +105,7 @@ def _body(task: Task) -> None:
         st.error(md(f"{run}: {reason}"))
     if not results:
         st.info(f"No {task.facts.name.upper()} run to show yet: upload a prediction file above or on the home page.")
+        warm_elements()  # so that the first upload's charts and filters are not grey placeholders once it is scored
         return
 
     models = {name: source.model for name, source in runs_for(task, choice).items()}
