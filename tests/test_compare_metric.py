@@ -106,7 +106,7 @@ def test_the_page_ranks_by_the_metric_picked():
     for metric in ("uas_macro_f1", "uas_micro_f1"):
         at.selectbox(key="cmp_rank_by").set_value(metric).run()
         assert not at.exception
-        label = next(m.label for m in get_task("dp").metrics if m.key == metric)
+        label = next(m.label for m in get_task("dp").facts.metrics if m.key == metric)
         table = next(df.value for df in at.dataframe if "tied with best" in df.value.columns)
         assert f"difference to best ({label})" in table.columns
         # rank 1 holds the largest value of the metric picked, and the ranks follow that column down
