@@ -551,6 +551,8 @@ def add_compare_commands(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--pred", required=True, action="append", help="prediction file (repeat: two or more runs, in sequence order)")
     compare.add_argument("--out", help="write {task, runs, examples, changes} as JSON")
     compare.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000)")
+    compare.add_argument("--metric", help="the official metric to rank by, its key as the table heads it (default: the task's first); "
+                         "the best run, the p-values and the ties are computed on it")
     compare.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     compare.add_argument("--features", help=FEATURES_HELP)
     gate = commands.add_parser("gate", help="fail when a candidate run is significantly worse than a baseline, overall or on any slice",
@@ -586,13 +588,16 @@ def compare_command(args: argparse.Namespace) -> int:
         if len(args.pred) < 2:
             raise InputError("compare needs at least two runs: give --pred two or more times")
         task, results = _scored_runs(args.task, args.gold, args.pred, args.strict, [args.out], args.features)
+        keys = [m.key for m in task.facts.metrics]
+        if args.metric is not None and args.metric not in keys:
+            raise InputError(f"--metric {args.metric!r}: {task.facts.name} ranks by one of {', '.join(keys)}")
         table = run_comparison.run_table(results)
         if not len(table.shared):
             raise InputError("the runs have no scored example in common")
     except (InputError, KeyError, ValueError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
-    ranking = run_comparison.rank_runs(table, samples=max(args.bootstrap, 1))
+    ranking = run_comparison.rank_runs(table, samples=max(args.bootstrap, 1), metric=args.metric)
     changes = run_comparison.consecutive_changes(table)
     for line in run_comparison.ranking_text(ranking, task).splitlines():
         say(line)

@@ -21,6 +21,7 @@ from typing import cast
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from klue_viz.bootstrap import CHUNK_CELLS, percentile_interval, resample_counts
 from klue_viz.evaluate import RunResult
@@ -72,6 +73,8 @@ class RunTable:
     results: list[RunResult] = field(repr=False)
     #: Per row, a run that scored it and the example's position in that run's frames (for its key and drawing).
     owner: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
+    #: The frames the table was built from, per run (cut to what it reads: `compared_columns`); drawings read `results`.
+    frames: list[Frames] = field(repr=False, default_factory=list)
 
     @property
     def scored(self) -> np.ndarray:
@@ -85,7 +88,7 @@ class RunTable:
     def key(self, row: int) -> tuple[str, int | None]:
         """(guid, turn) of one example as the app and the annotations name it (turn: WoS only, else None)."""
         run, position = self.owner[row]
-        return self.task.annotation_key(self.results[run].frames.examples.iloc[int(position)].to_dict())
+        return self.task.annotation_key(self.frames[run].examples.iloc[int(position)].to_dict())
 
     @cached_property
     def keys(self) -> list[tuple[str, int | None]]:
@@ -93,7 +96,7 @@ class RunTable:
         out: list[tuple[str, int | None]] = [("", None)] * len(self.guids)
         for run in np.unique(self.owner[:, 0]).tolist():
             rows = np.flatnonzero(self.owner[:, 0] == run)
-            columns = _Columns(self.results[run].frames.examples)
+            columns = _Columns(self.frames[run].examples)
             for row, position in zip(rows.tolist(), self.owner[rows, 1].tolist()):
                 # annotation_key reads fields by name only: a mapping over the columns serves it without a dict per row
                 out[row] = self.task.annotation_key(cast(dict, _Row(columns, position)))
@@ -137,9 +140,20 @@ class _Row(Mapping):
         return len(self.columns.frame.columns)
 
 
-def run_table(results: Sequence[RunResult], statistics: Sequence[Statistics] | None = None) -> RunTable:
+def compared_columns(task: Task) -> dict[str, tuple[str, ...]] | None:
+    """The frame columns `run_table` reads of each run, by level (None: all): the examples' guid and correctness and
+    what the task's statistics, per-example scores and annotation keys read (`Task.statistics_columns`)."""
+    own = task.statistics_columns()
+    if own is None:
+        return None
+    return {**own, "examples": ("guid", "correct", *own.get("examples", ()))}
+
+
+def run_table(results: Sequence[RunResult], statistics: Sequence[Statistics] | None = None,
+              frames: Sequence[Frames] | None = None) -> RunTable:
     """The runs (of one task, on one gold, with distinct names) side by side, in the order given. `statistics`: each
-    run's `task.statistics(frames)` when already at hand (kept with the run's results), else computed here."""
+    run's `task.statistics(frames)` when already at hand, else computed here. `frames`: each run's frames holding at
+    least `compared_columns(task)` (kept.column_frames reads only those of a kept run), else the runs' own frames."""
     if not results:
         raise ValueError("no run to compare")
     task = results[0].task
@@ -148,7 +162,10 @@ def run_table(results: Sequence[RunResult], statistics: Sequence[Statistics] | N
     names = [r.run for r in results]
     if len(set(names)) != len(names):
         raise ValueError(f"run names must be distinct to be compared: {names}")
-    own = [r.frames.examples["guid"].to_numpy(dtype=object) for r in results]
+    frames = [r.frames for r in results] if frames is None else list(frames)
+    if len(frames) != len(results):
+        raise ValueError(f"{len(frames)} frames for {len(results)} runs")
+    own = [f.examples["guid"].to_numpy(dtype=object) for f in frames]
     same = all(len(g) == len(own[0]) and np.array_equal(g, own[0]) for g in own[1:])
     guids = own[0] if same else pd.unique(np.concatenate(own))
     index = None if same else pd.Index(guids)
@@ -158,11 +175,11 @@ def run_table(results: Sequence[RunResult], statistics: Sequence[Statistics] | N
     owner = np.full((n, 2), -1, dtype=np.int64)
     has_score = False
     positions = []
-    for k, (result, ex_guids) in enumerate(zip(results, own)):
+    for k, (run_frames, ex_guids) in enumerate(zip(frames, own)):
         rows = np.arange(n) if index is None else index.get_indexer(ex_guids)
         positions.append(rows)
-        correct[rows, k] = result.frames.examples["correct"].to_numpy(dtype=bool)
-        score = task.example_scores(result.frames)
+        correct[rows, k] = run_frames.examples["correct"].to_numpy(dtype=bool)
+        score = task.example_scores(run_frames)
         if score is not None:
             has_score = True
             scores[rows, k] = np.asarray(score, dtype=float)
@@ -170,15 +187,16 @@ def run_table(results: Sequence[RunResult], statistics: Sequence[Statistics] | N
         owner[rows[free]] = np.column_stack([np.full(int(free.sum()), k), np.flatnonzero(free)])
     shared = np.flatnonzero(~np.isnan(correct).any(axis=1))
     stats = []
-    for k, result in enumerate(results):
-        full = statistics[k] if statistics is not None else task.statistics(result.frames)
+    for k, run_frames in enumerate(frames):
+        full = statistics[k] if statistics is not None else task.statistics(run_frames)
         if index is None:
             stats.append(full)
         else:
             inverse = np.full(n, -1)
             inverse[positions[k]] = np.arange(len(positions[k]))
             stats.append(full.take(inverse[shared]))
-    return RunTable(task, names, [str(g) for g in guids], correct, scores if has_score else None, shared, stats, list(results), owner)
+    return RunTable(task, names, [str(g) for g in guids], correct, scores if has_score else None, shared, stats, list(results), owner,
+                    frames)
 
 
 # ---- paired resampling of many runs --------------------------------------------------------------
@@ -202,7 +220,9 @@ def paired_resamples(stats: Sequence[Statistics], samples: int, seed: int = 0, o
     `observed`), so that run a minus run b on a row is a paired difference.
 
     The runs' statistics are laid side by side (n x sum of widths, in blocks of at most STACK_CELLS) so each chunk of
-    resample counts is one matrix product for many runs; float32 where that is exact (integer statistics)."""
+    resample counts is one matrix product for many runs; float32 where that is exact (integer statistics). The products
+    run on one BLAS thread: on a server shared by sessions (2 cores here) OpenBLAS's second thread spent more CPU waiting
+    than it saved (1.50 against 0.84 CPU s for 50 NER dev runs, bench/bench_compare.py), and every sum is exact either way."""
     n = stats[0].n
     if any(s.n != n for s in stats):
         raise ValueError("paired resamples need statistics over the same examples")
@@ -216,15 +236,16 @@ def paired_resamples(stats: Sequence[Statistics], samples: int, seed: int = 0, o
         start += size
     max_count = max(float(b.max(initial=1)) for b in blocks)
     parts: list[list[dict[str, np.ndarray]]] = [[] for _ in stats]
-    for group in _stacks(stats):
-        arrays = [dense(stats[k]) for k in group]
-        kind = product_type(arrays, max_count)
-        stacked = np.hstack(arrays).astype(kind)
-        edges = np.cumsum([0] + [a.shape[1] for a in arrays])
-        for counts in blocks:
-            summed = (counts.astype(kind) @ stacked).astype(np.float64)
-            for k, lo, hi in zip(group, edges[:-1], edges[1:]):
-                parts[k].append(stats[k].scores(summed[:, lo:hi], counts if stats[k].unsummed is not None else None))
+    with threadpool_limits(limits=1, user_api="blas"):
+        for group in _stacks(stats):
+            arrays = [dense(stats[k]) for k in group]
+            kind = product_type(arrays, max_count)
+            stacked = np.hstack(arrays).astype(kind)
+            edges = np.cumsum([0] + [a.shape[1] for a in arrays])
+            for counts in blocks:
+                summed = (counts.astype(kind) @ stacked).astype(np.float64)
+                for k, lo, hi in zip(group, edges[:-1], edges[1:]):
+                    parts[k].append(stats[k].scores(summed[:, lo:hi], counts if stats[k].unsummed is not None else None))
     return [{key: np.concatenate([p[key] for p in part]) for key in part[0]} for part in parts]
 
 
@@ -266,7 +287,7 @@ class RankedRun:
 
 @dataclass
 class Ranking:
-    """The runs ranked on `metric` (the first official one) over `n_shared` examples, and the correction in one line."""
+    """The runs ranked on `metric` (an official metric's key) over `n_shared` examples, and the correction in one line."""
 
     metric: str
     best: str
@@ -301,11 +322,17 @@ def _value(x: float) -> float | None:
     return None if np.isnan(x) else float(x)
 
 
-def rank_runs(table: RunTable, samples: int = 1000, level: float = 0.95, seed: int = 0, alpha: float = ALPHA) -> Ranking:
-    """Runs ranked by the task's first official metric on the examples all of them scored, each with 95% intervals and
-    its paired difference to the best; the runs Holm's correction cannot tell from the best are `tied_with_best`."""
+def rank_runs(table: RunTable, samples: int = 1000, level: float = 0.95, seed: int = 0, alpha: float = ALPHA,
+              metric: str | None = None) -> Ranking:
+    """Runs ranked by `metric` (an official metric's key; the task's first one by default) on the examples all of them
+    scored, each with 95% intervals and its paired difference to the best on every metric; the best, the p-values and
+    the runs Holm's correction cannot tell from the best (`tied_with_best`) are those of `metric`. ValueError for a
+    metric the task has not."""
     task = table.task
-    metric = task.facts.metrics[0].key
+    keys = [m.key for m in task.facts.metrics]
+    metric = keys[0] if metric is None else metric
+    if metric not in keys:
+        raise ValueError(f"{task.facts.name} has no metric {metric!r}; rank by one of {', '.join(keys)}")
     values = paired_resamples(table.stats, samples, seed)
     point = [{m.key: float(v[m.key][0]) for m in task.facts.metrics} for v in values]
     primary = np.array([p[metric] for p in point])
@@ -338,16 +365,18 @@ def rank_runs(table: RunTable, samples: int = 1000, level: float = 0.95, seed: i
 def ranking_text(ranking: Ranking, task: Task) -> str:
     """The ranking as a plain-text table, best first, with the correction in one line under it."""
     keys = [m.key for m in task.facts.metrics]
-    lines = [f"{'rank':>4}  {'run':<28} " + " ".join(f"{k:>24}" for k in keys) + f"  {'diff to best':>12} {'p':>6}  tied"]
+    lines = [f"Ranked by {ranking.metric}; the difference to the best, its p and the ties are on {ranking.metric}.",
+             f"{'rank':>4}  {'run':<28} " + " ".join(f"{k:>24}" for k in keys) + f"  {'diff to best [paired 95%]':>29} {'p':>6}  tied"]
     for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
         cells = []
         for key in keys:
             value, ci = run.metrics[key], run.ci95[key]
             cells.append(f"{'n/a' if value is None else f'{value:.2f}':>7} " + (f"[{ci[0]:6.2f},{ci[1]:6.2f}]" if ci else " " * 15))
-        diff = run.difference[ranking.metric]
+        diff, diff_ci = run.difference[ranking.metric], run.difference_ci95[ranking.metric]
         p = "" if run.p_value is None else f"{run.p_value:.3f}"
         lines.append(f"{run.rank:>4}  {run.run[:28]:<28} " + " ".join(f"{c:>24}" for c in cells)
-                     + f"  {'n/a' if diff is None else f'{diff:+.2f}':>12} {p:>6}  {'yes' if run.tied_with_best else 'no'}")
+                     + f"  {'n/a' if diff is None else f'{diff:+.2f}':>12} " + (f"[{diff_ci[0]:+6.2f},{diff_ci[1]:+6.2f}]" if diff_ci else " " * 16)
+                     + f" {p:>6}  {'yes' if run.tied_with_best else 'no'}")
     lines.append(ranking.correction)
     return "\n".join(lines)
 

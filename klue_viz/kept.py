@@ -29,8 +29,9 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, is_dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -200,8 +201,14 @@ def read_frame(data: bytes, kept_layout: str | None = None) -> pd.DataFrame:
     if meta.get(LAYOUT_KEY, b"").decode() != (kept_layout or layout()):
         raise KeptUnreadable(f"written in layout {meta.get(LAYOUT_KEY, b'?').decode()!r}, not {kept_layout or layout()!r}")
     frame = table.to_pandas()
+    _decode_json_columns(frame, json.loads(meta.get(JSON_COLUMNS, b"[]")))
+    return frame
+
+
+def _decode_json_columns(frame: pd.DataFrame, columns: Iterable[str]) -> None:
+    """Decode, in place, the frame's columns `frame_bytes` wrote as JSON text."""
     decode = json.JSONDecoder(object_hook=_untagged).decode
-    for column in json.loads(meta.get(JSON_COLUMNS, b"[]")):
+    for column in columns:
         cells = frame[column].tolist()
         if all(isinstance(v, str) for v in cells):  # each cell one JSON text (frame_bytes): the column is read as one array
             values = decode("[" + ",".join(cells) + "]")
@@ -210,6 +217,24 @@ def read_frame(data: bytes, kept_layout: str | None = None) -> pd.DataFrame:
         else:
             values = [decode(v) for v in cells]  # raises for a cell that is not text, as before
         frame[column] = pd.Series(values, index=frame.index, dtype=object)
+
+
+def read_columns(data: bytes, columns: Sequence[str], kept_layout: str | None = None) -> pd.DataFrame:
+    """`read_frame(data)[columns]` without reading the other columns: the same values and dtypes, in the order asked, a
+    name the frame has not left out. Only the JSON columns asked for are decoded, and the file is read in this thread
+    (pyarrow's pool costs more CPU than it saves on a frame this size). KeptUnreadable as `read_frame`."""
+    try:
+        source = pq.ParquetFile(pa.BufferReader(data))
+        meta = source.schema_arrow.metadata or {}
+        if meta.get(LAYOUT_KEY, b"").decode() != (kept_layout or layout()):
+            raise KeptUnreadable(f"written in layout {meta.get(LAYOUT_KEY, b'?').decode()!r}, not {kept_layout or layout()!r}")
+        present = set(source.schema_arrow.names)
+        wanted = [c for c in dict.fromkeys(columns) if c in present]
+        table = source.read(columns=wanted, use_threads=False)
+    except (pa.ArrowException, OSError, ValueError) as err:
+        raise KeptUnreadable(f"unreadable Parquet ({err})") from None
+    frame = table.to_pandas(use_threads=False)
+    _decode_json_columns(frame, [c for c in json.loads(meta.get(JSON_COLUMNS, b"[]")) if c in wanted])
     return frame
 
 
@@ -362,17 +387,48 @@ class KeptResults:
         examples = decoded.pop("examples")
         return Frames(examples, decoded)
 
-    def _read_blobs(self, summary: Summary) -> dict[str, bytes]:
+    def frame_columns(self, summary: Summary, columns: Mapping[str, Sequence[str]]) -> Frames:
+        """Only these columns of a result's kept frames, by level ("examples" and detail levels; the other levels are not
+        read): what `frames` gives, cut to them (`read_columns`), with the same checks of each file's size and sha256."""
+        levels = ["examples"] + [level for level in columns if level != "examples" and level in summary.levels]
+        blobs = self._read_blobs(summary, levels)
+        decoded = {}
+        for level in levels:
+            digest, size = summary.levels[level]
+            data = blobs.get(level)
+            if data is None or len(data) != size or sha256(data) != digest:
+                raise KeptUnreadable(f"the kept {level} of {summary.file_name} is missing or damaged")
+            decoded[level] = read_columns(data, columns.get(level, ()))
+        examples = decoded.pop("examples")
+        return Frames(examples, decoded)
+
+    def summaries_by_key(self, keys: Iterable[str]) -> dict[str, Summary]:
+        """The kept results of these keys (`result_key`) written in this layout, by key (one query per 500 keys)."""
+        wanted = sorted(set(keys))
+        found: dict[str, Summary] = {}
+        with self.store.engine.connect() as connection:
+            for start in range(0, len(wanted), 500):
+                query = sa.select(kept_scores).where(kept_scores.c.key.in_(wanted[start:start + 500]) & (kept_scores.c.layout == layout()))
+                for row in connection.execute(query):
+                    try:
+                        found[row.key] = _summary_from_row(row)
+                    except (ValueError, KeyError, TypeError):
+                        continue  # a damaged row: its run is read whole (and scored again) instead
+        return found
+
+    def _read_blobs(self, summary: Summary, levels: Iterable[str] | None = None) -> dict[str, bytes]:
+        wanted = list(summary.levels if levels is None else levels)
         if self.folder is not None:
             blobs = {}
-            for level in summary.levels:
+            for level in wanted:
                 try:
                     blobs[level] = (self.folder / summary.key / f"{level}.parquet").read_bytes()
                 except OSError:
                     continue
             return blobs
         with self.store.engine.connect() as connection:
-            rows = connection.execute(sa.select(kept_frames.c.level, kept_frames.c.data).where(kept_frames.c.key == summary.key))
+            rows = connection.execute(sa.select(kept_frames.c.level, kept_frames.c.data)
+                                      .where((kept_frames.c.key == summary.key) & kept_frames.c.level.in_(wanted)))
             return {row.level: bytes(row.data) for row in rows}
 
     def view(self, key: str, view: str) -> Any | None:
@@ -478,6 +534,46 @@ def intervals(kept: KeptResults | None, result: RunResult, samples: int) -> dict
         except sa.exc.SQLAlchemyError:
             pass  # shown now, computed again next time
     return value
+
+
+def cut_frames(frames: Frames, columns: Mapping[str, Sequence[str]]) -> Frames:
+    """`frames` holding only these columns, by level ("examples" and the detail levels named; a column a frame has not is
+    left out): the frames `KeptResults.frame_columns` reads, from frames already in memory."""
+    def cut(frame: pd.DataFrame, wanted: Sequence[str]) -> pd.DataFrame:
+        return frame[[c for c in dict.fromkeys(wanted) if c in frame.columns]]
+    details = {level: cut(frames.details[level], wanted) for level, wanted in columns.items() if level in frames.details}
+    return Frames(cut(frames.examples, columns.get("examples", ())), details)
+
+
+def column_frames(kept: KeptResults | None, results: Sequence[RunResult], columns: Mapping[str, Sequence[str]],
+                  frames_cache: BoundedCache | None = None) -> list[Frames]:
+    """Each run's frames cut to `columns` (see `cut_frames`), reading as little as it can: a run read from a kept result
+    whose frames are neither built nor in `frames_cache` reads only these columns of its kept files (one query for the
+    results of all runs); any other run is cut from its frames. Its whole frames are read (or scored again, through the
+    run's own `rescore`) when its kept files turn out unreadable."""
+    spec = tuple((level, tuple(wanted)) for level, wanted in columns.items())
+    keys = [None if "frames" in r.__dict__ else kept_key(r) for r in results]
+    found = kept.summaries_by_key(k for k in keys if k is not None) if kept is not None else {}
+
+    def read(summary: Summary, result: RunResult) -> Frames:
+        if frames_cache is not None and summary.key in frames_cache:
+            return cut_frames(frames_cache.get(summary.key, lambda: result.frames), columns)
+        assert kept is not None
+        try:
+            return kept.frame_columns(summary, columns)
+        except KeptUnreadable:
+            return cut_frames(result.frames, columns)
+
+    out = []
+    for result, key in zip(results, keys):
+        summary = found.get(key) if key is not None else None
+        if summary is None:
+            out.append(cut_frames(result.frames, columns))
+        elif frames_cache is None:
+            out.append(read(summary, result))
+        else:
+            out.append(frames_cache.get((summary.key, spec), partial(read, summary, result)))
+    return out
 
 
 def load(kept: KeptResults, task: Task, run_sha256: str, gold_sha256: str, strict: bool, run: str,

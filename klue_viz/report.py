@@ -20,7 +20,7 @@ from klue_viz.annotations.store import Annotation
 from klue_viz.answer_card import answers_of
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.charts import confusion_counts, top_confusions
-from klue_viz.compare import rank_runs, run_table
+from klue_viz.compare import complementarity, consecutive_changes, rank_runs, run_table
 from klue_viz.discovery.annotators import human_of, run_crowd
 from klue_viz.discovery.calibration import run_calibration
 from klue_viz.discovery.slices import FoundSlice, PairedSlice, error_tags, paired_slices, weak_slices
@@ -120,8 +120,10 @@ def comparison_section(task: Task, first: RunResult, second: RunResult, samples:
 
 
 def ranking_section(task: Task, results: list[RunResult], samples: int, seed: int) -> str:
-    """More than two runs: the ranking on the examples all of them scored, with the paired differences to the best."""
-    ranking = rank_runs(run_table(results), samples=samples, seed=seed)
+    """More than two runs: the ranking on the examples all of them scored, with the paired differences to the best, then
+    what each run fixed and broke against the one before it and how much the runs complement each other."""
+    compared = run_table(results)
+    ranking = rank_runs(compared, samples=samples, seed=seed)
     rows = []
     for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
         row: dict = {"rank": str(run.rank), "run": run.run}
@@ -130,11 +132,21 @@ def ranking_section(task: Task, results: list[RunResult], samples: int, seed: in
             row[metric.key] = run.metrics[metric.key]
             row[f"{metric.key} 95%"] = f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "n/a"
         row["difference to best"] = run.difference[ranking.metric]
+        diff_ci = run.difference_ci95[ranking.metric]
+        row["difference 95%"] = f"[{diff_ci[0]:+.2f}, {diff_ci[1]:+.2f}]" if diff_ci else "n/a"
         row["p"] = "" if run.p_value is None else f"{run.p_value:.3f}"
         row["tied with best"] = "yes" if run.tied_with_best else "no"
         rows.append(row)
     numeric = [m.key for m in task.facts.metrics] + ["difference to best"]
-    return f"<h2>Ranking</h2>{table(pd.DataFrame(rows), numeric)}<p>{esc(ranking.correction)}</p>"
+    changes = pd.DataFrame([{"from": c.first, "to": c.second, "fixed": str(len(c.fixed)), "broke": str(len(c.broke))}
+                            for c in consecutive_changes(compared)])
+    found = complementarity(compared)
+    pair = f"; the best pair, {found.best_pair[0]} + {found.best_pair[1]}, {100 * found.best_pair[2]:.1f}%" if found.best_pair else ""
+    overlap = (f"Of the {found.n:,} {task.facts.unit}s every run scored, some run gets {100 * found.oracle:.1f}% right (the oracle); "
+               f"the best single run, {found.best_single[0]}, {100 * found.best_single[1]:.1f}%{pair}; "
+               f"{len(found.common_errors):,} are wrong for every run.")
+    return (f"<h2>Ranking</h2>{table(pd.DataFrame(rows), numeric)}<p>{esc(ranking.correction)}</p>"
+            f"<h3>What each run fixed and broke against the one before it</h3>{table(changes)}<p>{esc(overlap)}</p>")
 
 
 def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annotation] = (), top: int = 10,

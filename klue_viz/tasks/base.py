@@ -233,6 +233,13 @@ class Task(ABC):
         values = stats.scores(stats.totals())
         return {key: None if np.isnan(v[0]) else float(v[0]) for key, v in values.items()}
 
+    def statistics_columns(self) -> dict[str, tuple[str, ...]] | None:
+        """The frame columns `statistics`, `example_scores` and `annotation_key` read, by level ("examples" and detail
+        levels), besides the examples' `guid` and `correct`: all that comparing many runs reads of each run, so a kept
+        run's other columns stay on disk (klue_viz.kept.column_frames). None: every column. tests/test_compare_columns.py
+        holds the statistics of frames cut to these columns equal to the whole frames' on every demo run."""
+        return None
+
     def example_scores(self, frames: Frames) -> pd.Series | None:
         """One score per example of a run's frames on 0..1 (1 = fully right), for tasks whose examples are more than
         right or wrong (the compare matrix colours by it: klue_viz.compare); None where right/wrong is all there is."""

@@ -185,6 +185,9 @@ class LabelTask(Task):
         pred = pd.Categorical(ex["pred"].where(ex["pred"].isin(self.labels)), categories=self.labels).codes.astype(np.int64)
         return gold, pred
 
+    def statistics_columns(self) -> dict[str, tuple[str, ...]]:
+        return {"examples": ("gold", "pred", "probs")}
+
     def statistics(self, frames: Frames) -> Statistics:
         gold, pred = self.class_codes(frames)
         return self.code_statistics(gold, pred, frames.examples["probs"].tolist())

@@ -285,6 +285,9 @@ class Dp(Task):
         examples["pred_deprels"] = [" ".join(p["deprels"]) for p in predictions]
         return Frames(examples, {"words": words})
 
+    def statistics_columns(self) -> dict[str, tuple[str, ...]]:
+        return {"examples": ("las",), "words": ("guid", "gold_head", "pred_head", "gold_class", "pred_class")}
+
     def statistics(self, frames: Frames) -> Statistics:
         words = frames.details["words"]
         sentence = pd.Index(frames.examples["guid"]).get_indexer(words["guid"]).astype(np.int64)

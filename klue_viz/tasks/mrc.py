@@ -184,6 +184,9 @@ class Mrc(Task):
         frame["context_length"] = bucket(frame["context"].str.len(), [0, 500, 1000, 1500, float("inf")], "chars")
         return Frames(frame)
 
+    def statistics_columns(self) -> dict[str, tuple[str, ...]]:
+        return {"examples": ("pred_norm", "gold_norm", "rouge_w")}
+
     def statistics(self, frames: Frames) -> Statistics:
         ex = frames.examples
         return answer_statistics(ex["pred_norm"].tolist(), ex["gold_norm"].tolist())

@@ -502,6 +502,10 @@ class Ner(Task):
         columns = ["guid", "side", "label", "start", "end", "text", "length", "script", "particle", "matched", "correct", "error_type", "other_label"]
         return frame[columns].astype({"guid": "string", "label": "string", "text": "string"})
 
+    def statistics_columns(self) -> dict[str, tuple[str, ...]]:
+        return {"examples": (*(c for kind in ("tp", "fp", "fn") for c in COUNT_COLUMNS[kind]), "n_gold_entities", "n_pred_entities", "n_errors"),
+                "entities": ("guid", "side", "matched", "label")}
+
     def statistics(self, frames: Frames) -> Statistics:
         """Character counts per tag (columns of the example frame) and each entity's tp/fp/fn (the entity frame)."""
         ex, ents = frames.examples, frames.details["entities"]

@@ -160,6 +160,9 @@ class Sts(Task):
         """Pearson r between each annotator's score and the mean of the others' on the same pair, over all couples."""
         return annotator_pearson(rows)
 
+    def statistics_columns(self) -> dict[str, tuple[str, ...]]:
+        return {"examples": ("gold", "pred", "pred_binary", "abs_error")}
+
     def statistics(self, frames: Frames) -> Statistics:
         ex = frames.examples
         return pair_statistics(ex["gold"].to_numpy(np.float64), ex["pred"].to_numpy(np.float64), ex["pred_binary"].to_numpy())

@@ -222,6 +222,9 @@ class Wos(Task):
         columns = ["guid", "dialogue", "turn", "domain_slot", "domain", "gold_value", "pred_value", "status", "correct", "value_type", "change"]
         return pd.DataFrame(rows, columns=columns)
 
+    def statistics_columns(self) -> dict[str, tuple[str, ...]]:
+        return {"examples": ("gold_state", "pred_state", "f1", "dialogue", "turn")}
+
     def statistics(self, frames: Frames) -> Statistics:
         turns = frames.examples
         return state_statistics(turns["gold_state"].tolist(), turns["pred_state"].tolist())

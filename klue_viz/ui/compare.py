@@ -17,6 +17,7 @@ from klue_viz.compare import (
     Ranking,
     RunTable,
     change,
+    compared_columns,
     complementarity,
     consecutive_changes,
     matrix_frame,
@@ -27,11 +28,12 @@ from klue_viz.compare import (
 )
 from klue_viz.compare_charts import matrix_figure, sequence_figure
 from klue_viz.evaluate import RunResult
+from klue_viz.kept import column_frames
 from klue_viz.markup import esc, esc_attr, md
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import METRIC_FORMAT, guard
 from klue_viz.ui.links import example_params, query_string, view_params
-from klue_viz.ui.state import run_store_or_none
+from klue_viz.ui.state import kept_results_or_none, run_store_or_none, scored_runs
 
 RESAMPLES = 500
 #: Rows of the matrix drawn (the first ones in the chosen order); the table below it holds them all.
@@ -44,10 +46,20 @@ CELL = "cmp_cell"
 
 
 @st.cache_resource(max_entries=16, show_spinner="Comparing the runs…")
-def _compared(keys: tuple[str, ...], _results: tuple[RunResult, ...]) -> tuple[RunTable, Ranking]:
-    """The runs side by side and their ranking, once per server for these runs in this order."""
-    table = run_table(list(_results))
-    return table, rank_runs(table, samples=RESAMPLES)
+def _compared(keys: tuple[str, ...], _results: tuple[RunResult, ...]) -> RunTable:
+    """The runs side by side, once per server for these runs in this order. A kept run whose frames are not read yet is
+    read for the columns the comparison needs only (its drawings read the rest when a cell is clicked)."""
+    results = list(_results)
+    columns = compared_columns(results[0].task)
+    if columns is None:
+        return run_table(results)
+    return run_table(results, frames=column_frames(kept_results_or_none(), results, columns, scored_runs()))
+
+
+@st.cache_resource(max_entries=16, show_spinner="Ranking the runs…")
+def _ranked(keys: tuple[str, ...], metric: str, _table: RunTable) -> Ranking:
+    """The ranking of these runs on one metric, once per server."""
+    return rank_runs(_table, samples=RESAMPLES, metric=metric)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Scoring every slice of every run…")
@@ -87,35 +99,46 @@ def _compare(task: Task, results: dict[str, RunResult]) -> None:
         return
     picked = tuple(results[n] for n in chosen)
     keys = tuple(r.key or r.run for r in picked)
-    table, ranking = _compared(keys, picked)
+    table = _compared(keys, picked)
     if not len(table.shared):
         st.warning("These runs have no scored example in common: nothing can be compared.")
         return
-    _ranking(task, ranking)
+    _ranking(task, table, keys)
     _matrix(task, table)
     _changes(task, table)
     _along(task, keys, picked, chosen)
     _complementarity(task, table)
 
 
-def _ranking(task: Task, ranking: Ranking) -> None:
+def _ranking(task: Task, table: RunTable, keys: tuple[str, ...]) -> None:
     st.markdown("**Ranking**")
+    labels = {m.key: m.label for m in task.facts.metrics}
+    if st.session_state.get("cmp_rank_by") not in labels:
+        st.session_state["cmp_rank_by"] = task.facts.metrics[0].key
+    chosen = st.selectbox("Rank by", list(labels), format_func=labels.__getitem__, key="cmp_rank_by", disabled=len(labels) == 1,
+                          help="The best run, the difference to it, p and the ties are computed on this metric.")
+    ranking = _ranked(keys, chosen, table)
+    difference = f"difference to best ({labels[ranking.metric]})"
     rows = []
     for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
         row: dict = {"rank": run.rank, "run": run.run}
         for metric in task.facts.metrics:
-            ci = run.ci95[metric.key]
             row[metric.label] = run.metrics[metric.key]
-            row[f"{metric.label} 95% CI"] = f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "n/a"
-        row["difference to best"] = run.difference[ranking.metric]
+            row[f"{metric.label} 95% CI"] = _interval(run.ci95[metric.key])
+        row[difference] = run.difference[ranking.metric]
+        row["difference 95% CI (paired)"] = _interval(run.difference_ci95[ranking.metric])
         row["p"] = run.p_value
         row["tied with best"] = run.tied_with_best
         rows.append(row)
     numbers = {m.label: st.column_config.NumberColumn(format=METRIC_FORMAT) for m in task.facts.metrics}
-    numbers["difference to best"] = st.column_config.NumberColumn(format="%+.2f")
+    numbers[difference] = st.column_config.NumberColumn(format="%+.2f")
     numbers["p"] = st.column_config.NumberColumn(format="%.3f")
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=numbers)
     st.caption(md(ranking.correction))
+
+
+def _interval(ci: tuple[float, float] | None) -> str:
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "n/a"
 
 
 def _pick_cell(key: str) -> None:
