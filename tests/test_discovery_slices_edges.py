@@ -111,6 +111,15 @@ def test_ties_rank_fewer_conditions_first_then_by_feature_and_value():
     assert [c.score for c in found] == pytest.approx([by_hand(10, 10, n, 10)] * 3)
 
 
+def test_a_condition_true_on_all_rows_of_another_adds_nothing_and_is_left_out():
+    # c=p on rows 0-9, d=r on rows 0-9 and 50-59: "c=p & d=r" is rows 0-9 again, the same group as c=p
+    features = pd.DataFrame({"c": ["p"] * 10 + [f"q{i % 3}" for i in range(90)],
+                             "d": ["r"] * 10 + [f"s{i % 4}" for i in range(40)] + ["r"] * 10 + [f"s{i % 4}" for i in range(40)]}).astype(object)
+    errors = np.r_[np.ones(10), np.zeros(90)]
+    found = [c.conditions for c in search(features, errors, min_size=10)]
+    assert {"c": "p"} in found and {"d": "r"} in found and {"c": "p", "d": "r"} not in found
+
+
 def test_a_conjunction_with_fewer_rows_than_its_parts_is_listed():
     features, errors = _planted()
     found = [c.conditions for c in search(features, errors, min_size=10)]
@@ -194,6 +203,16 @@ def test_a_source_slice_reads_its_label_from_the_task_and_its_counts_from_the_fi
         assert (item["size"], item["errors"], item["examples"]) == (len(members), errors, len(members))
         assert item["labels"] == {"source": "Source"}
         assert slice_name(item) == f"Source = {source}"
+
+
+def test_a_slice_of_one_unit_has_its_error_rate(nli):
+    task, _, rows, wrong, run, _ = nli
+    one = next(r["guid"] for r in rows if r["guid"] in wrong)
+    # alpha 1 scores the error rate alone, so that a slice of one wrong pair ranks (score 400 / 54 - 1 > 0)
+    found = [record(s) for s in weak_slices(task, run.frames, tags={one: {"one"}}, top=100, min_size=1, alpha=1.0, max_conditions=1)]
+    item = next(s for s in found if s["conditions"] == {"tag: one": "yes"})
+    assert (item["size"], item["errors"], item["error_rate"], item["examples"]) == (1, 1, 100.0, 1)
+    assert item["score"] == pytest.approx(len(rows) / len(wrong) - 1)
 
 
 def test_an_interval_is_given_when_asked(nli):
@@ -354,6 +373,5 @@ def test_error_tags_keep_this_task_this_run_and_the_gold():
     assert error_tags(task, "run", items) == {"g1": {"a", "b"}}
 
 
-def test_error_tags_of_a_dialogue_turn_belong_to_the_dialogue():
-    task = get_task("wos")
-    assert error_tags(task, "run", [_Remark("wos", "d1", "run", ["x"], turn=2)]) == {task.example_guid("d1", 2): {"x"}}
+def test_error_tags_of_a_dialogue_turn_belong_to_that_turn_s_example():
+    assert error_tags(get_task("wos"), "run", [_Remark("wos", "d1", "run", ["x"], turn=2)]) == {"d1-2": {"x"}}  # WoS examples: dialogue-turn
