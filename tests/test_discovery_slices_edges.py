@@ -223,6 +223,30 @@ def test_an_interval_is_given_when_asked(nli):
     assert low <= 100 * 13 / 30 <= high and low < high
 
 
+def test_one_resample_gives_an_interval_of_one_point(nli):
+    task, _, _, _, run, tags = nli
+    item = next(record(s) for s in weak_slices(task, run.frames, tags=tags, top=50, ci_samples=1)
+                if record(s)["conditions"] == {"tag: half": "yes"})
+    low, high = item["ci95"]["accuracy"]
+    assert low == high  # the percentiles of a single resample's accuracy
+
+
+def test_ten_slices_by_default(nli):
+    task, _, _, _, run, _ = nli
+    assert len(weak_slices(task, run.frames, min_size=1, alpha=1.0)) == 10  # far more than ten slices score above 0 here
+
+
+def test_an_interval_of_a_metric_undefined_on_every_resample_is_none():
+    """RE's AUPRC needs probabilities: a run without them has no AUPRC, in the slice nor in its interval."""
+    task = get_task("re")
+    gold = load_gold(task, DEMO_BENCHMARK)
+    run = evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "label": r["gold"] if k % 3 else "no_relation"}
+                                            for k, r in enumerate(gold.rows)]), "run.jsonl")
+    found = [record(s) for s in weak_slices(task, run.frames, top=3, ci_samples=5, min_size=1)]
+    assert found and all(s["metrics"]["auprc"] is None and s["ci95"]["auprc"] is None for s in found)
+    assert all(len(s["ci95"]["micro_f1"]) == 2 for s in found)
+
+
 def test_a_perfect_run_has_no_weak_slice(nli):
     task, gold, rows, _, _, _ = nli
     perfect = evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "label": r["gold"]} for r in rows]), "perfect.jsonl")
