@@ -7,15 +7,25 @@ computed by scipy (the paired t statistic); none comes from the finder itself.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.discovery.slices import default_min_size, error_tags, paired_slices, search, slice_guids, slice_name, slices_header, units, weak_slices
+from klue_viz.discovery.slices import (
+    FoundSlice,
+    WeakSlice,
+    default_min_size,
+    error_tags,
+    paired_slices,
+    search,
+    slice_guids,
+    slice_name,
+    slices_header,
+    units,
+    weak_slices,
+)
 from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
 from klue_viz.tasks import get_task
 from tests.conftest import jsonl
@@ -23,9 +33,9 @@ from tests.conftest import jsonl
 ALPHA = 0.95
 
 
-def record(item: Any) -> dict:
-    """A found slice as the JSON record the CLI writes (a dict before the typed records, `to_dict()` after)."""
-    return item.to_dict() if hasattr(item, "to_dict") else item
+def record(item: FoundSlice) -> dict:
+    """A found slice as the JSON record the CLI writes: every field the finder sets, by the name users read."""
+    return item.to_dict()
 
 
 def by_hand(size: int, errors: int, n: int, total_errors: int, alpha: float = ALPHA) -> float:
@@ -168,8 +178,8 @@ def nli(shared):
 
 def test_a_tagged_slice_has_its_size_errors_rate_metrics_labels_and_score(nli):
     task, gold, rows, wrong, run, tags = nli
-    found = [record(s) for s in weak_slices(task, run.frames, tags=tags, top=50)]
-    item = next(s for s in found if s["conditions"] == {"tag: half": "yes"})
+    found = next(s for s in weak_slices(task, run.frames, tags=tags, top=50) if s.conditions == {"tag: half": "yes"})
+    item = record(found)
     errors = sum(r["guid"] in wrong for r in rows[:30])  # 0-14, 15 and 25: 17
     assert errors == 17
     assert (item["unit"], item["size"], item["errors"], item["examples"]) == ("examples", 30, 17, 30)
@@ -178,7 +188,7 @@ def test_a_tagged_slice_has_its_size_errors_rate_metrics_labels_and_score(nli):
     assert item["labels"] == {"tag: half": "Tagged 'half'"}
     assert item["score"] == pytest.approx(by_hand(30, 17, 400, len(wrong)))
     assert "ci95" not in item and "detail_metrics" not in item
-    assert slice_name(item) == "Tagged 'half' = yes"
+    assert slice_name(found) == "Tagged 'half' = yes"
     assert slice_guids(task, run.frames, {"tag: half": "yes"}, tags=tags) == sorted(r["guid"] for r in rows[:30])
 
 
@@ -192,7 +202,8 @@ def test_the_slices_are_ranked_best_first_and_top_cuts_the_list(nli):
 
 def test_a_source_slice_reads_its_label_from_the_task_and_its_counts_from_the_file(nli):
     task, _, rows, wrong, run, _ = nli
-    found = [record(s) for s in weak_slices(task, run.frames, top=100, min_size=1, max_conditions=1)]
+    raw = weak_slices(task, run.frames, top=100, min_size=1, max_conditions=1)
+    found = [record(s) for s in raw]
     for source in sorted({r["source"] for r in rows}):
         members = [r for r in rows if r["source"] == source]
         errors = sum(r["guid"] in wrong for r in members)
@@ -202,7 +213,7 @@ def test_a_source_slice_reads_its_label_from_the_task_and_its_counts_from_the_fi
         item = next(s for s in found if s["conditions"] == {"source": source})
         assert (item["size"], item["errors"], item["examples"]) == (len(members), errors, len(members))
         assert item["labels"] == {"source": "Source"}
-        assert slice_name(item) == f"Source = {source}"
+        assert slice_name(raw[found.index(item)]) == f"Source = {source}"
 
 
 def test_a_slice_of_one_unit_has_its_error_rate(nli):
@@ -379,9 +390,13 @@ def test_the_header_names_the_runs_the_rate_and_the_unit():
 
 
 def test_a_slice_name_reads_the_side_and_the_particle_in_words():
-    item = {"conditions": {"side": "pred", "particle": "+other", "label": "PS"}, "labels": {"particle": "Particle", "side": "x"}}
+    def found(conditions: dict[str, str], labels: dict[str, str]) -> WeakSlice:
+        return WeakSlice(conditions=conditions, labels=labels, unit="entities", size=1, examples=1, errors=1, error_rate=100.0,
+                         metrics={}, score=1.0)
+
+    item = found({"side": "pred", "particle": "+other", "label": "PS"}, {"particle": "Particle", "side": "x"})
     assert slice_name(item) == "Entity = predicted entity (precision) & Particle = another particle & label = PS"
-    assert slice_name({"conditions": {"side": "gold", "particle": "whole eojeol"}}) == \
+    assert slice_name(found({"side": "gold", "particle": "whole eojeol"}, {})) == \
         "Entity = gold entity (recall) & particle = none (the whole eojeol)"
 
 
