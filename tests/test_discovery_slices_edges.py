@@ -414,3 +414,10 @@ def test_error_tags_keep_this_task_this_run_and_the_gold():
 
 def test_error_tags_of_a_dialogue_turn_belong_to_that_turn_s_example():
     assert error_tags(get_task("wos"), "run", [_Remark("wos", "d1", "run", ["x"], turn=2)]) == {"d1-2": {"x"}}  # WoS examples: dialogue-turn
+
+
+def test_the_guids_of_a_slice_on_an_extra_column_are_its_rows(nli):
+    task, _, rows, _, run, _ = nli
+    extra = pd.DataFrame({"my_bucket": ["first"] * 50 + ["rest"] * 350})
+    assert slice_guids(task, run.frames, {"my_bucket": "first"}, extra=extra) == sorted(r["guid"] for r in rows[:50])
+    assert slice_guids(task, run.frames, {"my_bucket": "rest"}, extra=extra) == sorted(r["guid"] for r in rows[50:])
