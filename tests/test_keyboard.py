@@ -43,6 +43,7 @@ def test_keys_move_the_cursor_turn_the_page_and_open_the_annotate_box():
     assert any(r.key == f"about|{cursor}|{run}" for r in at.radio)  # the box is open: its first question is drawn
 
 
+@pytest.mark.slow
 def test_the_keys_step_aside_while_the_gold_review_is_open():
     """The gold review (klue_viz.ui.review) takes A and K: with it open, the list's buttons carry no shortcut."""
     at = open_page(PAGE_FILES["ner"])

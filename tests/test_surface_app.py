@@ -22,6 +22,7 @@ def ner_run(name: str):
     return task, evaluate_file(task, load_gold(task, official_file(task, DEMO)), REPO / "klue_viz" / "demo" / "runs" / "ner" / f"{name}.jsonl")
 
 
+@pytest.mark.slow
 def test_a_selected_row_lists_its_examples():
     task, result = ner_run("bert-crf")
     ents = result.frames.details["entities"]
