@@ -74,9 +74,9 @@ def confidence_intervals(task: Task, frames: Frames, samples: int = 1000, level:
     """Percentile intervals of every official metric; None where the metric is undefined on every resample."""
     stats = task.statistics(frames)
     if stats.n == 0 or samples <= 0:
-        return {m.key: None for m in task.metrics}
+        return {m.key: None for m in task.facts.metrics}
     (values,) = resampled_scores([stats], samples, seed)
-    return {m.key: percentile_interval(values[m.key], level) for m in task.metrics}
+    return {m.key: percentile_interval(values[m.key], level) for m in task.facts.metrics}
 
 
 @dataclass
@@ -97,7 +97,7 @@ def compare_runs(task: Task, first: Frames, second: Frames, samples: int = 1000,
     base = [stats.scores(stats.totals()) for stats in runs]
     values_a, values_b = resampled_scores(runs, samples, seed)
     out = []
-    for metric in task.metrics:
+    for metric in task.facts.metrics:
         difference = float(base[0][metric.key][0] - base[1][metric.key][0])
         diffs = values_a[metric.key] - values_b[metric.key]
         diffs = diffs[~np.isnan(diffs)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,9 +74,9 @@ def format_value(value: float | None) -> str:
 
 def report(result: RunResult) -> str:
     """A plain-text table of one run's metrics, coverage and first problems."""
-    lines = [f"== {terminal(result.run)} ({result.task.name}) =="]
-    width = max(len(m.key) for m in result.task.metrics)
-    for metric in result.task.metrics:
+    lines = [f"== {terminal(result.run)} ({result.task.facts.name}) =="]
+    width = max(len(m.key) for m in result.task.facts.metrics)
+    for metric in result.task.facts.metrics:
         value = result.scores.values.get(metric.key)
         reason = result.scores.reasons.get(metric.key)
         interval = (result.intervals or {}).get(metric.key)
@@ -198,7 +199,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     if corrected is not None and results:
         print(corrected.table(task, before, args.pred, args.strict))
     if args.out:
-        payload = {"task": task.name, "gold": gold.source, "strict": args.strict,
+        payload = {"task": task.facts.name, "gold": gold.source, "strict": args.strict,
                    "runs": [run_record(r, crowd=human is not None) for r in results]}
         if human is not None:
             payload["human"] = human.to_dict()
@@ -274,7 +275,7 @@ def report_command(args: argparse.Namespace) -> int:
     except (InputError, KeyError) as err:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
-    remarks = stored_remarks(task.name)
+    remarks = stored_remarks(task.facts.name)
     try:
         html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap, gold_rows=gold.rows)
     except Exception as err:  # noqa: BLE001 - one line saying why, never a traceback
@@ -283,7 +284,7 @@ def report_command(args: argparse.Namespace) -> int:
         return 1
     if not write_out(args.out, html):
         return 2
-    print(f"wrote {args.out}: {' vs '.join(r.run for r in results)}, {len(remarks)} stored annotation(s) of {task.name.upper()} considered")
+    print(f"wrote {args.out}: {' vs '.join(r.run for r in results)}, {len(remarks)} stored annotation(s) of {task.facts.name.upper()} considered")
     return 0
 
 
@@ -333,11 +334,11 @@ def human_line(task: Task, gold: Gold, results: list[RunResult]) -> HumanBaselin
         found = annotators.run_crowd(task, result)
         if "vote_cross_entropy" in found:
             ce = found["vote_cross_entropy"]
-            print(terminal(f"  {result.run}: vote cross-entropy {ce['value']:.4f} over {ce['n']:,} {task.unit}s with probabilities"))
+            print(terminal(f"  {result.run}: vote cross-entropy {ce['value']:.4f} over {ce['n']:,} {task.facts.unit}s with probabilities"))
         rho = found.get("error_vs_spread", {}).get("spearman")
         if rho is not None:
             print(terminal(f"  {result.run}: Spearman rho of |gold - predicted| with the annotators' spread {rho['rho']:.3f} "
-                           f"over {rho['n']:,} {task.unit}s"))
+                           f"over {rho['n']:,} {task.facts.unit}s"))
     return human
 
 
@@ -447,7 +448,8 @@ def slices_command(args: argparse.Namespace) -> int:
             raise InputError("slices compares at most two runs: give --pred once (weak slices) or twice (where one run is worse)")
         first = results[0]
         extra = features.training_features(task, first.frames, features.load_training(task, args.train)) if args.train else None
-        tags = slices.error_tags(task, first.run, stored_remarks(task.name))  # the user's tags on the (first) run are conditions too
+        tags = slices.error_tags(task, first.run, stored_remarks(task.facts.name))  # the user's tags on the (first) run are conditions too
+        found: Sequence[slices.WeakSlice] | Sequence[slices.PairedSlice]
         if len(results) == 1:
             found = slices.weak_slices(task, first.frames, tags=tags, extra=extra, top=args.top, ci_samples=args.bootstrap)
         else:
@@ -455,15 +457,15 @@ def slices_command(args: argparse.Namespace) -> int:
     except (InputError, KeyError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
-    print(terminal(slices.slices_header(task, [r.run for r in results], found[0]["unit"] if found else slices.unit_level(task))))
+    print(terminal(slices.slices_header(task, [r.run for r in results], found[0].unit if found else slices.unit_level(task))))
     for k, item in enumerate(found, 1):
         conditions = slices.slice_name(item)
-        who = f"  {item['worse']} worse by {item['difference']:.1f} points" if "worse" in item else ""
-        print(terminal(f"{k:>3}. {conditions}  size {item['size']} {item['unit']}, {item['errors']} errors ({item['error_rate']:.1f}%){who}"))
+        who = f"  {item.worse} worse by {item.difference:.1f} points" if isinstance(item, slices.PairedSlice) else ""
+        print(terminal(f"{k:>3}. {conditions}  size {item.size} {item.unit}, {item.errors} errors ({item.error_rate:.1f}%){who}"))
     if not found:
         print("no slice is worse than the whole run by enough to list")
     if args.out:
-        payload = {"task": task.name, "runs": [r.run for r in results], "slices": found}
+        payload = {"task": task.facts.name, "runs": [r.run for r in results], "slices": [item.to_dict() for item in found]}
         Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
     return 0
 
@@ -477,14 +479,14 @@ def suspects_command(args: argparse.Namespace) -> int:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
     for k, item in enumerate(found, 1):
-        turn = f" turn {item['turn']}" if item["turn"] is not None else ""
-        ties = "".join(f"  {name} {item[key]:.3f}" for key, name in (("confidence", "confidence"), ("label_quality", "label quality"))
-                       if item.get(key) is not None)
-        print(terminal(f"{k:>3}. {item['guid']}{turn} {item['unit']}: gold {item['gold']} -> {item['proposed']}  score {item['score']:.3f}{ties}"))
-        for line in item.get("text", "").split("\n"):
+        turn = f" turn {item.turn}" if item.turn is not None else ""
+        ties = "".join(f"  {name} {value:.3f}" for value, name in ((item.confidence, "confidence"), (item.label_quality, "label quality"))
+                       if value is not None)
+        print(terminal(f"{k:>3}. {item.guid}{turn} {item.unit}: gold {item.gold} -> {item.proposed}  score {item.score:.3f}{ties}"))
+        for line in (item.text or "").split("\n"):
             print("       " + terminal(line))
     if args.out:
-        payload = {"task": task.name, "runs": [r.run for r in results], "suspects": found}
+        payload = {"task": task.facts.name, "runs": [r.run for r in results], "suspects": [item.to_dict() for item in found]}
         Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
     return 0
 
@@ -512,7 +514,7 @@ def errors_command(args: argparse.Namespace) -> int:
             text = surface.flat_table(shown).map(csv_cell).to_csv(index=False, sep="\t" if args.out.lower().endswith(".tsv") else ",")
             ok = write_out(args.out, "\ufeff" + text)  # formula-like cells start with ' (OWASP), as every CSV klue-viz writes
         else:
-            ok = write_out(args.out, json.dumps({"task": task.name, "runs": [r.run for r in results], "errors": surface.as_records(shown)},
+            ok = write_out(args.out, json.dumps({"task": task.facts.name, "runs": [r.run for r in results], "errors": surface.as_records(shown)},
                                                 ensure_ascii=False, indent=2))
         if not ok:
             return 2
@@ -605,7 +607,7 @@ def gate_command(args: argparse.Namespace) -> int:
     try:
         task, (baseline, candidate) = _scored_runs(args.task, args.gold, [args.baseline, args.candidate], args.strict, [args.out, args.markdown],
                                                    args.features)
-        remarks = stored_remarks(task.name)
+        remarks = stored_remarks(task.facts.name)
         tags = slices.error_tags(task, baseline.run, remarks)
         for guid, found in slices.error_tags(task, candidate.run, remarks).items():
             tags.setdefault(guid, set()).update(found)
@@ -647,15 +649,15 @@ def gold_command(args: argparse.Namespace) -> int:
     task = get_task(args.task)
     try:
         if args.action == "versions":
-            versions = gold_versions.GoldVersions(annotation_store.Store()).for_task(task.name)
+            versions = gold_versions.GoldVersions(annotation_store.Store()).for_task(task.facts.name)
             for version in versions:
                 print(terminal(f"{version.name}  ({version.records} record(s), by {version.created_by or '(anonymous)'} at {version.created_at[:19]})"))
             if not versions:
-                print(f"no {task.name.upper()} gold version yet")
+                print(f"no {task.facts.name.upper()} gold version yet")
             return 0
         if args.action == "make":
             store = annotation_store.Store()
-            version = corrected_gold.make_version(task, args.gold, store, store.find(task=task.name), name=args.name, reviews=args.reviews)
+            version = corrected_gold.make_version(task, args.gold, store, store.find(task=task.facts.name), name=args.name, reviews=args.reviews)
             say(f"kept gold version {version.name!r} in {store.location}")
             return 0
         if not (args.file or args.dataset):

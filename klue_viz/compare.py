@@ -143,8 +143,8 @@ def run_table(results: Sequence[RunResult], statistics: Sequence[Statistics] | N
     if not results:
         raise ValueError("no run to compare")
     task = results[0].task
-    if any(r.task.name != task.name for r in results):
-        raise ValueError("runs of different tasks cannot be compared: " + ", ".join(sorted({r.task.name for r in results})))
+    if any(r.task.facts.name != task.facts.name for r in results):
+        raise ValueError("runs of different tasks cannot be compared: " + ", ".join(sorted({r.task.facts.name for r in results})))
     names = [r.run for r in results]
     if len(set(names)) != len(names):
         raise ValueError(f"run names must be distinct to be compared: {names}")
@@ -305,9 +305,9 @@ def rank_runs(table: RunTable, samples: int = 1000, level: float = 0.95, seed: i
     """Runs ranked by the task's first official metric on the examples all of them scored, each with 95% intervals and
     its paired difference to the best; the runs Holm's correction cannot tell from the best are `tied_with_best`."""
     task = table.task
-    metric = task.metrics[0].key
+    metric = task.facts.metrics[0].key
     values = paired_resamples(table.stats, samples, seed)
-    point = [{m.key: float(v[m.key][0]) for m in task.metrics} for v in values]
+    point = [{m.key: float(v[m.key][0]) for m in task.facts.metrics} for v in values]
     primary = np.array([p[metric] for p in point])
     ranked = np.nan_to_num(primary, nan=-np.inf)  # an undefined metric ranks last
     best = int(np.argmax(ranked))
@@ -315,7 +315,7 @@ def rank_runs(table: RunTable, samples: int = 1000, level: float = 0.95, seed: i
     runs = []
     for k, name in enumerate(table.runs):
         diff, diff_ci = {}, {}
-        for m in task.metrics:
+        for m in task.facts.metrics:
             d = values[k][m.key] - values[best][m.key]
             diff[m.key] = _value(d[0])
             diff_ci[m.key] = percentile_interval(d[1:], level) if k != best else (0.0, 0.0)
@@ -323,21 +323,21 @@ def rank_runs(table: RunTable, samples: int = 1000, level: float = 0.95, seed: i
         if p is not None:
             p_values.append((k, p))
         rank = 1 + int(np.sum(ranked > ranked[k]))
-        runs.append(RankedRun(name, {m.key: _value(point[k][m.key]) for m in task.metrics},
-                              {m.key: percentile_interval(values[k][m.key][1:], level) for m in task.metrics}, diff, diff_ci, p, rank, True))
+        runs.append(RankedRun(name, {m.key: _value(point[k][m.key]) for m in task.facts.metrics},
+                              {m.key: percentile_interval(values[k][m.key][1:], level) for m in task.facts.metrics}, diff, diff_ci, p, rank, True))
     rejected = holm_rejections([p for _, p in p_values], alpha)
     for (k, _), worse in zip(p_values, rejected):
         runs[k].tied_with_best = not bool(worse)
     others = len(table.runs) - 1
     correction = (f"Tied with the best: not different from {table.runs[best]} on {metric} by a paired bootstrap ({samples} resamples of "
-                  f"the {len(table.shared):,} {task.unit}s every run scored), Holm-corrected over the {others} run(s) compared "
+                  f"the {len(table.shared):,} {task.facts.unit}s every run scored), Holm-corrected over the {others} run(s) compared "
                   f"(family-wise error {alpha:.0%}).")
     return Ranking(metric, table.runs[best], len(table.shared), samples, runs, correction)
 
 
 def ranking_text(ranking: Ranking, task: Task) -> str:
     """The ranking as a plain-text table, best first, with the correction in one line under it."""
-    keys = [m.key for m in task.metrics]
+    keys = [m.key for m in task.facts.metrics]
     lines = [f"{'rank':>4}  {'run':<28} " + " ".join(f"{k:>24}" for k in keys) + f"  {'diff to best':>12} {'p':>6}  tied"]
     for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
         cells = []
@@ -467,7 +467,7 @@ def sequence_metrics(task: Task, results: Sequence[RunResult], slices: bool = Tr
         for key, value in result.scores.values.items():
             rows.append({"position": position, "run": result.run, "slice": "", "value": "overall", "metric": key, "score": value,
                          "n": result.coverage.n_scored})
-        for spec in task.slices if slices else ():
+        for spec in task.facts.slices if slices else ():
             if spec.key in PREDICTION_FEATURES:
                 continue
             table = slice_table(task, result.frames, spec)
@@ -529,7 +529,7 @@ def compare_payload(table: RunTable, ranking: Ranking, changes: Sequence[Change]
         examples.append({"guid": guid, "turn": turn, "correct": [None if np.isnan(v) else bool(v) for v in table.correct[row]],
                          "difficulty": _value(hard[row])})
     return {
-        "task": table.task.name,
+        "task": table.task.facts.name,
         "runs": [{"run": r.run, "metrics": r.metrics, "ci95": {k: list(v) if v else None for k, v in r.ci95.items()},
                   "rank": r.rank, "tied_with_best": r.tied_with_best} for r in ranking.runs],
         "examples": examples,

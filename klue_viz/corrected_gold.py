@@ -64,9 +64,9 @@ class CorrectedGold:
     @classmethod
     def from_version(cls, task: Task, source: str | Path, name: str, store: Store | None = None) -> CorrectedGold:
         """A gold version kept in the database (KLUE_VIZ_DB), applied to the base official file `source`."""
-        version = GoldVersions(store or Store()).get(task.name, name)
+        version = GoldVersions(store or Store()).get(task.facts.name, name)
         if version is None:
-            raise InputError(f"no {task.name.upper()} gold version named {name!r} (klue-viz gold versions --task {task.name} lists them)")
+            raise InputError(f"no {task.facts.name.upper()} gold version named {name!r} (klue-viz gold versions --task {task.facts.name} lists them)")
         return cls.of_version(task, source, version)
 
     @classmethod
@@ -111,10 +111,10 @@ def make_version(task: Task, source: str | Path, store: Store, items: Iterable[A
     official file `source` (or of its `text`, already read)."""
     corrections = accepted_corrections(task, items, reviews)
     if not corrections:
-        raise StoreError(f"no accepted {task.name.upper()} correction" + (f" with {reviews} reviews per unit" if reviews > 1 else ""))
+        raise StoreError(f"no accepted {task.facts.name.upper()} correction" + (f" with {reviews} reviews per unit" if reviews > 1 else ""))
     if text is None:
         built = CorrectedGold.build(task, source, corrections, name)
     else:
         built = CorrectedGold.from_text(task, text, Path(str(source)).name, str(source), corrections, name)
-    return GoldVersions(store).add(task.name, built.version, built.base, len(built.file.changed), [c.to_dict() for c in corrections],
+    return GoldVersions(store).add(task.facts.name, built.version, built.base, len(built.file.changed), [c.to_dict() for c in corrections],
                                    created_by=created_by)

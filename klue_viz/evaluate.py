@@ -134,10 +134,10 @@ def official_file(task: Task, folder: Path, split: str = "dev") -> Path | None:
     folder down, e.g. a folder holding `klue_benchmark/`): the search never walks a whole tree, whatever path
     a user typed.
     """
-    name, stem = task.official_folder, f"{task.official_folder}_{split}"
-    for pattern in (f"{name}/{stem}.{task.official_ext}", f"{name}/{stem}*.{task.official_ext}", f"{stem}.{task.official_ext}",
-                    f"{stem}*.{task.official_ext}", f"*/{name}/{stem}.{task.official_ext}", f"*/{name}/{stem}*.{task.official_ext}",
-                    f"*/{stem}*.{task.official_ext}"):
+    name, stem = task.facts.official_folder, f"{task.facts.official_folder}_{split}"
+    for pattern in (f"{name}/{stem}.{task.facts.official_ext}", f"{name}/{stem}*.{task.facts.official_ext}", f"{stem}.{task.facts.official_ext}",
+                    f"{stem}*.{task.facts.official_ext}", f"*/{name}/{stem}.{task.facts.official_ext}", f"*/{name}/{stem}*.{task.facts.official_ext}",
+                    f"*/{stem}*.{task.facts.official_ext}"):
         try:
             found = sorted(p for p in folder.glob(pattern) if p.is_file())
         except OSError:
@@ -162,7 +162,7 @@ def gold_file(task: Task, path: Path) -> Path:
         return path
     found = official_file(task, path)
     if found is None:
-        raise InputError(f"{path}: no {task.official_folder}/{task.official_folder}_dev.{task.official_ext} in this folder")
+        raise InputError(f"{path}: no {task.facts.official_folder}/{task.facts.official_folder}_dev.{task.facts.official_ext} in this folder")
     return found
 
 
@@ -178,19 +178,19 @@ def _gold_from_text(task: Task, text: str, data: bytes, name: str) -> Gold:
     if found is None:
         raise InputError(f"{name}: the gold file is empty")
     first = found.group()
-    if task.official_ext == "tsv" and first not in "[{":
+    if task.facts.official_ext == "tsv" and first not in "[{":
         rows, problems = task.read_official(text, name)
         return _gold(task, rows, problems, name, positional=False)
     data_json = _parsed_json(text, first, name)  # the one parse of a JSON gold file
     if data_json is not None:
         if isinstance(data_json, list) and data_json and isinstance(data_json[0], dict) and task.looks_like_hf(data_json[0]):
             rows, problems = task.rows_from_hf(data_json)
-            return _gold(task, rows, problems, name, positional=not task.hf_has_guid)
-        rows, problems = task.read_official_json(data_json, name) if task.official_ext == "json" else task.read_official(text, name)
+            return _gold(task, rows, problems, name, positional=not task.facts.hf_has_guid)
+        rows, problems = task.read_official_json(data_json, name) if task.facts.official_ext == "json" else task.read_official(text, name)
         return _gold(task, rows, problems, name, positional=False)
     records = read_records(data, name)
     rows, problems = task.rows_from_hf([r for _, r in records.records])
-    return _gold(task, rows, records.problems + problems, name, positional=not task.hf_has_guid)
+    return _gold(task, rows, records.problems + problems, name, positional=not task.facts.hf_has_guid)
 
 
 def _parsed_json(text: str, first: str, name: str) -> object | None:
@@ -208,26 +208,26 @@ def _parsed_json(text: str, first: str, name: str) -> object | None:
 
 def load_hf(task: Task, split: str = "validation", loader: Callable | None = None) -> Gold:
     """The `klue/klue` split through `datasets`; a hub that cannot be reached becomes a one-line InputError."""
-    advice = f"Use a local copy instead: --gold path/to/{task.official_folder}_dev.{task.official_ext} or a klue_benchmark/ folder"
+    advice = f"Use a local copy instead: --gold path/to/{task.facts.official_folder}_dev.{task.facts.official_ext} or a klue_benchmark/ folder"
     from_hub = loader is None
     if loader is None:
         loader = datasets.load_dataset
         down = hub.unreachable_reason()  # one quick probe instead of datasets' retries, remembered for a while
         if down is not None:
-            raise InputError(f"could not load klue/klue '{task.hf_config}' split '{split}': {down}. {advice}")
+            raise InputError(f"could not load klue/klue '{task.facts.hf_config}' split '{split}': {down}. {advice}")
     try:
-        dataset = loader("klue/klue", task.hf_config, split=split)
+        dataset = loader("klue/klue", task.facts.hf_config, split=split)
     except Exception as err:  # datasets raises ConnectionError, OSError or its own errors when offline
         reason = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
         if from_hub and not hub.offline_mode() and isinstance(err, (ConnectionError, OSError, TimeoutError)):
             hub.mark_down(reason)
         offline = " (HF_HUB_OFFLINE is set)" if os.environ.get("HF_HUB_OFFLINE") else ""
         raise InputError(
-            f"could not load klue/klue '{task.hf_config}' split '{split}' from the Hugging Face hub{offline}: {reason}. {advice}"
+            f"could not load klue/klue '{task.facts.hf_config}' split '{split}' from the Hugging Face hub{offline}: {reason}. {advice}"
         ) from None
     short = {"validation": "dev"}.get(split, split)
     rows, problems = task.rows_from_hf(iter(dataset), split=short)
-    gold = _gold(task, rows, problems, f"hf:klue/klue/{task.hf_config}:{split}", positional=not task.hf_has_guid)
+    gold = _gold(task, rows, problems, f"hf:klue/klue/{task.facts.hf_config}:{split}", positional=not task.facts.hf_has_guid)
     gold.sha256 = hashlib.sha256(json.dumps(gold.rows, ensure_ascii=False, sort_keys=True, default=str).encode()).hexdigest()
     return gold
 
@@ -235,7 +235,7 @@ def load_hf(task: Task, split: str = "validation", loader: Callable | None = Non
 def _gold(task: Task, rows: list[dict], problems: list[Problem], source: str, positional: bool) -> Gold:
     if not rows:
         first = f" ({problems[0]})" if problems else ""
-        raise InputError(f"{source}: no {task.name.upper()} gold example could be read{first}")
+        raise InputError(f"{source}: no {task.facts.name.upper()} gold example could be read{first}")
     seen: set[str] = set()
     kept = []
     for row in rows:
@@ -377,8 +377,9 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
 
     if not predictions and not strict:
         looks = detect_task([r for _, r in records])
-        if extra and looks and looks != task.name:
-            raise InputError(f"{name}: this looks like a {looks.upper()} file, not {task.name.upper()} (no guid matches the {task.name.upper()} gold)")
+        if extra and looks and looks != task.facts.name:
+            mine = task.facts.name.upper()
+            raise InputError(f"{name}: this looks like a {looks.upper()} file, not {mine} (no guid matches the {mine} gold)")
         reason = problems[0] if problems else (f"none of its {len(extra)} guids is in the gold (e.g. {extra[0]})" if extra else "nothing usable")
         raise InputError(f"{name}: no prediction could be scored: {reason}")
     if extra:

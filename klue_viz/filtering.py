@@ -132,7 +132,7 @@ def apply_filter(task: Task, frames: Frames, pairs: pd.DataFrame | None, f: Exam
             detail = frames.details[f.slice.level]
             mask &= ex["guid"].isin(set(detail.loc[detail[f.slice.key].astype(str).isin(values), "guid"]))
     if f.text:
-        mask &= text_mask(ex, task.text_columns, f.text, f.regex)
+        mask &= text_mask(ex, task.facts.text_columns, f.text, f.regex)
     if f.guids is not None:
         mask &= ex["guid"].isin(f.guids)
     if f.tagged is not None:

@@ -122,7 +122,7 @@ def _expanded(stats: Statistics, codes: np.ndarray, groups: int) -> np.ndarray:
 def _metric_keys(task: Task, stats: Statistics) -> list[str]:
     """The metrics a group is tested on: the official ones its aggregate gives, else its F1, else all it gives."""
     given = list(stats.aggregate(np.zeros((1, stats.width))).keys())
-    official = [m.key for m in task.metrics if m.key in given]
+    official = [m.key for m in task.facts.metrics if m.key in given]
     return official or (["f1"] if "f1" in given else given)
 
 
@@ -153,7 +153,7 @@ def _groups(task: Task, runs: list[RunResult], shared: list[str], min_size: int,
     n = len(shared)
     out = [_group(task, "", stats, np.zeros(n, dtype=np.int64), ["overall"], [n])]
     examples = [r.frames.examples.iloc[p].reset_index(drop=True) for r, p in zip(runs, positions)]
-    specs = (*task.slices, *user_slices(runs[0].frames))  # the user's own columns (--features) are slices too
+    specs = (*task.facts.slices, *user_slices(runs[0].frames))  # the user's own columns (--features) are slices too
     names = {spec.key for spec in specs if spec.level == "examples"}
     shared_index = pd.Index(shared)
     for spec in specs:
@@ -314,9 +314,9 @@ def gate_text(result: GateResult) -> str:
 def gate_markdown(result: GateResult, task: Task) -> str:
     """gate.md: the verdict and a table of the regressions (or of the worst tests when none), ready for a pull request."""
     mark = "❌ **fail**" if result.regressions else "✅ **pass**"
-    lines = [f"### klue-viz gate {task.name.upper()}: {mark}", "",
+    lines = [f"### klue-viz gate {task.facts.name.upper()}: {mark}", "",
              f"{md(result.candidate)} against {md(result.baseline)}: {len(result.tests)} tests (every official metric, overall and on "
-             f"each slice with enough examples) on {result.n_shared:,} shared {task.unit}s. Intervals are simultaneous 95% intervals of "
+             f"each slice with enough examples) on {result.n_shared:,} shared {task.facts.unit}s. Intervals are simultaneous 95% intervals of "
              f"candidate - baseline (paired bootstrap, {result.samples} resamples, max-t correction over all tests); a regression is an "
              f"interval wholly below 0.", ""]
     closest = sorted((t for t in result.tests if t.se > 0), key=lambda t: t.difference / t.se)

@@ -128,7 +128,7 @@ def resolve_choices(task: Task, gold: GoldRows, file: RecordFile) -> list[str]:
         return []
     labels = getattr(task, "labels", None)
     if not labels:
-        raise InputError(f"{file.name}: a multiple-choice log, but {task.name.upper()} has no label set to map choices to; "
+        raise InputError(f"{file.name}: a multiple-choice log, but {task.facts.name.upper()} has no label set to map choices to; "
                          "log it as a generation task")
     mapping: list[list[str]] | None
     by_text, why_not_text = _choices_by_text(task, rows)
@@ -137,7 +137,7 @@ def resolve_choices(task: Task, gold: GoldRows, file: RecordFile) -> list[str]:
     else:
         mapping, why_not_index = _choices_by_index(task, gold, rows, labels)
         if mapping is None:
-            raise InputError(f"{file.name}: the choices cannot be mapped to {task.name.upper()} labels: by text, {why_not_text}; "
+            raise InputError(f"{file.name}: the choices cannot be mapped to {task.facts.name.upper()} labels: by text, {why_not_text}; "
                              f"by index, {why_not_index}")
         how = "by index (choice k is label k in Hugging Face order; the harness's target agrees with the gold on every document)"
     pairs = sorted({(c, l) for (_, r), m in zip(rows, mapping) for c, l in zip(r[CHOICES], m)})
@@ -238,4 +238,4 @@ def unreadable_problems(traces: dict[int, Trace], lines: dict[int, int | None], 
 
 def run_slices(task: Task, frames: Frames) -> tuple[Slice, ...]:
     """The task's slices, and the "Generated answer read" slice when the run's records held generated text."""
-    return task.slices + ((ANSWER_SLICE,) if STATUS_COLUMN in frames.examples.columns else ())
+    return task.facts.slices + ((ANSWER_SLICE,) if STATUS_COLUMN in frames.examples.columns else ())

@@ -248,7 +248,7 @@ class KeptResults:
         for level, frame in frames.details.items():
             blobs[level] = frame_bytes(frame, kept_layout)
         levels = {level: (sha256(data), len(data)) for level, data in blobs.items()}
-        summary = Summary(key, result.task.name, run_sha256, gold_sha256, bool(strict), result.file, result.scores, result.coverage,
+        summary = Summary(key, result.task.facts.name, run_sha256, gold_sha256, bool(strict), result.file, result.scores, result.coverage,
                           list(result.problems), list(result.notes), list(result.extra_guids), levels)
         if self.folder is not None:
             self._write_folder(key, blobs)
@@ -446,7 +446,7 @@ def as_result(kept: KeptResults, task: Task, summary: Summary, run: str, rescore
         return read() if frames_cache is None else frames_cache.get(summary.key, read)
 
     return RunResult(task, run, file_name or summary.file_name, summary.scores, summary.coverage, frames_builder, list(summary.problems),
-                     list(summary.notes), list(summary.extra_guids), key=f"{task.name}|{KEPT_PREFIX}{summary.key}|{run}")
+                     list(summary.notes), list(summary.extra_guids), key=f"{task.facts.name}|{KEPT_PREFIX}{summary.key}|{run}")
 
 
 #: The part of a RunResult's key that names the kept result it was read from (see `kept_key`).
@@ -483,7 +483,7 @@ def intervals(kept: KeptResults | None, result: RunResult, samples: int) -> dict
 def load(kept: KeptResults, task: Task, run_sha256: str, gold_sha256: str, strict: bool, run: str,
          rescore: Callable[[], Frames] | None = None) -> RunResult | None:
     """The kept result of a run for this gold, or None when there is none usable (none kept, another layout, a damaged file)."""
-    summary = kept.summary(task.name, run_sha256, gold_sha256, strict)
+    summary = kept.summary(task.facts.name, run_sha256, gold_sha256, strict)
     return None if summary is None else as_result(kept, task, summary, run, rescore)
 
 
@@ -517,7 +517,7 @@ def results_for(kept: KeptResults, task: Task, gold: Gold, runs: Iterable[RunInp
     `progress(done, total, name)` is called before each run that has to be scored.
     """
     runs = list(runs)
-    found = kept.summaries(task.name, [r.run_sha256 for r in runs], gold.sha256, strict)
+    found = kept.summaries(task.facts.name, [r.run_sha256 for r in runs], gold.sha256, strict)
     missing = [r for r in runs if r.run_sha256 not in found]
     results: dict[str, RunResult] = {}
     failures: dict[str, str] = {}
@@ -531,7 +531,7 @@ def results_for(kept: KeptResults, task: Task, gold: Gold, runs: Iterable[RunInp
             failures[run.name] = str(err)
             continue
         if summary is None:
-            fresh.key = f"{task.name}|{result_key(run.run_sha256, gold.sha256, strict)}|{run.name}"
+            fresh.key = f"{task.facts.name}|{result_key(run.run_sha256, gold.sha256, strict)}|{run.name}"
             scored[run.name] = fresh
         else:
             found[run.run_sha256] = summary

@@ -1,6 +1,6 @@
 """Helpers that a task module and klue_viz.discovery both need, below both, so the task modules never import discovery.
 
-* Suspect entries (`suspect_item`) and the guids several runs share (`shared_examples`): what each task's
+* Suspect records (`Suspect`, `Evidence`, made by `suspect_item`) and the guids several runs share (`shared_examples`): what each task's
   `find_suspects` builds its part of the review queue (klue_viz.discovery.suspects) from.
 * Reading and writing the official files of a gold patch (`read_json`, `dump_json`, `tsv_blocks`) and the
   items of a stored correction (`correction_items`): what each task's `write_patch` uses (klue_viz.discovery.patch).
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,9 +34,64 @@ else:
 KEEP = "(gold kept)"
 REVIEWED = "reviewed: gold kept"
 
-def suspect_item(guid, unit, gold, proposed, score, evidence, turn=None) -> dict:
-    """One entry of the queue: `proposed` in the form the task's patch writer reads back."""
-    return {"guid": str(guid), "turn": turn, "unit": unit, "gold": gold, "proposed": proposed, "score": float(score), "evidence": evidence}
+
+@dataclass(frozen=True)
+class Evidence:
+    """Why a unit is a suspect: `agreeing` of the `of` runs give the proposal.
+
+    `runs`: run -> what it answered (label tasks: its label and probabilities; STS: its score; MRC: its answer), or
+    the names of the agreeing runs (NER, DP, WoS). `about`: what the unit is, first in the JSON (NER's `text`, DP's
+    `word`); `extra`: task-specific evidence, last (NER's `gold_entities`, DP's `pred_deprels`, the `cleanlab` scores).
+    """
+
+    agreeing: int
+    of: int
+    runs: Mapping[str, Any] | Sequence[str]
+    about: Mapping[str, str] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The evidence as the suspects JSON writes it."""
+        return {**self.about, "runs": self.runs, "agreeing": self.agreeing, "of": self.of, **self.extra}
+
+
+@dataclass(frozen=True)
+class Suspect:
+    """One entry of the review queue: a unit (`label`, `entity`, `head`, `slot`...) of example `guid` (WoS: of turn
+    `turn`) whose gold the runs contradict; `proposed` in the form the task's patch writer reads back."""
+
+    guid: str
+    turn: int | None
+    unit: str
+    gold: str | float | None
+    #: None for a review item without a proposal (klue_viz.discovery.review.example_items).
+    proposed: str | float | None
+    score: float
+    evidence: Evidence
+    #: Set by the queue (klue_viz.discovery.suspects): the runs' mean probability of the proposal and cleanlab's label
+    #: quality of the gold, its tie keys (None where no run gave probabilities).
+    confidence: float | None = None
+    label_quality: float | None = None
+    #: Set by the queue when it has the gold rows: the unit as plain text (`Task.suspect_text`).
+    text: str | None = None
+    #: Whether the queue set the tie keys (then the JSON has them, None or not).
+    queued: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as the suspects JSON writes it (`confidence`, `label_quality` and `text` once the queue set them)."""
+        item = {"guid": self.guid, "turn": self.turn, "unit": self.unit, "gold": self.gold, "proposed": self.proposed,
+                "score": self.score, "evidence": self.evidence.to_dict()}
+        if self.queued:
+            item["confidence"], item["label_quality"] = self.confidence, self.label_quality
+        if self.text is not None:
+            item["text"] = self.text
+        return item
+
+
+def suspect_item(guid: object, unit: str, gold: str | float, proposed: str | float, score: float, evidence: Evidence,
+                 turn: int | None = None) -> Suspect:
+    """A queue entry from a task's finder (the guid as text, the score as a float)."""
+    return Suspect(str(guid), turn, unit, gold, proposed, float(score), evidence)
 
 
 def shared_examples(results: Sequence[ScoredRun]) -> tuple[list[pd.DataFrame], pd.Index]:

@@ -131,6 +131,34 @@ def scalar(stats: Statistics, key: str) -> float | None:
     return None if np.isnan(value) else value
 
 
+class Layout:
+    """The named column blocks of a statistics matrix, in order: `Layout(tp=3, fp=3, fn=3, n=1)` puts tp in columns
+    0..2, fp in 3..5, fn in 6..8 and n in 9 (width 10). Builders place entries by block name, aggregates read sums by it."""
+
+    def __init__(self, **sizes: int) -> None:
+        self.sizes = sizes
+        self.starts: dict[str, int] = {}
+        self.width = 0
+        for name, size in sizes.items():
+            self.starts[name] = self.width
+            self.width += size
+
+    def start(self, name: str) -> int:
+        """The first column of block `name`."""
+        return self.starts[name]
+
+    def block(self, summed: np.ndarray, name: str) -> np.ndarray:
+        """The columns of block `name` in summed rows (B x width in, B x size out)."""
+        start = self.starts[name]
+        return summed[:, start:start + self.sizes[name]]
+
+    def column(self, summed: np.ndarray, name: str) -> np.ndarray:
+        """The one column of a block of size 1 in summed rows (B x width in, B out)."""
+        if self.sizes[name] != 1:
+            raise ValueError(f"block {name!r} has {self.sizes[name]} columns, not one")
+        return summed[:, self.starts[name]]
+
+
 # ---- shared formulas ----------------------------------------------------------------------------
 
 def f1(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, undefined: float = 0.0) -> np.ndarray:
@@ -159,27 +187,36 @@ def defined_when(n: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 # ---- single-label tasks (YNAT, NLI, RE) -----------------------------------------------------------
 
-def label_statistics(gold: np.ndarray, pred: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Columns tp[C], fp[C], fn[C], n: a hit is a tp of its class, a miss a fp of the prediction and a fn of the gold.
+def label_layout(n_classes: int) -> Layout:
+    """Single-label columns: tp, fp and fn per class, then the example count."""
+    return Layout(tp=n_classes, fp=n_classes, fn=n_classes, n=1)
+
+
+def label_statistics(gold: np.ndarray, pred: np.ndarray, n_classes: int, aggregate: Aggregate,
+                     unsummed: Callable[[np.ndarray], dict[str, np.ndarray]] | None = None) -> Statistics:
+    """`label_layout` statistics: a hit is a tp of its class, a miss a fp of the prediction and a fn of the gold.
 
     A prediction of -1 is no prediction (--strict): a fn of the gold class only, never a class of its own.
     """
+    layout = label_layout(n_classes)
     gold, pred = np.asarray(gold, dtype=np.int64), np.asarray(pred, dtype=np.int64)
     index = np.arange(len(gold))
     hit = gold == pred
     miss = ~hit
     predicted = miss & (pred >= 0)
-    return coo([
-        (index[hit], gold[hit], 1.0),
-        (index[predicted], n_classes + pred[predicted], 1.0),
-        (index[miss], 2 * n_classes + gold[miss], 1.0),
-        (index, 3 * n_classes, 1.0),
+    rows, cols, values = coo([
+        (index[hit], layout.start("tp") + gold[hit], 1.0),
+        (index[predicted], layout.start("fp") + pred[predicted], 1.0),
+        (index[miss], layout.start("fn") + gold[miss], 1.0),
+        (index, layout.start("n"), 1.0),
     ])
+    return Statistics(len(gold), layout.width, rows, cols, values, aggregate, unsummed)
 
 
 def label_counts(summed: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    c = n_classes
-    return summed[:, :c], summed[:, c:2 * c], summed[:, 2 * c:3 * c], summed[:, 3 * c]
+    """tp, fp and fn per class (B x C each) and the example count (B) of summed `label_layout` rows."""
+    layout = label_layout(n_classes)
+    return layout.block(summed, "tp"), layout.block(summed, "fp"), layout.block(summed, "fn"), layout.column(summed, "n")
 
 
 def ynat_aggregate(n_classes: int) -> Aggregate:
@@ -258,29 +295,33 @@ def re_auprc_unsummed(gold: np.ndarray, probs: np.ndarray | None, has_probs: np.
 
 # ---- STS ----------------------------------------------------------------------------------------
 
-def sts_statistics(gold: np.ndarray, pred: np.ndarray, gold_binary: np.ndarray, pred_binary: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Columns n, x, y, xx, yy, xy (x = pred, y = gold, both centred on their mean here) and tp, fp, fn at >= 3."""
+#: STS columns: pairs, Pearson's five sums (x = pred, y = gold, both centred on their mean) and tp, fp, fn at >= 3.
+STS_LAYOUT = Layout(n=1, x=1, y=1, xx=1, yy=1, xy=1, tp=1, fp=1, fn=1)
+
+
+def sts_statistics(gold: np.ndarray, pred: np.ndarray, gold_binary: np.ndarray, pred_binary: np.ndarray) -> Statistics:
+    """`STS_LAYOUT` statistics of scored pairs and their thresholded (0/1) sides."""
     x, y = np.asarray(pred, dtype=np.float64), np.asarray(gold, dtype=np.float64)
     if len(x):
         x, y = x - x.mean(), y - y.mean()  # Pearson is shift-invariant; centring keeps the sums exact enough
     gb, pb = np.asarray(gold_binary).astype(bool), np.asarray(pred_binary).astype(bool)
     index = np.arange(len(x))
-    return coo([
-        (index, 0, 1.0), (index, 1, x), (index, 2, y), (index, 3, x * x), (index, 4, y * y), (index, 5, x * y),
-        (index, 6, (gb & pb).astype(float)), (index, 7, (~gb & pb).astype(float)), (index, 8, (gb & ~pb).astype(float)),
-    ])
+    columns = {"n": 1.0, "x": x, "y": y, "xx": x * x, "yy": y * y, "xy": x * y,
+               "tp": (gb & pb).astype(float), "fp": (~gb & pb).astype(float), "fn": (gb & ~pb).astype(float)}
+    rows, cols, values = coo([(index, STS_LAYOUT.start(name), value) for name, value in columns.items()])
+    return Statistics(len(x), STS_LAYOUT.width, rows, cols, values, sts_aggregate)
 
 
 def sts_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
     """Pearson r from the five sums (NaN for fewer than 2 pairs or a constant side) and binary F1 (NaN if nothing positive)."""
-    n, sx, sy, sxx, syy, sxy = (summed[:, k] for k in range(6))
+    n, sx, sy, sxx, syy, sxy, tp, fp, fn = (STS_LAYOUT.column(summed, name) for name in STS_LAYOUT.sizes)
     safe_n = np.where(n > 0, n, 1)
     var_x, var_y = sxx - sx * sx / safe_n, syy - sy * sy / safe_n
     cov = sxy - sx * sy / safe_n
     varying = (var_x > STS_CONSTANT * sxx) & (var_y > STS_CONSTANT * syy) & (n >= 2)
     r = cov / np.sqrt(np.where(varying, var_x * var_y, 1.0))
     pearson = np.where(varying, 100.0 * np.clip(r, -1.0, 1.0), np.nan)
-    return {"pearsonr": pearson, "f1": defined_when(n, 100.0 * f1(summed[:, 6], summed[:, 7], summed[:, 8], undefined=np.nan))}
+    return {"pearsonr": pearson, "f1": defined_when(n, 100.0 * f1(tp, fp, fn, undefined=np.nan))}
 
 
 # ---- NER ----------------------------------------------------------------------------------------
@@ -316,35 +357,37 @@ def character_counts(sentence: np.ndarray, gold: np.ndarray, pred: np.ndarray, n
     return tp, fp, fn
 
 
-#: NER statistic columns: character tp/fp/fn per tag, entity tp/fp/fn per type, sentences.
-NER_CHAR, NER_ENTITY, NER_WIDTH = 0, 3 * len(NER_TAGS), 3 * len(NER_TAGS) + 3 * len(NER_TYPES) + 1
+#: NER columns: character tp/fp/fn per tag, entity tp/fp/fn per type, sentences.
+NER_LAYOUT = Layout(char_tp=len(NER_TAGS), char_fp=len(NER_TAGS), char_fn=len(NER_TAGS),
+                    entity_tp=len(NER_TYPES), entity_fp=len(NER_TYPES), entity_fn=len(NER_TYPES), sentences=1)
 
 
 def ner_statistics(
     n: int, char_tp: np.ndarray, char_fp: np.ndarray, char_fn: np.ndarray,
     entity_sentence: np.ndarray, entity_type: np.ndarray, entity_kind: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Entries of the NER statistics: per-sentence character counts (n x 13 each) and one entry per entity.
+) -> Statistics:
+    """`NER_LAYOUT` statistics of n sentences: per-sentence character counts (n x 13 each) and one entry per entity.
 
     `entity_kind` is 0 for a matched gold entity (tp), 1 for an unmatched prediction (fp), 2 for an
     unmatched gold entity (fn); matched predictions add nothing (their gold twin is the tp).
     """
-    k, t = len(NER_TAGS), len(NER_TYPES)
+    layout = NER_LAYOUT
     blocks: list[Block] = []
-    for offset, counts in enumerate((char_tp, char_fp, char_fn)):
+    for name, counts in (("char_tp", char_tp), ("char_fp", char_fp), ("char_fn", char_fn)):
         rows, tags = np.nonzero(counts)
-        blocks.append((rows, NER_CHAR + offset * k + tags, counts[rows, tags]))
-    blocks.append((entity_sentence, NER_ENTITY + entity_kind * t + entity_type, 1.0))
-    blocks.append((np.arange(n), NER_WIDTH - 1, 1.0))
-    return coo(blocks)
+        blocks.append((rows, layout.start(name) + tags, counts[rows, tags]))
+    entity_start = np.array([layout.start("entity_tp"), layout.start("entity_fp"), layout.start("entity_fn")], dtype=np.int64)
+    blocks.append((entity_sentence, entity_start[np.asarray(entity_kind, dtype=np.int64)] + entity_type, 1.0))
+    blocks.append((np.arange(n), layout.start("sentences"), 1.0))
+    rows, cols, values = coo(blocks)
+    return Statistics(n, layout.width, rows, cols, values, ner_aggregate)
 
 
 def ner_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
     """Character macro F1 over all 13 tags (a tag absent on both sides scores 1) and entity macro F1 over types seen."""
-    k, t = len(NER_TAGS), len(NER_TYPES)
-    char = [summed[:, NER_CHAR + j * k:NER_CHAR + (j + 1) * k] for j in range(3)]
-    ent = [summed[:, NER_ENTITY + j * t:NER_ENTITY + (j + 1) * t] for j in range(3)]
-    n = summed[:, NER_WIDTH - 1]
+    char = [NER_LAYOUT.block(summed, name) for name in ("char_tp", "char_fp", "char_fn")]
+    ent = [NER_LAYOUT.block(summed, name) for name in ("entity_tp", "entity_fp", "entity_fn")]
+    n = NER_LAYOUT.column(summed, "sentences")
     return {
         "entity_macro_f1": defined_when(n, 100.0 * macro_over_present(*ent)),
         "character_macro_f1": defined_when(n, 100.0 * f1(char[0], char[1], char[2], undefined=1.0).mean(axis=1)),
@@ -384,44 +427,47 @@ def dp_las_classes(relations: Iterable[str]) -> np.ndarray:
     return np.array([index.get(r, DP_OTHERS) for r in relations], dtype=np.int64)
 
 
+def dp_layout(heads: int) -> Layout:
+    """DP columns: tp/fp/fn per head-index class (head h in column h + 1 of its block, no head in 0), tp/fp/fn per
+    LAS class, then words, words with the right head, words with the right head and relation."""
+    c = len(DP_LAS_CLASSES)
+    return Layout(uas_tp=heads, uas_fp=heads, uas_fn=heads, las_tp=c, las_fp=c, las_fn=c, words=1, head_ok=1, both_ok=1)
+
+
 def dp_statistics(
-    sentence: np.ndarray, gold_head: np.ndarray, pred_head: np.ndarray, gold_class: np.ndarray, pred_relation_class: np.ndarray,
-) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], int]:
-    """Entries and width of the DP statistics: per head-index class and per LAS class tp/fp/fn, words, heads right, both right.
+    n: int, sentence: np.ndarray, gold_head: np.ndarray, pred_head: np.ndarray, gold_class: np.ndarray, pred_relation_class: np.ndarray,
+) -> Statistics:
+    """`dp_layout` statistics of n rows (sentences) from their words (`sentence[k]`: word k's row).
 
     A word's head value is its class for UAS macro F1 (a head of -1, an empty prediction, counts as a
     miss of its gold head, not as a class); a word with a wrong head is predicted as the PAD class for LAS.
     """
     gold_head, pred_head = np.asarray(gold_head, dtype=np.int64), np.asarray(pred_head, dtype=np.int64)
     heads = int(max(gold_head.max(initial=0), pred_head.max(initial=0))) + 2  # head h -> column h + 1 (-1 -> 0)
+    layout = dp_layout(heads)
     head_ok = gold_head == pred_head
     pred_class = np.where(head_ok, pred_relation_class, DP_PAD)
     las_ok = gold_class == pred_class
-    c = len(DP_LAS_CLASSES)
-    base = 3 * heads
     blocks: list[Block] = []
-    for offset, (ok, gold_c, pred_c, width) in enumerate(((head_ok, gold_head + 1, pred_head + 1, heads), (las_ok, gold_class, pred_class, c))):
-        start = 0 if offset == 0 else base
+    for side, ok, gold_c, pred_c in (("uas", head_ok, gold_head + 1, pred_head + 1), ("las", las_ok, gold_class, pred_class)):
         blocks += [
-            (sentence[ok], start + gold_c[ok], 1.0),
-            (sentence[~ok], start + width + pred_c[~ok], 1.0),
-            (sentence[~ok], start + 2 * width + gold_c[~ok], 1.0),
+            (sentence[ok], layout.start(f"{side}_tp") + gold_c[ok], 1.0),
+            (sentence[~ok], layout.start(f"{side}_fp") + pred_c[~ok], 1.0),
+            (sentence[~ok], layout.start(f"{side}_fn") + gold_c[~ok], 1.0),
         ]
-    counts = base + 3 * c
-    blocks += [(sentence, counts, 1.0), (sentence[head_ok], counts + 1, 1.0), (sentence[las_ok], counts + 2, 1.0)]
-    return coo(blocks), counts + 3
+    blocks += [(sentence, layout.start("words"), 1.0), (sentence[head_ok], layout.start("head_ok"), 1.0),
+               (sentence[las_ok], layout.start("both_ok"), 1.0)]
+    rows, cols, values = coo(blocks)
+    return Statistics(n, layout.width, rows, cols, values, dp_aggregate(layout))
 
 
-def dp_aggregate(width: int) -> Aggregate:
+def dp_aggregate(layout: Layout) -> Aggregate:
     """UAS/LAS as micro F1 (shares of words) and as macro F1 over head-index and merged-relation classes."""
-    c = len(DP_LAS_CLASSES)
-    heads = (width - 3 - 3 * c) // 3
-    base = 3 * heads
 
     def aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
-        words, head_ok, both_ok = summed[:, width - 3], summed[:, width - 2], summed[:, width - 1]
-        uas = [summed[:, j * heads:(j + 1) * heads] for j in range(3)]
-        las = [summed[:, base + j * c:base + (j + 1) * c] for j in range(3)]
+        words, head_ok, both_ok = (layout.column(summed, name) for name in ("words", "head_ok", "both_ok"))
+        uas = [layout.block(summed, f"uas_{kind}") for kind in ("tp", "fp", "fn")]
+        las = [layout.block(summed, f"las_{kind}") for kind in ("tp", "fp", "fn")]
         return {
             "uas_macro_f1": defined_when(words, 100.0 * macro_over_present(*(u[:, 1:] for u in uas))),  # column 0: no head (--strict)
             "uas_micro_f1": share(head_ok, words),
@@ -459,16 +505,23 @@ def mrc_example(pred_norm: str, gold_norm: Sequence[str]) -> tuple[float, float]
     return max(float(pred_norm == g) for g in gold_norm), max(rouge_w(pred_norm, g) for g in gold_norm)
 
 
-def mean_statistics(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Columns: the given per-example values, then n."""
-    n = len(columns[0])
+def mean_statistics(layout: Layout, columns: dict[str, np.ndarray], aggregate: Aggregate) -> Statistics:
+    """Statistics of per-example values, each in its named column of `layout`, and 1 in its `n` column."""
+    n = len(next(iter(columns.values())))
     index = np.arange(n)
-    return coo([(index, k, np.asarray(v, dtype=np.float64)) for k, v in enumerate(columns)] + [(index, len(columns), 1.0)])
+    rows, cols, values = coo([(index, layout.start(name), np.asarray(v, dtype=np.float64)) for name, v in columns.items()]
+                             + [(index, layout.start("n"), 1.0)])
+    return Statistics(n, layout.width, rows, cols, values, aggregate)
+
+
+#: MRC columns: each question's best exact match and best ROUGE-W (0..1), questions.
+MRC_LAYOUT = Layout(exact_match=1, rouge_w=1, n=1)
 
 
 def mrc_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
     """Means over questions of the best exact match and the best ROUGE-W."""
-    return {"exact_match": share(summed[:, 0], summed[:, 2]), "rouge_w": share(summed[:, 1], summed[:, 2])}
+    n = MRC_LAYOUT.column(summed, "n")
+    return {"exact_match": share(MRC_LAYOUT.column(summed, "exact_match"), n), "rouge_w": share(MRC_LAYOUT.column(summed, "rouge_w"), n)}
 
 
 # ---- WoS ----------------------------------------------------------------------------------------
@@ -485,21 +538,33 @@ def turn_prf(gold: Sequence[str], pred: Sequence[str]) -> tuple[int, int, int, f
     return tp, fp, fn, (2 * precision * recall / (precision + recall) if precision + recall else 0.0)
 
 
+#: WoS columns: each turn's joint-goal hit (0/1) and slot F1 (0..1), turns.
+WOS_LAYOUT = Layout(joint_goal=1, turn_f1=1, n=1)
+
+
 def wos_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
     """Joint goal accuracy (0 for no turns, as the official code) and the mean per-turn slot F1."""
-    return {"joint_goal_acc": share(summed[:, 0], summed[:, 2], empty=0.0), "slot_micro_f1": share(summed[:, 1], summed[:, 2])}
+    n = WOS_LAYOUT.column(summed, "n")
+    return {"joint_goal_acc": share(WOS_LAYOUT.column(summed, "joint_goal"), n, empty=0.0),
+            "slot_micro_f1": share(WOS_LAYOUT.column(summed, "turn_f1"), n)}
 
 
 # ---- detail rows (an entity type, a word relation, a slot) ----------------------------------------
 
-def prf_statistics(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+#: Detail-row columns: tp, fp, fn.
+PRF_LAYOUT = Layout(tp=1, fp=1, fn=1)
+
+
+def prf_statistics(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> Statistics:
+    """`PRF_LAYOUT` statistics of detail rows (a slot, ...), one row each."""
     index = np.arange(len(tp))
-    return coo([(index, 0, tp), (index, 1, fp), (index, 2, fn)])
+    rows, cols, values = coo([(index, PRF_LAYOUT.start("tp"), tp), (index, PRF_LAYOUT.start("fp"), fp), (index, PRF_LAYOUT.start("fn"), fn)])
+    return Statistics(len(tp), PRF_LAYOUT.width, rows, cols, values, prf_aggregate)
 
 
 def prf_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
     """Precision, recall and F1 of pooled counts, each NaN when its denominator is 0."""
-    tp, fp, fn = summed[:, 0], summed[:, 1], summed[:, 2]
+    tp, fp, fn = (PRF_LAYOUT.column(summed, name) for name in ("tp", "fp", "fn"))
     return {"precision": share(tp, tp + fp), "recall": share(tp, tp + fn), "f1": share(2 * tp, 2 * tp + fp + fn)}
 
 
@@ -527,8 +592,7 @@ def _labels(gold: Iterable, pred: Iterable, names: Sequence[str]) -> tuple[np.nd
 
 def _label_metric(gold: Iterable, pred: Iterable, names: Sequence[str], make: Callable[[int], Aggregate], key: str) -> float | None:
     g, p, c = _labels(gold, pred, names)
-    rows, cols, values = label_statistics(g, p, c)
-    return scalar(Statistics(len(g), 3 * c + 1, rows, cols, values, make(c)), key)
+    return scalar(label_statistics(g, p, c, make(c)), key)
 
 
 def ynat_macro_f1(gold: Iterable, pred: Iterable) -> float | None:
@@ -586,8 +650,7 @@ def _sts(gold: Iterable[float], pred: Iterable[float]) -> Statistics:
     g, p = np.asarray(list(gold), dtype=np.float64), np.asarray(list(pred), dtype=np.float64)
     if g.shape != p.shape:
         raise ValueError(f"gold has {len(g)} scores and pred {len(p)}")
-    rows, cols, values = sts_statistics(g, p, g >= STS_THRESHOLD, p >= STS_THRESHOLD)
-    return Statistics(len(g), 9, rows, cols, values, sts_aggregate)
+    return sts_statistics(g, p, g >= STS_THRESHOLD, p >= STS_THRESHOLD)
 
 
 def sts_pearsonr(gold: Iterable[float], pred: Iterable[float]) -> float | None:
@@ -642,8 +705,7 @@ def _ner(gold_tags: Sequence[Sequence], pred_tags: Sequence[Sequence], sentences
     n = len(gold_tags)
     s, gi, pi = np.array(sent, dtype=np.int64), np.array(gold, dtype=np.int64), np.array(pred, dtype=np.int64)
     tp, fp, fn = character_counts(s, gi, pi, n)
-    rows, cols, values = ner_statistics(n, tp, fp, fn, *entity_kinds(ner_entity_table(s, gi, pi)))
-    return Statistics(n, NER_WIDTH, rows, cols, values, ner_aggregate)
+    return ner_statistics(n, tp, fp, fn, *entity_kinds(ner_entity_table(s, gi, pi)))
 
 
 def ner_entity_macro_f1(gold_tags: Sequence[Sequence], pred_tags: Sequence[Sequence], sentences: Sequence[str] | None = None) -> float | None:
@@ -691,8 +753,7 @@ def _dp(gold_heads: Sequence[Sequence[int]], gold_deprels: Sequence[Sequence[str
         pc = dp_las_classes(d for ds in pred_deprels for d in ds)
         if len(gc) != len(gh) or len(pc) != len(gh):
             raise ValueError("deprels must have one relation per word")
-    (rows, cols, values), width = dp_statistics(sentence, gh, ph, gc, pc)
-    return Statistics(len(gold_heads), width, rows, cols, values, dp_aggregate(width))
+    return dp_statistics(len(gold_heads), sentence, gh, ph, gc, pc)
 
 
 def dp_uas_macro_f1(gold_heads: Sequence[Sequence[int]], pred_heads: Sequence[Sequence[int]]) -> float | None:
@@ -739,8 +800,8 @@ def _mrc(gold_answers: Sequence[Sequence[str]], pred: Sequence[str]) -> Statisti
     if len(gold_answers) != len(pred):
         raise ValueError(f"{len(gold_answers)} questions but {len(pred)} predictions")
     pairs = [mrc_example(normalise_answer(p), [normalise_answer(a) for a in answers] or [""]) for answers, p in zip(gold_answers, pred)]
-    rows, cols, values = mean_statistics([np.array([e for e, _ in pairs]), np.array([r for _, r in pairs])])
-    return Statistics(len(pred), 3, rows, cols, values, mrc_aggregate)
+    return mean_statistics(MRC_LAYOUT, {"exact_match": np.array([e for e, _ in pairs]), "rouge_w": np.array([r for _, r in pairs])},
+                           mrc_aggregate)
 
 
 def mrc_exact_match(gold_answers: Sequence[Sequence[str]], pred: Sequence[str]) -> float | None:
@@ -766,8 +827,7 @@ def _wos(gold_states: Sequence[Sequence[str]], pred_states: Sequence[Sequence[st
         raise ValueError(f"{len(gold_states)} gold turns but {len(pred_states)} predicted")
     joint = np.array([set(g) == set(p) for g, p in zip(gold_states, pred_states)], dtype=np.float64)
     turn_f1 = np.array([turn_prf(list(g), list(p))[3] for g, p in zip(gold_states, pred_states)], dtype=np.float64)
-    rows, cols, values = mean_statistics([joint, turn_f1])
-    return Statistics(len(gold_states), 3, rows, cols, values, wos_aggregate)
+    return mean_statistics(WOS_LAYOUT, {"joint_goal": joint, "turn_f1": turn_f1}, wos_aggregate)
 
 
 def wos_joint_goal_acc(gold_states: Sequence[Sequence[str]], pred_states: Sequence[Sequence[str]]) -> float | None:

@@ -119,7 +119,7 @@ def _wos(task: Task, frames: Frames, guids: list[str]) -> dict:
 
 def _labels(task: Task, frames: Frames, guid: str) -> dict:
     ex = frames.example(guid)
-    rows = [{"side": column, "text": str(ex[column]), "marks": []} for column in task.text_columns if column in ex.index]
+    rows = [{"side": column, "text": str(ex[column]), "marks": []} for column in task.facts.text_columns if column in ex.index]
     pred = ex["pred"]
     shown = "(none)" if pred is None or (isinstance(pred, float) and np.isnan(pred)) else (f"{pred:.2f}" if isinstance(pred, float) else str(pred))
     gold = f"{ex['gold']:.2f}" if isinstance(ex["gold"], (float, np.floating)) else str(ex["gold"])
@@ -144,7 +144,7 @@ def drawing_document(task: Task, frames: Frames, guids: list[str]) -> dict:
         doc = _mrc(task, frames, guid)
     else:
         doc = _labels(task, frames, guid)
-    doc["title"] = f"{task.title} · {guid}"
+    doc["title"] = f"{task.facts.title} · {guid}"
     return doc
 
 
@@ -155,6 +155,6 @@ def example_svg(task: Task, frames: Frames, guids: list[str]) -> str:
 
 def svg_name(task: Task, run: str, guid: str) -> str:
     """A file name for the drawing: task, run and guid, with anything but letters, digits, '-' and '_' as '_'."""
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in f"{task.name}-{run}-{guid}")
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in f"{task.facts.name}-{run}-{guid}")
     return safe[:150] + ".svg"
 

@@ -11,7 +11,7 @@ from a file or the database goes through `markup.esc`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 
 import pandas as pd
@@ -23,7 +23,7 @@ from klue_viz.charts import confusion_counts, top_confusions
 from klue_viz.compare import rank_runs, run_table
 from klue_viz.discovery.annotators import human_of, run_crowd
 from klue_viz.discovery.calibration import run_calibration
-from klue_viz.discovery.slices import error_tags, paired_slices, weak_slices
+from klue_viz.discovery.slices import FoundSlice, PairedSlice, error_tags, paired_slices, weak_slices
 from klue_viz.discovery.suspects import suspects
 from klue_viz.evaluate import RunResult
 from klue_viz.markup import STYLE, esc, esc_attr
@@ -70,14 +70,14 @@ def table(frame: pd.DataFrame, numeric: Iterable[str] = ()) -> str:
 
 def metrics_section(task: Task, result: RunResult, intervals: dict) -> str:
     rows = []
-    for metric in task.metrics:
+    for metric in task.facts.metrics:
         value = result.scores.values.get(metric.key)
         span = intervals.get(metric.key)
         reason = result.scores.reasons.get(metric.key, "")
         rows.append(f"<tr><td>{esc(metric.label)}</td><td class='num' data-metric='{esc_attr(metric.key)}'>{number(value)}</td>"
                     f"<td class='num'>{'[' + number(span[0]) + ', ' + number(span[1]) + ']' if span else 'n/a'}</td><td>{esc(reason)}</td></tr>")
     c = result.coverage
-    coverage = (f"{c.n_scored:,} of {c.n_gold:,} gold {task.unit}s scored · {c.n_missing:,} missing · {c.n_extra:,} extra · "
+    coverage = (f"{c.n_scored:,} of {c.n_gold:,} gold {task.facts.unit}s scored · {c.n_missing:,} missing · {c.n_extra:,} extra · "
                 f"{c.n_invalid:,} unreadable")
     notes = "".join(f"<li>{esc(note)}</li>" for note in result.notes)
     return (f"<section class='kv-run' data-run='{esc_attr(result.run)}'><h3>{esc(result.run)} <small>({esc(result.file)})</small></h3>"
@@ -88,14 +88,14 @@ def metrics_section(task: Task, result: RunResult, intervals: dict) -> str:
 def confusion_section(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> str:
     if pairs is None or pairs.empty:
         return ""
-    counts = confusion_counts(pairs, max_labels=15, outcomes=task.outcome_columns)  # as the app: an outcome is a column, never a row
+    counts = confusion_counts(pairs, max_labels=15, outcomes=task.view.outcome_columns)  # as the app: an outcome is a column, never a row
     head = "".join(f"<th>{esc(str(c))}</th>" for c in counts.columns)
     rows = []
     for gold, row in counts.iterrows():
         total = max(int(row.sum()), 1)
         cells = "".join(f"<td class='num' style='background:rgba(33,102,172,{0.85 * int(v) / total:.2f})'>{int(v)}</td>" for v in row)
         rows.append(f"<tr><th>{esc(str(gold))}</th>{cells}</tr>")
-    matrix = (f"<p>Rows: gold {esc(task.confusion_label)}; columns: predicted; shading: share of the row. "
+    matrix = (f"<p>Rows: gold {esc(task.facts.confusion_label)}; columns: predicted; shading: share of the row. "
               f"Labels beyond the 15 most frequent are pooled as (other).</p>"
               f"<table class='kv-table kv-confusion'><thead><tr><th>gold \\ predicted</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
     top = top_confusions(pairs)
@@ -105,7 +105,7 @@ def confusion_section(task: Task, result: RunResult, pairs: pd.DataFrame | None)
 
 def slices_section(task: Task, result: RunResult) -> str:
     parts = []
-    for spec in (*task.slices, *user_slices(result.frames)):
+    for spec in (*task.facts.slices, *user_slices(result.frames)):
         frame = slice_table(task, result.frames, spec)
         parts.append(f"<h4>{esc(spec.label)}</h4>{table(frame)}")
     return f"<h3>Metrics per slice: {esc(result.run)}</h3>{''.join(parts)}"
@@ -115,7 +115,7 @@ def comparison_section(task: Task, first: RunResult, second: RunResult, samples:
     rows = compare_runs(task, first.frames, second.frames, samples=samples, seed=seed)
     frame = pd.DataFrame([{"metric": c.metric, f"{first.run} − {second.run}": c.difference, "95% low": c.low, "95% high": c.high,
                            f"resamples where {first.run} is higher (%)": 100 * c.first_better} for c in rows])
-    return (f"<h2>Paired comparison</h2><p>Paired bootstrap over the {task.unit}s both runs predicted ({samples} resamples): "
+    return (f"<h2>Paired comparison</h2><p>Paired bootstrap over the {task.facts.unit}s both runs predicted ({samples} resamples): "
             f"an interval that excludes 0 means the difference is unlikely to be chance.</p>{table(frame)}")
 
 
@@ -125,7 +125,7 @@ def ranking_section(task: Task, results: list[RunResult], samples: int, seed: in
     rows = []
     for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
         row: dict = {"rank": str(run.rank), "run": run.run}
-        for metric in task.metrics:
+        for metric in task.facts.metrics:
             ci = run.ci95[metric.key]
             row[metric.key] = run.metrics[metric.key]
             row[f"{metric.key} 95%"] = f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "n/a"
@@ -133,7 +133,7 @@ def ranking_section(task: Task, results: list[RunResult], samples: int, seed: in
         row["p"] = "" if run.p_value is None else f"{run.p_value:.3f}"
         row["tied with best"] = "yes" if run.tied_with_best else "no"
         rows.append(row)
-    numeric = [m.key for m in task.metrics] + ["difference to best"]
+    numeric = [m.key for m in task.facts.metrics] + ["difference to best"]
     return f"<h2>Ranking</h2>{table(pd.DataFrame(rows), numeric)}<p>{esc(ranking.correction)}</p>"
 
 
@@ -141,23 +141,23 @@ def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annota
                   gold_rows: list[dict] | None = None) -> str:
     """What the discovery layer finds (the same functions as the app and the CLI): weak slices (the stored error tags among
     their conditions), calibration, likely gold errors."""
-    def conditions(item: dict) -> str:
-        return " & ".join(f"{key} = {value}" for key, value in item["conditions"].items())
+    def conditions(item: FoundSlice) -> str:
+        return " & ".join(f"{key} = {value}" for key, value in item.conditions.items())
 
-    def slice_rows(found: list[dict]) -> pd.DataFrame:
-        return pd.DataFrame([{"slice": conditions(s), "unit": s["unit"], "size": s["size"], "errors": s["errors"], "error rate %": s["error_rate"],
-                              **{k: v for k, v in s.get("metrics", {}).items()}, **({"worse": s["worse"]} if "worse" in s else {})}
+    def slice_rows(found: Sequence[FoundSlice]) -> pd.DataFrame:
+        return pd.DataFrame([{"slice": conditions(s), "unit": s.unit, "size": s.size, "errors": s.errors, "error rate %": s.error_rate,
+                              **s.metrics, **({"worse": s.worse} if isinstance(s, PairedSlice) else {})}
                              for s in found])
 
     parts = []
     for result in results:
-        found = weak_slices(task, result.frames, tags=error_tags(task, result.run, remarks), top=top)
+        found: Sequence[FoundSlice] = weak_slices(task, result.frames, tags=error_tags(task, result.run, remarks), top=top)
         listed = table(slice_rows(found)) if found else "<p>No slice is worse than the whole run by enough to list.</p>"
         parts.append(f"<h3>Weak slices: {esc(result.run)}</h3>{listed}")
         calibrated = run_calibration(task, result.frames.examples)
         if calibrated is not None:
             parts.append(f"<h3>Calibration: {esc(result.run)}</h3><p>ECE {calibrated.ece:.2f} · MCE {calibrated.mce:.2f} "
-                         f"(10 equal-width confidence bins, 0..100; {calibrated.n:,} {esc(task.unit)}s with probabilities)</p>"
+                         f"(10 equal-width confidence bins, 0..100; {calibrated.n:,} {esc(task.facts.unit)}s with probabilities)</p>"
                          + table(pd.DataFrame([{**b, "low": 100 * b["low"], "high": 100 * b["high"]} for b in calibrated.bins])))
     if len(results) >= 2:
         found = paired_slices(task, results[0], results[1], tags=error_tags(task, results[0].run, remarks), top=top)
@@ -167,8 +167,9 @@ def found_section(task: Task, results: list[RunResult], remarks: Iterable[Annota
     if queue:
         parts.append("<h3>Likely gold errors</h3><p>Where the runs agree with one another against the gold (and, with probabilities, "
                      "cleanlab's label quality).</p>"
-                     + table(pd.DataFrame([{**{k: s[k] for k in ("guid", "turn", "unit") if k != "turn" or any(q["turn"] is not None for q in queue)},
-                                            "text": s.get("text", ""), **{k: s[k] for k in ("gold", "proposed", "score")}} for s in queue])))
+                     + table(pd.DataFrame([{**{k: v for k, v in (("guid", s.guid), ("turn", s.turn), ("unit", s.unit))
+                                               if k != "turn" or any(q.turn is not None for q in queue)},
+                                            "text": s.text or "", "gold": s.gold, "proposed": s.proposed, "score": s.score} for s in queue])))
     return "".join(parts)
 
 
@@ -190,7 +191,7 @@ def remarks_by_example(task: Task, run: str, remarks: Iterable[Annotation]) -> d
     """The stored remarks on this run and on the gold, by example guid (as the app groups them)."""
     grouped: dict[str, list[Annotation]] = {}
     for item in remarks:
-        if item.task == task.name and item.run in (run, GOLD_RUN):
+        if item.task == task.facts.name and item.run in (run, GOLD_RUN):
             grouped.setdefault(task.example_guid(item.guid, item.turn), []).append(item)
     return grouped
 
@@ -261,8 +262,8 @@ def human_section(task: Task, gold_rows: list[dict], results: list[RunResult]) -
         found = run_crowd(task, result).get("vote_cross_entropy")
         if found is not None:
             rows.append(f"<tr><td>{esc(result.run)}</td><td>vote cross-entropy</td><td class='num'>{found['value']:.4f}</td>"
-                        f"<td>{found['n']:,} {esc(task.unit)}s with probabilities</td></tr>")
-    return (f"<h3>Against the annotators</h3><p>Human baseline: {esc(what)}, over the {esc(task.unit)}s the runs scored, "
+                        f"<td>{found['n']:,} {esc(task.facts.unit)}s with probabilities</td></tr>")
+    return (f"<h3>Against the annotators</h3><p>Human baseline: {esc(what)}, over the {esc(task.facts.unit)}s the runs scored, "
             f"on the 0..100 scale of the run metric.</p><table class='kv-table'><thead><tr><th></th><th>measure</th><th>value</th><th>over</th>"
             f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
@@ -276,9 +277,9 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
     remarks = list(remarks)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     gold = gold_source.removeprefix("Gold: ") if gold_source else "not stated"  # the app's note already starts with "Gold: "
-    body = [f"<h1>{esc(task.title)}</h1>",
+    body = [f"<h1>{esc(task.facts.title)}</h1>",
             f"<p>klue-viz report · {stamp} · gold: {esc(gold)} · 95% intervals from {samples} bootstrap resamples "
-            f"of the {task.unit}s (seed {seed})</p>",
+            f"of the {task.facts.unit}s (seed {seed})</p>",
             "<h2>Official metrics</h2>"]
     for result in results:
         body.append(metrics_section(task, result, confidence_intervals(task, result.frames, samples=samples, seed=seed)))
@@ -299,7 +300,7 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
     body.append(found_section(task, results, remarks, gold_rows=gold_rows))
     body.append("<h2>Errors</h2>")
     body += [errors_section(task, result, pairs, remarks, errors) for result, pairs in zip(results, pairs_of)]
-    title = f"{task.name.upper()} report: " + " vs ".join(r.run for r in results)
+    title = f"{task.facts.name.upper()} report: " + " vs ".join(r.run for r in results)
     return ("<!DOCTYPE html><html lang='ko'><head><meta charset='utf-8'>"
             "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
             f"<title>{esc(title)}</title>{STYLE}{REPORT_STYLE}</head><body>{''.join(body)}</body></html>")

@@ -118,7 +118,7 @@ def text_words(text: str) -> set[str]:
 
 def _text_words(task: Task, frames: Frames, min_examples: int = MIN_WORD_EXAMPLES) -> pd.DataFrame:
     ex = frames.examples
-    columns = [c for c in task.text_columns if c in ex]
+    columns = [c for c in task.facts.text_columns if c in ex]
     if not columns or ex.empty:
         return pd.DataFrame(columns=COLUMNS + ["error_rate", "excess"])
     words_of = [set().union(*(text_words(ex[c].iloc[k]) for c in columns)) for k in range(len(ex))]

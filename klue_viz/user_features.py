@@ -155,9 +155,9 @@ def _unit_keys(task: Task, gold_rows: Sequence[dict]) -> tuple[dict[str, str], d
     """Example guids; dialogue (card) -> its example guids; example guid -> its sentence (NER entity offsets)."""
     examples = {row["guid"]: row["guid"] for row in gold_rows}
     cards: dict[str, list[str]] = {}
-    if task.card_column:
+    if task.view.card_column:
         for row in gold_rows:
-            cards.setdefault(str(row.get(task.card_column)), []).append(row["guid"])
+            cards.setdefault(str(row.get(task.view.card_column)), []).append(row["guid"])
     sentences = {row["guid"]: row.get("sentence", "") for row in gold_rows}
     return examples, cards, sentences
 
@@ -179,7 +179,7 @@ def read_features(data: bytes, name: str, task: Task, gold_rows: Sequence[dict],
     id_field = "guid" if "guid" in fields else ("id" if "id" in fields else None)
     if id_field is None:
         raise InputError(f"{name}: no 'guid' column (the examples' ids, as in the gold file); columns found: {', '.join(fields[:10])}")
-    entity_level = "start" in fields and "end" in fields and any(s.level == ENTITY_LEVEL for s in task.slices)
+    entity_level = "start" in fields and "end" in fields and any(s.level == ENTITY_LEVEL for s in task.facts.slices)
     key_fields = {id_field, "turn", "start", "end"} if entity_level else {id_field, "turn"}
     names = [f for f in fields if f not in key_fields]
     if not names:
@@ -195,7 +195,7 @@ def read_features(data: bytes, name: str, task: Task, gold_rows: Sequence[dict],
         guid = _text(raw)
         turn = record.get("turn")
         targets: list[str]
-        if not _empty(turn) and task.card_column:
+        if not _empty(turn) and task.view.card_column:
             turn_number = _number(turn)
             if turn_number is None or not turn_number.is_integer():
                 problems.append(Problem(f"turn {turn!r} is not a whole number: the row is left out", line, guid, name))

@@ -128,7 +128,7 @@ class ModelRun:
 
     @property
     def task(self) -> str:
-        return self.result.task.name
+        return self.result.task.facts.name
 
     def to_dict(self) -> dict:
         return {"task": self.task, "model": self.model, **self.result.to_dict()}
@@ -170,9 +170,9 @@ def evaluate_folder(gold_source: str | Path, folder: Path, strict: bool = False)
 
 def cell_text(run: ModelRun) -> str:
     values = run.result.scores.values
-    text = " / ".join("n/a" if values.get(m.key) is None else f"{values[m.key]:.2f}" for m in run.result.task.metrics)
+    text = " / ".join("n/a" if values.get(m.key) is None else f"{values[m.key]:.2f}" for m in run.result.task.facts.metrics)
     if run.intervals:
-        text += " " + " ".join(f"[{v[0]:.2f}, {v[1]:.2f}]" for m in run.result.task.metrics if (v := run.intervals.get(m.key)))
+        text += " " + " ".join(f"[{v[0]:.2f}, {v[1]:.2f}]" for m in run.result.task.facts.metrics if (v := run.intervals.get(m.key)))
     return text
 
 
@@ -183,7 +183,7 @@ def coverage_text(run: ModelRun) -> str:
 
 def column_title(task_name: str) -> str:
     task = TASKS[task_name]
-    return f"{task_name.upper()} " + " / ".join(m.key for m in task.metrics)
+    return f"{task_name.upper()} " + " / ".join(m.key for m in task.facts.metrics)
 
 
 def model_table(runs: list[ModelRun]) -> pd.DataFrame:
@@ -222,7 +222,7 @@ def html_table(runs: list[ModelRun], settings: dict[str, list[str]] | None = Non
     for run in runs:
         by_model.setdefault(run.model, {})[run.task] = run
     head = "".join(f"<th title=\"{esc_attr(column_title(name))}\">{esc(name.upper())}"
-                   f"<br><small>{esc(' / '.join(m.key for m in TASKS[name].metrics))}</small></th>"
+                   f"<br><small>{esc(' / '.join(m.key for m in TASKS[name].facts.metrics))}</small></th>"
                    for name in TASKS)
     rows = []
     for model, tasks in by_model.items():

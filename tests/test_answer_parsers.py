@@ -205,7 +205,7 @@ def test_strip_answer(text, core):
 
 def test_every_task_has_a_versioned_parser():
     for task in TASKS.values():
-        assert task.answer_parser_version >= 1, task.name
+        assert task.answer_parser_version >= 1, task.facts.name
 
 
 # ---- scoring: an unreadable answer is the model's answer, scored as wrong ------------------------------

@@ -52,7 +52,7 @@ def test_each_task_page_shows_the_demo_runs_metrics_and_filters(task_name):
     shown_metrics = [(m.label, m.value) for m in at.metric]
     for run in demo_runs(task_name):
         result = evaluate_file(task, gold, run)
-        for metric in task.metrics:
+        for metric in task.facts.metrics:
             value = result.scores.values[metric.key]
             assert (metric.label, "n/a" if value is None else f"{value:.2f}") in shown_metrics
     assert drawn(at), "examples are drawn"
@@ -66,7 +66,7 @@ def test_each_task_page_shows_the_demo_runs_metrics_and_filters(task_name):
 
 def test_ynat_and_nli_numbers_agree_with_scikit_learn_on_the_demo_files():
     for task_name, label_field in (("ynat", "label"), ("nli", "gold_label")):
-        gold_file = next((DEMO_BENCHMARK / TASKS[task_name].official_folder).glob("*_dev.json"))
+        gold_file = next((DEMO_BENCHMARK / TASKS[task_name].facts.official_folder).glob("*_dev.json"))
         gold = {r["guid"]: r[label_field] for r in json.loads(gold_file.read_text(encoding="utf-8"))}
         at = open_page(PAGE_FILES[task_name])
         values = [m.value for m in at.metric if m.label in ("Macro F1", "Accuracy")]

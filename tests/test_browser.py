@@ -217,7 +217,7 @@ def test_every_page_opens_directly_and_is_saved_as_a_screenshot(server, page):
     for task in TASKS:
         open_task(page, server, task)
         assert page.locator('[data-testid="stException"]').count() == 0
-        assert page.locator("h1").first.inner_text().startswith(TASKS[task].title.split()[0])
+        assert page.locator("h1").first.inner_text().startswith(TASKS[task].facts.title.split()[0])
         page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=60_000)
         page.wait_for_timeout(800)
         page.screenshot(path=str(ARTIFACTS / f"{task}.png"))
@@ -352,7 +352,7 @@ def test_an_uploaded_run_survives_a_restart_and_once_removed_is_gone_from_every_
     env["KLUE_VIZ_DB"] = str(tmp_path / "workspace.sqlite3")
     uploaded = uploaded_copy("ner", tmp_path)
     expected = evaluate_file(TASKS["ner"], load_gold(TASKS["ner"], DEMO_BENCHMARK), uploaded)
-    values = [f"{expected.scores.values[m.key]:.2f}" for m in TASKS["ner"].metrics]
+    values = [f"{expected.scores.values[m.key]:.2f}" for m in TASKS["ner"].facts.metrics]
     label = f"{uploaded.stem} ({uploaded.name})"
     context = browser.new_context(viewport={"width": 1280, "height": 2400})
     page = context.new_page()

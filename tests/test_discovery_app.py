@@ -172,9 +172,9 @@ def test_a_paired_slice_gives_the_paired_interval_and_filters_to_the_slice_compa
     gold = load_gold(task, DEMO_BENCHMARK)
     runs = {p.stem: evaluate_file(task, gold, p) for p in demo_runs("ner")}
     first = paired_slices(task, runs[inspected], runs[other], top=1)[0]
-    assert table["size"][0] == first["size"]
+    assert table["size"][0] == first.size
     at.button(key="apply_weak_slice").click().run()
-    assert len(at.session_state["f_guids"]) == first["examples"]
+    assert len(at.session_state["f_guids"]) == first.examples
 
 
 def test_a_tag_slices_interval_follows_the_tags_stored_since():

@@ -52,7 +52,7 @@ def test_ner_frames_carry_the_korean_features(ner):
     ents = run.frames.details["entities"]
     first = ents[ents["guid"] == gold.rows[0]["guid"]].set_index(["side", "text"])
     assert first.loc[("gold", "경찰"), "particle"] == "+은" and first.loc[("gold", "16명"), "script"] == "Hangul+digits"
-    table = slice_table(task, run.frames, next(s for s in task.slices if s.key == "particle"))
+    table = slice_table(task, run.frames, next(s for s in task.facts.slices if s.key == "particle"))
     # independent count: entities in the official markup directly followed by 은, closing punctuation, then a space or the end
     text = Path(gold.source).read_text(encoding="utf-8")
     headers = re.findall(r"^## klue-ner\S*\t(.*)$", text, re.MULTILINE)
@@ -97,7 +97,7 @@ def test_seen_in_training_counts_and_feeds_the_slice_table_and_the_finder(ner, t
         records.append({"guid": row["guid"], "tags": tags})
     spoilt = evaluate_bytes(task, gold, jsonl(records), "spoilt.jsonl")
     found = weak_slices(task, spoilt.frames, extra=training_features(task, spoilt.frames, train_gold), top=1)
-    assert found[0]["conditions"] == {"seen_in_training": "not in training"}
+    assert found[0].conditions == {"seen_in_training": "not in training"}
     pred = tmp_path / "spoilt.jsonl"
     pred.write_bytes(jsonl(records))
     out = tmp_path / "slices.json"

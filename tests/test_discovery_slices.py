@@ -55,9 +55,9 @@ def test_planted_entity_slice_comes_first(ner_gold):
     task = get_task("ner")
     run = evaluate_bytes(task, ner_gold, _ner_run(ner_gold, lambda row, label: label == "QT" and row["source"] == "nsmc"), "planted.jsonl")
     found = weak_slices(task, run.frames, top=5)
-    assert found[0]["conditions"] == {"source": "nsmc", "label": "QT"}
-    assert found[0]["error_rate"] == 100.0 and found[0]["errors"] == found[0]["size"]
-    assert found[0]["detail_metrics"]["recall"] == 0.0
+    assert found[0].conditions == {"source": "nsmc", "label": "QT"}
+    assert found[0].error_rate == 100.0 and found[0].errors == found[0].size
+    assert found[0].detail_metrics["recall"] == 0.0
 
 
 def test_planted_example_slice_comes_first_and_paired_names_the_worse_run(shared):
@@ -71,12 +71,12 @@ def test_planted_example_slice_comes_first_and_paired_names_the_worse_run(shared
     planted = evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "label": flip[r["gold"]] if bad(r) else r["gold"]} for r in gold.rows]), "planted.jsonl")
     perfect = evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "label": r["gold"]} for r in gold.rows]), "perfect.jsonl")
     found = weak_slices(task, planted.frames, top=3, ci_samples=20)
-    assert found[0]["conditions"] == {"source": "wikinews", "overlap": "low (<50%)"}
-    assert found[0]["size"] == sum(bad(r) for r in gold.rows) and found[0]["metrics"]["accuracy"] == 0.0
-    assert found[0]["ci95"]["accuracy"] == [0.0, 0.0]
+    assert found[0].conditions == {"source": "wikinews", "overlap": "low (<50%)"}
+    assert found[0].size == sum(bad(r) for r in gold.rows) and found[0].metrics["accuracy"] == 0.0
+    assert found[0].ci95["accuracy"] == [0.0, 0.0]
     pairs = paired_slices(task, perfect, planted, top=3)
-    assert pairs[0]["conditions"] == {"source": "wikinews", "overlap": "low (<50%)"}
-    assert (pairs[0]["worse"], pairs[0]["better"], pairs[0]["difference"]) == ("planted", "perfect", 100.0)
+    assert pairs[0].conditions == {"source": "wikinews", "overlap": "low (<50%)"}
+    assert (pairs[0].worse, pairs[0].better, pairs[0].difference) == ("planted", "perfect", 100.0)
     assert weak_slices(task, perfect.frames) == []
 
 
@@ -108,9 +108,9 @@ def test_paired_word_slices_on_dp(shared):
 
     good = evaluate_bytes(task, gold, jsonl(run(False)), "good.jsonl")
     spoilt = evaluate_bytes(task, gold, jsonl(run(True)), "spoilt.jsonl")
-    assert weak_slices(task, spoilt.frames, top=1)[0]["conditions"] == {"last_pos": "JKO"}
+    assert weak_slices(task, spoilt.frames, top=1)[0].conditions == {"last_pos": "JKO"}
     top = paired_slices(task, good, spoilt, top=1)[0]
-    assert (top["conditions"], top["worse"], top["unit"]) == ({"last_pos": "JKO"}, "spoilt", "words")
+    assert (top.conditions, top.worse, top.unit) == ({"last_pos": "JKO"}, "spoilt", "words")
 
 
 def test_error_tags_are_slice_conditions(shared):
@@ -122,7 +122,7 @@ def test_error_tags_are_slice_conditions(shared):
                                              ("entailment" if r["guid"] in wrong else r["gold"])} for r in gold.rows]), "run.jsonl")
     tags = {g: {"negation"} for g in sorted(wrong)[: len(wrong) // 2]}  # half the errors tagged by a user
     found = weak_slices(task, run.frames, tags=tags, top=1)
-    assert found[0]["conditions"] == {"tag: negation": "yes"} and found[0]["error_rate"] == 100.0
+    assert found[0].conditions == {"tag: negation": "yes"} and found[0].error_rate == 100.0
 
 
 def test_slices_command_takes_the_stored_error_tags_as_conditions(shared, tmp_path, capsys):

@@ -13,6 +13,7 @@ from klue_viz.discovery.sorting import (
     suspect_ranks,
 )
 from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
+from klue_viz.kit import Evidence, suspect_item
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl
@@ -59,7 +60,7 @@ def test_dp_keys_and_file_order_and_suspect_rank():
     ordered = sort_examples(task, run.frames, ex, "lowest sentence LAS first")
     assert ordered["las"].is_monotonic_increasing
     assert sort_examples(task, run.frames, ex, FILE_ORDER)["guid"].tolist() == ex["guid"].tolist()
-    queue = [{"guid": ex["guid"].iloc[3], "turn": None}, {"guid": ex["guid"].iloc[1], "turn": None}, {"guid": ex["guid"].iloc[3], "turn": None}]
+    queue = [suspect_item(ex["guid"].iloc[k], "head", "1:2:NP", "1:3:NP", 1.0, Evidence(1, 1, ["run"])) for k in (3, 1, 3)]
     ranks = suspect_ranks(task, queue)
     assert ranks == {ex["guid"].iloc[3]: 1, ex["guid"].iloc[1]: 2}
     ordered = sort_examples(task, run.frames, ex, SUSPECT_RANK, ranks)

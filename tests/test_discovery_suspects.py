@@ -65,10 +65,10 @@ def test_flipped_nli_labels_top_the_queue(shared, nli_flipped, probs, seeds):
     known = {g for g in flipped if all(r.frames.examples.set_index("guid").at[g, "pred"] == flipped[g] for r in runs)}
     assert len(known) >= 10
     queue = suspects(task, runs, top=len(known))
-    assert {s["guid"] for s in queue} == known
-    assert all(s["proposed"] == flipped[s["guid"]] for s in queue)
+    assert {s.guid for s in queue} == known
+    assert all(s.proposed == flipped[s.guid] for s in queue)
     if probs:
-        assert all("cleanlab" in s["evidence"] for s in queue)
+        assert all("cleanlab" in s.evidence.extra for s in queue)
 
 
 @pytest.mark.slow
@@ -87,7 +87,7 @@ def test_cleanlab_runs_in_the_calling_process(shared, nli_flipped, monkeypatch):
     gold = load_gold(task, path)
     truth = {r["guid"]: flipped.get(r["guid"], r["gold"]) for r in gold.rows}
     runs = [evaluate_bytes(task, gold, data, f"run{k}.jsonl") for k, data in enumerate(_noisy_runs(truth, (5, 6), 0.1, True))]
-    assert any("cleanlab" in s["evidence"] for s in suspects(task, runs, top=20))
+    assert any("cleanlab" in s.evidence.extra for s in suspects(task, runs, top=20))
 
 
 @pytest.mark.slow
@@ -98,7 +98,7 @@ def test_marked_corrections_export_a_patch_that_restores_the_original(shared, nl
     truth = {r["guid"]: flipped.get(r["guid"], r["gold"]) for r in gold.rows}
     runs = [evaluate_bytes(task, gold, data, f"run{k}.jsonl") for k, data in enumerate(_noisy_runs(truth, (1, 2, 3), 0.1, False))]
     db = Store(str(tmp_path / "notes.sqlite3"))
-    queue = [s for s in suspects(task, runs, top=None) if flipped.get(s["guid"]) == s["proposed"]]  # what a reviewer confirms
+    queue = [s for s in suspects(task, runs, top=None) if flipped.get(s.guid) == s.proposed]  # what a reviewer confirms
     for suspect in queue:
         mark_gold_wrong(db, task, suspect, "검토자")
     stored = db.find(task="nli", run="gold")
@@ -107,7 +107,7 @@ def test_marked_corrections_export_a_patch_that_restores_the_original(shared, nl
     original = {r["guid"]: r for r in json.loads((shared / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json").read_text(encoding="utf-8"))}
     patched = json.loads(patch.text)
     assert patch.records == len(queue) and not patch.problems
-    assert [r["guid"] for r in patched] == sorted((s["guid"] for s in queue), key=list(original).index)
+    assert [r["guid"] for r in patched] == sorted((s.guid for s in queue), key=list(original).index)
     assert all(record == original[record["guid"]] for record in patched)
 
 
@@ -158,8 +158,8 @@ def test_ner_entities_retyped_in_the_gold_are_found_and_patched_back(shared, tmp
             known.add(guid)
     assert len(known) >= 10
     queue = suspects(task, runs, top=len(known))
-    assert {s["guid"] for s in queue} == known
-    assert all(s["unit"] == "entity" and s["proposed"].endswith(":PS") and s["gold"].endswith(":OG") for s in queue)
+    assert {s.guid for s in queue} == known
+    assert all(s.unit == "entity" and s.proposed.endswith(":PS") and s.gold.endswith(":OG") for s in queue)
     db = Store(str(tmp_path / "notes.sqlite3"))
     for suspect in queue:
         mark_gold_wrong(db, task, suspect, "reviewer")
@@ -212,8 +212,8 @@ def test_dp_heads_moved_in_the_gold_are_found_and_patched_back(shared, tmp_path)
     runs = [evaluate_bytes(task, gold, jsonl([{"guid": r["guid"], "head": r["heads"], "deprel": r["deprels"]} for r in original.rows]), f"run{k}.jsonl")
             for k in range(2)]
     queue = suspects(task, runs, top=None)
-    assert {s["guid"] for s in queue} == set(moved)
-    assert {(s["guid"], s["proposed"]) for s in queue} == {(g, f"{i}:{h}:{rel}") for g, (i, h, rel) in moved.items()}
+    assert {s.guid for s in queue} == set(moved)
+    assert {(s.guid, s.proposed) for s in queue} == {(g, f"{i}:{h}:{rel}") for g, (i, h, rel) in moved.items()}
     db = Store(str(tmp_path / "notes.sqlite3"))
     for suspect in queue:
         mark_gold_wrong(db, task, suspect, "reviewer")
@@ -237,7 +237,7 @@ def test_wos_slot_value_changed_in_one_turn_is_found_and_patched_back(shared, tm
     runs = [evaluate_bytes(task, gold, jsonl([{"guid": r["dialogue"], "turn": r["turn"], "state": r["gold_state"]} for r in original.rows]),
                            f"run{k}.jsonl") for k in range(2)]
     queue = suspects(task, runs, top=None)
-    assert [(s["guid"], s["turn"], s["gold"], s["proposed"]) for s in queue] == [
+    assert [(s.guid, s.turn, s.gold, s.proposed) for s in queue] == [
         (dialogues[0]["guid"], 1, "식당-지역-서울 서쪽", "식당-지역-서울 동쪽")]
     db = Store(str(tmp_path / "notes.sqlite3"))
     mark_gold_wrong(db, task, queue[0], "reviewer")
@@ -261,7 +261,7 @@ def test_wos_slot_added_to_the_gold_is_proposed_as_none_and_patched_away(shared,
     runs = [evaluate_bytes(task, gold, jsonl([{"guid": r["dialogue"], "turn": r["turn"], "state": r["gold_state"]} for r in original.rows]),
                            f"run{k}.jsonl") for k in range(2)]
     queue = suspects(task, runs, top=None)
-    assert [(s["guid"], s["turn"], s["gold"], s["proposed"]) for s in queue] == [
+    assert [(s.guid, s.turn, s.gold, s.proposed) for s in queue] == [
         (dialogues[0]["guid"], 1, "숙소-지역-서울 남쪽", "숙소-지역-none")]
     db = Store(str(tmp_path / "notes.sqlite3"))
     mark_gold_wrong(db, task, queue[0], "reviewer")
@@ -281,7 +281,7 @@ def test_mrc_runs_agreeing_there_is_no_answer_propose_unanswerable_and_the_patch
                   for r in gold.rows])
     runs = [evaluate_bytes(task, gold, data, f"run{k}.jsonl") for k in range(2)]
     queue = suspects(task, runs, top=None)
-    assert [(s["guid"], s["proposed"]) for s in queue] == [(target["guid"], "(unanswerable)")]
+    assert [(s.guid, s.proposed) for s in queue] == [(target["guid"], "(unanswerable)")]
     db = Store(str(tmp_path / "notes.sqlite3"))
     mark_gold_wrong(db, task, queue[0], "reviewer")
     source = next(DEMO_BENCHMARK.rglob("klue-mrc-v1.1_dev.json"))
@@ -305,7 +305,7 @@ def test_mrc_runs_agreeing_on_an_answer_to_an_unanswerable_gold_patch_it_answera
     data = jsonl([{"guid": r["guid"], "answer": distractor["text"] if r["guid"] == target else (r["answers"][0] if r["answers"] else "")}
                   for r in gold.rows])
     queue = suspects(task, [evaluate_bytes(task, gold, data, f"run{k}.jsonl") for k in range(2)], top=None)
-    assert [(s["guid"], s["proposed"]) for s in queue] == [(target, distractor["text"])]
+    assert [(s.guid, s.proposed) for s in queue] == [(target, distractor["text"])]
     db = Store(str(tmp_path / "notes.sqlite3"))
     mark_gold_wrong(db, task, queue[0], "reviewer")
     patch = make_patch(task, source.read_text(encoding="utf-8"), source.name, corrections_from(db.find(task="mrc"), task))

@@ -309,7 +309,7 @@ def test_a_dp_gold_head_beyond_its_sentence_is_listed():
 def test_an_official_named_gold_file_with_garbage_inside_is_one_line(tmp_path, task_name, garbage):
     task = get_task(task_name)
     with pytest.raises(InputError):
-        gold_from_bytes(task, garbage, f"{task.official_folder}_dev.{task.official_ext}")
+        gold_from_bytes(task, garbage, f"{task.facts.official_folder}_dev.{task.facts.official_ext}")
 
 
 # Every parser raises RecordError (a listed problem) for any bad value, never another exception: the values a

@@ -50,7 +50,7 @@ def assert_same_frame(fresh: pd.DataFrame, back: pd.DataFrame) -> None:
 
 
 def assert_same_result(task, fresh, back) -> None:
-    for metric in task.metrics:
+    for metric in task.facts.metrics:
         a, b = fresh.scores.values[metric.key], back.scores.values[metric.key]
         assert (a is None and b is None) or abs(a - b) <= 1e-9, (metric.key, a, b)
     assert fresh.scores.reasons == back.scores.reasons
@@ -196,11 +196,11 @@ def test_a_parquet_file_of_another_layout_is_never_read(store):
 def test_a_truncated_parquet_file_is_scored_again(store, monkeypatch):
     task, gold, run = demo_input()
     kept.results_for(store, task, gold, [run], strict=False)
-    summary = store.summary(task.name, run.run_sha256, gold.sha256, False)
+    summary = store.summary(task.facts.name, run.run_sha256, gold.sha256, False)
     path = store.folder / summary.key / "entities.parquet"
     path.write_bytes(path.read_bytes()[:-100])
     counting = Counting(monkeypatch)
-    assert store.summary(task.name, run.run_sha256, gold.sha256, False) is None  # the size no longer matches
+    assert store.summary(task.facts.name, run.run_sha256, gold.sha256, False) is None  # the size no longer matches
     results, _ = kept.results_for(store, task, gold, [run], strict=False)
     assert counting.calls == 1
     fresh = evaluate_bytes(task, gold, run.read(), run.file_name, run=run.name)
@@ -210,7 +210,7 @@ def test_a_truncated_parquet_file_is_scored_again(store, monkeypatch):
 def test_a_damaged_file_of_the_right_size_is_scored_again_when_read(store, monkeypatch):
     task, gold, run = demo_input()
     kept.results_for(store, task, gold, [run], strict=False)
-    summary = store.summary(task.name, run.run_sha256, gold.sha256, False)
+    summary = store.summary(task.facts.name, run.run_sha256, gold.sha256, False)
     path = store.folder / summary.key / "examples.parquet"
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
@@ -262,7 +262,7 @@ def test_forget_removes_the_kept_results_of_a_run(store):
     assert len([p for p in store.folder.iterdir() if not p.name.startswith(".")]) == 2
     assert store.forget(run.run_sha256) == 2
     assert list(store.folder.iterdir()) == []
-    assert store.summary(task.name, run.run_sha256, gold.sha256, False) is None
+    assert store.summary(task.facts.name, run.run_sha256, gold.sha256, False) is None
 
 
 def test_a_file_that_cannot_be_scored_is_a_failure_not_kept(store):

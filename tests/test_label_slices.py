@@ -26,10 +26,10 @@ def test_nli_gold_entailment_is_found_when_it_fails_more_than_the_rest(shared):
     overall = sum(1 for r, p in zip(gold.rows, records) if p["label"] != r["gold"]) / len(records)
     assert wrong_entailment / entailment > overall + 0.08  # the planted gap, counted by hand
     found = weak_slices(task, run.frames, top=10)
-    by_gold = [s for s in found if s["conditions"] == {"gold_label": "entailment"}]
-    assert by_gold, [s["conditions"] for s in found]
-    assert by_gold[0]["size"] == entailment and by_gold[0]["errors"] == wrong_entailment
-    assert by_gold[0]["labels"] == {"gold_label": "Gold label"}
+    by_gold = [s for s in found if s.conditions == {"gold_label": "entailment"}]
+    assert by_gold, [s.conditions for s in found]
+    assert by_gold[0].size == entailment and by_gold[0].errors == wrong_entailment
+    assert by_gold[0].labels == {"gold_label": "Gold label"}
 
 
 def test_the_predicted_label_is_a_feature_of_every_label_task():

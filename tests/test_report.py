@@ -74,7 +74,7 @@ def test_report_metrics_match_the_store_free_evaluation_for_every_task():
         gold = load_gold(task, DEMO_BENCHMARK)
         result = evaluate_file(task, gold, next(demo_runs(name)))
         html = build_report(task, [result], "demo", errors=1, samples=20)
-        for metric in task.metrics:
+        for metric in task.facts.metrics:
             value = result.scores.values.get(metric.key)
             shown = unescape(re.search(rf"data-metric='{metric.key}'>([^<]+)<", html).group(1))
             assert shown == ("n/a" if value is None else f"{value:.2f}"), (name, metric.key)
@@ -104,7 +104,7 @@ def test_the_report_carries_what_the_discovery_layer_finds():
     assert "<h2>Found for you</h2>" in html
     top = weak_slices(task, results[0].frames, top=1)
     if top:
-        first = " & ".join(f"{k} = {v}" for k, v in top[0]["conditions"].items())
+        first = " & ".join(f"{k} = {v}" for k, v in top[0].conditions.items())
         assert first in unescape(html)
     with_probs = [r for r in results if run_calibration(task, r.frames.examples) is not None]
     assert with_probs, "a demo YNAT run gives probabilities"

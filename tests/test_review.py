@@ -8,14 +8,14 @@ from klue_viz.annotations.files import export_text, parse
 from klue_viz.annotations.gold_marks import ACCEPT, KEEP_GOLD, OTHER, SKIP, record_review
 from klue_viz.annotations.store import Store
 from klue_viz.discovery.review import accepted_corrections, disagreements, outcomes, reviewer_agreement
-from klue_viz.kit import KEEP
+from klue_viz.kit import KEEP, Evidence, Suspect
 from klue_viz.tasks import get_task
 
 TASK = get_task("nli")
 
 
 def suspect(k, gold="neutral", proposed="entailment"):
-    return {"guid": f"klue-nli-v1_dev_{k:05d}", "turn": None, "unit": "label", "gold": gold, "proposed": proposed}
+    return Suspect(f"klue-nli-v1_dev_{k:05d}", None, "label", gold, proposed, 1.0, Evidence(1, 1, ["run"]))
 
 
 def test_each_decision_is_a_gold_annotation(tmp_path):

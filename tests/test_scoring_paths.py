@@ -29,9 +29,9 @@ def assert_same(result) -> None:
     assert from_frames.values.keys() == result.scores.values.keys()
     for key, value in result.scores.values.items():
         other = from_frames.values[key]
-        assert (value is None) == (other is None), (result.task.name, key, value, other)
+        assert (value is None) == (other is None), (result.task.facts.name, key, value, other)
         if value is not None:
-            assert value == pytest.approx(other, abs=1e-9), (result.task.name, key)
+            assert value == pytest.approx(other, abs=1e-9), (result.task.facts.name, key)
     assert from_frames.reasons == result.scores.reasons
 
 

@@ -245,7 +245,7 @@ def test_slice_metrics_match_an_independent_computation_per_slice(shared):
     rng = random.Random(8)
     preds = [rng.choice(["entailment", "neutral", "contradiction"]) if rng.random() < 0.3 else r["gold_label"] for r in data]
     result = evaluate_bytes(nli, load_gold(nli, shared), jsonl({"guid": r["guid"], "label": p} for r, p in zip(data, preds)), "p.jsonl")
-    table = slice_table(nli, result.frames, next(s for s in nli.slices if s.key == "source")).set_index("value")
+    table = slice_table(nli, result.frames, next(s for s in nli.facts.slices if s.key == "source")).set_index("value")
     for source in {r["source"] for r in data}:
         pairs = [(r["gold_label"], p) for r, p in zip(data, preds) if r["source"] == source]
         assert table.loc[source, "accuracy"] == pytest.approx(100 * accuracy_score(*zip(*pairs)), abs=1e-9)
@@ -261,7 +261,7 @@ def test_slice_metrics_match_an_independent_computation_per_slice(shared):
     probs /= probs.sum(axis=1, keepdims=True)
     lines = [{"guid": r["guid"], "probs": p.tolist()} for r, p in zip(records, probs)]
     result = evaluate_bytes(re_task, load_gold(re_task, DEMO_BENCHMARK), jsonl(lines), "p.jsonl")
-    table = slice_table(re_task, result.frames, next(s for s in re_task.slices if s.key == "source")).set_index("value")
+    table = slice_table(re_task, result.frames, next(s for s in re_task.facts.slices if s.key == "source")).set_index("value")
     for source in {r["source"] for r in records}:
         mine = [k for k, r in enumerate(records) if r["source"] == source]
         gold = np.array([records[k]["label"] for k in mine])
@@ -278,7 +278,7 @@ def test_slice_table_counts_errors_rates_order_and_missing_values(nli_gold):
     sources = frames.examples["source"].astype(object).to_numpy().copy()
     sources[:7] = None  # seven examples without a source form their own slice
     frames.examples["source"] = pd.array(sources, dtype="string")
-    table = slice_table(nli, frames, next(s for s in nli.slices if s.key == "source"))
+    table = slice_table(nli, frames, next(s for s in nli.facts.slices if s.key == "source"))
     assert list(table.columns) == ["value", "n", "errors", "accuracy", "error_rate"]
     expected = {}
     for source in set(sources):
@@ -302,7 +302,7 @@ def test_entity_type_slices_match_seqeval_per_type(ner_gold):
     g = [[t for c, t in zip(r["sentence"], tag_list(r["tags"])) if c != " "] for r in ner_gold.rows]
     p = [[t for c, t in zip(r["sentence"], tags) if c != " "] for r, tags in zip(ner_gold.rows, preds)]
     report = classification_report(g, p, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
-    table = slice_table(ner, result.frames, next(s for s in ner.slices if s.key == "label")).set_index("value")
+    table = slice_table(ner, result.frames, next(s for s in ner.facts.slices if s.key == "label")).set_index("value")
     for kind in metrics.NER_TYPES:
         assert table.loc[kind, "precision"] == pytest.approx(100 * report[kind]["precision"], abs=1e-9)
         assert table.loc[kind, "recall"] == pytest.approx(100 * report[kind]["recall"], abs=1e-9)
@@ -326,7 +326,7 @@ def test_slot_slices_count_a_wrong_value_as_both_a_miss_and_a_false_alarm(shared
         records.append({"guid": row["dialogue"], "turn": row["turn"], "state": state})
         pairs.append((row["gold_state"], state))
     result = evaluate_bytes(wos, gold, jsonl(records), "p.jsonl")
-    table = slice_table(wos, result.frames, next(s for s in wos.slices if s.key == "domain_slot")).set_index("value")
+    table = slice_table(wos, result.frames, next(s for s in wos.facts.slices if s.key == "domain_slot")).set_index("value")
     for slot in table.index:
         tp = fp = fn = 0
         for g_state, p_state in pairs:
@@ -350,7 +350,7 @@ def test_re_slices_score_micro_f1_per_slice():
     rng = random.Random(4)
     preds = [r["gold"] if rng.random() < 0.6 else rng.choice(metrics.RE_RELATIONS) for r in gold.rows]
     result = evaluate_bytes(re_task, gold, jsonl({"guid": r["guid"], "label": p} for r, p in zip(gold.rows, preds)), "p.jsonl")
-    table = slice_table(re_task, result.frames, next(s for s in re_task.slices if s.key == "source")).set_index("value")
+    table = slice_table(re_task, result.frames, next(s for s in re_task.facts.slices if s.key == "source")).set_index("value")
     for source in table.index:
         pairs = [(r["gold"], p) for r, p in zip(gold.rows, preds) if r["source"] == source]
         g, p = zip(*pairs)
@@ -362,7 +362,7 @@ def test_re_slices_score_micro_f1_per_slice():
 def test_a_slice_table_of_no_examples_is_empty_with_its_columns(nli_gold):
     nli = get_task("nli")
     result, _ = nli_run(nli_gold, 0.3, 1, 10)
-    table = slice_table(nli, result.frames.subset([]), nli.slices[0])
+    table = slice_table(nli, result.frames.subset([]), nli.facts.slices[0])
     assert table.empty and list(table.columns) == ["value", "n", "errors"]
 
 
@@ -372,7 +372,7 @@ def test_an_sts_slice_without_similar_pairs_shows_f1_undefined_with_its_reason()
     preds = [{"guid": f"klue-sts-v1_dev_{k:05d}", "score": s} for k, s in enumerate([1.5, 2.5, 4.0, 3.5])]
     result = evaluate_bytes(sts, gold, jsonl(preds), "p.jsonl")
     assert result.scores.values["f1"] == 100.0  # the whole run has similar pairs: defined
-    table = slice_table(sts, result.frames, next(s for s in sts.slices if s.key == "source")).set_index("value")
+    table = slice_table(sts, result.frames, next(s for s in sts.facts.slices if s.key == "source")).set_index("value")
     assert table.loc["policy-rtt", "f1"] == 100.0
     # airbnb-rtt: no pair >= 3.0 on either side -> undefined (scikit-learn's ill-defined 0 is not shown as a score)
     assert table.loc["airbnb-rtt", "f1"] is None or np.isnan(table.loc["airbnb-rtt", "f1"])

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from klue_viz.cli import main
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.discovery.slices import slice_name
+from klue_viz.discovery.slices import WeakSlice, slice_name
 
 
 def test_ner_side_and_particle_read_as_words():
-    item = {"conditions": {"side": "gold", "particle": "+other"}, "labels": {"side": "Gold or predicted entity",
-                                                                          "particle": "Particle attached to the entity (경찰+은)"}}
+    item = WeakSlice(conditions={"side": "gold", "particle": "+other"},
+                     labels={"side": "Gold or predicted entity", "particle": "Particle attached to the entity (경찰+은)"},
+                     unit="entities", size=12, examples=9, errors=7, error_rate=58.3, metrics={}, score=1.5)
     assert slice_name(item) == "Entity = gold entity (recall) & Particle attached to the entity (경찰+은) = another particle"
 
 

@@ -11,9 +11,9 @@ from klue_viz import kept
 from klue_viz.annotations.store import Store
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import load_gold
-from klue_viz.metrics import Statistics, ner_aggregate, ner_statistics
+from klue_viz.metrics import Statistics, ner_statistics
 from klue_viz.tasks import TASKS, get_task
-from klue_viz.tasks.ner import COUNT_COLUMNS, NER_WIDTH, TYPES, entity_rows, entity_sentences, type_codes
+from klue_viz.tasks.ner import COUNT_COLUMNS, TYPES, entity_rows, entity_sentences, type_codes
 from tests.test_kept import keep_and_load, noisy_run
 
 
@@ -25,8 +25,7 @@ def former_ner_statistics(frames) -> Statistics:
     kind = entity_rows(ents)
     keep = (sentence >= 0) & (kind >= 0)
     types = pd.Categorical(ents["label"], categories=TYPES).codes.astype(np.int64)
-    rows, cols, values = ner_statistics(len(ex), counts[0], counts[1], counts[2], sentence[keep], types[keep], kind[keep])
-    return Statistics(len(ex), NER_WIDTH, rows, cols, values, ner_aggregate)
+    return ner_statistics(len(ex), counts[0], counts[1], counts[2], sentence[keep], types[keep], kind[keep])
 
 
 def assert_same_entries(a: Statistics, b: Statistics) -> None:

@@ -5,18 +5,19 @@ from __future__ import annotations
 from klue_viz.cli import main
 from klue_viz.discovery.suspects import queue_frame, queue_order, suspects
 from klue_viz.evaluate import evaluate_bytes
+from klue_viz.kit import Evidence, Suspect
 from klue_viz.tasks import get_task
 from tests.cases import dp_tsv, gold_of, ner_tsv, nli
 from tests.conftest import jsonl
 
 
 def item(guid, score, confidence=None, quality=None):
-    return {"guid": guid, "turn": None, "unit": "label", "score": score, "confidence": confidence, "label_quality": quality}
+    return Suspect(guid, None, "label", "yes", "no", score, Evidence(1, 1, ["run"]), confidence=confidence, label_quality=quality, queued=True)
 
 
 def test_ties_are_broken_by_confidence_then_label_quality():
     queue = [item("a", 2.0), item("b", 2.0, 0.7, 0.3), item("c", 2.0, 0.9, 0.5), item("d", 2.0, 0.7, 0.1), item("e", 3.0)]
-    assert [s["guid"] for s in sorted(queue, key=queue_order)] == ["e", "c", "d", "b", "a"]
+    assert [s.guid for s in sorted(queue, key=queue_order)] == ["e", "c", "d", "b", "a"]
 
 
 def test_ner_suspect_marks_its_span_and_the_cli_prints_it(tmp_path, capsys):
@@ -40,7 +41,7 @@ def test_dp_suspect_names_the_word_and_its_heads():
     run = jsonl([{"guid": "klue-dp-v1_dev_00000_wikitree", "head": [2, 3, 0], "deprel": ["NP_SBJ", "NP_OBJ", "VP"]}])
     result = evaluate_bytes(task, gold, run, "run.jsonl")
     found = suspects(task, [result], gold_rows=gold.rows)
-    assert found[0]["text"] == "나는 밥을 먹었다\nword 1 '나는': gold head 3 '먹었다' NP_SBJ -> proposed head 2 '밥을' NP_SBJ"
+    assert found[0].text == "나는 밥을 먹었다\nword 1 '나는': gold head 3 '먹었다' NP_SBJ -> proposed head 2 '밥을' NP_SBJ"
 
 
 def test_nli_queue_table_shows_the_pair():

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from klue_viz.discovery.suspects import evidence_details, queue_frame
+from klue_viz.kit import Evidence, Suspect
 
 
-def suspect(turn, **evidence) -> dict:
-    return {"guid": "klue-ner-v1_dev_00001-wikitree", "turn": turn, "unit": "entity", "gold": "PS", "proposed": "OG", "score": 0.9,
-            "evidence": {"agreeing": 2, "of": 2, "runs": {"a": "OG", "b": "OG"}, **evidence}}
+def suspect(turn, **evidence) -> Suspect:
+    return Suspect("klue-ner-v1_dev_00001-wikitree", turn, "entity", "PS", "OG", 0.9, Evidence(2, 2, {"a": "OG", "b": "OG"}, extra=evidence))
 
 
 def test_the_turn_column_is_left_out_when_no_suspect_has_a_turn():

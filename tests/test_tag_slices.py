@@ -38,11 +38,11 @@ def test_no_slice_of_one_or_two_runs_is_empty_and_a_tag_has_a_yes_and_a_no(ner_r
     task, gold, first, second = ner_runs
     tags = {gold.rows[0]["guid"]: {"missed"}}
     found = weak_slices(task, first.frames, tags=tags, top=10) + paired_slices(task, first, second, tags=tags, top=10)
-    assert found and all(item["size"] > 0 for item in found)
+    assert found and all(item.size > 0 for item in found)
     for item in found:
-        assert all(value != "nan" for value in item["conditions"].values())
-        if "tag: missed" in item["conditions"]:
-            assert item["conditions"]["tag: missed"] in ("yes", "no")
+        assert all(value != "nan" for value in item.conditions.values())
+        if "tag: missed" in item.conditions:
+            assert item.conditions["tag: missed"] in ("yes", "no")
 
 
 def test_the_untagged_side_of_a_tag_is_a_slice(ner_runs):
@@ -61,7 +61,7 @@ def test_cli_report_with_a_stored_tag_on_two_ner_runs_writes_the_file(tmp_path, 
     first, second = demo_runs("ner")
     Store().save(Annotation("ner", gold_rows[0]["guid"], first.stem, "지민", tags=["missed"]))
     out = tmp_path / "report.html"
-    assert main(["report", "--task", task.name, "--gold", str(DEMO_BENCHMARK), "--pred", str(first), "--pred", str(second),
+    assert main(["report", "--task", task.facts.name, "--gold", str(DEMO_BENCHMARK), "--pred", str(first), "--pred", str(second),
                  "--out", str(out), "--bootstrap", "20", "--errors", "2"]) == 0
     assert out.exists() and "Traceback" not in capsys.readouterr().err
 

@@ -23,7 +23,7 @@ def test_the_registry_holds_the_eight_tasks_in_klue_order():
 def demo_result(request):
     task = TASKS[request.param]
     gold = load_gold(task, DEMO_BENCHMARK)
-    return evaluate_file(task, gold, next(demo_runs(task.name)))
+    return evaluate_file(task, gold, next(demo_runs(task.facts.name)))
 
 
 def test_frames_are_tidy_and_carry_every_slice(demo_result):
@@ -32,9 +32,9 @@ def test_frames_are_tidy_and_carry_every_slice(demo_result):
     assert examples["guid"].is_unique
     for column in ("guid", "correct", "error_type"):
         assert column in examples.columns
-    for spec in task.slices:
+    for spec in task.facts.slices:
         frame = examples if spec.level == "examples" else frames.details[spec.level]
-        assert spec.key in frame.columns, (task.name, spec.key)
+        assert spec.key in frame.columns, (task.facts.name, spec.key)
         table = slice_table(task, frames, spec)
         assert table["n"].sum() == len(frame) and len(table) >= 1
 
@@ -52,8 +52,8 @@ def test_the_rows_of_one_example_are_those_a_scan_of_the_frame_finds(demo_result
             pd.testing.assert_series_equal(frames.example(guid), scanned.iloc[0])
         for level, detail in frames.details.items():
             pd.testing.assert_frame_equal(frames.rows(guid, level), detail[detail["guid"] == guid])
-    if demo_result.task.card_column:  # a WoS dialogue: its turns, found by another column
-        column = demo_result.task.card_column
+    if demo_result.task.view.card_column:  # a WoS dialogue: its turns, found by another column
+        column = demo_result.task.view.card_column
         value = frames.examples[column].iloc[0]
         pd.testing.assert_frame_equal(frames.rows(value, by=column), frames.examples[frames.examples[column] == value])
     kept = frames.examples

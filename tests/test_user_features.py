@@ -49,10 +49,10 @@ def test_planted_column_is_the_top_weak_slice(nli):
     assert problems == []
     result = with_features(evaluate_bytes(task, gold, run, "planted.jsonl"), features)
     found = weak_slices(task, result.frames, top=5)
-    assert found[0]["conditions"] == {"user:flag": "1"}
-    assert found[0]["size"] == sum(flags.values())
-    assert found[0]["error_rate"] == 100.0
-    assert found[0]["labels"] == {"user:flag": "flag (your column)"}
+    assert found[0].conditions == {"user:flag": "1"}
+    assert found[0].size == sum(flags.values())
+    assert found[0].error_rate == 100.0
+    assert found[0].labels == {"user:flag": "flag (your column)"}
     # the same column is a slice table, a filter and (numeric) a sort key
     spec = next(s for s in user_slices(result.frames) if s.key == "user:flag")
     table = slice_table(task, result.frames, spec).set_index("value")
@@ -70,7 +70,7 @@ def test_planted_column_in_a_paired_comparison(nli):
     first = with_features(evaluate_bytes(task, gold, run, "planted.jsonl"), features)
     second = with_features(evaluate_bytes(task, gold, perfect, "perfect.jsonl"), features)
     found = paired_slices(task, first, second, top=3)
-    assert found[0]["conditions"] == {"user:flag": "1"} and found[0]["worse"] == "planted"
+    assert found[0].conditions == {"user:flag": "1"} and found[0].worse == "planted"
 
 
 def test_numeric_column_bins_into_quartiles_and_sorts(nli):

@@ -24,7 +24,7 @@ from tests.test_app import drawn, open_page, shown_count
 
 
 def demo_file(task: str) -> Path:
-    return next((DEMO_BENCHMARK / TASKS[task].official_folder).glob("*_dev.*"))
+    return next((DEMO_BENCHMARK / TASKS[task].facts.official_folder).glob("*_dev.*"))
 
 
 def jsonl(path: Path) -> list[dict]:
@@ -131,7 +131,7 @@ def test_ner_confusion_counts_exact_matches_on_the_diagonal_and_boundary_errors_
     assert sum(boundary.values()) > 0, "the demo run has boundary errors"
     task = TASKS["ner"]
     result = evaluate_file(task, load_gold(task, DEMO_BENCHMARK), next(demo_runs("ner")))
-    counts = confusion_counts(task.confusion(result.frames), max_labels=40, outcomes=task.outcome_columns)
+    counts = confusion_counts(task.confusion(result.frames), max_labels=40, outcomes=task.view.outcome_columns)
     for label in ("DT", "LC", "OG", "PS", "QT", "TI"):
         if label in counts.index:
             assert counts.loc[label, label] == exact[label]
@@ -168,7 +168,7 @@ def test_dp_confusion_puts_a_right_relation_on_a_wrong_head_in_its_own_column():
 
     task = TASKS["dp"]
     result = evaluate_file(task, load_gold(task, DEMO_BENCHMARK), next(demo_runs("dp")))
-    counts = confusion_counts(task.confusion(result.frames), max_labels=60, outcomes=task.outcome_columns)
+    counts = confusion_counts(task.confusion(result.frames), max_labels=60, outcomes=task.view.outcome_columns)
     for rel in counts.index:
         assert counts.loc[rel, rel] == diagonal[rel]
         assert counts.loc[rel].get("wrong head", 0) == wrong_head[rel]
@@ -313,9 +313,9 @@ def test_task_pages_take_their_task_specific_parts_from_the_task_module():
 
 def test_discovery_takes_its_task_specific_parts_from_the_task_module():
     names = "|".join(map(re.escape, TASKS))
-    name_test = re.compile(r"task\.name\s*([!=]=|(not\s+)?in\b)"  # a test of the name
+    name_test = re.compile(r"task\.facts\.name\s*([!=]=|(not\s+)?in\b)"  # a test of the name
                            rf"|[\"']({names})[\"']\s*(:|==)"  # a dict keyed by task names, or a name compared
-                           r"|[}\]]\s*(\.get\(|\[)task\.name")  # a table looked up by the name
+                           r"|[}\]]\s*(\.get\(|\[)task\.facts\.name")  # a table looked up by the name
     found = [(module.name, line.strip()) for module in (REPO / "klue_viz/discovery").glob("*.py")  # a ninth task needs no edit here
              for line in module.read_text(encoding="utf-8").splitlines() if name_test.search(line)]
     assert found == []
@@ -327,13 +327,13 @@ def test_a_ninth_task_gets_sort_orders_suspects_and_a_patch_from_discovery_uncha
     from klue_viz.discovery.suspects import suspects
     from klue_viz.evaluate import evaluate_bytes, gold_from_bytes
     from klue_viz.metrics import nli_aggregate
-    from klue_viz.tasks.base import Metric
+    from klue_viz.tasks.base import Metric, TaskFacts
     from klue_viz.tasks.classification import LabelTask
     from tests.conftest import jsonl
 
     class Ninth(LabelTask):  # in no module of klue_viz/tasks: only what a label task must say
-        name, title, guid_prefix, labels = "ninth", "A ninth task", "ninth-v1", ("yes", "no")
-        metrics, aggregate_for = (Metric("accuracy", "Accuracy"),), staticmethod(nli_aggregate)
+        facts = TaskFacts(name="ninth", title="A ninth task", guid_prefix="ninth-v1", metrics=(Metric("accuracy", "Accuracy"),))
+        labels, aggregate_for = ("yes", "no"), staticmethod(nli_aggregate)
 
         def looks_like_hf(self, record):
             return False
@@ -345,7 +345,7 @@ def test_a_ninth_task_gets_sort_orders_suspects_and_a_patch_from_discovery_uncha
             return esc(frames.example(guid)["text"])
 
     task = Ninth()
-    assert task.name not in TASKS
+    assert task.facts.name not in TASKS
     records = [{"guid": f"g{k}", "text": f"<b>{k}</b>", "label": ("yes", "no")[k % 2]} for k in range(6)]
     official = json.dumps(records)
     gold = gold_from_bytes(task, official.encode(), "ninth_dev.json")
@@ -357,7 +357,7 @@ def test_a_ninth_task_gets_sort_orders_suspects_and_a_patch_from_discovery_uncha
     ordered = sort_examples(task, runs[0].frames, runs[0].frames.examples, "wrong first")
     assert ordered["guid"].tolist() == ["g0", "g3", "g1", "g2", "g4", "g5"]
     queue = suspects(task, runs, top=None)
-    assert [(s["guid"], s["unit"], s["gold"], s["proposed"], s["score"]) for s in queue] == [("g0", "label", "yes", "no", 2.0)]
+    assert [(s.guid, s.unit, s.gold, s.proposed, s.score) for s in queue] == [("g0", "label", "yes", "no", 2.0)]
     patch = make_patch(task, official, "ninth_dev.json", {("g0", None): ["no"], ("g1", None): ["maybe"]})
     assert json.loads(patch.text) == [{**records[0], "label": "no"}] and patch.records == 1
     assert [(p.guid, "maybe" in p.message) for p in patch.problems] == [("g1", True)]
@@ -372,8 +372,8 @@ def test_a_task_offers_training_slices_exactly_when_discovery_can_count_its_trai
             counted = True
         except KeyError:
             counted = False
-        assert task.training_slices == counted, task.name
-    assert [t.name for t in TASKS.values() if t.compact_table] == ["ynat", "sts", "nli"]
+        assert (task.training is not None) == counted, task.facts.name
+    assert [t.facts.name for t in TASKS.values() if t.view.compact_table] == ["ynat", "sts", "nli"]
 
 
 def test_readme_says_when_the_postgresql_tests_run_and_that_the_app_listens_on_loopback_only():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import Any
 
 from klue_viz.annotations.store import Annotation, InvalidRecord, newest_per_key, validate
 from klue_viz.io import read_records
@@ -42,7 +43,7 @@ def export_text(items: list[Annotation], name: str) -> str:
     raise InputError(f"{name}: export to a .jsonl or .csv file")
 
 
-def _flag(value) -> bool:
+def _flag(value: object) -> bool:
     if isinstance(value, bool):
         return value
     if str(value).strip().lower() in ("true", "1", "yes"):
@@ -69,7 +70,7 @@ def _optional(record: dict, name: str, default: str) -> str:
     return value
 
 
-def _turn(value) -> int | None:
+def _turn(value: Any) -> int | None:  # any JSON or CSV value: int() says which it cannot read
     if value in (None, ""):
         return None
     if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):

@@ -53,11 +53,11 @@ class RunStore:
         self.store = store
 
     # ---- reading ---------------------------------------------------------------------------------
-    def _query(self):
+    def _query(self) -> sa.Select:
         return sa.select(runs, run_blobs.c.size).join(run_blobs, runs.c.sha256 == run_blobs.c.sha256)
 
     @staticmethod
-    def _from_row(row) -> Run:
+    def _from_row(row: sa.Row) -> Run:
         return Run(row.task, row.name, row.file_name, row.model, row.uploader, row.created_at, row.sha256, row.size, row.version)
 
     def list(self, task: str | None = None) -> list[Run]:
@@ -90,7 +90,7 @@ class RunStore:
         wanted = clean_name(name or Path(file_name).stem) or "run"
         model = clean_name(model)
 
-        def work(connection) -> Run:
+        def work(connection: sa.Connection) -> Run:
             existing = connection.execute(self._query().where((runs.c.task == task) & (runs.c.sha256 == digest)).with_for_update()).first()
             if existing is not None:
                 if model and not existing.model:  # stored without a model, uploaded again under one: it is that model's
@@ -117,7 +117,7 @@ class RunStore:
         if not new_name:
             raise InputError("a run needs a name")
 
-        def work(connection) -> Run:
+        def work(connection: sa.Connection) -> Run:
             row = self._locked(connection, task, name, expected_version)
             if new_name == name:
                 return self._from_row(row)
@@ -138,7 +138,7 @@ class RunStore:
 
         Returns the number of annotations deleted.
         """
-        def work(connection) -> int:
+        def work(connection: sa.Connection) -> int:
             row = self._locked(connection, task, name, expected_version)
             connection.execute(runs.delete().where(runs.c.id == row.id))
             if not connection.execute(sa.select(runs.c.id).where(runs.c.sha256 == row.sha256)).first():
@@ -149,7 +149,7 @@ class RunStore:
 
         return self.store.write(work, "another change kept removing this run")
 
-    def _locked(self, connection, task: str, name: str, expected_version: int):
+    def _locked(self, connection: sa.Connection, task: str, name: str, expected_version: int) -> sa.Row:
         row = connection.execute(self._query().where((runs.c.task == task) & (runs.c.name == name)).with_for_update(of=runs)).first()
         if row is None:
             raise RunConflict(f"the {task.upper()} run {name} was removed or renamed meanwhile")

@@ -131,7 +131,7 @@ def timestamp(value: str) -> str:
         raise InvalidRecord(f"updated_at {str(value)[:40]!r} is out of range: in UTC it falls before year 1 or after year 9999") from None
 
 
-def _text(name: str, value, limit: int, required: bool = True) -> None:
+def _text(name: str, value: object, limit: int, required: bool = True) -> None:
     if not isinstance(value, str):
         raise InvalidRecord(f"{name} must be text, found {type(value).__name__}")
     if required and not value.strip():
@@ -188,7 +188,7 @@ def database_url(value: str | None = None) -> str:
     return f"sqlite:///{Path(value).expanduser()}"
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
+def _sqlite_pragmas(dbapi_connection: sqlite3.Connection, _record: object) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=FULL")
@@ -196,7 +196,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-def _sqlite_begin(connection) -> None:
+def _sqlite_begin(connection: sa.Connection) -> None:
     connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get("immediate") else "BEGIN")
 
 
@@ -310,14 +310,15 @@ class Store:
 
     # ---- reading ---------------------------------------------------------------------------------
     @staticmethod
-    def _from_row(row) -> Annotation:
+    def _from_row(row: sa.Row) -> Annotation:
         return Annotation(
             task=row.task, guid=row.guid, run=row.run, annotator=row.annotator, tags=json.loads(row.tags), note=row.note,
             gold_wrong=bool(row.gold_wrong), corrected_label=row.corrected_label, turn=None if row.turn == NO_TURN else row.turn,
             updated_at=row.updated_at, version=row.version,
         )
 
-    def _where(self, task=None, run=None, guid=None, turn=None, annotator=None, key_turn: bool = False):
+    def _where(self, task: str | None = None, run: str | None = None, guid: str | None = None, turn: int | None = None,
+               annotator: str | None = None, key_turn: bool = False) -> sa.ColumnElement[bool]:
         conditions = []
         for column, value in (("task", task), ("run", run), ("guid", guid), ("annotator", annotator)):
             if value is not None:
@@ -504,7 +505,7 @@ class Store:
     def _add_imported_tags(self, connection, items: list[Annotation]) -> None:
         """Tags an import brings that are neither the task's own nor on its list join the list (in the import's transaction)."""
         new = {(item.task, tag) for item in items for tag in item.tags}
-        new -= {(task, tag) for task, tag in new if task in TASKS and tag in TASKS[task].error_tags}
+        new -= {(task, tag) for task, tag in new if task in TASKS and tag in TASKS[task].facts.error_tags}
         if new:
             listed = {(row.task, row.tag) for row in connection.execute(sa.select(custom_tags).where(custom_tags.c.task.in_({t for t, _ in new})))}
             for task, tag in sorted(new - listed):

@@ -15,6 +15,7 @@ import numpy as np
 
 from klue_viz.kit import N_BINS, bin_of
 from klue_viz.lazy import lazy_module
+from klue_viz.tasks.base import Task
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,7 +67,7 @@ def calibration(confidence: np.ndarray, correct: np.ndarray) -> Calibration | No
     return Calibration(100.0 * ece, 100.0 * mce, n, rows)
 
 
-def run_calibration(task, examples: pd.DataFrame) -> Calibration | None:
+def run_calibration(task: Task, examples: pd.DataFrame) -> Calibration | None:
     """The calibration of a run's example frame, for tasks with class probabilities."""
     labels = getattr(task, "labels", None)
     if not labels or "probs" not in examples:

@@ -154,7 +154,7 @@ def official_text(task: Task, source: str | Path) -> tuple[str, str]:
     applied to an official file, so `hf` is refused with what to give instead."""
     text = str(source)
     if text == "hf" or text.startswith("hf:"):
-        raise InputError(f"corrections apply to an official file; give --gold path/to/{task.official_folder}_dev.{task.official_ext} "
+        raise InputError(f"corrections apply to an official file; give --gold path/to/{task.facts.official_folder}_dev.{task.facts.official_ext} "
                          "or a klue_benchmark/ folder instead of the Hugging Face hub")
     path = gold_file(task, Path(source))
     return decode(read_bytes(path), str(path))[0], path.name
@@ -201,7 +201,7 @@ def rescore(task: Task, before: Gold, after: Gold, runs: Iterable[RunInput], str
 
     The one place that re-scores runs for a gold version: with kept per-example results it can read those instead.
     """
-    metric = task.metrics[0].key
+    metric = task.facts.metrics[0].key
     rows, failures = [], {}
     for run in runs:
         try:
@@ -224,7 +224,7 @@ def rescore(task: Task, before: Gold, after: Gold, runs: Iterable[RunInput], str
 
 def _row(task: Task, old: RunResult, new: RunResult) -> dict:
     change: dict[str, float | None] = {}
-    for metric in task.metrics:
+    for metric in task.facts.metrics:
         a, b = old.scores.values[metric.key], new.scores.values[metric.key]
         change[metric.key] = None if a is None or b is None else b - a
     return {"run": old.run, "before": dict(old.scores.values), "after": dict(new.scores.values), "change": change}

@@ -53,8 +53,8 @@ def dataset_card(task: Task, version: str, base: str, corrections: list[Correcti
     """The dataset card: where the data comes from, its licence, and each corrected record (correction, by whom, why)."""
     lines = ["---", "license: cc-by-sa-4.0", "language:", "- ko", "configs:", "- config_name: default", "  data_files:",
              f"  - split: {SPLIT}", f"    path: {PARQUET}", "---", "",
-             f"# {task.title}: {version}", "",
-             f"The {task.title} gold from `{base}` ({n:,} records) with {len(changed)} record(s) corrected after review in klue-viz.",
+             f"# {task.facts.title}: {version}", "",
+             f"The {task.facts.title} gold from `{base}` ({n:,} records) with {len(changed)} record(s) corrected after review in klue-viz.",
              "KLUE is released under CC BY-SA 4.0; so is this corrected copy. The `corrected` column marks the changed records.", "",
              "## Corrections", "", "| guid | turn | correction | by | why |", "| --- | --- | --- | --- | --- |"]
     for item in corrections:

@@ -12,9 +12,11 @@ gathers the corrections and asks the task for the patch.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from klue_viz.problems import Problem
+from klue_viz.results import Remark
 from klue_viz.tasks.base import Task
 
 
@@ -25,11 +27,11 @@ class Patch:
     problems: list[Problem] = field(default_factory=list)
 
 
-def corrections_from(items, task: Task) -> dict[tuple[str, int | None], list[str]]:
+def corrections_from(items: Iterable[Remark], task: Task) -> dict[tuple[str, int | None], list[str]]:
     """(guid, turn) -> correction texts, from stored annotations marked 'gold looks wrong' with a correction."""
     out: dict[tuple[str, int | None], list[str]] = {}
     for item in items:
-        if item.task == task.name and item.gold_wrong and item.corrected_label:
+        if item.task == task.facts.name and item.gold_wrong and item.corrected_label:
             out.setdefault((item.guid, item.turn), []).append(item.corrected_label)
     return out
 

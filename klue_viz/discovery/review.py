@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from klue_viz.discovery.corrected import Correction
-from klue_viz.kit import KEEP, REVIEWED
+from klue_viz.kit import KEEP, REVIEWED, Evidence, Suspect
 from klue_viz.lazy import lazy_module
 from klue_viz.tasks.base import Task
 
@@ -62,7 +62,7 @@ def unit_decisions(task: Task, items: Iterable[Remark]) -> dict[tuple[str, int |
     """(guid, turn) -> reviewer -> their deciding annotation, for the task's gold annotations that decide something."""
     out: dict[tuple[str, int | None], dict[str, Remark]] = {}
     for item in items:
-        if item.task == task.name and item.run == GOLD and decision_of(item) is not None:
+        if item.task == task.facts.name and item.run == GOLD and decision_of(item) is not None:
             out.setdefault((item.guid, item.turn), {})[item.annotator] = item
     return out
 
@@ -135,7 +135,7 @@ def disagreements(task: Task, items: Iterable[Remark]) -> list[UnitOutcome]:
     return [o for o in outcomes(task, items) if len(o.decisions) >= 2 and not o.agreed]
 
 
-def example_items(task: Task, examples: list[dict], run: str) -> list[dict]:
+def example_items(task: Task, examples: list[dict], run: str) -> list[Suspect]:
     """Examples of a filtered list (rows of a run's example frame) as review items in the suspect queue's form: the run's
     answer is the proposal where it is one a patch can take (a label of the task, an STS score), else there is none
     (the reviewer keeps the gold or types a correction)."""
@@ -150,6 +150,6 @@ def example_items(task: Task, examples: list[dict], run: str) -> list[dict]:
             proposed = f"{min(max(pred, 0.0), 5.0):.1f}"
         else:
             proposed = None
-        out.append({"guid": guid, "turn": turn, "unit": task.unit, "gold": row.get("gold"), "proposed": proposed, "score": 0.0,
-                    "evidence": {"runs": {run: {"label": None if pred is None else str(pred)}}}})
+        runs = {run: {"label": None if pred is None else str(pred)}}
+        out.append(Suspect(guid, turn, task.facts.unit, row.get("gold"), proposed, 0.0, Evidence(int(proposed is not None), 1, runs)))
     return out

@@ -16,7 +16,7 @@ The tests hold the two to the same top slices on data both can handle.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from klue_viz.bootstrap import compare_runs, confidence_intervals
-from klue_viz.results import Frames
+from klue_viz.results import Frames, Remark, ScoredRun
 from klue_viz.tasks.base import Task
 from klue_viz.user_features import user_slices
 
@@ -49,7 +49,7 @@ class Units:
 
 def unit_level(task: Task) -> str:
     """The detail level the task's slices describe (entities, words, slots), or 'examples'."""
-    return next((s.level for s in task.slices if s.level != "examples"), "examples")
+    return next((s.level for s in task.facts.slices if s.level != "examples"), "examples")
 
 
 def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, extra: pd.DataFrame | None = None) -> Units:
@@ -64,7 +64,7 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
     if level == "entities":
         columns["side"], labels["side"] = frame["side"].astype(str).to_numpy(), "Gold or predicted entity"
     by_guid = examples.set_index("guid") if level != "examples" else None
-    for spec in (*task.slices, *user_slices(frames)):  # the user's own columns count like the task's features
+    for spec in (*task.facts.slices, *user_slices(frames)):  # the user's own columns count like the task's features
         if spec.key in LEAKING:
             continue
         if spec.level == level:
@@ -208,45 +208,86 @@ def condition_mask(features: pd.DataFrame, conditions: dict[str, str]) -> np.nda
 
 # ---- one run, two runs ---------------------------------------------------------------------------
 
-def describe(task: Task, frames: Frames, found: Units, conditions: dict[str, str], ci_samples: int = 0) -> dict:
+@dataclass(frozen=True, kw_only=True)
+class FoundSlice:
+    """A slice the finder lists: its conditions (feature -> value) and their labels, the unit it counts (`examples`,
+    `entities`, `words`, `slots`), its size in units and examples, the errors in it, the official metrics of its
+    examples, the finder's score, and with resamples the metrics' 95% intervals."""
+
+    conditions: dict[str, str]
+    labels: dict[str, str]
+    unit: str
+    size: int
+    examples: int
+    errors: int
+    error_rate: float
+    metrics: dict[str, float | None]
+    score: float
+    ci95: Mapping[str, Sequence[float | None] | None] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WeakSlice(FoundSlice):
+    """A slice where one run fails most; below the example level, with the metrics of its detail rows."""
+
+    detail_metrics: dict[str, float | None] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The slice as the slices JSON writes it."""
+        out: dict[str, Any] = {"conditions": self.conditions, "unit": self.unit, "size": self.size, "errors": self.errors,
+                               "error_rate": self.error_rate, "examples": self.examples, "metrics": self.metrics}
+        if self.detail_metrics is not None:
+            out["detail_metrics"] = self.detail_metrics
+        if self.ci95 is not None:
+            out["ci95"] = self.ci95
+        return {**out, "score": self.score, "labels": self.labels}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairedSlice(FoundSlice):
+    """A slice where run `worse` is worse than run `better` (errors, error rate and metrics are the worse run's; `runs`
+    has both); `difference`: the error rates' difference in points, `ci95`: the interval of better - worse."""
+
+    worse: str
+    better: str
+    difference: float
+    runs: dict[str, dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The slice as the slices JSON writes it."""
+        out = {"conditions": self.conditions, "labels": self.labels, "unit": self.unit, "size": self.size, "examples": self.examples,
+               "worse": self.worse, "better": self.better, "score": self.score, "errors": self.errors, "error_rate": self.error_rate,
+               "difference": self.difference, "runs": self.runs, "metrics": self.metrics}
+        return out if self.ci95 is None else {**out, "ci95": self.ci95}
+
+
+def describe(task: Task, frames: Frames, found: Units, conditions: dict[str, str], score: float, ci_samples: int = 0) -> WeakSlice:
     """Size, errors, error rate, official metrics (and their interval) of the examples in one slice."""
     mask = condition_mask(found.features, conditions)
     rows = found.frame[mask]
     guids = sorted(set(rows["guid"].astype(str)))
     subset = frames.subset(guids)
     errors = int((~rows["correct"].astype(bool)).sum())
-    out = {
-        "conditions": conditions,
-        "unit": found.level,
-        "size": int(mask.sum()),
-        "errors": errors,
-        "error_rate": 100.0 * errors / max(int(mask.sum()), 1),
-        "examples": len(guids),
-        "metrics": task.score(subset).values,
-    }
-    if found.level != "examples":
-        out["detail_metrics"] = task.detail_scores(found.level, rows)
+    ci95 = None
     if ci_samples:
-        out["ci95"] = {k: list(v) if v else None for k, v in confidence_intervals(task, subset, samples=ci_samples).items()}
-    return out
+        ci95 = {k: list(v) if v else None for k, v in confidence_intervals(task, subset, samples=ci_samples).items()}
+    return WeakSlice(
+        conditions=conditions, labels={k: found.labels.get(k, k) for k in conditions}, unit=found.level, size=int(mask.sum()),
+        examples=len(guids), errors=errors, error_rate=100.0 * errors / max(int(mask.sum()), 1), metrics=task.score(subset).values,
+        score=score, ci95=ci95, detail_metrics=task.detail_scores(found.level, rows) if found.level != "examples" else None,
+    )
 
 
 def weak_slices(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, extra: pd.DataFrame | None = None,
-                top: int = 10, ci_samples: int = 0, **options) -> list[dict]:
+                top: int = 10, ci_samples: int = 0, **options: Any) -> list[WeakSlice]:
     """The slices where one run fails most, best first, each described with its metrics."""
     found = units(task, frames, tags, extra)
     errors = (~found.frame["correct"].astype(bool)).to_numpy(dtype=float)
-    candidates = search(found.features, errors, top=top, **options)
-    out = []
-    for c in candidates:
-        item = describe(task, frames, found, c.conditions, ci_samples)
-        item["score"] = c.score
-        item["labels"] = {k: found.labels.get(k, k) for k in c.conditions}
-        out.append(item)
-    return out
+    return [describe(task, frames, found, c.conditions, c.score, ci_samples) for c in search(found.features, errors, top=top, **options)]
 
 
-def paired_units(task: Task, first: Frames, second: Frames, tags=None, extra=None) -> tuple[Units, np.ndarray, np.ndarray]:
+def paired_units(task: Task, first: Frames, second: Frames, tags: dict[str, set[str]] | None = None,
+                 extra: pd.DataFrame | None = None) -> tuple[Units, np.ndarray, np.ndarray]:
     """The units both runs share (gold entities, words, examples), with each run's correctness on them."""
     level = unit_level(task)
     keys = list(PAIR_KEYS.get(level, ("guid",)))
@@ -254,7 +295,7 @@ def paired_units(task: Task, first: Frames, second: Frames, tags=None, extra=Non
     b = units(task, second, tags)  # only its rows and correctness are used; features come from the first run
     if level not in PAIR_KEYS:  # slots differ between runs: compare on the examples instead
         keys = ["guid"]
-        a = Units("examples", first.examples.reset_index(drop=True), _example_features(task, first.examples), {s.key: s.label for s in task.slices})
+        a = Units("examples", first.examples.reset_index(drop=True), _example_features(task, first.examples), {s.key: s.label for s in task.facts.slices})
         b = Units("examples", second.examples.reset_index(drop=True), _example_features(task, second.examples), a.labels)
         a.labels.update({s.key: s.label for s in user_slices(first)})
     keep_a = a.frame["side"].eq("gold").to_numpy() if level == "entities" else np.ones(len(a.frame), dtype=bool)
@@ -270,12 +311,13 @@ def paired_units(task: Task, first: Frames, second: Frames, tags=None, extra=Non
 
 
 def _example_features(task: Task, examples: pd.DataFrame) -> pd.DataFrame:
-    specs = (*task.slices, *user_slices(Frames(examples)))
+    specs = (*task.facts.slices, *user_slices(Frames(examples)))
     return pd.DataFrame({s.key: _strings(examples[s.key].reset_index(drop=True)) for s in specs
                          if s.level == "examples" and s.key not in LEAKING})
 
 
-def paired_slices(task: Task, first, second, tags=None, extra=None, top: int = 10, ci_samples: int = 0, **options) -> list[dict]:
+def paired_slices(task: Task, first: ScoredRun, second: ScoredRun, tags: dict[str, set[str]] | None = None, extra: pd.DataFrame | None = None,
+                  top: int = 10, ci_samples: int = 0, **options: Any) -> list[PairedSlice]:
     """Slices where one run is worse than the other, ranked on the paired difference (both directions).
 
     `first` and `second` are RunResults, compared on the units both scored. For 'first is worse',
@@ -307,15 +349,16 @@ def paired_slices(task: Task, first, second, tags=None, extra=None, top: int = 1
         for run, ok in ((worse, ok_w), (better, ok_o)):
             wrong = int((~ok[mask]).sum())
             runs[run.run] = {"errors": wrong, "error_rate": 100.0 * wrong / size, "metrics": task.score(run.frames.subset(guids)).values}
-        item = {"conditions": c.conditions, "labels": {k: shared.labels.get(k, k) for k in c.conditions}, "unit": shared.level,
-                "size": size, "examples": len(guids), "worse": worse.run, "better": better.run, "score": statistic,
-                "errors": runs[worse.run]["errors"], "error_rate": runs[worse.run]["error_rate"],
-                "difference": runs[worse.run]["error_rate"] - runs[better.run]["error_rate"], "runs": runs,
-                "metrics": runs[worse.run]["metrics"]}
+        ci95 = None
         if ci_samples:
             # the interval of (better - worse) on each official metric, over the slice's examples
-            item["ci95"] = {x.metric: [x.low, x.high] for x in compare_runs(task, better.frames.subset(guids), worse.frames.subset(guids), samples=ci_samples)}
-        out.append(item)
+            ci95 = {x.metric: [x.low, x.high] for x in compare_runs(task, better.frames.subset(guids), worse.frames.subset(guids), samples=ci_samples)}
+        out.append(PairedSlice(
+            conditions=c.conditions, labels={k: shared.labels.get(k, k) for k in c.conditions}, unit=shared.level, size=size,
+            examples=len(guids), worse=worse.run, better=better.run, score=statistic, errors=runs[worse.run]["errors"],
+            error_rate=runs[worse.run]["error_rate"], difference=runs[worse.run]["error_rate"] - runs[better.run]["error_rate"],
+            runs=runs, metrics=runs[worse.run]["metrics"], ci95=ci95,
+        ))
         if len(out) == top:
             break
     return out
@@ -326,36 +369,36 @@ READABLE_VALUES = {"side": {"gold": "gold entity (recall)", "pred": "predicted e
                    "particle": {"+other": "another particle", "whole eojeol": "none (the whole eojeol)"}}
 
 
-def slice_name(item: dict) -> str:
+def slice_name(item: FoundSlice) -> str:
     """One readable name of a found slice, the same in the app and the CLI: 'Entity = gold entity (recall) & Particle
     attached to the entity (경찰+은) = another particle' rather than 'side=gold & particle=+other'."""
-    labels = item.get("labels", {})
     parts = []
-    for key, value in item["conditions"].items():
-        label = "Entity" if key == "side" else labels.get(key, key)
+    for key, value in item.conditions.items():
+        label = "Entity" if key == "side" else item.labels.get(key, key)
         parts.append(f"{label} = {READABLE_VALUES.get(key, {}).get(value, value)}")
     return " & ".join(parts)
 
 
 def slices_header(task: Task, runs: list[str], level: str) -> str:
     """What the list of found slices measures: which run, which error rate, in which unit."""
-    unit = {"entities": "entities (gold and predicted)", "words": "words", "examples": f"{task.unit}s"}.get(level, level)
+    unit = {"entities": "entities (gold and predicted)", "words": "words", "examples": f"{task.facts.unit}s"}.get(level, level)
     if len(runs) == 1:
         return f"Weak slices of {runs[0]}: error rate (%) of the {unit} in the slice, ranked by SliceLine's score"
     return (f"Where one run is worse: {runs[0]} vs {runs[1]}, difference in error rate (percentage points) of the {unit} both "
             "runs share, ranked by the paired t statistic")
 
 
-def error_tags(task: Task, run: str, items) -> dict[str, set[str]]:
+def error_tags(task: Task, run: str, items: Iterable[Remark]) -> dict[str, set[str]]:
     """The user's error tags of a run (on its examples or their gold) by example guid, from stored annotations."""
     tags: dict[str, set[str]] = {}
     for item in items:
-        if item.task == task.name and item.run in (run, "gold") and item.tags:
+        if item.task == task.facts.name and item.run in (run, "gold") and item.tags:
             tags.setdefault(task.example_guid(item.guid, item.turn), set()).update(item.tags)
     return tags
 
 
-def slice_guids(task: Task, frames: Frames, conditions: dict[str, str], tags=None, extra=None) -> list[str]:
+def slice_guids(task: Task, frames: Frames, conditions: dict[str, str], tags: dict[str, set[str]] | None = None,
+                extra: pd.DataFrame | None = None) -> list[str]:
     """The example guids a found slice covers (what the app's filter restricts to)."""
     found = units(task, frames, tags, extra)
     return sorted(set(found.frame.loc[condition_mask(found.features, conditions), "guid"].astype(str)))

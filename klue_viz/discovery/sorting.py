@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from klue_viz.kit import Suspect
 from klue_viz.results import Frames
 from klue_viz.tasks.base import Task
 from klue_viz.user_features import user_sort_orders
@@ -46,9 +47,9 @@ def sort_examples(task: Task, frames: Frames, shown: pd.DataFrame, key: str, sus
 
 
 
-def suspect_ranks(task: Task, queue: list[dict]) -> dict[str, int]:
+def suspect_ranks(task: Task, queue: list[Suspect]) -> dict[str, int]:
     """Example guid -> its best (lowest) rank in the suspect queue, starting at 1."""
     ranks: dict[str, int] = {}
     for k, suspect in enumerate(queue, 1):
-        ranks.setdefault(task.example_guid(suspect["guid"], suspect["turn"]), k)
+        ranks.setdefault(task.example_guid(suspect.guid, suspect.turn), k)
     return ranks

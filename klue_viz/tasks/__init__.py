@@ -41,7 +41,7 @@ class Registry(Mapping[str, Task]):
             raise KeyError(name)
         if name not in self._loaded:
             task = importlib.import_module(f"{__name__}.{name}").TASK
-            if not isinstance(task, Task) or task.name != name:
+            if not isinstance(task, Task) or task.facts.name != name:
                 raise TypeError(f"{__name__}.{name}.TASK must be a Task named {name!r}")
             self._loaded[name] = task
         return self._loaded[name]
@@ -68,11 +68,11 @@ def detect_task(records: list[dict]) -> str | None:
     sample = records[:200]
     best, best_score = None, 0.0
     for task in TASKS.values():
-        prefix_hits = sum(str(r.get("guid", r.get("id", ""))).startswith(task.guid_prefix + "_") for r in sample)
-        field_hits = sum(bool(task.signature_fields & r.keys()) for r in sample)
+        prefix_hits = sum(str(r.get("guid", r.get("id", ""))).startswith(task.facts.guid_prefix + "_") for r in sample)
+        field_hits = sum(bool(task.facts.signature_fields & r.keys()) for r in sample)
         label_hits = 0
         label_of = getattr(task, "label_of", None)
-        if label_of is not None and not task.signature_fields:
+        if label_of is not None and not task.facts.signature_fields:
             for r in sample:
                 try:
                     label_hits += r.get("label") is not None and label_of(r["label"]) is not None and isinstance(r["label"], str)
@@ -80,5 +80,5 @@ def detect_task(records: list[dict]) -> str | None:
                     pass
         score = 2 * prefix_hits + field_hits + label_hits
         if score > best_score:
-            best, best_score = task.name, score
+            best, best_score = task.facts.name, score
     return best

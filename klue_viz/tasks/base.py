@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,6 +20,7 @@ import numpy as np
 from klue_viz.answers import Answer
 from klue_viz.crowd import HumanBaseline
 from klue_viz.io import BARE_VALUE, load_json
+from klue_viz.kit import Suspect
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Statistics
 from klue_viz.problems import InputError, Problem
@@ -53,17 +54,18 @@ class Slice:
 GUID_NUMBER = re.compile(r"_(\d{5})(?:[-_]|$)")
 
 
-class Task(ABC):
-    """Base class of a KLUE task module."""
+@dataclass(frozen=True, kw_only=True)
+class TaskFacts:
+    """What a task is: its names, data files, metrics, slices and units. The first four fields are required."""
 
-    name: str = ""
-    title: str = ""
+    name: str
+    title: str
+    guid_prefix: str
+    metrics: tuple[Metric, ...]
     hf_config: str = ""
     #: The folder and file stem of the official data (`klue_benchmark/<folder>/<stem>_dev.<ext>`).
     official_folder: str = ""
     official_ext: str = "json"
-    guid_prefix: str = ""
-    metrics: tuple[Metric, ...] = ()
     slices: tuple[Slice, ...] = ()
     #: Fields of a prediction record that only this task uses (for telling tasks apart).
     signature_fields: frozenset[str] = frozenset()
@@ -79,31 +81,61 @@ class Task(ABC):
     error_tags: tuple[str, ...] = ()
     #: Hugging Face records of this task carry no guid (NER, DP): gold guids are made from positions.
     hf_has_guid: bool = True
-    #: Confusion labels the page offers to leave out, left out by default (RE's no_relation).
-    hideable_labels: tuple[str, ...] = ()
-    #: Weak-slice features taken from example-frame columns: (feature name, column, readable name). Label tasks
-    #: add the gold and the predicted label, so 'gold = entailment' can be found where a run fails most.
-    label_features: tuple[tuple[str, str, str], ...] = ()
-    #: Confusion columns that are outcomes rather than labels (NER's "wrong boundary"): drawn as columns only.
-    outcome_columns: tuple[str, ...] = ()
+    #: Why a metric can be undefined on examples that exist (docs/metrics.md).
+    undefined_reasons: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ViewSettings:
+    """How the app lays out a task's examples; every setting is optional."""
+
     #: Examples drawn together on one card (WoS: the turns of one dialogue); None: one card per example.
     card_column: str | None = None
     #: The drawing needs the page's width (DP's arcs): comparing two runs puts the second's under the first, not beside it.
     wide_drawing: bool = False
     #: Examples short enough for one table row each (YNAT, NLI, STS): the example list offers a compact table.
     compact_table: bool = False
-    #: The name of the "seen in training" slice a training file adds (klue_viz.discovery.features; see `training_keys`);
-    #: empty when the task has none.
-    training_label: str = ""
+    #: Confusion labels the page offers to leave out, left out by default (RE's no_relation).
+    hideable_labels: tuple[str, ...] = ()
+    #: Confusion columns that are outcomes rather than labels (NER's "wrong boundary"): drawn as columns only.
+    outcome_columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SeenInTraining:
+    """A task's optional "seen in training" feature (klue_viz.discovery.features): how often a run's unit was seen in
+    training is how often its `unit_keys` key occurs among the `keys` of the training gold rows."""
+
+    #: The name of the slice a training file adds.
+    label: str
+    #: The keys (entity text, answer...) of the training gold rows, one per occurrence.
+    keys: Callable[[list[dict]], Iterable[Hashable]]
+    #: The training key of each unit row of a run (the rows the slice finder works on); None for a unit with none.
+    unit_keys: Callable[[pd.DataFrame], Iterable[Hashable | None]]
+
+
+class Task(ABC):
+    """Base class of a KLUE task module: its parts (`facts`, `view`, `training`) and the methods below, abstract where
+    every task must say how, with defaults where one fits every task.
+
+    How a task reads an LLM's answer and which frame columns the slice search adds are class attributes beside the
+    parts (they tell how the task's code works, not what its data is)."""
+
+    #: Required: what the task is.
+    facts: TaskFacts
+    #: How the app lays out its examples.
+    view: ViewSettings = ViewSettings()
+    #: The seen-in-training feature, for the tasks that have one.
+    training: SeenInTraining | None = None
 
     #: Fields of a prediction record holding this task's prediction; a record with none of them but a free-text field
     #: (`generation`, `output`, `response`, `text`) is an LLM's answer and goes through `parse_answer`.
     prediction_fields: frozenset[str] = frozenset({"label", "probs"})
     #: The version of the task's answer parser (docs/answer-parsers.md), raised whenever what it reads changes.
     answer_parser_version: int = 0
-
-    #: Why a metric can be undefined on examples that exist (docs/metrics.md).
-    undefined_reasons: dict[str, str] = {}
+    #: Weak-slice features taken from example-frame columns: (feature name, column, readable name). Label tasks
+    #: add the gold and the predicted label, so 'gold = entailment' can be found where a run fails most.
+    label_features: tuple[tuple[str, str, str], ...] = ()
 
     # ---- gold -------------------------------------------------------------------------------
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
@@ -115,7 +147,7 @@ class Task(ABC):
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         """Gold rows from the official file already parsed as JSON (so that a file is parsed once)."""
-        raise InputError(f"{name}: the official {self.title} file is not JSON")
+        raise InputError(f"{name}: the official {self.facts.title} file is not JSON")
 
     @abstractmethod
     def rows_from_hf(self, records: Iterable[dict], split: str = "dev") -> tuple[list[dict], list[Problem]]:
@@ -134,7 +166,7 @@ class Task(ABC):
     def normalise_record(self, record: dict) -> dict:
         if BARE_VALUE in record:
             record = dict(record)
-            record[self.bare_value_field] = record.pop(BARE_VALUE)
+            record[self.facts.bare_value_field] = record.pop(BARE_VALUE)
         return record
 
     @abstractmethod
@@ -148,7 +180,7 @@ class Task(ABC):
     def parse_answer(self, text: str, gold: dict) -> Answer:
         """The prediction record fields an LLM's generated `text` gives for one gold row (`gold` may be `{}` when a
         multiple-choice log's choice texts are read); an Answer without fields when the text is unreadable."""
-        raise RecordError(f"{self.title} has no answer parser: give its prediction fields ({', '.join(sorted(self.prediction_fields))})")
+        raise RecordError(f"{self.facts.title} has no answer parser: give its prediction fields ({', '.join(sorted(self.prediction_fields))})")
 
     def unreadable_prediction(self, gold: dict) -> Any:
         """What an unreadable answer is scored as: wrong (klue_viz.generation); by default the empty prediction."""
@@ -182,18 +214,18 @@ class Task(ABC):
     def as_scores(self, values: dict[str, np.ndarray], row: int, n: int) -> Scores:
         """Row `row` of aggregated metric arrays as Scores; NaN becomes None with its reason."""
         scores = Scores({})
-        for metric in self.metrics:
+        for metric in self.facts.metrics:
             value = float(values[metric.key][row])
             if np.isnan(value):
                 scores.values[metric.key] = None
-                scores.reasons[metric.key] = self.undefined_reasons.get(metric.key, "undefined") if n else f"no scored {self.unit}s"
+                scores.reasons[metric.key] = self.facts.undefined_reasons.get(metric.key, "undefined") if n else f"no scored {self.facts.unit}s"
             else:
                 scores.values[metric.key] = value
         return scores
 
     def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
         """Statistics of the rows of a detail frame (an entity, a word, a slot), one row each."""
-        raise KeyError(f"{self.name} has no detail level {level!r}")
+        raise KeyError(f"{self.facts.name} has no detail level {level!r}")
 
     def detail_scores(self, level: str, frame: pd.DataFrame) -> dict[str, float | None]:
         """Metrics of a slice taken at a detail level (an entity type, a word relation, a slot)."""
@@ -213,7 +245,7 @@ class Task(ABC):
     # ---- shared helpers ---------------------------------------------------------------------
     def hf_guid(self, index: int, split: str) -> str:
         """Official-style guid for a positional Hugging Face record (no source suffix)."""
-        return f"{self.guid_prefix}_{split}_{index:05d}"
+        return f"{self.facts.guid_prefix}_{split}_{index:05d}"
 
     @staticmethod
     def number_key(guid: str) -> str | None:
@@ -246,30 +278,16 @@ class Task(ABC):
         None when the rows keep no per-annotator labels (the default)."""
         return None
 
-    def suspect_text(self, row: dict, suspect: dict) -> str:
+    def suspect_text(self, row: dict, suspect: Suspect) -> str:
         """The unit of a suspect as plain text (escaped where it is drawn): by default the example's text columns,
         one per line; tasks with finer units mark the span, the word and its head, the slot."""
-        return "\n".join(f"{column}: {row[column]}" for column in self.text_columns if row.get(column) not in (None, ""))
+        return "\n".join(f"{column}: {row[column]}" for column in self.facts.text_columns if row.get(column) not in (None, ""))
 
     # ---- discovery (klue_viz.discovery calls these) -------------------------------------------
-    @property
-    def training_slices(self) -> bool:
-        """Whether a training file adds a "seen in training" slice (the app offers one only then)."""
-        return bool(self.training_label)
-
-    def training_keys(self, rows: list[dict]) -> Iterable[Hashable]:
-        """The keys (entity text, answer...) of the training gold rows, one per occurrence: how often a run's unit
-        was seen in training is how often its `unit_training_keys` key occurs here. KeyError without `training_label`."""
-        raise KeyError(f"{self.name} has no seen-in-training feature (its task module sets no training_label)")
-
-    def unit_training_keys(self, units: pd.DataFrame) -> Iterable[Hashable | None]:
-        """The training key of each unit row of a run (the rows the slice finder works on); None for a unit with none."""
-        raise KeyError(f"{self.name} has no seen-in-training feature (its task module sets no training_label)")
-
     @abstractmethod
-    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Units whose gold looks wrong to the runs (of this task, on one gold), unranked: `klue_viz.discovery.suspects`
-        sorts them into the review queue. Entries are `klue_viz.kit.suspect_item`s; `proposed` in the form `write_patch`
+        sorts them into the review queue. Entries are `klue_viz.kit.Suspect`s; `proposed` in the form `write_patch`
         reads back."""
 
     @abstractmethod

@@ -6,7 +6,7 @@ import json
 import math
 from abc import abstractmethod
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +16,7 @@ from klue_viz import markup as mk
 from klue_viz.answers import UNREADABLE, Answer, Vocabulary, read_label
 from klue_viz.crowd import HumanBaseline, example_cross_entropy, vote_agreement
 from klue_viz.io import JSON_FAILURES
-from klue_viz.kit import confidence_bucket, correction_items, dump_json, read_json, shared_examples, suspect_item
+from klue_viz.kit import Evidence, Suspect, confidence_bucket, correction_items, dump_json, read_json, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import Aggregate, Statistics, label_statistics
 from klue_viz.problems import InputError, Problem
@@ -39,8 +39,6 @@ class LabelTask(Task):
     labels: tuple[str, ...] = ()
     #: The gold label field of the official file.
     official_label_field: str = "label"
-    signature_fields = frozenset()
-    unit = "example"
     label_features = (("gold_label", "gold", "Gold label"), ("pred_label", "pred", "Predicted label"))
     #: The aggregate of the task's metric, made for a number of classes (metrics.py).
     aggregate_for: Callable[[int], Aggregate]
@@ -58,9 +56,9 @@ class LabelTask(Task):
             index = as_int(value, what)
             if 0 <= index < len(self.labels):
                 return self.labels[index]
-            raise RecordError(f"{what} id {index} is outside 0..{len(self.labels) - 1} ({self.title} has {len(self.labels)} labels)")
+            raise RecordError(f"{what} id {index} is outside 0..{len(self.labels) - 1} ({self.facts.title} has {len(self.labels)} labels)")
         shown = ", ".join(self.labels[:8]) + (", ..." if len(self.labels) > 8 else "")
-        raise RecordError(f"{what} {value!r} is not a {self.name.upper()} label (expected one of: {shown}, or an integer id)")
+        raise RecordError(f"{what} {value!r} is not a {self.facts.name.upper()} label (expected one of: {shown}, or an integer id)")
 
     def probs_of(self, value: Any) -> list[float]:
         """Class probabilities in label order, from a list (HF order) or a {label: p} object; finite numbers only."""
@@ -112,7 +110,7 @@ class LabelTask(Task):
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
-            raise InputError(f"{name}: expected the official {self.title} JSON list of examples")
+            raise InputError(f"{name}: expected the official {self.facts.title} JSON list of examples")
         rows, problems = [], []
         for k, record in enumerate(data):
             try:
@@ -121,7 +119,7 @@ class LabelTask(Task):
                 problems.append(Problem(f"gold record #{k + 1}: {err}", guid=_guid(record), file=name))
         return rows, problems
 
-    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+    def rows_from_hf(self, records: Iterable[dict], split: str = "dev") -> tuple[list[dict], list[Problem]]:
         rows, problems = [], []
         for k, record in enumerate(records):
             try:
@@ -200,11 +198,10 @@ class LabelTask(Task):
     def code_statistics(self, gold: np.ndarray, pred: np.ndarray, probs: list[list[float] | None]) -> Statistics:
         """Statistics of gold and predicted class ids (-1: no prediction) and of each example's probabilities (None: not given)."""
         classes = len(self.labels)
-        rows, cols, values = label_statistics(gold, pred, classes)
-        return Statistics(len(gold), 3 * classes + 1, rows, cols, values, self.aggregate_for(classes))
+        return label_statistics(gold, pred, classes, self.aggregate_for(classes))
 
     # ---- discovery ---------------------------------------------------------------------------
-    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Examples whose label the runs agree on against the gold, with cleanlab where runs gave probabilities."""
         return label_suspects(self, results)
 
@@ -223,20 +220,20 @@ def _number(value: Any, expected: str) -> float:
         raise RecordError(expected) from None
 
 
-def _guid(record) -> str | None:
+def _guid(record: object) -> str | None:
     return record.get("guid") if isinstance(record, dict) else None
 
 
 # ---- discovery: the suspect queue and the gold patch of a single-label task --------------------------
 
 
-def label_suspects(task: LabelTask, results: Sequence[ScoredRun]) -> list[dict]:
+def label_suspects(task: LabelTask, results: Sequence[ScoredRun]) -> list[Suspect]:
     """Examples whose label the runs agree on against the gold, with cleanlab's label quality where runs gave probabilities."""
     labels = list(task.labels)
     index = {label: k for k, label in enumerate(labels)}
     frames, shared = shared_examples(results)
     gold = frames[0].loc[shared, "gold"].astype(str).to_numpy()
-    quality, flagged = _cleanlab(task, results, frames, shared)
+    quality, flagged = _cleanlab(task, frames, shared)
     needed = 1 if len(results) == 1 else 2
     out = []
     for k, guid in enumerate(shared):
@@ -247,7 +244,7 @@ def label_suspects(task: LabelTask, results: Sequence[ScoredRun]) -> list[dict]:
         proposed, count = wrong.most_common(1)[0]
         if count < needed or count < len(results) / 2:
             continue
-        evidence: dict[str, Any] = {"runs": {}, "agreeing": count, "of": len(results)}
+        answers: dict[str, dict[str, str | float | None]] = {}
         votes = 0.0
         for run, pred, probs in preds:
             entry: dict[str, str | float | None] = {"label": pred if isinstance(pred, str) else None}
@@ -256,16 +253,17 @@ def label_suspects(task: LabelTask, results: Sequence[ScoredRun]) -> list[dict]:
                              p_proposed=float(probs[index[proposed]]))
             if pred == proposed:
                 votes += float(probs[index[proposed]]) if probs is not None else 1.0
-            evidence["runs"][run] = entry
+            answers[run] = entry
         score = votes
-        if quality is not None:
-            evidence["cleanlab"] = {"label_quality": float(quality[k]), "flagged": bool(flagged[k])}
+        extra = {}
+        if quality is not None and flagged is not None:  # both come from the same runs, or neither
+            extra["cleanlab"] = {"label_quality": float(quality[k]), "flagged": bool(flagged[k])}
             score += 1.0 - float(quality[k])
-        out.append(suspect_item(guid, "label", gold[k], proposed, score, evidence))
+        out.append(suspect_item(guid, "label", gold[k], proposed, score, Evidence(count, len(results), answers, extra=extra)))
     return out
 
 
-def _cleanlab(task, results, frames, shared):
+def _cleanlab(task: LabelTask, frames: list[pd.DataFrame], shared: pd.Index) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Label quality and issue flags from the mean probabilities of the runs that gave them (None without)."""
     with_probs = [f.loc[shared, "probs"] for f in frames if f.loc[shared, "probs"].notna().all()]
     if not with_probs or len(shared) < 2:
@@ -284,7 +282,8 @@ def _cleanlab(task, results, frames, shared):
     return quality, flagged
 
 
-def label_patch(task, text, name, corrections, problems):
+def label_patch(task: LabelTask, text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
+                problems: list[Problem]) -> tuple[str, int]:
     """Single-label tasks (LabelTask.write_patch): the last correction's label in the official label field."""
     out = []
     for record in read_json(text, name):

@@ -8,7 +8,7 @@ word with a wrong head is predicted as the PAD class).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,12 +16,12 @@ import numpy as np
 from klue_viz import markup as mk
 from klue_viz.answers import Answer, json_in, strip_answer, unreadable
 from klue_viz.draw_arcs import Arc, Word, dependency_svg
-from klue_viz.kit import correction_items, suspect_item, tsv_blocks
+from klue_viz.kit import Evidence, Suspect, correction_items, suspect_item, tsv_blocks
 from klue_viz.lazy import lazy_module
-from klue_viz.metrics import DP_LAS_CLASSES, DP_RELATIONS, Statistics, dp_aggregate, dp_las_classes, dp_statistics
+from klue_viz.metrics import DP_LAS_CLASSES, DP_RELATIONS, Statistics, dp_las_classes, dp_statistics
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Frames, ScoredRun
-from klue_viz.tasks.base import Metric, RecordError, Slice, Task, as_int, as_list, bucket
+from klue_viz.tasks.base import Metric, RecordError, Slice, Task, TaskFacts, ViewSettings, as_int, as_list, bucket
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,42 +51,42 @@ def word_statistics(words: pd.DataFrame, sentence: np.ndarray, n: int) -> Statis
     keep = sentence >= 0
     gold_class = pd.Categorical(words["gold_class"], categories=DP_LAS_CLASSES).codes.astype(np.int64)
     pred_class = pd.Categorical(words["pred_class"], categories=DP_LAS_CLASSES).codes.astype(np.int64)
-    (rows, cols, values), width = dp_statistics(
-        sentence[keep], words["gold_head"].to_numpy(np.int64)[keep], words["pred_head"].to_numpy(np.int64)[keep],
+    return dp_statistics(
+        n, sentence[keep], words["gold_head"].to_numpy(np.int64)[keep], words["pred_head"].to_numpy(np.int64)[keep],
         gold_class[keep], pred_class[keep],
     )
-    return Statistics(n, width, rows, cols, values, dp_aggregate(width))
 
 
 class Dp(Task):
-    name = "dp"
-    title = "KLUE-DP dependency parsing"
-    hf_config = "dp"
-    official_folder = "klue-dp-v1.1"
-    official_ext = "tsv"
-    guid_prefix = "klue-dp-v1"
-    wide_drawing = True
-    metrics = (
-        Metric("uas_macro_f1", "UAS macro F1"), Metric("uas_micro_f1", "UAS (micro F1)"),
-        Metric("las_macro_f1", "LAS macro F1"), Metric("las_micro_f1", "LAS (micro F1)"),
+    facts = TaskFacts(
+        name="dp",
+        title="KLUE-DP dependency parsing",
+        guid_prefix="klue-dp-v1",
+        metrics=(
+            Metric("uas_macro_f1", "UAS macro F1"), Metric("uas_micro_f1", "UAS (micro F1)"),
+            Metric("las_macro_f1", "LAS macro F1"), Metric("las_micro_f1", "LAS (micro F1)"),
+        ),
+        hf_config="dp",
+        official_folder="klue-dp-v1.1",
+        official_ext="tsv",
+        slices=(
+            Slice("source", "Source"),
+            Slice("sentence_length", "Sentence length"),
+            Slice("gold_deprel", "Gold relation", level="words"),
+            Slice("last_pos", "Last POS of the word", level="words"),
+            Slice("distance", "Dependency distance", level="words"),
+        ),
+        signature_fields=frozenset({"head", "deprel"}),
+        bare_value_field="head",
+        unit="sentence",
+        text_columns=("sentence",),
+        confusion_label="relation",
+        error_tags=("attachment", "coordination", "long distance", "relation label", "punctuation", "gold error"),
+        hf_has_guid=False,
     )
-    slices = (
-        Slice("source", "Source"),
-        Slice("sentence_length", "Sentence length"),
-        Slice("gold_deprel", "Gold relation", level="words"),
-        Slice("last_pos", "Last POS of the word", level="words"),
-        Slice("distance", "Dependency distance", level="words"),
-    )
-    signature_fields = frozenset({"head", "deprel"})
-    prediction_fields = signature_fields
+    view = ViewSettings(wide_drawing=True, outcome_columns=(WRONG_HEAD,))
+    prediction_fields = frozenset({"head", "deprel"})
     answer_parser_version = 1
-    bare_value_field = "head"
-    unit = "sentence"
-    text_columns = ("sentence",)
-    confusion_label = "relation"
-    outcome_columns = (WRONG_HEAD,)
-    error_tags = ("attachment", "coordination", "long distance", "relation label", "punctuation", "gold error")
-    hf_has_guid = False
 
     # ---- gold -------------------------------------------------------------------------------
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
@@ -160,7 +160,7 @@ class Dp(Task):
     def looks_like_hf(self, record: dict) -> bool:
         return "word_form" in record
 
-    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+    def rows_from_hf(self, records: Iterable[dict], split: str = "dev") -> tuple[list[dict], list[Problem]]:
         rows, problems = [], []
         for k, record in enumerate(records):
             try:
@@ -292,14 +292,14 @@ class Dp(Task):
 
     def row_statistics(self, gold: list[dict], predictions: list[dict]) -> Statistics:
         sentence = np.repeat(np.arange(len(gold)), [row["n_words"] for row in gold])
-        (rows, cols, values), width = dp_statistics(
+        return dp_statistics(
+            len(gold),
             sentence,
             np.fromiter((h for row in gold for h in row["heads"]), dtype=np.int64, count=len(sentence)),
             np.fromiter((h for p in predictions for h in p["heads"]), dtype=np.int64, count=len(sentence)),
             dp_las_classes(d for row in gold for d in row["deprels"]),
             dp_las_classes(d for p in predictions for d in p["deprels"]),
         )
-        return Statistics(len(gold), width, rows, cols, values, dp_aggregate(width))
 
     def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
         if level != "words":
@@ -336,7 +336,7 @@ class Dp(Task):
         return {"most word errors first": lambda f: -f.examples["errors"], "lowest sentence UAS first": lambda f: f.examples["uas"],
                 "lowest sentence LAS first": lambda f: f.examples["las"]}
 
-    def suspect_text(self, row: dict, suspect: dict) -> str:
+    def suspect_text(self, row: dict, suspect: Suspect) -> str:
         """The sentence, then the suspect's word and its head as the gold has it and as proposed (`index:head:DEPREL`)."""
         words = row["words"]
 
@@ -344,14 +344,14 @@ class Dp(Task):
             return "ROOT" if index == 0 else f"{index} '{words[index - 1]}'" if 0 < index <= len(words) else str(index)
 
         try:
-            index, gold_head, gold_rel = str(suspect["gold"]).split(":", 2)
-            _, head, rel = str(suspect["proposed"]).split(":", 2)
+            index, gold_head, gold_rel = str(suspect.gold).split(":", 2)
+            _, head, rel = str(suspect.proposed).split(":", 2)
             lines = [f"word {word(int(index))}: gold head {word(int(gold_head))} {gold_rel} -> proposed head {word(int(head))} {rel}"]
         except ValueError:
             lines = []
         return "\n".join([row["sentence"], *lines])
 
-    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Words whose head (and relation, where they agree on it) every run predicts alike against the gold: `index:head:DEPREL`."""
         n = len(results)
         words = [r.frames.details["words"].set_index(["guid", "index"]) for r in results]
@@ -369,8 +369,8 @@ class Dp(Task):
         for k in np.flatnonzero(against):
             guid, index = shared[k]
             rel = deprels[k, 0] if same_rel[k] else gold_rel[k]
-            evidence = {"word": str(base["word_form"].iloc[k]), "runs": [r.run for r in results], "agreeing": n, "of": n,
-                        "pred_deprels": sorted(set(deprels[k]))}
+            evidence = Evidence(n, n, [r.run for r in results], about={"word": str(base["word_form"].iloc[k])},
+                                extra={"pred_deprels": sorted(set(deprels[k]))})
             unit = "head" if heads[k, 0] != gold_head[k] else "relation"
             out.append(suspect_item(guid, unit, f"{index}:{gold_head[k]}:{gold_rel[k]}", f"{index}:{heads[k, 0]}:{rel}", n, evidence))
         return out

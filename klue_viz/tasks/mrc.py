@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from klue_viz import markup as mk
 from klue_viz.answers import Answer, first_line, strip_answer
-from klue_viz.kit import dump_json, read_json, script_mix, shared_examples, suspect_item
+from klue_viz.kit import Evidence, Suspect, dump_json, read_json, script_mix, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
-from klue_viz.metrics import Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
+from klue_viz.metrics import MRC_LAYOUT, Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Frames, ScoredRun
-from klue_viz.tasks.base import Metric, RecordError, Slice, Task, bucket
+from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, Task, TaskFacts, bucket
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,35 +49,46 @@ def answer_segments(context: str, gold_spans: list[tuple[int, int]], pred_span: 
 def answer_statistics(pred_norm: list[str], gold_norm: list[list[str]]) -> Statistics:
     """Per question: exact match and ROUGE-W of the normalised answer against its best gold answer."""
     pairs = [mrc_example(p, golds) for p, golds in zip(pred_norm, gold_norm)]
-    rows, cols, values = mean_statistics([np.array([em for em, _ in pairs], dtype=np.float64),
-                                          np.array([rouge for _, rouge in pairs], dtype=np.float64)])
-    return Statistics(len(pairs), 3, rows, cols, values, mrc_aggregate)
+    return mean_statistics(MRC_LAYOUT, {"exact_match": np.array([em for em, _ in pairs], dtype=np.float64),
+                                        "rouge_w": np.array([rouge for _, rouge in pairs], dtype=np.float64)}, mrc_aggregate)
+
+
+def training_keys(rows: list[dict]) -> Iterator[str]:
+    """Every gold answer of the training questions."""
+    return (answer for row in rows for answer in row["answers"])
+
+
+def unit_training_keys(units: pd.DataFrame) -> pd.Series:
+    """A question's first gold answer; None for an unanswerable one."""
+    return units["answers"].map(lambda a: a[0] if len(a) else None)
 
 
 class Mrc(Task):
-    name = "mrc"
-    training_label = "Answer seen in training"
-    title = "KLUE-MRC reading comprehension"
-    hf_config = "mrc"
-    official_folder = "klue-mrc-v1.1"
-    guid_prefix = "klue-mrc-v1"
-    metrics = (Metric("exact_match", "Exact match"), Metric("rouge_w", "ROUGE-W"))
-    slices = (
-        Slice("question_type", "Question type"),
-        Slice("source", "Source"),
-        Slice("news_category", "News category"),
-        Slice("answer_length", "Gold answer length"),
-        Slice("answer_script", "Scripts in the gold answer (Hangul, Hanja, Latin, digits)"),
-        Slice("context_length", "Passage length"),
+    facts = TaskFacts(
+        name="mrc",
+        title="KLUE-MRC reading comprehension",
+        guid_prefix="klue-mrc-v1",
+        metrics=(Metric("exact_match", "Exact match"), Metric("rouge_w", "ROUGE-W")),
+        hf_config="mrc",
+        official_folder="klue-mrc-v1.1",
+        slices=(
+            Slice("question_type", "Question type"),
+            Slice("source", "Source"),
+            Slice("news_category", "News category"),
+            Slice("answer_length", "Gold answer length"),
+            Slice("answer_script", "Scripts in the gold answer (Hangul, Hanja, Latin, digits)"),
+            Slice("context_length", "Passage length"),
+        ),
+        signature_fields=frozenset({"answer", "prediction_text"}),
+        bare_value_field="answer",
+        unit="question",
+        text_columns=("question", "context", "pred"),
+        confusion_label="answerability / outcome",
+        error_tags=("wrong sentence", "partial span", "should be unanswerable", "paraphrase missed", "needs world knowledge", "gold error"),
     )
-    signature_fields = frozenset({"answer", "prediction_text"})
-    prediction_fields = signature_fields
+    training = SeenInTraining("Answer seen in training", training_keys, unit_training_keys)
+    prediction_fields = frozenset({"answer", "prediction_text"})
     answer_parser_version = 1
-    bare_value_field = "answer"
-    unit = "question"
-    text_columns = ("question", "context", "pred")
-    confusion_label = "answerability / outcome"
-    error_tags = ("wrong sentence", "partial span", "should be unanswerable", "paraphrase missed", "needs world knowledge", "gold error")
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, dict) or not isinstance(data.get("data"), list):
@@ -95,7 +106,7 @@ class Mrc(Task):
     def looks_like_hf(self, record: dict) -> bool:
         return "context" in record and "paragraphs" not in record
 
-    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+    def rows_from_hf(self, records: Iterable[dict], split: str = "dev") -> tuple[list[dict], list[Problem]]:
         rows, problems = [], []
         for k, record in enumerate(records):
             try:
@@ -216,15 +227,7 @@ class Mrc(Task):
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"lowest ROUGE-W first": lambda f: f.examples["rouge_w"]}
 
-    def training_keys(self, rows: list[dict]) -> Iterator[str]:
-        """Every gold answer of the training questions."""
-        return (answer for row in rows for answer in row["answers"])
-
-    def unit_training_keys(self, units: pd.DataFrame) -> pd.Series:
-        """A question's first gold answer; None for an unanswerable one."""
-        return units["answers"].map(lambda a: a[0] if len(a) else None)
-
-    def suspect_text(self, row: dict, suspect: dict) -> str:
+    def suspect_text(self, row: dict, suspect: Suspect) -> str:
         """The question, its gold answers, and the context around the first gold answer (or its start)."""
         spans = row.get("answer_spans") or []
         start = max(spans[0][0] - 80, 0) if spans else 0
@@ -233,7 +236,7 @@ class Mrc(Task):
         after = "…" if start + 240 < len(row["context"]) else ""
         return f"question: {row['question']}\ngold answers: {answers}\ncontext: {'…' if start else ''}{context}{after}"
 
-    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Questions every run answers alike (the same normalised answer, or none) and wrongly: that answer is proposed."""
         frames, shared = shared_examples(results)
         out = []
@@ -242,7 +245,7 @@ class Mrc(Task):
             norms = {f.at[guid, "pred_norm"] for f in frames}
             if len(norms) != 1 or any(f.at[guid, "correct"] for f in frames):
                 continue
-            evidence = {"runs": {r.run: a for r, a in zip(results, answers)}, "agreeing": len(results), "of": len(results)}
+            evidence = Evidence(len(results), len(results), {r.run: a for r, a in zip(results, answers)})
             out.append(suspect_item(guid, "answer", frames[0].at[guid, "gold"], answers[0] or NO_ANSWER, len(results), evidence))
         return out
 

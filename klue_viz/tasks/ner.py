@@ -12,33 +12,33 @@ from __future__ import annotations
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from klue_viz import markup as mk
 from klue_viz.answers import NOTHING_FORMS, Answer, Vocabulary, align, json_in, strip_answer, unreadable
-from klue_viz.kit import correction_items, entity_features, eojeol_bucket, suspect_item, tsv_blocks
+from klue_viz.kit import Evidence, Suspect, correction_items, entity_features, eojeol_bucket, suspect_item, tsv_blocks
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import (
     NER_TAG_ID,
     NER_TAGS,
     NER_TYPES,
-    NER_WIDTH,
+    Layout,
     Statistics,
     character_counts,
+    coo,
     entity_kinds,
-    ner_aggregate,
+    f1,
     ner_entity_table,
     ner_statistics,
-    prf_statistics,
     share,
     strict_entities,
 )
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Frames, Repaired, ScoredRun
-from klue_viz.tasks.base import Metric, RecordError, Slice, Task, as_int, as_list, bucket
+from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, Task, TaskFacts, ViewSettings, as_int, as_list, bucket
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -263,40 +263,57 @@ class Characters:
         return (np.arange(len(self.nonspace)) - np.repeat(starts, self.lengths))[self.nonspace]
 
 
+def training_keys(rows: list[dict]) -> Iterator[str]:
+    """The text of each entity of the training sentences (strict IOB2 chunks, as the metric reads them)."""
+    first = np.zeros(1, dtype=np.int64)
+    for row in rows:
+        if not row["tags"]:
+            continue
+        starts, ends, _ = strict_entities(np.frombuffer(bytes(row["tags"]), dtype=np.uint8), first)
+        yield from (row["sentence"][s:e] for s, e in zip(starts.tolist(), ends.tolist()))
+
+
+def unit_training_keys(units: pd.DataFrame) -> pd.Series:
+    """An entity row's text."""
+    return units["text"].astype(str)
+
+
 #: A `start-end:TYPE` correction item (end exclusive).
 SPAN_ITEM = re.compile(r"(\d+)-(\d+):([A-Z]+)$")
 
 
 class Ner(Task):
-    name = "ner"
-    training_label = "Entity seen in training"
-    title = "KLUE-NER named entity recognition"
-    hf_config = "ner"
-    official_folder = "klue-ner-v1.1"
-    official_ext = "tsv"
-    guid_prefix = "klue-ner-v1"
-    metrics = (Metric("entity_macro_f1", "Entity macro F1"), Metric("character_macro_f1", "Character macro F1"))
-    slices = (
-        Slice("source", "Source"),
-        Slice("sentence_length", "Sentence length"),
-        Slice("n_entities", "Gold entities in sentence"),
-        Slice("eojeols", "Eojeols in sentence"),
-        Slice("label", "Entity type", level="entities"),
-        Slice("length", "Entity length", level="entities"),
-        Slice("script", "Entity script (Hangul, Hanja, Latin, digits)", level="entities"),
-        Slice("particle", "Particle attached to the entity (경찰+은)", level="entities"),
-        Slice("error_type", "Entity error type", level="entities"),
+    facts = TaskFacts(
+        name="ner",
+        title="KLUE-NER named entity recognition",
+        guid_prefix="klue-ner-v1",
+        metrics=(Metric("entity_macro_f1", "Entity macro F1"), Metric("character_macro_f1", "Character macro F1")),
+        hf_config="ner",
+        official_folder="klue-ner-v1.1",
+        official_ext="tsv",
+        slices=(
+            Slice("source", "Source"),
+            Slice("sentence_length", "Sentence length"),
+            Slice("n_entities", "Gold entities in sentence"),
+            Slice("eojeols", "Eojeols in sentence"),
+            Slice("label", "Entity type", level="entities"),
+            Slice("length", "Entity length", level="entities"),
+            Slice("script", "Entity script (Hangul, Hanja, Latin, digits)", level="entities"),
+            Slice("particle", "Particle attached to the entity (경찰+은)", level="entities"),
+            Slice("error_type", "Entity error type", level="entities"),
+        ),
+        signature_fields=frozenset({"entities", "tags", "ner_tags"}),
+        bare_value_field="entities",
+        unit="sentence",
+        text_columns=("sentence",),
+        confusion_label="entity type",
+        error_tags=("boundary", "type confusion", "missed", "spurious", "nested/overlap", "gold error"),
+        hf_has_guid=False,
     )
-    signature_fields = frozenset({"entities", "tags", "ner_tags"})
-    prediction_fields = signature_fields
+    view = ViewSettings(outcome_columns=(WRONG_BOUNDARY,))
+    training = SeenInTraining("Entity seen in training", training_keys, unit_training_keys)
+    prediction_fields = frozenset({"entities", "tags", "ner_tags"})
     answer_parser_version = 1
-    bare_value_field = "entities"
-    unit = "sentence"
-    text_columns = ("sentence",)
-    confusion_label = "entity type"
-    outcome_columns = (WRONG_BOUNDARY,)
-    error_tags = ("boundary", "type confusion", "missed", "spurious", "nested/overlap", "gold error")
-    hf_has_guid = False
 
     # ---- gold -------------------------------------------------------------------------------
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
@@ -328,7 +345,7 @@ class Ner(Task):
     def looks_like_hf(self, record: dict) -> bool:
         return "ner_tags" in record or "tokens" in record
 
-    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+    def rows_from_hf(self, records: Iterable[dict], split: str = "dev") -> tuple[list[dict], list[Problem]]:
         rows, problems = [], []
         for k, record in enumerate(records):
             try:
@@ -398,8 +415,7 @@ class Ner(Task):
     def row_statistics(self, gold: list[dict], predictions: list) -> Statistics:
         chars = Characters([row["sentence"] for row in gold], [row["tags"] for row in gold], predictions)
         tp, fp, fn = character_counts(chars.sentence, chars.gold, chars.pred, len(gold))
-        rows, cols, values = ner_statistics(len(gold), tp, fp, fn, *entity_kinds(ner_entity_table(chars.sentence, chars.gold, chars.pred)))
-        return Statistics(len(gold), NER_WIDTH, rows, cols, values, ner_aggregate)
+        return ner_statistics(len(gold), tp, fp, fn, *entity_kinds(ner_entity_table(chars.sentence, chars.gold, chars.pred)))
 
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         sentences = gold["sentence"].tolist()
@@ -433,7 +449,8 @@ class Ner(Task):
         return Frames(examples, {"entities": entities})
 
     @staticmethod
-    def _entity_frame(gold, sent_ns, offset_ns, gold_ns, pred_ns) -> pd.DataFrame:
+    def _entity_frame(gold: pd.DataFrame, sent_ns: np.ndarray, offset_ns: np.ndarray, gold_ns: np.ndarray,
+                      pred_ns: np.ndarray) -> pd.DataFrame:
         """One row per gold and per predicted entity, with whether it is matched and, if not, how it fails."""
         guids = gold["guid"].to_numpy()
         sides = {
@@ -493,18 +510,21 @@ class Ner(Task):
         kind = entity_rows(ents)
         keep = (sentence >= 0) & (kind >= 0)
         types = type_codes(ents["label"])
-        rows, cols, values = ner_statistics(len(ex), counts[0], counts[1], counts[2], sentence[keep], types[keep], kind[keep])
-        return Statistics(len(ex), NER_WIDTH, rows, cols, values, ner_aggregate)
+        return ner_statistics(len(ex), counts[0], counts[1], counts[2], sentence[keep], types[keep], kind[keep])
 
     def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
         if level != "entities":
             return super().detail_statistics(level, frame)
         kind = entity_rows(frame)
         matched_pred = ((frame["side"] == "pred").to_numpy() & frame["matched"].to_numpy(dtype=bool)).astype(float)
-        rows, cols, values = prf_statistics((kind == 0).astype(float), (kind == 1).astype(float), (kind == 2).astype(float))
-        extra = np.flatnonzero(matched_pred)
-        rows, cols, values = np.concatenate([rows, extra]), np.concatenate([cols, np.full(len(extra), 3)]), np.concatenate([values, matched_pred[extra]])
-        return Statistics(len(frame), 4, rows, cols, values, entity_slice_aggregate)
+        index, extra = np.arange(len(frame)), np.flatnonzero(matched_pred)
+        rows, cols, values = coo([
+            (index, ENTITY_ROWS.start("tp_gold"), (kind == 0).astype(float)),
+            (index, ENTITY_ROWS.start("fp"), (kind == 1).astype(float)),
+            (index, ENTITY_ROWS.start("fn"), (kind == 2).astype(float)),
+            (extra, ENTITY_ROWS.start("tp_pred"), matched_pred[extra]),
+        ])
+        return Statistics(len(frame), ENTITY_ROWS.width, rows, cols, values, entity_slice_aggregate)
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
         """Gold entity type against what was predicted there: the diagonal is exact matches only; a right type on
@@ -552,24 +572,11 @@ class Ner(Task):
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most entity errors first": lambda f: -f.examples["n_errors"], "lowest entity F1 first": entity_f1}
 
-    def training_keys(self, rows: list[dict]) -> Iterator[str]:
-        """The text of each entity of the training sentences (strict IOB2 chunks, as the metric reads them)."""
-        first = np.zeros(1, dtype=np.int64)
-        for row in rows:
-            if not row["tags"]:
-                continue
-            starts, ends, _ = strict_entities(np.frombuffer(bytes(row["tags"]), dtype=np.uint8), first)
-            yield from (row["sentence"][s:e] for s, e in zip(starts.tolist(), ends.tolist()))
-
-    def unit_training_keys(self, units: pd.DataFrame) -> pd.Series:
-        """An entity row's text."""
-        return units["text"].astype(str)
-
-    def suspect_text(self, row: dict, suspect: dict) -> str:
+    def suspect_text(self, row: dict, suspect: Suspect) -> str:
         """The sentence with the suspect's span marked as the official markup does (`<text:TYPE>`, the proposed type;
         `[text]` when the proposal removes the entity)."""
         sentence = row["sentence"]
-        found = SPAN_ITEM.match(str(suspect["proposed"]).split(";")[0].strip())
+        found = SPAN_ITEM.match(str(suspect.proposed).split(";")[0].strip())
         if found is None:
             return sentence
         start, end, label = int(found[1]), int(found[2]), found[3]
@@ -577,9 +584,9 @@ class Ner(Task):
             return sentence
         marked = f"[{sentence[start:end]}]" if label == "O" else f"<{sentence[start:end]}:{label}>"  # O: the entity removed
         return (f"{sentence[:start]}{marked}{sentence[end:]}\n"
-                f"span {start}-{end} '{sentence[start:end]}': gold {suspect['gold']} -> proposed {suspect['proposed']}")
+                f"span {start}-{end} '{sentence[start:end]}': gold {suspect.gold} -> proposed {suspect.proposed}")
 
-    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Entity spans every run predicts alike against the gold (a span the gold lacks or types otherwise, `start-end:TYPE`),
         and gold entities every run misses (proposed removed, `start-end:O`)."""
         n = len(results)
@@ -603,13 +610,13 @@ class Ner(Task):
             if len(runs) < n:
                 continue
             overlapping = [f"{a}-{b}:{lab}" for a, b, lab, _ in by_guid.get(guid, []) if a < end and start < b]
-            evidence = {"text": text, "runs": runs, "agreeing": n, "of": n,
-                        "gold_entities": [f"{t} ({lab})" for a, b, lab, t in by_guid.get(guid, []) if a < end and start < b]}
+            evidence = Evidence(n, n, runs, about={"text": text},
+                                extra={"gold_entities": [f"{t} ({lab})" for a, b, lab, t in by_guid.get(guid, []) if a < end and start < b]})
             out.append(suspect_item(guid, "entity", "; ".join(overlapping) or f"{start}-{end}:O", f"{start}-{end}:{label}", n, evidence))
         for (guid, start, end, label, text), runs in missed.items():
             if len(runs) < n:
                 continue
-            evidence = {"text": text, "runs": runs, "agreeing": n, "of": n, "gold_entities": [f"{text} ({label})"]}
+            evidence = Evidence(n, n, runs, about={"text": text}, extra={"gold_entities": [f"{text} ({label})"]})
             out.append(suspect_item(guid, "entity", f"{start}-{end}:{label}", f"{start}-{end}:O", n, evidence))
         return out
 
@@ -655,6 +662,10 @@ def joined(keys: pd.Series, values: pd.Series, sep: str) -> dict[str, str]:
     return {key: sep.join(sorted(group)) for key, group in groups.items()}
 
 
+#: Entity-row columns: matched gold (tp), unmatched predicted (fp), unmatched gold (fn), matched predicted.
+ENTITY_ROWS = Layout(tp_gold=1, fp=1, fn=1, tp_pred=1)
+
+
 def entity_slice_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
     """Precision, recall and F1 of a slice of entity rows, from matched gold, fp, fn and matched predicted counts.
 
@@ -663,7 +674,7 @@ def entity_slice_aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
     entities, (matched gold + matched predicted) / all: 2tp / (2tp + fp + fn) whenever both sides are in the slice
     alike (every slice the task defines), precision or recall when the slice holds one side only.
     """
-    tp_gold, fp, fn, tp_pred = summed[:, 0], summed[:, 1], summed[:, 2], summed[:, 3]
+    tp_gold, fp, fn, tp_pred = (ENTITY_ROWS.column(summed, name) for name in ("tp_gold", "fp", "fn", "tp_pred"))
     return {"precision": share(tp_pred, tp_pred + fp), "recall": share(tp_gold, tp_gold + fn),
             "f1": share(tp_gold + tp_pred, tp_gold + tp_pred + fp + fn)}
 
@@ -701,8 +712,7 @@ def entity_f1(frames: Frames) -> pd.Series:
     fp = ents[(ents["side"] == "pred") & ~ents["matched"]].groupby("guid").size()
     guids = frames.examples["guid"]
     tp, fn, fp = (s.reindex(guids).fillna(0).to_numpy() for s in (tp, fn, fp))
-    denominator = 2 * tp + fp + fn
-    return pd.Series(np.where(denominator > 0, 100 * 2 * tp / np.maximum(denominator, 1), 100.0), index=frames.examples.index)
+    return pd.Series(100.0 * f1(tp, fp, fn, undefined=1.0), index=frames.examples.index)
 
 
 TASK = Ner()

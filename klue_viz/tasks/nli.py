@@ -10,7 +10,7 @@ from klue_viz.crowd import crowd_view
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import NLI_LABELS, nli_aggregate
 from klue_viz.results import Frames
-from klue_viz.tasks.base import Metric, Slice, bucket
+from klue_viz.tasks.base import Metric, Slice, TaskFacts, ViewSettings, bucket
 from klue_viz.tasks.classification import LabelTask
 
 if TYPE_CHECKING:
@@ -38,29 +38,31 @@ def word_overlap(premise: str, hypothesis: str) -> str:
 
 
 class Nli(LabelTask):
-    name = "nli"
-    compact_table = True
-    title = "KLUE-NLI"
-    hf_config = "nli"
-    official_folder = "klue-nli-v1.1"
-    guid_prefix = "klue-nli-v1"
+    facts = TaskFacts(
+        name="nli",
+        title="KLUE-NLI",
+        guid_prefix="klue-nli-v1",
+        metrics=(Metric("accuracy", "Accuracy"),),
+        hf_config="nli",
+        official_folder="klue-nli-v1.1",
+        slices=(
+            Slice("source", "Source"),
+            Slice("agreement", "Annotator agreement"),
+            Slice("hypothesis_length", "Hypothesis length"),
+            Slice("overlap", "Hypothesis words found in premise"),
+            Slice("confidence_bin", "Confidence (p of the predicted class)"),
+            Slice("crowd_view", "Run confidence against the annotators' votes"),
+        ),
+        unit="pair",
+        text_columns=("premise", "hypothesis"),
+        confusion_label="label",
+        error_tags=("ambiguous", "needs world knowledge", "negation", "numbers or time", "lexical overlap", "gold error"),
+    )
+    view = ViewSettings(compact_table=True)
     labels = NLI_LABELS
     answer_forms = ANSWER_FORMS
     aggregate_for = staticmethod(nli_aggregate)
     official_label_field = "gold_label"
-    metrics = (Metric("accuracy", "Accuracy"),)
-    slices = (
-        Slice("source", "Source"),
-        Slice("agreement", "Annotator agreement"),
-        Slice("hypothesis_length", "Hypothesis length"),
-        Slice("overlap", "Hypothesis words found in premise"),
-        Slice("confidence_bin", "Confidence (p of the predicted class)"),
-        Slice("crowd_view", "Run confidence against the annotators' votes"),
-    )
-    unit = "pair"
-    text_columns = ("premise", "hypothesis")
-    confusion_label = "label"
-    error_tags = ("ambiguous", "needs world knowledge", "negation", "numbers or time", "lexical overlap", "gold error")
 
     def looks_like_hf(self, record: dict) -> bool:
         return "gold_label" not in record

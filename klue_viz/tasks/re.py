@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from klue_viz import markup as mk
+from klue_viz.kit import Suspect
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import RE_RELATIONS, Statistics, label_statistics, re_aggregate, re_auprc_unsummed
 from klue_viz.results import Frames
-from klue_viz.tasks.base import Metric, RecordError, Slice, as_int, bucket
+from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, TaskFacts, ViewSettings, as_int, bucket
 from klue_viz.tasks.classification import LabelTask
 
 if TYPE_CHECKING:
@@ -89,36 +90,48 @@ def entity(record: dict, side: str) -> dict:
     return {"word": str(value["word"]), "start": start, "end": end + 1, "type": str(value["type"])}
 
 
+def training_keys(rows: list[dict]) -> Iterator[tuple[str, str]]:
+    """The (subject, object) word pair of each training sentence."""
+    return ((row["subject"]["word"], row["object"]["word"]) for row in rows)
+
+
+def unit_training_keys(units: pd.DataFrame) -> list[tuple[str, str]]:
+    """An example's (subject, object) word pair."""
+    return [(s["word"], o["word"]) for s, o in zip(units["subject"], units["object"])]
+
+
 def _overlap(first: dict, second: dict) -> bool:
     return first["start"] < second["end"] and second["start"] < first["end"]
 
 
 class Re(LabelTask):
-    name = "re"
-    training_label = "Subject-object pair seen in training"
-    title = "KLUE-RE relation extraction"
-    hf_config = "re"
-    official_folder = "klue-re-v1.1"
-    guid_prefix = "klue-re-v1"
+    facts = TaskFacts(
+        name="re",
+        title="KLUE-RE relation extraction",
+        guid_prefix="klue-re-v1",
+        metrics=(Metric("micro_f1", "Micro F1 (no_relation excluded)"), Metric("auprc", "AUPRC")),
+        hf_config="re",
+        official_folder="klue-re-v1.1",
+        slices=(
+            Slice("source", "Source"),
+            Slice("type_pair", "Subject-object types"),
+            Slice("relation_group", "Gold relation group"),
+            Slice("gold", "Gold relation"),
+            Slice("sentence_length", "Sentence length"),
+            Slice("confidence_bin", "Confidence (p of the predicted class)"),
+        ),
+        unit="sentence",
+        text_columns=("sentence",),
+        confusion_label="relation",
+        error_tags=("wrong direction", "similar relation", "missed relation", "spurious relation", "needs world knowledge", "gold error"),
+        undefined_reasons={"micro_f1": "undefined: no relation other than no_relation in gold or prediction",
+                           "auprc": "needs 'probs' (30 class probabilities) for every scored record"},
+    )
+    view = ViewSettings(hideable_labels=(NO_RELATION,))
+    training = SeenInTraining("Subject-object pair seen in training", training_keys, unit_training_keys)
     labels = RELATIONS
     answer_forms = relation_forms()
     aggregate_for = staticmethod(re_aggregate)
-    undefined_reasons = {"micro_f1": "undefined: no relation other than no_relation in gold or prediction",
-                         "auprc": "needs 'probs' (30 class probabilities) for every scored record"}
-    metrics = (Metric("micro_f1", "Micro F1 (no_relation excluded)"), Metric("auprc", "AUPRC"))
-    slices = (
-        Slice("source", "Source"),
-        Slice("type_pair", "Subject-object types"),
-        Slice("relation_group", "Gold relation group"),
-        Slice("gold", "Gold relation"),
-        Slice("sentence_length", "Sentence length"),
-        Slice("confidence_bin", "Confidence (p of the predicted class)"),
-    )
-    unit = "sentence"
-    text_columns = ("sentence",)
-    confusion_label = "relation"
-    hideable_labels = (NO_RELATION,)
-    error_tags = ("wrong direction", "similar relation", "missed relation", "spurious relation", "needs world knowledge", "gold error")
 
     def looks_like_hf(self, record: dict) -> bool:
         return not isinstance(record.get("label"), str)
@@ -151,13 +164,12 @@ class Re(LabelTask):
     def code_statistics(self, gold: np.ndarray, pred: np.ndarray, probs: list[list[float] | None]) -> Statistics:
         """Label counts for micro F1, and the probability rows AUPRC is computed from (it does not sum)."""
         classes = len(self.labels)
-        rows, cols, values = label_statistics(gold, pred, classes)
         has_probs = np.array([isinstance(p, list) for p in probs], dtype=bool)
         full = np.zeros((len(gold), len(RELATIONS)))
         full[has_probs] = np.array([p for p in probs if isinstance(p, list)], dtype=np.float64).reshape(-1, len(RELATIONS))
-        return Statistics(len(gold), 3 * classes + 1, rows, cols, values, re_aggregate(classes), re_auprc_unsummed(gold, full, has_probs))
+        return label_statistics(gold, pred, classes, re_aggregate(classes), re_auprc_unsummed(gold, full, has_probs))
 
-    def suspect_text(self, row: dict, suspect: dict) -> str:
+    def suspect_text(self, row: dict, suspect: Suspect) -> str:
         """The sentence with the subject marked `<word:SUBJ>` and the object `<word:OBJ>`."""
         sentence = row["sentence"]
         marks = sorted([(row["subject"], "SUBJ"), (row["object"], "OBJ")], key=lambda m: -m[0]["start"])
@@ -182,13 +194,5 @@ class Re(LabelTask):
         return mk.example("".join(body), guid)
 
     # ---- discovery --------------------------------------------------------------------------
-    def training_keys(self, rows: list[dict]) -> Iterator[tuple[str, str]]:
-        """The (subject, object) word pair of each training sentence."""
-        return ((row["subject"]["word"], row["object"]["word"]) for row in rows)
-
-    def unit_training_keys(self, units: pd.DataFrame) -> list[tuple[str, str]]:
-        """An example's (subject, object) word pair."""
-        return [(s["word"], o["word"]) for s, o in zip(units["subject"], units["object"])]
-
 
 TASK = Re()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -12,12 +12,12 @@ from klue_viz import markup as mk
 from klue_viz.answers import Answer, read_number
 from klue_viz.charts import sts_scatter
 from klue_viz.crowd import HumanBaseline, annotator_pearson, score_spread, spread_bucket
-from klue_viz.kit import correction_items, dump_json, read_json, shared_examples, suspect_item
+from klue_viz.kit import Evidence, Suspect, correction_items, dump_json, read_json, shared_examples, suspect_item
 from klue_viz.lazy import lazy_module
-from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_aggregate, sts_statistics
+from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_statistics
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Frames, Repaired, ScoredRun
-from klue_viz.tasks.base import Metric, RecordError, Slice, Task, as_int, shown
+from klue_viz.tasks.base import Metric, RecordError, Slice, Task, TaskFacts, ViewSettings, as_int, shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,36 +37,37 @@ def score_bin(values: pd.Series) -> pd.Series:
 
 def pair_statistics(gold: np.ndarray, pred: np.ndarray, pred_binary: np.ndarray) -> Statistics:
     """Pearson's sums and the binary F1 counts of pairs (gold thresholded at 3.0, the prediction's own 0/1)."""
-    rows, cols, values = sts_statistics(gold, pred, (gold >= THRESHOLD).astype(int), pred_binary)
-    return Statistics(len(gold), 9, rows, cols, values, sts_aggregate)
+    return sts_statistics(gold, pred, (gold >= THRESHOLD).astype(int), pred_binary)
 
 
 class Sts(Task):
-    name = "sts"
-    compact_table = True
-    title = "KLUE-STS"
-    hf_config = "sts"
-    official_folder = "klue-sts-v1.1"
-    guid_prefix = "klue-sts-v1"
-    metrics = (Metric("pearsonr", "Pearson r"), Metric("f1", "F1 (≥ 3.0)"))
-    slices = (
-        Slice("source", "Source"),
-        Slice("genre", "Genre"),
-        Slice("method", "Pair construction"),
-        Slice("gold_bin", "Gold score"),
-        Slice("agreement", "Annotator spread"),
-        Slice("spread", "Annotator spread (std of the scores)"),
+    facts = TaskFacts(
+        name="sts",
+        title="KLUE-STS",
+        guid_prefix="klue-sts-v1",
+        metrics=(Metric("pearsonr", "Pearson r"), Metric("f1", "F1 (≥ 3.0)")),
+        hf_config="sts",
+        official_folder="klue-sts-v1.1",
+        slices=(
+            Slice("source", "Source"),
+            Slice("genre", "Genre"),
+            Slice("method", "Pair construction"),
+            Slice("gold_bin", "Gold score"),
+            Slice("agreement", "Annotator spread"),
+            Slice("spread", "Annotator spread (std of the scores)"),
+        ),
+        signature_fields=frozenset({"score"}),
+        bare_value_field="score",
+        unit="pair",
+        text_columns=("sentence1", "sentence2"),
+        confusion_label="score bin",
+        error_tags=("ambiguous", "needs world knowledge", "negation", "lexical overlap", "paraphrase missed", "gold error"),
+        undefined_reasons={"pearsonr": "undefined: fewer than 2 pairs or constant scores",
+                           "f1": "undefined: no pair is similar (>= 3.0) in gold or prediction"},
     )
-    signature_fields = frozenset({"score"})
+    view = ViewSettings(compact_table=True)
     prediction_fields = frozenset({"score", "label", "binary"})
     answer_parser_version = 1
-    bare_value_field = "score"
-    unit = "pair"
-    text_columns = ("sentence1", "sentence2")
-    confusion_label = "score bin"
-    error_tags = ("ambiguous", "needs world knowledge", "negation", "lexical overlap", "paraphrase missed", "gold error")
-    undefined_reasons = {"pearsonr": "undefined: fewer than 2 pairs or constant scores",
-                         "f1": "undefined: no pair is similar (>= 3.0) in gold or prediction"}
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
@@ -76,7 +77,7 @@ class Sts(Task):
     def looks_like_hf(self, record: dict) -> bool:
         return "annotations" not in record
 
-    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+    def rows_from_hf(self, records: Iterable[dict], split: str = "dev") -> tuple[list[dict], list[Problem]]:
         rows, problems = [], []
         for k, record in enumerate(records):
             try:
@@ -196,7 +197,7 @@ class Sts(Task):
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"largest |gold - predicted| first": lambda f: -f.examples["abs_error"]}
 
-    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Pairs every run scores on the same side of the gold, at least STS_MARGIN from it: their mean is proposed."""
         frames, shared = shared_examples(results)
         gold = frames[0].loc[shared, "gold"].to_numpy(float)
@@ -207,7 +208,7 @@ class Sts(Task):
         out = []
         for k in np.flatnonzero(same_side & (least >= STS_MARGIN)):
             proposed = round(float(preds[k].mean()), 1)
-            evidence = {"runs": {r.run: float(preds[k, j]) for j, r in enumerate(results)}, "agreeing": len(results), "of": len(results)}
+            evidence = Evidence(len(results), len(results), {r.run: float(preds[k, j]) for j, r in enumerate(results)})
             out.append(suspect_item(shared[k], "score", float(gold[k]), proposed, len(results) * float(least[k]) / 5, evidence))
         return out
 

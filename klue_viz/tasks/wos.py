@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from klue_viz import markup as mk
 from klue_viz.answers import NOTHING_FORMS, Answer, json_in, strip_answer, unreadable
-from klue_viz.kit import correction_items, dump_json, read_json, suspect_item
+from klue_viz.kit import Evidence, Suspect, correction_items, dump_json, read_json, suspect_item
 from klue_viz.lazy import lazy_module
-from klue_viz.metrics import Statistics, mean_statistics, prf_aggregate, prf_statistics, turn_prf, wos_aggregate
+from klue_viz.metrics import WOS_LAYOUT, Statistics, mean_statistics, prf_statistics, turn_prf, wos_aggregate
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Frames, ScoredRun
-from klue_viz.tasks.base import Metric, RecordError, Slice, Task, as_int, as_list
+from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, Task, TaskFacts, ViewSettings, as_int, as_list
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -47,36 +47,48 @@ def value_class(value: str | None) -> str:
 def state_statistics(gold_states: list[list[str]], pred_states: list[list[str]]) -> Statistics:
     """Per turn: whether the state is right as a set (joint goal) and the turn's slot F1."""
     pairs = list(zip(gold_states, pred_states))
-    rows, cols, values = mean_statistics([np.array([set(g) == set(p) for g, p in pairs], dtype=np.float64),
-                                          np.array([turn_prf(g, p)[3] for g, p in pairs], dtype=np.float64)])
-    return Statistics(len(pairs), 3, rows, cols, values, wos_aggregate)
+    return mean_statistics(WOS_LAYOUT, {"joint_goal": np.array([set(g) == set(p) for g, p in pairs], dtype=np.float64),
+                                        "turn_f1": np.array([turn_prf(g, p)[3] for g, p in pairs], dtype=np.float64)}, wos_aggregate)
+
+
+def training_keys(rows: list[dict]) -> Iterator[str]:
+    """Every `domain-slot-value` of the training turns' gold states."""
+    return (item for row in rows for item in row["gold_state"])
+
+
+def unit_training_keys(units: pd.DataFrame) -> list[str]:
+    """A slot row's `domain-slot-value`: the gold value if any, else the predicted one."""
+    values = units["gold_value"].where(units["gold_value"].notna(), units["pred_value"])
+    return (units["domain_slot"] + "-" + values.astype(str)).tolist()
 
 
 class Wos(Task):
-    name = "wos"
-    training_label = "Slot value seen in training"
-    title = "WoS dialogue state tracking"
-    hf_config = "wos"
-    official_folder = "wos-v1.1"
-    guid_prefix = "wos-v1"
-    metrics = (Metric("joint_goal_acc", "Joint goal accuracy"), Metric("slot_micro_f1", "Slot F1 (mean per turn)"))
-    slices = (
-        Slice("domain_count", "Dialogue domains"),
-        Slice("domains", "Domain set"),
-        Slice("turn_bucket", "Turn index"),
-        Slice("domain_slot", "Domain-slot", level="slots"),
-        Slice("value_type", "Value type", level="slots"),
-        Slice("change", "Carried over or updated", level="slots"),
+    facts = TaskFacts(
+        name="wos",
+        title="WoS dialogue state tracking",
+        guid_prefix="wos-v1",
+        metrics=(Metric("joint_goal_acc", "Joint goal accuracy"), Metric("slot_micro_f1", "Slot F1 (mean per turn)")),
+        hf_config="wos",
+        official_folder="wos-v1.1",
+        slices=(
+            Slice("domain_count", "Dialogue domains"),
+            Slice("domains", "Domain set"),
+            Slice("turn_bucket", "Turn index"),
+            Slice("domain_slot", "Domain-slot", level="slots"),
+            Slice("value_type", "Value type", level="slots"),
+            Slice("change", "Carried over or updated", level="slots"),
+        ),
+        signature_fields=frozenset({"state", "turn"}),
+        bare_value_field="state",
+        unit="turn",
+        text_columns=("text", "system"),
+        confusion_label="value class",
+        error_tags=("carried-over slot", "missed update", "value normalisation", "dontcare", "wrong domain", "gold error"),
     )
-    signature_fields = frozenset({"state", "turn"})
+    view = ViewSettings(card_column="dialogue")
+    training = SeenInTraining("Slot value seen in training", training_keys, unit_training_keys)
     prediction_fields = frozenset({"state"})
     answer_parser_version = 1
-    bare_value_field = "state"
-    unit = "turn"
-    text_columns = ("text", "system")
-    confusion_label = "value class"
-    card_column = "dialogue"
-    error_tags = ("carried-over slot", "missed update", "value normalisation", "dontcare", "wrong domain", "gold error")
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, list):
@@ -86,7 +98,7 @@ class Wos(Task):
     def looks_like_hf(self, record: dict) -> bool:
         return True  # HF records and official dialogues share one schema; sys turns just carry an empty state
 
-    def rows_from_hf(self, records, split: str = "dev") -> tuple[list[dict], list[Problem]]:
+    def rows_from_hf(self, records: Iterable[dict], split: str = "dev") -> tuple[list[dict], list[Problem]]:
         rows, problems = [], []
         for dialogue in records:
             try:
@@ -224,8 +236,7 @@ class Wos(Task):
         tp = (status == "correct").to_numpy(np.float64)
         fp = status.isin(["extra", "wrong value"]).to_numpy(np.float64)
         fn = status.isin(["missing", "wrong value"]).to_numpy(np.float64)
-        rows, cols, values = prf_statistics(tp, fp, fn)
-        return Statistics(len(frame), 3, rows, cols, values, prf_aggregate)
+        return prf_statistics(tp, fp, fn)
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
         slots = frames.details["slots"]
@@ -272,7 +283,7 @@ class Wos(Task):
         return mk.example("".join(parts), guids[0])
 
     @staticmethod
-    def _slot_chip(s, carried_from: int | None = None) -> str:
+    def _slot_chip(s: Any, carried_from: int | None = None) -> str:  # a row of slots.itertuples()
         """A wrong slot; `carried_from` is the previous turn when the same error (slot, gold, prediction) was there too,
         else the error is new at this turn and gets a "new" badge."""
         if s.status == "missing":
@@ -294,21 +305,12 @@ class Wos(Task):
     def sort_orders(self) -> dict[str, Callable[[Frames], pd.Series]]:
         return {"most slot errors first": lambda f: -(f.examples["fp"] + f.examples["fn"]), "lowest slot F1 first": lambda f: f.examples["f1"]}
 
-    def training_keys(self, rows: list[dict]) -> Iterator[str]:
-        """Every `domain-slot-value` of the training turns' gold states."""
-        return (item for row in rows for item in row["gold_state"])
-
-    def unit_training_keys(self, units: pd.DataFrame) -> list[str]:
-        """A slot row's `domain-slot-value`: the gold value if any, else the predicted one."""
-        values = units["gold_value"].where(units["gold_value"].notna(), units["pred_value"])
-        return (units["domain_slot"] + "-" + values.astype(str)).tolist()
-
-    def suspect_text(self, row: dict, suspect: dict) -> str:
+    def suspect_text(self, row: dict, suspect: Suspect) -> str:
         """The turn (the system's words before it, the user's) and the slot: gold -> proposed."""
         lines = [f"system: {row['system']}"] if row.get("system") else []
-        return "\n".join([*lines, f"user (turn {row['turn']}): {row['text']}", f"slot: {suspect['gold']} -> {suspect['proposed']}"])
+        return "\n".join([*lines, f"user (turn {row['turn']}): {row['text']}", f"slot: {suspect.gold} -> {suspect.proposed}"])
 
-    def find_suspects(self, results: Sequence[ScoredRun]) -> list[dict]:
+    def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Slots of a turn every run gets wrong with the same value (or none): `domain-slot-value`, `none` to remove it."""
         n = len(results)
         answers: dict[tuple, list] = defaultdict(list)
@@ -323,7 +325,7 @@ class Wos(Task):
             if len(given) < n or len(values) != 1:
                 continue
             value = next(iter(values))
-            evidence = {"runs": [run for run, _ in given], "agreeing": n, "of": n}
+            evidence = Evidence(n, n, [run for run, _ in given])
             out.append(suspect_item(dialogue, "slot", f"{slot}-{gold if gold is not None else 'none'}",
                                     f"{slot}-{value if value is not None else 'none'}", n, evidence, turn=turn))
         return out
@@ -360,17 +362,17 @@ class Wos(Task):
         return dump_json(out), len(out)
 
 
-def slot_value(value) -> str | None:
+def slot_value(value: object) -> str | None:
     """A slot value, None where the side has no value (pandas gives a missing string as NaN, not None)."""
     return None if value is None or pd.isna(value) else str(value)
 
 
-def _error_key(slot) -> tuple:
+def _error_key(slot: Any) -> tuple:  # a row of slots.itertuples()
     """What makes two turns' slot errors the same error: the slot, its gold value and its predicted value."""
     return slot.domain_slot, slot.gold_value, slot.pred_value
 
 
-def _jump(turn) -> str:
+def _jump(turn: Any) -> str:  # a row of turns.itertuples()
     """A link that scrolls the page to a user turn of the card (its anchor is the turn's id)."""
     return f'<a class="kv-jump" {mk.attrs(href=f"#kv-{turn.guid}")}>user turn {turn.turn}</a>'
 

@@ -9,7 +9,7 @@ from klue_viz.kit import script_mix
 from klue_viz.lazy import lazy_module
 from klue_viz.metrics import YNAT_LABELS, ynat_aggregate
 from klue_viz.results import Frames
-from klue_viz.tasks.base import Metric, Slice, bucket
+from klue_viz.tasks.base import Metric, Slice, TaskFacts, ViewSettings, bucket
 from klue_viz.tasks.classification import LabelTask
 
 if TYPE_CHECKING:
@@ -33,29 +33,31 @@ WHOLE_FORMS = {"IT": "IT과학"}
 
 
 class Ynat(LabelTask):
-    name = "ynat"
-    compact_table = True
-    title = "YNAT topic classification"
-    hf_config = "ynat"
-    official_folder = "ynat-v1.1"
-    guid_prefix = "ynat-v1"
+    facts = TaskFacts(
+        name="ynat",
+        title="YNAT topic classification",
+        guid_prefix="ynat-v1",
+        metrics=(Metric("macro_f1", "Macro F1"),),
+        hf_config="ynat",
+        official_folder="ynat-v1.1",
+        slices=(
+            Slice("predefined_news_category", "News section filed under"),
+            Slice("agreement", "Annotator agreement"),
+            Slice("title_length", "Title length"),
+            Slice("title_script", "Scripts in the title (Hangul, Hanja, Latin, digits)"),
+            Slice("month", "Month"),
+            Slice("confidence_bin", "Confidence (p of the predicted class)"),
+        ),
+        unit="headline",
+        text_columns=("title",),
+        confusion_label="topic",
+        error_tags=("ambiguous", "needs world knowledge", "negation", "headline too short", "section mismatch", "gold error"),
+    )
+    view = ViewSettings(compact_table=True)
     labels = YNAT_LABELS
     answer_forms = ANSWER_FORMS
     answer_whole_forms = WHOLE_FORMS
     aggregate_for = staticmethod(ynat_aggregate)
-    metrics = (Metric("macro_f1", "Macro F1"),)
-    slices = (
-        Slice("predefined_news_category", "News section filed under"),
-        Slice("agreement", "Annotator agreement"),
-        Slice("title_length", "Title length"),
-        Slice("title_script", "Scripts in the title (Hangul, Hanja, Latin, digits)"),
-        Slice("month", "Month"),
-        Slice("confidence_bin", "Confidence (p of the predicted class)"),
-    )
-    unit = "headline"
-    text_columns = ("title",)
-    confusion_label = "topic"
-    error_tags = ("ambiguous", "needs world knowledge", "negation", "headline too short", "section mismatch", "gold error")
 
     def looks_like_hf(self, record: dict) -> bool:
         return "annotations" not in record and not isinstance(record.get("label"), str)

@@ -58,18 +58,18 @@ def annotator() -> str:
 def taxonomy(task: Task, db: Store) -> list[str]:
     """The task's tags and the ones added to its list (only the task's own while the database is down)."""
     try:
-        custom = db.custom_tags(task.name)
+        custom = db.custom_tags(task.facts.name)
     except StoreError as err:
         database_notice(str(err))
         custom = []
-    return list(dict.fromkeys(list(task.error_tags) + custom))
+    return list(dict.fromkeys(list(task.facts.error_tags) + custom))
 
 
 def task_remarks(task: Task) -> list[Annotation]:
     """Every stored record of a task: read once per page run and shared by the views below (none while the database is down)."""
     db = store()
     try:
-        return db.find(task=task.name) if db else []
+        return db.find(task=task.facts.name) if db else []
     except StoreError as err:
         database_notice(str(err))
         return []
@@ -108,14 +108,14 @@ def _editor_box(task: Task, run: str, example: dict, existing: list[Annotation])
     about = st.radio("About", ["this run", "the gold"], horizontal=True, key=f"about|{slot}")
     target_run = GOLD if about == "the gold" else run
     try:
-        stored = db.find(task=task.name, guid=guid)
-        mine = db.get(task.name, guid, target_run, name, turn=turn) if name else None
-        listed = list(dict.fromkeys(list(task.error_tags) + db.custom_tags(task.name)))
+        stored = db.find(task=task.facts.name, guid=guid)
+        mine = db.get(task.facts.name, guid, target_run, name, turn=turn) if name else None
+        listed = list(dict.fromkeys(list(task.facts.error_tags) + db.custom_tags(task.facts.name)))
         reachable = True
     except StoreError as err:
         # The form is still drawn from what this session holds, so a typed note stays until a save succeeds.
         database_notice(str(err))
-        stored, mine, listed, reachable = [], None, list(task.error_tags), False
+        stored, mine, listed, reachable = [], None, list(task.facts.error_tags), False
     others = [a for a in stored if a.turn == turn and a.run in (run, GOLD) and a.annotator != name]
     for other in others:
         st.caption(md(f"{other.annotator} ({'gold' if other.run == GOLD else other.run}, {other.updated_at[:19].replace('T', ' ')} UTC): "
@@ -143,7 +143,7 @@ def _editor_box(task: Task, run: str, example: dict, existing: list[Annotation])
         corrected = right.text_input("Corrected label (optional)", key=f"fix|{key}")
         saved = st.form_submit_button("Save")
     if saved:
-        item = Annotation(task.name, guid, target_run, name, tags=tags, note=note_text, gold_wrong=gold_wrong,
+        item = Annotation(task.facts.name, guid, target_run, name, tags=tags, note=note_text, gold_wrong=gold_wrong,
                           corrected_label=corrected or None, turn=turn)
         if _save(db, item, version_key):
             st.rerun()  # the whole page: the tag slice and the tag filter above must show the save at once
@@ -194,35 +194,35 @@ def bulk_tagger(task: Task, result: RunResult, shown: pd.DataFrame) -> None:
     db = store()
     if db is None:
         return
-    with st.expander(f"Tag all {len(shown)} filtered {task.unit}s, or extend the tag list"):
+    with st.expander(f"Tag all {len(shown)} filtered {task.facts.unit}s, or extend the tag list"):
         if not annotator():
             st.info("Set your name in the sidebar to annotate.")
         with st.form("bulk_tags", border=False):
             tags = st.multiselect("Add these tags", taxonomy(task, db), key="bulk_tag_values")
             note_text = st.text_input("Note (added to each)", key="bulk_note")
-            apply = st.form_submit_button(f"Tag {len(shown)} {task.unit}s", disabled=not annotator())
+            apply = st.form_submit_button(f"Tag {len(shown)} {task.facts.unit}s", disabled=not annotator())
         if apply and tags:
             done = 0
             try:
-                with st.spinner(f"Tagging {len(shown)} {task.unit}s…"):
+                with st.spinner(f"Tagging {len(shown)} {task.facts.unit}s…"):
                     for row in shown.to_dict("records"):
                         guid, turn = task.annotation_key(row)
-                        current = db.get(task.name, guid, result.run, annotator(), turn=turn)
-                        item = current or Annotation(task.name, guid, result.run, annotator(), turn=turn)
+                        current = db.get(task.facts.name, guid, result.run, annotator(), turn=turn)
+                        item = current or Annotation(task.facts.name, guid, result.run, annotator(), turn=turn)
                         item.tags = sorted(set(item.tags) | set(tags))
                         item.note = "; ".join(n for n in (item.note, note_text) if n)
                         db.save(item)
                         done += 1
             except (StoreError, InvalidRecord) as err:
-                st.error(md(f"Tagged {done} of {len(shown)} {task.unit}s, then: {err}"))
+                st.error(md(f"Tagged {done} of {len(shown)} {task.facts.unit}s, then: {err}"))
             else:
-                st.toast(md(f"Tagged {len(shown)} {task.unit}s with {', '.join(tags)}."))
+                st.toast(md(f"Tagged {len(shown)} {task.facts.unit}s with {', '.join(tags)}."))
                 st.rerun()  # the whole page, so the tag slice shows the new tags
         new_tag = st.text_input("New tag for this task's list", key="new_tag")
         if st.button("Add tag", key="add_tag") and new_tag.strip():
             try:
-                db.add_tag(task.name, new_tag)
-                st.success(md(f"Added '{new_tag.strip()}' to the {task.name.upper()} tags."))
+                db.add_tag(task.facts.name, new_tag)
+                st.success(md(f"Added '{new_tag.strip()}' to the {task.facts.name.upper()} tags."))
             except StoreError as err:
                 st.error(md(err))
 
@@ -247,7 +247,7 @@ def tag_views(task: Task, result: RunResult, results: dict[str, RunResult]) -> N
         return
     st.markdown("**Error tags as a slice** (all annotators)")
     table = tag_table(task, result.frames, rows)
-    for metric in task.metrics:
+    for metric in task.facts.metrics:
         if metric.key in table:
             table[metric.key] = [metric_text(None if pd.isna(v) else float(v)) for v in table[metric.key]]
     table["share_of_errors"] = ["n/a" if pd.isna(v) else f"{v:.1f}%" for v in table["share_of_errors"]]

@@ -59,7 +59,7 @@ def compare_section(task: Task, results: dict[str, RunResult]) -> None:
     """The section itself: off until asked for (it resamples every run), then drawn as one fragment."""
     st.subheader("Compare runs")
     if len(results) < 2:
-        st.caption(f"Comparing runs needs at least two {task.name.upper()} runs; upload another prediction file above.")
+        st.caption(f"Comparing runs needs at least two {task.facts.name.upper()} runs; upload another prediction file above.")
         return
     if st.toggle(f"Compare the {len(results)} runs example by example (ranking, matrix, what changed)", key="cmp_on"):
         _compare(task, results)
@@ -67,7 +67,7 @@ def compare_section(task: Task, results: dict[str, RunResult]) -> None:
 
 def _upload_times(task: Task) -> dict[str, str]:
     runs = run_store_or_none()
-    return {run.name: run.created_at for run in runs.list(task.name)} if runs else {}
+    return {run.name: run.created_at for run in runs.list(task.facts.name)} if runs else {}
 
 
 @st.fragment
@@ -103,7 +103,7 @@ def _ranking(task: Task, ranking: Ranking) -> None:
     rows = []
     for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
         row: dict = {"rank": run.rank, "run": run.run}
-        for metric in task.metrics:
+        for metric in task.facts.metrics:
             ci = run.ci95[metric.key]
             row[metric.label] = run.metrics[metric.key]
             row[f"{metric.label} 95% CI"] = f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "n/a"
@@ -111,7 +111,7 @@ def _ranking(task: Task, ranking: Ranking) -> None:
         row["p"] = run.p_value
         row["tied with best"] = run.tied_with_best
         rows.append(row)
-    numbers = {m.label: st.column_config.NumberColumn(format=METRIC_FORMAT) for m in task.metrics}
+    numbers = {m.label: st.column_config.NumberColumn(format=METRIC_FORMAT) for m in task.facts.metrics}
     numbers["difference to best"] = st.column_config.NumberColumn(format="%+.2f")
     numbers["p"] = st.column_config.NumberColumn(format="%.3f")
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=numbers)
@@ -134,19 +134,19 @@ def _matrix(task: Task, table: RunTable) -> None:
     by_score = table.score is not None and right.toggle("Colour by the per-example score", key="cmp_by_score")
     frame = matrix_frame(table, how)
     if len(table.runs) >= DIFFICULTY_RUNS:
-        st.caption(f"Difficulty: the share of the {len(table.runs)} runs that got the {task.unit} wrong, an item-difficulty estimate "
+        st.caption(f"Difficulty: the share of the {len(table.runs)} runs that got the {task.facts.unit} wrong, an item-difficulty estimate "
                    "(every run weighed alike; docs/compare.md).")
     if frame.empty:
-        st.info(f"No {task.unit} is {md(how)}.")
+        st.info(f"No {task.facts.unit} is {md(how)}.")
         return
     rows = frame.index.to_numpy()[:MATRIX_ROWS]
     values = (table.score if by_score and table.score is not None else table.correct)[rows]
-    st.caption(f"{len(frame):,} {task.unit}s ({'first ' + str(len(rows)) + ' drawn' if len(frame) > len(rows) else 'all drawn'}); "
+    st.caption(f"{len(frame):,} {task.facts.unit}s ({'first ' + str(len(rows)) + ' drawn' if len(frame) > len(rows) else 'all drawn'}); "
                "green right, red wrong, blank not scored. Click a cell to draw that example.")
     key = "cmp_matrix"
     st.plotly_chart(matrix_figure(table.runs, [table.label(int(r)) for r in rows], values, rows, by_score), key=key,
                     on_select=partial(_pick_cell, key), selection_mode="points", config={"displayModeBar": False})
-    with st.expander(f"The {len(frame):,} {task.unit}s as a table"):
+    with st.expander(f"The {len(frame):,} {task.facts.unit}s as a table"):
         st.dataframe(frame.reset_index(drop=True), hide_index=True, width="stretch",
                      column_config={"difficulty": st.column_config.NumberColumn(format="%.2f")})
     cell = st.session_state.get(CELL)
@@ -173,7 +173,7 @@ def _draw_example(task: Task, table: RunTable, row: int, column: int) -> None:
             f"target='_blank'>link</a></div>")
     st.markdown(head + _drawing(task, table, clicked, guid), unsafe_allow_html=True)
     if others:
-        with st.expander(f"The same {task.unit} in the other {len(others)} run(s)", expanded=len(others) <= 3):
+        with st.expander(f"The same {task.facts.unit} in the other {len(others)} run(s)", expanded=len(others) <= 3):
             st.markdown("".join(_drawing(task, table, run, guid) for run in others), unsafe_allow_html=True)
 
 
@@ -200,7 +200,7 @@ def _changes(task: Task, table: RunTable) -> None:
         row = position[guid]
         st.markdown(f"<div class='kv-head'>{esc(table.label(row))} <a class='kv-link' href='{esc_attr(_link(table, row, [second, first]))}' "
                     "target='_blank'>link</a></div>", unsafe_allow_html=True)
-        left, right = (st.container(), st.container()) if task.wide_drawing else st.columns(2)
+        left, right = (st.container(), st.container()) if task.view.wide_drawing else st.columns(2)
         left.markdown(_drawing(task, table, first, guid), unsafe_allow_html=True)
         right.markdown(_drawing(task, table, second, guid), unsafe_allow_html=True)
 
@@ -210,7 +210,7 @@ def _along(task: Task, keys: tuple[str, ...], picked: tuple[RunResult, ...], run
     if not st.toggle("Each metric along the runs, overall and per slice", key="cmp_along"):
         return
     frame = _sequence(keys, task, picked)
-    labels = ["overall"] + [s.label for s in task.slices if s.label in set(frame["slice"])]
+    labels = ["overall"] + [s.label for s in task.facts.slices if s.label in set(frame["slice"])]
     left, right = st.columns(2)
     chosen = left.selectbox("Slice", labels, key="cmp_slice")
     slice_label = "" if chosen == "overall" else chosen
@@ -225,12 +225,12 @@ def _complementarity(task: Task, table: RunTable) -> None:
     st.markdown("**Complementarity**")
     found = complementarity(table)
     columns = st.columns(4)
-    columns[0].metric("Oracle", f"{100 * found.oracle:.1f}%", help=f"share of the {found.n:,} shared {task.unit}s that some run gets right")
+    columns[0].metric("Oracle", f"{100 * found.oracle:.1f}%", help=f"share of the {found.n:,} shared {task.facts.unit}s that some run gets right")
     columns[1].metric("Best single run", f"{100 * found.best_single[1]:.1f}%", help=found.best_single[0])
     if found.best_pair:
         columns[2].metric("Best pair", f"{100 * found.best_pair[2]:.1f}%", help=f"{found.best_pair[0]} + {found.best_pair[1]}: right by either")
     columns[3].metric("Wrong for every run", f"{len(found.common_errors):,}")
     st.caption(md(f"Best single run: {found.best_single[0]}" + (f"; best pair: {found.best_pair[0]} + {found.best_pair[1]}" if found.best_pair else "")))
     if found.common_errors:
-        with st.expander(f"The {len(found.common_errors):,} {task.unit}s every run gets wrong"):
+        with st.expander(f"The {len(found.common_errors):,} {task.facts.unit}s every run gets wrong"):
             st.dataframe(pd.DataFrame({"guid": found.common_errors}), hide_index=True, width="stretch")

@@ -42,11 +42,11 @@ def crowd_panel(task: Task, gold: Gold, gold_key: str, result: RunResult, result
                 help="The gold's own annotators: " + ("the share of their individual votes equal to the gold label"
                                                       if human.metric == "accuracy" else
                                                       "Pearson r of each annotator's score with the mean of the others' on the same pair"))
-    lines = [f"The gold's annotators against the gold: {human.text()}, over the {task.unit}s the runs scored."]
+    lines = [f"The gold's annotators against the gold: {human.text()}, over the {task.facts.unit}s the runs scored."]
     for name, run in results.items():
         found = _crowd(run.key, task, run).get("vote_cross_entropy")
         if found is not None:
-            lines.append(f"{name}: vote cross-entropy {found['value']:.4f} over {found['n']:,} {task.unit}s (lower is closer to the votes)")
+            lines.append(f"{name}: vote cross-entropy {found['value']:.4f} over {found['n']:,} {task.facts.unit}s (lower is closer to the votes)")
     right.caption(md(" · ".join(lines)))
     with st.expander("The annotators: who agrees with whom, and where the run fails against them"):
         table = _annotators(gold_key, gold)
@@ -58,7 +58,7 @@ def crowd_panel(task: Task, gold: Gold, gold_key: str, result: RunResult, result
         if spread is not None:
             rho = spread["spearman"]
             st.markdown(f"**{md(result.run)}: error against the annotators' spread**"
-                        + (f" — Spearman rho {rho['rho']:.3f} (p {rho['p']:.3g}, {rho['n']:,} {task.unit}s)" if rho else ""))
+                        + (f" — Spearman rho {rho['rho']:.3f} (p {rho['p']:.3g}, {rho['n']:,} {task.facts.unit}s)" if rho else ""))
             st.dataframe(pd.DataFrame(spread["table"]), hide_index=True, width="stretch")
         st.caption(md("Slices and filters: 'Run confidence against the annotators' votes' (NLI) and 'Annotator spread' (STS) in "
                       "Metrics per slice and in the example filters."))

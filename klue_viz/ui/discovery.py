@@ -17,7 +17,7 @@ from klue_viz.charts import coverage_figure, reliability_figure
 from klue_viz.discovery.calibration import Calibration, coverage_curve, predicted_confidence, run_calibration
 from klue_viz.discovery.features import training_features, with_training
 from klue_viz.discovery.patch import corrections_from, make_patch
-from klue_viz.discovery.slices import error_tags, paired_slices, slice_guids, slice_name, slices_header, units, weak_slices
+from klue_viz.discovery.slices import FoundSlice, PairedSlice, WeakSlice, error_tags, paired_slices, slice_guids, slice_name, slices_header, units, weak_slices
 from klue_viz.discovery.sorting import (
     SUSPECT_RANK,
     sort_examples,
@@ -28,6 +28,7 @@ from klue_viz.discovery.suspects import evidence_details, evidence_frame, queue_
 from klue_viz.evaluate import Gold, RunResult, gold_from_bytes, load_gold, official_file
 from klue_viz.filtering import export_frame
 from klue_viz.gold_folders import allowed_gold_file, allowed_gold_folder
+from klue_viz.kit import Suspect
 from klue_viz.markup import esc, md
 from klue_viz.problems import InputError
 from klue_viz.slicing import slice_table
@@ -75,13 +76,13 @@ def _tags(task: Task, run: str) -> tuple[str, dict[str, set[str]]]:
 
 
 @st.cache_resource(max_entries=64, show_spinner="Searching slices…")
-def _found(result_key: str, tags_key: str, train_key: str, _task: Task, _result: RunResult, _tags: dict, _train: Gold | None) -> list[dict]:
+def _found(result_key: str, tags_key: str, train_key: str, _task: Task, _result: RunResult, _tags: dict, _train: Gold | None) -> list[WeakSlice]:
     return weak_slices(_task, _result.frames, tags=_tags, extra=_extra(train_key, _task, _result, _train), top=10)
 
 
 @st.cache_resource(max_entries=32, show_spinner="Searching where the runs differ…")
 def _found_paired(first_key: str, second_key: str, tags_key: str, train_key: str, _task: Task, _first: RunResult, _second: RunResult,
-                  _tags: dict, _train: Gold | None) -> list[dict]:
+                  _tags: dict, _train: Gold | None) -> list[PairedSlice]:
     return paired_slices(_task, _first, _second, tags=_tags, extra=_extra(train_key, _task, _first, _train), top=10)
 
 
@@ -113,29 +114,29 @@ def _folder_training(task: Task) -> Path | None:
 
 def _training(task: Task) -> tuple[str, Gold | None]:
     """The training gold of this task, from the gold folder or uploaded (kept for the session), and its cache key."""
-    if not task.training_slices:
+    if task.training is None:
         return "", None
     beside = _folder_training(task)
     if beside is not None and st.toggle(f"Seen in training: use {md(beside.name)} from the gold folder", key="train_from_folder"):
         modified = beside.stat().st_mtime
         try:
-            train = _train_from_folder(task.name, str(beside), modified)
+            train = _train_from_folder(task.facts.name, str(beside), modified)
         except InputError as err:
             st.error(md(err))
             return "", None
         st.caption(md(f"Training file {beside}: {len(train.rows):,} records") + (f" ({len(train.problems)} skipped)" if train.problems else ""))
         return f"file:{beside}:{modified}", train
-    upload = st.file_uploader(f"{task.name.upper()} training file, official format (optional: adds 'seen in training' slices; {md(limit_text())})",
+    upload = st.file_uploader(f"{task.facts.name.upper()} training file, official format (optional: adds 'seen in training' slices; {md(limit_text())})",
                               key="train_upload", max_upload_size=limit_megabytes())
     if upload is not None:
-        st.session_state.setdefault("train_files", {})[task.name] = (upload.name, upload.getvalue())
-    kept = st.session_state.get("train_files", {}).get(task.name)
+        st.session_state.setdefault("train_files", {})[task.facts.name] = (upload.name, upload.getvalue())
+    kept = st.session_state.get("train_files", {}).get(task.facts.name)
     if kept is None:
         return "", None
     name, data = kept
     key = digest(data)
     try:
-        train = _train_gold(task.name, key, name, data)
+        train = _train_gold(task.facts.name, key, name, data)
     except InputError as err:
         st.error(md(err))
         return "", None
@@ -156,7 +157,7 @@ def _paired_slice_intervals(better_key: str, worse_key: str, guids_key: str, _ta
     return {c.metric: (c.low, c.high) for c in rows if c.low is not None and c.high is not None}
 
 
-def _condition_text(item: dict) -> str:
+def _condition_text(item: FoundSlice) -> str:
     return slice_name(item)  # the CLI's name too
 
 
@@ -181,7 +182,7 @@ def _slice_columns(task: Task, table: pd.DataFrame) -> dict:
         "worse run": st.column_config.TextColumn("worse run", width=110),
         "difference": st.column_config.NumberColumn("difference", format="%.2f", width=80),
     }
-    for metric in task.metrics:
+    for metric in task.facts.metrics:
         columns[metric.key] = st.column_config.NumberColumn(metric.key, format="%.2f", width=medium, help=metric.label)
     return {name: config for name, config in columns.items() if name in table}
 
@@ -213,6 +214,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
     others = [name for name in results if name != result.run]
     other = st.selectbox("Slices where", [None, *others], key="discovery_against",
                          format_func=lambda o: f"{result.run} fails most" if o is None else f"{result.run} and {o} differ most") if others else None
+    found: list[WeakSlice] | list[PairedSlice]
     if other is None:
         found = _found(result.key, tags_key, train_key, task, result, tags, train)
     else:
@@ -220,14 +222,14 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
     if not found:
         st.caption("No slice of at least 1% of the units is worse than the whole run.")
         return
-    metric_keys = [m.key for m in task.metrics]
-    st.markdown(f"**{md(slices_header(task, [result.run] + ([other] if other else []), found[0]['unit']))}**")
+    metric_keys = [m.key for m in task.facts.metrics]
+    st.markdown(f"**{md(slices_header(task, [result.run] + ([other] if other else []), found[0].unit))}**")
     rows = []
     for item in found:
-        row = {"slice": _condition_text(item), "size": item["size"], "unit": item["unit"], "errors": item["errors"], "error rate": item["error_rate"]}
-        if "worse" in item:
-            row.update({"worse run": item["worse"], "difference": item["difference"]})
-        row.update({k: item["metrics"].get(k) for k in metric_keys})
+        row = {"slice": _condition_text(item), "size": item.size, "unit": item.unit, "errors": item.errors, "error rate": item.error_rate}
+        if isinstance(item, PairedSlice):
+            row.update({"worse run": item.worse, "difference": item.difference})
+        row.update({k: item.metrics.get(k) for k in metric_keys})
         rows.append(row)
     st.caption(md("Conjunctions of up to 3 conditions over the slice features and your error tags, ranked by how much worse than "
                   "the whole run they are, weighted by size (SliceLine's score). Select a row for its 95% interval and its examples."))
@@ -238,21 +240,21 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
     if not chosen:
         return
     item = found[chosen[0]]
-    conditions = item["conditions"]
-    if "worse" in item and item["unit"] == "entities":
+    conditions = item.conditions
+    if isinstance(item, PairedSlice) and item.unit == "entities":
         conditions = {**conditions, "side": "gold"}  # two runs are compared on the gold entities they share
     guids = slice_guids(task, result.frames, conditions, tags, _extra(train_key, task, result, train))
     guids_key = digest("\n".join(guids).encode())  # the slice's examples now (tags stored since change a tag slice)
-    if "worse" in item:
-        better, worse = results[item["better"]], results[item["worse"]]
+    if isinstance(item, PairedSlice):
+        better, worse = results[item.better], results[item.worse]
         spans = _paired_slice_intervals(better.key, worse.key, guids_key, task, better, worse, guids)
-        st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; {better.run} − {worse.run}, 95% interval (paired bootstrap, "
+        st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.facts.unit}s; {better.run} − {worse.run}, 95% interval (paired bootstrap, "
                       f"{UI_RESAMPLES} resamples) " + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items())))
     else:
         defined = _slice_intervals(result.key, guids_key, task, result, guids)  # None where a metric is undefined on every resample
-        st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
+        st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.facts.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
                       + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in defined.items() if v)))
-    st.button(f"Show these {len(guids)} {task.unit}s below", key="apply_weak_slice", on_click=_apply, args=(guids, conditions))
+    st.button(f"Show these {len(guids)} {task.facts.unit}s below", key="apply_weak_slice", on_click=_apply, args=(guids, conditions))
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -269,7 +271,7 @@ def _calibration(task: Task, result: RunResult, results: dict[str, RunResult]) -
     left, right = st.columns(2)
     with left:
         st.markdown(f"**Reliability of {md(result.run)}** — ECE {cal.ece:.2f} · MCE {cal.mce:.2f} "
-                    f"<span class='kv-kv'>(10 equal-width bins, 0..100; {cal.n:,} {esc(task.unit)}s with probabilities)</span>",
+                    f"<span class='kv-kv'>(10 equal-width bins, 0..100; {cal.n:,} {esc(task.facts.unit)}s with probabilities)</span>",
                     unsafe_allow_html=True)
         st.plotly_chart(reliability_figure(cal.bins, result.run), key="reliability", config={"displayModeBar": False})
     curves = {}
@@ -286,7 +288,7 @@ def _calibration(task: Task, result: RunResult, results: dict[str, RunResult]) -
     st.caption(md("Confidence is also a slice (Metrics per slice, filters) and a sort key of the example list."))
 
 
-def _queue(task: Task, runs: list[RunResult]) -> list[dict]:
+def _queue(task: Task, runs: list[RunResult]) -> list[Suspect]:
     """The page's suspect queue (cached with the review's, klue_viz.ui.review)."""
     return suspect_queue(tuple(r.key for r in runs), task, runs, gold_for(task).gold)
 
@@ -313,27 +315,27 @@ def _suspects(task: Task, results: dict[str, RunResult]) -> None:
     chosen = event.selection.rows if event is not None else []
     if chosen:
         suspect = found[chosen[0]]
-        guid = task.example_guid(suspect["guid"], suspect["turn"])
+        guid = task.example_guid(suspect.guid, suspect.turn)
         first = runs[0]
         if guid in set(first.frames.examples["guid"]):
             st.markdown(task.render(first.frames, guid), unsafe_allow_html=True)
-        st.markdown(f"**Evidence**: gold {md(suspect['gold'])} → proposed {md(suspect['proposed'])}")
+        st.markdown(f"**Evidence**: gold {md(suspect.gold)} → proposed {md(suspect.proposed)}")
         st.dataframe(export_frame(evidence_frame(suspect)), hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "p(gold)", "p(proposed)")})
         details = evidence_details(suspect)
         if not details.empty:
             st.dataframe(export_frame(details), hide_index=True, width="stretch")
-        st.button(f"Gold looks wrong: propose {md(suspect['proposed'])}", key="mark_suspect", on_click=_mark, args=(task, suspect),
+        st.button(f"Gold looks wrong: propose {md(suspect.proposed)}", key="mark_suspect", on_click=_mark, args=(task, suspect),
                   disabled=not annotator(), help=None if annotator() else "Set your name in the sidebar to annotate.")
     _patch(task)
 
 
-def _mark(task: Task, suspect: dict) -> None:
+def _mark(task: Task, suspect: Suspect) -> None:
     db = store()
     if db is None:
         return
     mark_gold_wrong(db, task, suspect, annotator())
-    st.toast(md(f"Marked {suspect['guid']}: gold looks wrong, proposed {suspect['proposed']}"))
+    st.toast(md(f"Marked {suspect.guid}: gold looks wrong, proposed {suspect.proposed}"))
 
 
 def _patch(task: Task) -> None:
@@ -373,9 +375,9 @@ def order_control(task: Task, result: RunResult, results: dict[str, RunResult], 
 
 def compact_view(task: Task, result: RunResult, rows: pd.DataFrame, by_example: dict) -> bool:
     """YNAT, NLI, STS: one table row per example, the full drawing of the chosen one below; False when not used."""
-    if not task.compact_table or not st.toggle("Compact table (one row per example)", key="compact"):
+    if not task.view.compact_table or not st.toggle("Compact table (one row per example)", key="compact"):
         return False
-    columns = ["guid", *task.text_columns, *(c for c in COMPACT_COLUMNS if c in rows)]
+    columns = ["guid", *task.facts.text_columns, *(c for c in COMPACT_COLUMNS if c in rows)]
     event = st.dataframe(export_frame(rows[columns]), hide_index=True, width="stretch", on_select="rerun",
                          selection_mode="single-row", key="compact_table",
                          column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "abs_error")})

@@ -55,7 +55,7 @@ def features_panel(task: Task, choice: GoldChoice, results: dict[str, RunResult]
     """The panel, and the runs with the chosen file's columns on their frames (the runs as they are without one)."""
     try:
         files = _files(database_url())
-        stored = files.list(task.name)
+        stored = files.list(task.facts.name)
     except (StoreError, SQLAlchemyError) as err:
         st.caption(md(f"Your own columns are unavailable: the database cannot be read ({err})."))
         return results
@@ -66,18 +66,18 @@ def features_panel(task: Task, choice: GoldChoice, results: dict[str, RunResult]
         st.caption(HOW)
         upload = st.file_uploader("Add a file of your columns", type=["csv", "tsv", "jsonl", "json", "txt"], key="features_upload",
                                   max_upload_size=limit_megabytes())
-        if upload is not None and state.get("features_received") != (upload.file_id, task.name):
-            state["features_received"] = (upload.file_id, task.name)
+        if upload is not None and state.get("features_received") != (upload.file_id, task.facts.name):
+            state["features_received"] = (upload.file_id, task.facts.name)
             try:
-                added = files.add(task.name, upload.name, upload.getvalue(), uploader=state.get("annotator_name", ""))
+                added = files.add(task.facts.name, upload.name, upload.getvalue(), uploader=state.get("annotator_name", ""))
             except (InputError, StoreError, SQLAlchemyError) as err:
                 st.error(md(f"{upload.name}: not kept: {err}"))
             else:
-                stored = files.list(task.name)
+                stored = files.list(task.facts.name)
                 chosen = added
                 state[FEATURES] = added.sha256[:LINK_DIGITS]
         if wanted and chosen is None:
-            st.warning(md(f"The link names a columns file ({wanted}) this server does not have for {task.name.upper()}."))
+            st.warning(md(f"The link names a columns file ({wanted}) this server does not have for {task.facts.name.upper()}."))
         options = [NONE] + [f.sha256 for f in stored]
         names = {f.sha256: _name(f) for f in stored}
         state["features_pick"] = chosen.sha256 if chosen else NONE
@@ -85,11 +85,11 @@ def features_panel(task: Task, choice: GoldChoice, results: dict[str, RunResult]
                      on_change=_picked)
         if chosen is None:
             return results
-        data = files.data(task.name, chosen.sha256)
+        data = files.data(task.facts.name, chosen.sha256)
         if data is None:
             st.warning("That columns file was removed meanwhile.")
             return results
-        read = _read(task.name, choice.key, chosen.sha256, chosen.file_name, data, choice.gold)
+        read = _read(task.facts.name, choice.key, chosen.sha256, chosen.file_name, data, choice.gold)
         if isinstance(read, str):
             st.error(md(read))
             return results

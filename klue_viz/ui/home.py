@@ -131,7 +131,7 @@ def _overview() -> None:
                    "click a cell to open that run's page.")
     cols = st.columns(4)
     for k, (name, path) in enumerate(PAGE_FILES.items()):
-        cols[k % 4].page_link(path, label=f"{name.upper()} page", help=TASKS[name].title)
+        cols[k % 4].page_link(path, label=f"{name.upper()} page", help=TASKS[name].facts.title)
     if rows:
         st.subheader("Runs")
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height="content")

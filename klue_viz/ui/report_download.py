@@ -31,23 +31,23 @@ def report_button(task: Task, results: list[RunResult]) -> None:
     choice = gold_for(task)
     gold_note, gold_rows = choice.note, choice.gold.rows
     shown = " vs ".join(r.run for r in results)
-    signature = (task.name, tuple((r.run, r.key) for r in results), gold_note, count)
+    signature = (task.facts.name, tuple((r.run, r.key) for r in results), gold_note, count)
     if right.button(f"Build a report of {md(shown)} (one HTML file that opens offline)", key="report_build"):
         st.session_state.pop(BUILT, None)
         with st.spinner("Building the report… (bootstrap intervals, weak slices, the errors drawn)"):
             try:
                 db = store()
-                remarks = db.find(task=task.name) if db else []
+                remarks = db.find(task=task.facts.name) if db else []
                 st.session_state[BUILT] = (signature, build_report(task, results, gold_note, remarks, errors=count, samples=REPORT_RESAMPLES,
                                                                    gold_rows=gold_rows).encode("utf-8"))
             except Exception as err:  # noqa: BLE001 - the page says why instead of a download that never comes
-                log.exception("building the %s report of %s failed", task.name, shown)
+                log.exception("building the %s report of %s failed", task.facts.name, shown)
                 right.error(f"The report could not be built ({md(type(err).__name__)}: {md(first_line(err))}). "
                             "The details are in the server log; the rest of the page still works.")
     built = st.session_state.get(BUILT)
     if built is not None and built[0] == signature:
         names = re.sub(r"[^\w.-]+", "_", "-vs-".join(r.run for r in results))[:120]
-        right.download_button(f"Download the report of {md(shown)}", built[1], file_name=f"{task.name}-{names}-report.html",
+        right.download_button(f"Download the report of {md(shown)}", built[1], file_name=f"{task.facts.name}-{names}-report.html",
                               mime="text/html", key="report_download", on_click="ignore")
 
 

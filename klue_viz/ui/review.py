@@ -22,7 +22,7 @@ from klue_viz.discovery.review import accepted_corrections, decision_of, disagre
 from klue_viz.discovery.suspects import evidence_frame, suspects, with_text
 from klue_viz.evaluate import Gold, RunResult
 from klue_viz.filtering import export_frame
-from klue_viz.kit import KEEP
+from klue_viz.kit import KEEP, Suspect
 from klue_viz.markup import esc, esc_attr, md
 from klue_viz.problems import InputError
 from klue_viz.tasks.base import Task
@@ -40,7 +40,7 @@ QUEUE, LISTED = "the suspect queue", "the examples listed below"
 
 
 @st.cache_resource(max_entries=32, show_spinner="Looking for gold that several runs disagree with…")
-def suspect_queue(result_keys: tuple[str, ...], _task: Task, _results: list[RunResult], _gold: Gold) -> list[dict]:
+def suspect_queue(result_keys: tuple[str, ...], _task: Task, _results: list[RunResult], _gold: Gold) -> list[Suspect]:
     """The whole suspect queue of the page's runs, each suspect with the text of its unit (a run's key names its gold)."""
     return suspects(_task, _results, top=None, gold_rows=_gold.rows)
 
@@ -50,7 +50,7 @@ def review_panel(task: Task, result: RunResult, results: dict[str, RunResult], g
     the corrections change."""
     runs = list(results.values())
     queue = suspect_queue(tuple(r.key for r in runs), task, runs, gold)
-    listed = st.session_state.get(f"{REVIEW_LIST}|{task.name}")
+    listed = st.session_state.get(f"{REVIEW_LIST}|{task.facts.name}")
     if listed and listed[0] == result.run and listed[1]:
         source = st.radio("Review", [QUEUE, LISTED], horizontal=True, key="review_source",
                           format_func=lambda s: f"{s} ({len(queue) if s == QUEUE else len(listed[1]):,})")
@@ -68,7 +68,7 @@ def review_panel(task: Task, result: RunResult, results: dict[str, RunResult], g
     _versions(task, remarks, reviews)
 
 
-def _listed(task: Task, result: RunResult, gold: Gold, guids: list[str]) -> list[dict]:
+def _listed(task: Task, result: RunResult, gold: Gold, guids: list[str]) -> list[Suspect]:
     """The filtered examples of the inspected run as review items (its answer proposed where a patch can take it)."""
     examples = result.frames.examples
     rows = examples[examples["guid"].isin(set(guids))].set_index("guid", drop=False).reindex(guids).dropna(subset=["guid"])
@@ -80,7 +80,7 @@ def _move(step: int, size: int) -> None:
     st.session_state[TYPED] = ""
 
 
-def _decide(task: Task, suspect: dict, action: str, size: int) -> None:
+def _decide(task: Task, suspect: Suspect, action: str, size: int) -> None:
     """A key or a click: store the decision (not for skip) and go to the next unit."""
     if action != SKIP:
         db, who = store(), annotator()
@@ -97,28 +97,28 @@ def _decide(task: Task, suspect: dict, action: str, size: int) -> None:
     _move(1, size)
 
 
-def _review_unit(task: Task, runs: list[RunResult], queue: list[dict], remarks: list, writable: bool) -> None:
+def _review_unit(task: Task, runs: list[RunResult], queue: list[Suspect], remarks: list, writable: bool) -> None:
     size = len(queue)
     position = min(st.session_state.get(POSITION, 0), size - 1)
     st.session_state[POSITION] = position
     suspect = queue[position]
     decided = {(o.guid, o.turn) for o in outcomes(task, remarks)}
     mine = {(a.guid, a.turn): decision_of(a) for a in remarks if a.run == "gold" and a.annotator == annotator() and decision_of(a)}
-    st.progress((position + 1) / size, text=f"Unit {position + 1} of {size} · {sum(1 for s in queue if (s['guid'], s['turn']) in decided)} "
-                                            f"reviewed · {sum(1 for s in queue if (s['guid'], s['turn']) in mine)} by you")
-    turn = f" turn {suspect['turn']}" if suspect["turn"] is not None else ""
-    text = "<br>".join(esc(line) for line in str(suspect.get("text", "")).split("\n"))
-    st.markdown(f"<div class='kv-review' data-guid='{esc_attr(suspect['guid'])}' data-position='{position}'>"
-                f"<div class='kv-head'>{esc(task.unit)} <code>{esc(suspect['guid'])}</code>{esc(turn)} · {esc(suspect['unit'])}</div>"
-                f"<div>{text}</div><p><b>gold</b> {esc(suspect['gold'])} → <b>proposed</b> "
-                f"{esc(suspect['proposed']) if suspect['proposed'] not in (None, '') else '(none: keep the gold or type a correction)'}</p></div>",
+    st.progress((position + 1) / size, text=f"Unit {position + 1} of {size} · {sum(1 for s in queue if (s.guid, s.turn) in decided)} "
+                                            f"reviewed · {sum(1 for s in queue if (s.guid, s.turn) in mine)} by you")
+    turn = f" turn {suspect.turn}" if suspect.turn is not None else ""
+    text = "<br>".join(esc(line) for line in (suspect.text or "").split("\n"))
+    st.markdown(f"<div class='kv-review' data-guid='{esc_attr(suspect.guid)}' data-position='{position}'>"
+                f"<div class='kv-head'>{esc(task.facts.unit)} <code>{esc(suspect.guid)}</code>{esc(turn)} · {esc(suspect.unit)}</div>"
+                f"<div>{text}</div><p><b>gold</b> {esc(suspect.gold)} → <b>proposed</b> "
+                f"{esc(suspect.proposed) if suspect.proposed not in (None, '') else '(none: keep the gold or type a correction)'}</p></div>",
                 unsafe_allow_html=True)
-    guid = task.example_guid(suspect["guid"], suspect["turn"])
+    guid = task.example_guid(suspect.guid, suspect.turn)
     if len(runs[0].frames.positions(guid)):
         st.markdown(task.render(runs[0].frames, guid), unsafe_allow_html=True)  # gold, the first run and, where the gold has them, the votes
     st.dataframe(export_frame(evidence_frame(suspect)), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "p(gold)", "p(proposed)")})
-    own = mine.get((suspect["guid"], suspect["turn"]))
+    own = mine.get((suspect.guid, suspect.turn))
     if own is not None:
         st.caption(md(f"Your review: {'gold kept' if own == KEEP else 'corrected to ' + own}"))
     who = annotator()
@@ -126,8 +126,8 @@ def _review_unit(task: Task, runs: list[RunResult], queue: list[dict], remarks: 
     why = "Set your name in the sidebar to review." if not who else None
     st.text_input("Another correction (then T)", key=TYPED, help="In the form the patch reads: a label, a score, start-end:TYPE, index:head:DEPREL")
     keys = st.columns(5)
-    proposal = suspect["proposed"] not in (None, "")
-    keys[0].button(f"Accept {md(suspect['proposed'])}" if proposal else "Accept (no proposal)", key="review_accept", shortcut="A",
+    proposal = suspect.proposed not in (None, "")
+    keys[0].button(f"Accept {md(suspect.proposed)}" if proposal else "Accept (no proposal)", key="review_accept", shortcut="A",
                    type="primary", disabled=blocked or not proposal, help=why, on_click=_decide, args=(task, suspect, ACCEPT, size))
     keys[1].button("Keep the gold", key="review_keep", shortcut="K", disabled=blocked, help=why, on_click=_decide, args=(task, suspect, KEEP_GOLD, size))
     keys[2].button("Save typed", key="review_other", shortcut="T", disabled=blocked, help=why, on_click=_decide, args=(task, suspect, OTHER, size))
@@ -183,17 +183,17 @@ def _versions(task: Task, remarks: list, reviews: int) -> None:
                 st.success(md(f"Kept the gold version {made.name} ({made.records} record(s) corrected)"))
     else:
         st.caption("No accepted correction yet" + (f" with {reviews} reviews per unit" if reviews > 1 else "") + ".")
-    kept = versions.for_task(task.name)
+    kept = versions.for_task(task.facts.name)
     if not kept:
         return
     names = [v.name for v in kept]
-    chosen = st.session_state.get(GOLD_VERSIONS, {}).get(task.name)
+    chosen = st.session_state.get(GOLD_VERSIONS, {}).get(task.facts.name)
     options = [BASE_GOLD, *names]
-    pick = st.selectbox(f"Score the {task.name.upper()} pages against", options, index=options.index(chosen) if chosen in names else 0,
-                        key=f"score_against|{task.name}")
+    pick = st.selectbox(f"Score the {task.facts.name.upper()} pages against", options, index=options.index(chosen) if chosen in names else 0,
+                        key=f"score_against|{task.facts.name}")
     wanted = None if pick == BASE_GOLD else pick
     if wanted != chosen:
-        st.session_state.setdefault(GOLD_VERSIONS, {})[task.name] = wanted
+        st.session_state.setdefault(GOLD_VERSIONS, {})[task.facts.name] = wanted
         st.rerun()
     newest = st.session_state.get(SHOWN_VERSION)
     first = names.index(newest) if isinstance(newest, str) and newest in names else 0
@@ -233,13 +233,13 @@ def _changes(task: Task, base: GoldChoice, source: tuple[str, str], version: Gol
     strict = bool(st.session_state.get("strict", False))
     read = {r.name for r in runs}
     digests = tuple(s.digest for n, s in sources.items() if n in read)
-    found = _rescored(task.name, base.key, version.name, digests, strict, task, base.gold, after.gold, runs)
+    found = _rescored(task.facts.name, base.key, version.name, digests, strict, task, base.gold, after.gold, runs)
     metric = found.metric
     table = pd.DataFrame([{"run": r["run"], f"{metric} before": r["before"][metric], f"{metric} after": r["after"][metric],
                            "change": r["change"][metric], "rank before": r["rank_before"], "rank after": r["rank_after"]} for r in found.rows])
     tau = "n/a (fewer than two runs, or one ordering constant)" if found.kendall_tau is None else f"{found.kendall_tau:.3f}"
     st.markdown(f"**What the corrections change** ({md(version.name)}; {version.records} record(s) corrected, by "
-                f"{md(version.created_by or '(anonymous)')}): every {task.name.upper()} run re-scored — Kendall's tau of the two "
+                f"{md(version.created_by or '(anonymous)')}): every {task.facts.name.upper()} run re-scored — Kendall's tau of the two "
                 f"rankings by {md(metric)}: {tau}")
     st.markdown(changes_html(table), unsafe_allow_html=True)  # a few rows: drawn as text (a grid's canvas hides them from search)
     for name, reason in found.failures.items():

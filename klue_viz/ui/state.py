@@ -108,8 +108,8 @@ def _gold_from_hf(task_name: str) -> Gold | str:
 
 def _demo(task: Task, note: str) -> GoldChoice:
     path = official_file(task, DEMO_BENCHMARK)
-    assert path is not None, f"the embedded demo has no {task.name} file"  # shipped with the package
-    return GoldChoice(_gold_from_path(task.name, str(path), path.stat().st_mtime), f"demo:{path.stat().st_mtime}", note, True)
+    assert path is not None, f"the embedded demo has no {task.facts.name} file"  # shipped with the package
+    return GoldChoice(_gold_from_path(task.facts.name, str(path), path.stat().st_mtime), f"demo:{path.stat().st_mtime}", note, True)
 
 
 #: Session key: task name -> the gold version (kept in the database) its pages score against; absent: the gold as chosen.
@@ -119,7 +119,7 @@ GOLD_VERSIONS = "gold_versions"
 def gold_for(task: Task) -> GoldChoice:
     """The gold of a task under the session's chosen source, with the gold version chosen for the task applied."""
     choice = chosen_gold(task)
-    name = st.session_state.get(GOLD_VERSIONS, {}).get(task.name)
+    name = st.session_state.get(GOLD_VERSIONS, {}).get(task.facts.name)
     if not name:
         return choice
     base = base_text(task, choice)
@@ -128,7 +128,7 @@ def gold_for(task: Task) -> GoldChoice:
                           "(it needs the official file)", choice.is_demo)
     text, path = base
     try:
-        corrected = _versioned_gold(task.name, choice.key, name, path, text)
+        corrected = _versioned_gold(task.facts.name, choice.key, name, path, text)
     except (InputError, StoreError) as err:
         return GoldChoice(choice.gold, choice.key, f"{choice.note} · gold version {name}: {err}", choice.is_demo)
     return GoldChoice(corrected.gold, f"{choice.key}|version:{name}", f"{choice.note} · scored against the gold version **{name}** "
@@ -137,7 +137,7 @@ def gold_for(task: Task) -> GoldChoice:
 
 def base_text(task: Task, choice: GoldChoice) -> tuple[str, str] | None:
     """The official file's text of a gold choice, and its path or upload name (None for gold from the hub)."""
-    upload = st.session_state.get("gold_uploads", {}).get(task.name)
+    upload = st.session_state.get("gold_uploads", {}).get(task.facts.name)
     stored = stored_gold(upload[1]) if upload and choice.key.startswith("upload:") else None
     if stored is not None and not choice.is_demo:
         return stored.data.decode("utf-8-sig"), stored.file_name
@@ -161,37 +161,37 @@ def chosen_gold(task: Task) -> GoldChoice:
         try:
             folder = allowed_gold_folder(state["data_dir"])  # only under the folders the operator allowed
         except InputError as err:
-            return _demo(task, f"{err}. Showing the embedded demo for {task.name.upper()}.")
+            return _demo(task, f"{err}. Showing the embedded demo for {task.facts.name.upper()}.")
         found = official_file(task, folder)
         if found is not None:
             try:
                 found = allowed_gold_file(found)  # a link inside the folder may lead outside it
                 modified = found.stat().st_mtime
-                gold = _gold_from_path(task.name, str(found), modified)
+                gold = _gold_from_path(task.facts.name, str(found), modified)
             except InputError as err:  # a broken file stays this task's problem; the demo stands in
-                return _demo(task, f"{err}. Showing the embedded demo for {task.name.upper()}.")
+                return _demo(task, f"{err}. Showing the embedded demo for {task.facts.name.upper()}.")
             return GoldChoice(gold, f"file:{found}:{modified}", f"Gold: {found}", False)
-        return _demo(task, f"No {task.official_folder} dev file in {folder}: showing the embedded demo for {task.name.upper()}.")
-    if source == "upload" and task.name in state["gold_uploads"]:
-        _, key = state["gold_uploads"][task.name]
+        return _demo(task, f"No {task.facts.official_folder} dev file in {folder}: showing the embedded demo for {task.facts.name.upper()}.")
+    if source == "upload" and task.facts.name in state["gold_uploads"]:
+        _, key = state["gold_uploads"][task.facts.name]
         stored = stored_gold(key)
         if stored is None:
             shown = _demo(task, "Showing the embedded demo instead.")
             return GoldChoice(shown.gold, shown.key, shown.note, True,
-                              warning=f"This link names an uploaded {task.name.upper()} gold file (sha256 {key[:12]}…) that this server does not "
+                              warning=f"This link names an uploaded {task.facts.name.upper()} gold file (sha256 {key[:12]}…) that this server does not "
                                       "have (uploaded to another server, or its database was reset): upload it again on the home page.")
         try:
-            gold = _gold_from_upload(task.name, key, stored.file_name, stored.data)
+            gold = _gold_from_upload(task.facts.name, key, stored.file_name, stored.data)
         except InputError as err:
-            return _demo(task, f"{err}. Showing the embedded demo for {task.name.upper()}.")
+            return _demo(task, f"{err}. Showing the embedded demo for {task.facts.name.upper()}.")
         return GoldChoice(gold, f"upload:{key[:20]}", f"Gold: uploaded {stored.file_name}", False)
     if source == "hf":
-        loaded = _gold_from_hf(task.name)
+        loaded = _gold_from_hf(task.facts.name)
         if isinstance(loaded, Gold):
-            return GoldChoice(loaded, f"hf:{task.name}", f"Gold: {loaded.source}", False)
+            return GoldChoice(loaded, f"hf:{task.facts.name}", f"Gold: {loaded.source}", False)
         return _demo(task, f"{loaded} Showing the embedded demo meanwhile.")
     if source == "upload":
-        return _demo(task, f"No gold file uploaded for {task.name.upper()} yet: showing the embedded demo.")
+        return _demo(task, f"No gold file uploaded for {task.facts.name.upper()} yet: showing the embedded demo.")
     return _demo(task, "Gold: the embedded demo set (our own sentences in the official KLUE format).")
 
 
@@ -212,14 +212,14 @@ def register_gold_upload(name: str, data: bytes) -> str:
 
 def _gold_task(name: str, data: bytes) -> str:
     for task in TASKS.values():
-        if task.official_folder in name:
-            return task.name
+        if task.facts.official_folder in name:
+            return task.facts.name
     for task in TASKS.values():
         try:
             gold_from_bytes(task, data, name)
         except Exception:  # noqa: BLE001 - trying each task's reader in turn; the failures are expected
             continue
-        return task.name
+        return task.facts.name
     raise InputError(f"{name}: not an official gold file of any KLUE task")
 
 
@@ -386,17 +386,17 @@ def runs_for(task: Task, choice: GoldChoice) -> dict[str, RunSource]:
     """Stored runs of a task, plus the demo runs when the gold is the demo (a stored run wins a shared name)."""
     sources: dict[str, RunSource] = {}
     if choice.is_demo:
-        for path in demo_runs(task.name):
+        for path in demo_runs(task.facts.name):
             sources[path.stem] = RunSource(path.stem, path.name, _file_sha256(str(path), path.stat().st_mtime), f"demo {path.stem}", path=path)
     runs = run_store_or_none()
     try:
-        stored = runs.list(task.name) if runs else []
+        stored = runs.list(task.facts.name) if runs else []
     except StoreError:  # the database went away: the demo runs and this session's files still show
         stored = []
     for run in stored:
         sources[run.name] = RunSource(run.name, run.file_name, run.sha256, model_label(run), stored=run)
     for (held_task, name), (file_name, data, model) in st.session_state.get(SESSION_RUNS, {}).items():
-        if held_task == task.name and name not in sources:
+        if held_task == task.facts.name and name not in sources:
             sources[name] = RunSource(name, file_name, f"session:{digest(data)}", model or name, data=data)
     return sources
 
@@ -452,7 +452,7 @@ def _score(task: Task, choice: GoldChoice, source: RunSource, strict: bool, runs
         result = evaluate_bytes(task, choice.gold, data, source.file_name, strict=strict, run=source.name)
     except (InputError, RunConflict) as err:
         return str(err)
-    result.key = f"{task.name}|{choice.key}|{source.digest}|{source.name}|{strict}"
+    result.key = f"{task.facts.name}|{choice.key}|{source.digest}|{source.name}|{strict}"
     return result
 
 
@@ -473,8 +473,8 @@ def evaluate_runs(task: Task, choice: GoldChoice) -> tuple[dict[str, RunResult],
         return _evaluate_in_memory(task, choice, strict, runs)
     sources = runs_for(task, choice)
     known = _unscorable()
-    failures = {name: known[(task.name, choice.gold.sha256, s.digest, strict)] for name, s in sources.items()
-                if (task.name, choice.gold.sha256, s.digest, strict) in known}
+    failures = {name: known[(task.facts.name, choice.gold.sha256, s.digest, strict)] for name, s in sources.items()
+                if (task.facts.name, choice.gold.sha256, s.digest, strict) in known}
     inputs = [RunInput(name, s.digest, s.file_name, partial(_read, s, runs)) for name, s in sources.items() if name not in failures]
     bar = None
 
@@ -484,7 +484,7 @@ def evaluate_runs(task: Task, choice: GoldChoice) -> tuple[dict[str, RunResult],
             bar = bar or st.progress(0.0)
             bar.progress(done / total, text=f"Scoring {md(name)} ({done + 1} of {total}); each run is scored once and kept")
 
-    with st.spinner(f"Reading {task.name.upper()} runs…"):
+    with st.spinner(f"Reading {task.facts.name.upper()} runs…"):
         try:
             results, new_failures = results_for(kept, task, choice.gold, inputs, strict, progress, frames_cache=scored_runs())
         except (SQLAlchemyError, StoreError):  # the database went away meanwhile (StoreUnavailable: the store's error hook)
@@ -493,7 +493,7 @@ def evaluate_runs(task: Task, choice: GoldChoice) -> tuple[dict[str, RunResult],
         bar.empty()
     for name, reason in new_failures.items():
         if not reason.endswith(GONE):  # the file says why it cannot be scored: not read again; a run removed meanwhile may come back
-            known[(task.name, choice.gold.sha256, sources[name].digest, strict)] = reason
+            known[(task.facts.name, choice.gold.sha256, sources[name].digest, strict)] = reason
     failures.update(new_failures)
     return {name: results[name] for name in sources if name in results}, failures
 
@@ -513,7 +513,7 @@ def _evaluate_in_memory(task: Task, choice: GoldChoice, strict: bool, runs: RunS
     results, failures = {}, {}
     cache = scored_runs()
     for name, source in runs_for(task, choice).items():
-        key = (task.name, choice.key, source.digest, source.file_name, name, strict)
+        key = (task.facts.name, choice.key, source.digest, source.file_name, name, strict)
         with st.spinner(f"Scoring {md(name)}…"):  # drawn only when scoring takes a moment (a cached run returns at once)
             outcome = cache.get(key, partial(_score, task, choice, source, strict, runs))
         if isinstance(outcome, str):

@@ -42,7 +42,7 @@ def surface_panel(task: Task, result: RunResult, results: dict[str, RunResult]) 
     second = results.get(against)
     table = _compared(result.key, second.key, task, result, second) if second is not None else _table(result.key, task, result)
     if table.empty:
-        st.caption(f"No errors to count: every {task.unit} of {md(result.run)} is right.")
+        st.caption(f"No errors to count: every {task.facts.unit} of {md(result.run)} is right.")
         return
     units = list(dict.fromkeys(table["unit"]))
     chosen_units = right.segmented_control("Unit", units, default=units[0], key="surface_unit") if len(units) > 1 else units[0]
@@ -53,11 +53,11 @@ def surface_panel(task: Task, result: RunResult, results: dict[str, RunResult]) 
     event = st.dataframe(view, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="surface_table",
                          column_config={c: v for c, v in config.items() if c in view})
     st.download_button("Download this table (CSV)", lambda: flat_table(shown, guid_limit=10**9).map(csv_cell).to_csv(index=False).encode("utf-8-sig"),
-                       file_name=f"{task.name}-{result.run}-errors-by-form.csv", mime="text/csv", key="surface_download", on_click="ignore")
+                       file_name=f"{task.facts.name}-{result.run}-errors-by-form.csv", mime="text/csv", key="surface_download", on_click="ignore")
     rows = event.selection.rows if event is not None else []
     if rows and rows[0] < len(shown):
         guids = list(shown.iloc[rows[0]]["guids"])
-        st.button(f"Show these {len(guids)} {task.unit}s below", key="surface_show", on_click=_show, args=(guids,))
+        st.button(f"Show these {len(guids)} {task.facts.unit}s below", key="surface_show", on_click=_show, args=(guids,))
 
 
 def _explained(table: pd.DataFrame) -> str:

@@ -72,28 +72,28 @@ CARD_STYLE = """<style>
 
 def task_page(name: str) -> None:
     task = get_task(name)
-    setup_page(task.name.upper())
+    setup_page(task.facts.name.upper())
     guarded(lambda: _body(task))
 
 
 def _body(task: Task) -> None:
-    url = enter_page(task.name)
+    url = enter_page(task.facts.name)
     if url is not None:
         apply_task_url(url)
     st.markdown(CARD_STYLE, unsafe_allow_html=True)
-    st.title(task.title)
+    st.title(task.facts.title)
     choice = gold_for(task)
     strict = " · strict: missing predictions count as wrong" if st.session_state.get("strict") else ""
     if choice.warning:
         st.warning(md(choice.warning))
-    st.caption(f"{md(choice.note)} · {len(choice.gold.rows):,} gold {task.unit}s{strict}")
+    st.caption(f"{md(choice.note)} · {len(choice.gold.rows):,} gold {task.facts.unit}s{strict}")
     if choice.gold.problems:
         with st.expander(f"{len(choice.gold.problems)} problem(s) in the gold file"):
             problem_table(choice.gold.problems)
 
-    uploads = st.file_uploader(f"Add {task.name.upper()} prediction files (JSONL, JSON, CSV, TSV; {md(limit_text())})", accept_multiple_files=True,
+    uploads = st.file_uploader(f"Add {task.facts.name.upper()} prediction files (JSONL, JSON, CSV, TSV; {md(limit_text())})", accept_multiple_files=True,
                                key="pred_upload", max_upload_size=limit_megabytes())
-    for outcome in receive_uploads(uploads, task=task.name):
+    for outcome in receive_uploads(uploads, task=task.facts.name):
         if outcome.error:
             st.error(md(outcome.error))
         elif outcome.note:
@@ -104,7 +104,7 @@ def _body(task: Task) -> None:
     for run, reason in failures.items():
         st.error(md(f"{run}: {reason}"))
     if not results:
-        st.info(f"No {task.name.upper()} run to show yet: upload a prediction file above or on the home page.")
+        st.info(f"No {task.facts.name.upper()} run to show yet: upload a prediction file above or on the home page.")
         return
 
     models = {name: source.model for name, source in runs_for(task, choice).items()}
@@ -167,8 +167,8 @@ def _metrics(task: Task, results: dict[str, RunResult], models: dict[str, str]) 
         if result.wrong_gold:
             st.warning(md(f"{run}: {result.wrong_gold}."), icon="⚠️")
         st.markdown(f"<b>{esc(run)}</b> <span class='kv-kv'>({esc(result.file)})</span>", unsafe_allow_html=True)
-        columns = st.columns(len(task.metrics) + 1)
-        for column, metric in zip(columns, task.metrics):
+        columns = st.columns(len(task.facts.metrics) + 1)
+        for column, metric in zip(columns, task.facts.metrics):
             value = result.scores.values.get(metric.key)
             column.metric(metric.label, metric_text(value), help=result.scores.reasons.get(metric.key) or f"{metric.key}, 0..100")
         c = result.coverage
@@ -192,7 +192,7 @@ def _metrics_table(task: Task, results: dict[str, RunResult], models: dict[str, 
     rows = []
     for run, result in results.items():
         c = result.coverage
-        row = {"run": run, "model": models.get(run, ""), **{m.key: result.scores.values.get(m.key) for m in task.metrics},
+        row = {"run": run, "model": models.get(run, ""), **{m.key: result.scores.values.get(m.key) for m in task.facts.metrics},
                "scored": f"{c.n_scored}/{c.n_gold}", "missing": c.n_missing, "extra": c.n_extra, "unreadable": c.n_invalid,
                "problems": len(result.problems)}
         if show_ci:
@@ -200,7 +200,7 @@ def _metrics_table(task: Task, results: dict[str, RunResult], models: dict[str, 
             row["95% CI"] = ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                 column_config={m.key: st.column_config.NumberColumn(m.label, format="%.2f") for m in task.metrics})
+                 column_config={m.key: st.column_config.NumberColumn(m.label, format="%.2f") for m in task.facts.metrics})
     problems = [p for result in results.values() for p in result.problems]
     if problems:
         with st.expander(f"{len(problems)} problem(s) in these runs' files"):
@@ -244,11 +244,11 @@ def _confusion(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> Non
     else:
         left, right = st.columns([3, 2])
     with right:
-        hide = tuple(label for label in task.hideable_labels if st.toggle(f"Leave out {label}", value=True, key=f"hide|{label}"))
+        hide = tuple(label for label in task.view.hideable_labels if st.toggle(f"Leave out {label}", value=True, key=f"hide|{label}"))
         max_labels = st.slider("Labels shown (the rest are pooled as (other))", 5, 40, 15, key="max_labels") if pairs["gold"].nunique() > 15 else 40
-        outcomes = "".join(f" Column **{md(o)}**: the right {task.confusion_label} but not a success; the diagonal counts exact successes only."
-                           for o in task.outcome_columns)
-        st.caption(f"Rows: gold {task.confusion_label}; columns: predicted.{outcomes} Click a cell to list its examples below.")
+        outcomes = "".join(f" Column **{md(o)}**: the right {task.facts.confusion_label} but not a success; the diagonal counts exact successes only."
+                           for o in task.view.outcome_columns)
+        st.caption(f"Rows: gold {task.facts.confusion_label}; columns: predicted.{outcomes} Click a cell to list its examples below.")
         figure, top = _confusion_view(result.key, max_labels, hide, task, pairs)
         if not top.empty:
             st.markdown("**Most frequent confusions**")
@@ -283,8 +283,8 @@ def _slice_view(result_key: str, slice_key: str, _task: Task, _result: RunResult
 
 @st.cache_resource(max_entries=128, show_spinner=False)
 def _confusion_view(result_key: str, max_labels: int, hide: tuple[str, ...], _task: Task, _pairs: pd.DataFrame) -> tuple[go.Figure, pd.DataFrame]:
-    counts = confusion_counts(_pairs, max_labels=max_labels, hide=hide, outcomes=_task.outcome_columns)
-    return confusion_figure(counts, _task.confusion_label), top_confusions(_pairs)
+    counts = confusion_counts(_pairs, max_labels=max_labels, hide=hide, outcomes=_task.view.outcome_columns)
+    return confusion_figure(counts, _task.facts.confusion_label), top_confusions(_pairs)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
@@ -348,8 +348,8 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None, remarks:
     for key in ("f_gold", "f_pred"):
         if key in st.session_state:
             st.session_state[key] = [v for v in st.session_state[key] if v in labels]
-    gold = row1[1].multiselect(f"Gold {task.confusion_label}", labels, key="f_gold")
-    pred = row1[2].multiselect(f"Predicted {task.confusion_label}", labels, key="f_pred")
+    gold = row1[1].multiselect(f"Gold {task.facts.confusion_label}", labels, key="f_gold")
+    pred = row1[2].multiselect(f"Predicted {task.facts.confusion_label}", labels, key="f_pred")
     error_types = error_type_options(ex)
     _keep_known("f_errors", error_types)
     errors = row1[3].multiselect("Error type", error_types, key="f_errors")
@@ -365,14 +365,14 @@ def _filters(task: Task, result: RunResult, pairs: pd.DataFrame | None, remarks:
         options = sorted(frame[spec.key].dropna().astype(str).unique())
         _keep_known("f_slice_values", options)
         values = row2[1].multiselect("Slice values", options, key="f_slice_values")
-    tag_options = sorted(set(task.error_tags) | set(run_tags(task, result.run, remarks)["tag"]))
+    tag_options = sorted(set(task.facts.error_tags) | set(run_tags(task, result.run, remarks)["tag"]))
     _keep_known("f_tags", tag_options)
     tags = row2[2].multiselect("Tagged with", tag_options, key="f_tags")
     text = row2[3].text_input("Search the text", key="f_text", help="A substring, or a regular expression with 'regex' ticked")
     regex = row2[4].checkbox("regex", key="f_regex")
     guids = st.session_state.get(SELECTED_GUIDS) or None
     if guids:
-        st.caption(f"Restricted to the {len(guids)} {task.unit}s selected above (points on a chart, or a found slice).")
+        st.caption(f"Restricted to the {len(guids)} {task.facts.unit}s selected above (points on a chart, or a found slice).")
     return ExampleFilter(status, gold, pred, errors, spec, values, text, regex, frozenset(guids) if guids else None,
                          tagged_guids(task, result.run, tags, remarks))
 
@@ -403,7 +403,7 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
         shown = _comparison(result, second, shown)
     shown = _focus(task, result, shown)
     shown, page_size = order_control(task, result, results, shown)
-    st.session_state[f"{REVIEW_LIST}|{task.name}"] = (result.run, shown["guid"].tolist())  # the review view can go through them
+    st.session_state[f"{REVIEW_LIST}|{task.facts.name}"] = (result.run, shown["guid"].tolist())  # the review view can go through them
     cards = _cards(task, shown)  # row positions in `shown`; only the page's rows become records
     keyboard_bar(task, result.run, *card_keys(shown["guid"].tolist(), shown["correct"].astype(bool).tolist(), cards), page_size)
     total = len(result.frames.examples)
@@ -413,18 +413,19 @@ def _examples(task: Task, result: RunResult, pairs: pd.DataFrame | None, results
         st.session_state[PAGE_KEY] = pages
     page = int(top[0].number_input("Page", 1, pages, key=PAGE_KEY)) if pages > 1 else 1
     first = (page - 1) * page_size
-    grouped = f" in {len(cards):,} {task.card_column}s" if task.card_column else ""
+    grouped = f" in {len(cards):,} {task.view.card_column}s" if task.view.card_column else ""
     top[1].markdown(f"<div class='kv-count' data-shown='{len(shown)}' data-total='{total}' data-cards='{len(cards)}'>{len(shown):,} of {total:,} "
-                    f"{task.unit}s match{grouped} (showing {min(first + 1, len(cards))}–{min(first + page_size, len(cards))})</div>", unsafe_allow_html=True)
+                    f"{task.facts.unit}s match{grouped} (showing {min(first + 1, len(cards))}–{min(first + page_size, len(cards))})</div>",
+                    unsafe_allow_html=True)
     top[2].download_button("Download the filtered table (CSV)", lambda: export_frame(shown).to_csv(index=False).encode("utf-8-sig"),
-                           file_name=f"{task.name}-{result.run}-examples.csv", mime="text/csv", key="download", on_click="ignore")
+                           file_name=f"{task.facts.name}-{result.run}-examples.csv", mime="text/csv", key="download", on_click="ignore")
     report_button(task, [result] + ([second] if second is not None else []))
     bulk_tagger(task, result, shown)
     view = view_params([result.run] + ([other] if second is not None else []), page)
     focus = st.session_state.get(FOCUS)
     write_url(example_params(view, *focus) if focus else view)
     by_example = annotations_by_example(task, result.run, remarks)
-    if second is None and not task.card_column and compact_view(task, result, shown.iloc[first:first + page_size], by_example):
+    if second is None and not task.view.card_column and compact_view(task, result, shown.iloc[first:first + page_size], by_example):
         return
     for rows in _page_records(shown, cards[first:first + page_size]):
         _card(task, result, second, rows, view, by_example)
@@ -450,12 +451,12 @@ def _focus(task: Task, result: RunResult, shown: pd.DataFrame) -> pd.DataFrame:
 
 def _cards(task: Task, shown: pd.DataFrame) -> list[list[int]]:
     """The examples grouped into cards in their order, as row positions in `shown`: one card per example, or per
-    `task.card_column` (a WoS dialogue). Positions, not records: turning every matching row into a dict on each
+    `task.view.card_column` (a WoS dialogue). Positions, not records: turning every matching row into a dict on each
     rerun cost more than drawing the page."""
-    if not task.card_column:
+    if not task.view.card_column:
         return [[k] for k in range(len(shown))]
     cards: dict[str, list[int]] = {}
-    for k, value in enumerate(shown[task.card_column].tolist()):
+    for k, value in enumerate(shown[task.view.card_column].tolist()):
         cards.setdefault(value, []).append(k)
     return list(cards.values())
 
@@ -480,7 +481,7 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
         present = [g for g in guids if len(second.frames.positions(g))]
         ours = head + f"<div class='kv-kv'>{esc(result.run)}</div>" + _drawing(task, result, guids)
         theirs = f"<div class='kv-kv'>{esc(second.run)}</div>" + (_drawing(task, second, present) if present else "(not in this run)")
-        if task.wide_drawing:  # side by side, each half would shrink the drawing until its words are unreadable
+        if task.view.wide_drawing:  # side by side, each half would shrink the drawing until its words are unreadable
             st.markdown(ours + theirs, unsafe_allow_html=True)
         else:
             left, right = st.columns(2)
@@ -491,7 +492,7 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
     svg_download(task, result, guids)
     for row in rows:
         if len(rows) > 1:
-            st.caption(f"{task.unit} {row.get('turn', row['guid'])}")
+            st.caption(f"{task.facts.unit} {row.get('turn', row['guid'])}")
         editor(task, result, row, by_example.get(row["guid"], []))
 
 
