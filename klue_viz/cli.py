@@ -59,12 +59,12 @@ FEATURES_HELP = ("your own columns: a CSV, TSV or JSONL file keyed by guid (and 
                  "each column a slice feature (numbers in quartile bins, text as its 20 most frequent values)")
 
 
-def terminal(text) -> str:
+def terminal(text: object) -> str:
     """File text as it may reach a terminal: control and bidi characters as codes, a newline as \\n (one line per item)."""
     return visible(text).replace("\n", "\\n")
 
 
-def say(text, error: bool = False) -> None:
+def say(text: object, error: bool = False) -> None:
     print(terminal(text), file=sys.stderr if error else sys.stdout)
 
 
@@ -401,7 +401,7 @@ def positive(text: str) -> int:
     return value
 
 
-def add_discovery_commands(commands) -> None:
+def add_discovery_commands(commands: argparse._SubParsersAction) -> None:
     """`klue-viz slices` and `klue-viz suspects`: the discovery views, headless."""
     for name, help_text, top in (("slices", "the slices where a run fails most (or where one run is worse than another)", 10),
                                  ("suspects", "gold records that look wrong, most suspicious first", 100)):
@@ -420,7 +420,7 @@ def add_discovery_commands(commands) -> None:
                                  help="resamples for each slice's 95%% interval (default 100; 0 leaves intervals out)")
 
 
-def _load_runs(args: argparse.Namespace):
+def _load_runs(args: argparse.Namespace) -> tuple[Task, Gold, list[RunResult]]:
 
     check_out(args.out)
     task = get_task(args.task)
@@ -514,7 +514,7 @@ def errors_command(args: argparse.Namespace) -> int:
             text = surface.flat_table(shown).map(csv_cell).to_csv(index=False, sep="\t" if args.out.lower().endswith(".tsv") else ",")
             ok = write_out(args.out, "\ufeff" + text)  # formula-like cells start with ' (OWASP), as every CSV klue-viz writes
         else:
-            ok = write_out(args.out, json.dumps({"task": task.name, "runs": [r.run for r in results], "errors": surface.as_records(shown)},
+            ok = write_out(args.out, json.dumps({"task": task.facts.name, "runs": [r.run for r in results], "errors": surface.as_records(shown)},
                                                 ensure_ascii=False, indent=2))
         if not ok:
             return 2
@@ -629,7 +629,7 @@ def gate_command(args: argparse.Namespace) -> int:
     return 1 if result.regressions else 0
 
 
-def add_gold_commands(commands) -> None:
+def add_gold_commands(commands: argparse._SubParsersAction) -> None:
     """`klue-viz gold versions|make|export`: gold versions kept in the database, and the corrected gold written out."""
     gold = commands.add_parser("gold", help="gold versions (accepted corrections) and the corrected gold file or dataset")
     actions = gold.add_subparsers(dest="action", required=True)

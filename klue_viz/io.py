@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from klue_viz.problems import InputError, Problem
 
@@ -148,7 +149,7 @@ class KeyedObject(dict):
         self.pairs = pairs
 
 
-def load_json(text: str, name: str, keep_pairs: bool = False):
+def load_json(text: str, name: str, keep_pairs: bool = False) -> Any:
     """The JSON value of a whole file, or an InputError naming the file, the line and what is wrong."""
     try:
         return json.loads(text, object_pairs_hook=KeyedObject if keep_pairs else None)
@@ -244,7 +245,7 @@ def _jsonl(text: str, name: str, out: RecordFile) -> RecordFile:
     return out
 
 
-def _cell(value: str | None):
+def _cell(value: str | None) -> object:
     """CSV cells holding JSON lists or objects (entities, heads, states) are decoded; the rest stay text."""
     if value is None:
         return None

@@ -281,7 +281,7 @@ class KeptResults:
                "layout": kept_layout, "file_name": summary.file_name, "summary": json.dumps(_summary_json(summary), ensure_ascii=False),
                "levels": json.dumps(levels), "created_at": now()}
 
-        def work(connection) -> None:
+        def work(connection: sa.Connection) -> None:
             connection.execute(kept_views.delete().where(kept_views.c.key == key))
             connection.execute(kept_scores.delete().where(kept_scores.c.key == key))
             connection.execute(kept_scores.insert().values(**row))
@@ -439,7 +439,7 @@ class KeptResults:
 
     def keep_view(self, key: str, view: str, value: Any) -> None:
         """Keep a view of a kept result (a JSON value); it goes with the result when that is replaced or removed."""
-        def work(connection) -> None:
+        def work(connection: sa.Connection) -> None:
             if connection.execute(sa.select(kept_scores.c.key).where(kept_scores.c.key == key)).first() is None:
                 return  # the result was replaced or removed meanwhile
             connection.execute(kept_views.delete().where((kept_views.c.key == key) & (kept_views.c.view == view)))

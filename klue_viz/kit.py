@@ -103,7 +103,7 @@ def shared_examples(results: Sequence[ScoredRun]) -> tuple[list[pd.DataFrame], p
     return frames, shared
 
 
-def read_json(text: str, name: str):
+def read_json(text: str, name: str) -> Any:
     """The official JSON file's data; InputError naming the file and line when it is not JSON."""
     try:
         return json.loads(text)
@@ -111,12 +111,12 @@ def read_json(text: str, name: str):
         raise InputError(f"{name}: invalid JSON at line {err.lineno}: {err.msg}") from None
 
 
-def dump_json(records) -> str:
+def dump_json(records: object) -> str:
     """Records as the patch file's text (indented UTF-8 JSON, as the official files are written)."""
     return json.dumps(records, ensure_ascii=False, indent=2) + "\n"
 
 
-def correction_items(corrections, guid, turn=None) -> list[str]:
+def correction_items(corrections: Mapping[tuple[str, int | None], list[str]], guid: str, turn: int | None = None) -> list[str]:
     """The `;`-separated items of every correction of an example (of a WoS turn), in the order they were stored."""
     return [part for text in corrections.get((guid, turn), []) for part in str(text).split(";") if part.strip()]
 

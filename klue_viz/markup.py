@@ -31,7 +31,7 @@ def unlinked(text: str) -> str:
     return AUTOLINK_POINT.sub(WORD_JOINER, text)
 
 
-def visible(text) -> str:
+def visible(text: object) -> str:
     """`text` as a string with control, bidi-override, zero-width and lone-surrogate characters written as `\\u` and four hex digits."""
     return INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(text))
 
@@ -43,7 +43,7 @@ HTML_TEXT = {ord(c): f"&#{ord(c)};" for c in "&<>\"'*_[]()!$:~`@\\#|{}+.=^\n"}
 HTML_ATTRIBUTE = {ord(c): f"&#{ord(c)};" for c in "&<>\"'\n"}
 
 
-def esc(text) -> str:
+def esc(text: object) -> str:
     """File text made literal for HTML and SVG passed to st.markdown(unsafe_allow_html=True).
 
     Escaping HTML is not enough there: a blank line inside a field ends the HTML block, and an inline
@@ -53,24 +53,24 @@ def esc(text) -> str:
     return unlinked(visible(text)).translate(HTML_TEXT)
 
 
-def md(text) -> str:
+def md(text: object) -> str:
     """File or user text made literal for st.markdown / st.error / st.caption / expander and radio labels
     (all of which read Markdown): every syntax character is backslash-escaped, so nothing becomes a link,
     an autolinked URL or e-mail address, an image, maths, a colour or HTML; a newline becomes a space."""
     return MARKDOWN_SPECIAL.sub(r"\\\1", unlinked(visible(text).replace("\n", " ")))
 
 
-def chart_text(text) -> str:
+def chart_text(text: object) -> str:
     """File text made literal for a plotly label, tick or legend (plotly reads <a href>, <b>, <br>... and entities)."""
     return html.escape(visible(text).replace("\n", " "), quote=False)
 
 
-def esc_attr(text) -> str:
+def esc_attr(text: object) -> str:
     """File text made literal for a quoted HTML attribute value (Markdown does not read inside a tag)."""
     return visible(text).translate(HTML_ATTRIBUTE)
 
 
-def attrs(**values) -> str:
+def attrs(**values: object) -> str:
     """Escaped HTML attributes; keys use '_' for '-' (data_label -> data-label)."""
     return " ".join(f'{k.replace("_", "-")}="{esc_attr(v)}"' for k, v in values.items() if v is not None)
 
@@ -166,7 +166,7 @@ FORMULA_START = re.compile(r"^'*[=+\-@\t\r\n]")
 NUMBER = re.compile(r"^-?[0-9][0-9,.]*(?:[eE][+-]?[0-9]+)?$")
 
 
-def csv_cell(value):
+def csv_cell(value: object) -> object:
     """A CSV cell a spreadsheet shows as text: formula-like text gets a leading `'` (OWASP); numbers stay numbers.
 
     A lone CR becomes a newline: csv writers with a "\\n" line end leave it unquoted, and it would split the row.

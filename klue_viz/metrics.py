@@ -733,7 +733,9 @@ def ner_character_macro_f1(gold_tags: Sequence[Sequence], pred_tags: Sequence[Se
     return scalar(_ner(gold_tags, pred_tags, sentences), "character_macro_f1")
 
 
-def _dp(gold_heads, gold_deprels, pred_heads, pred_deprels) -> Statistics:
+def _dp(gold_heads: Sequence[Sequence[int]], gold_deprels: Sequence[Sequence[str]] | None, pred_heads: Sequence[Sequence[int]],
+        pred_deprels: Sequence[Sequence[str]]) -> Statistics:
+    """DP statistics; without `gold_deprels` (UAS alone) every word is of one relation class and `pred_deprels` is not read."""
     if len(gold_heads) != len(pred_heads):
         raise ValueError("gold_heads and pred_heads must have one entry per sentence")
     sentence = np.repeat(np.arange(len(gold_heads)), [len(h) for h in gold_heads])
@@ -760,7 +762,7 @@ def dp_uas_macro_f1(gold_heads: Sequence[Sequence[int]], pred_heads: Sequence[Se
     >>> round(dp_uas_macro_f1([[2, 0, 2]], [[2, 0, 1]]), 4)
     55.5556
     """
-    return scalar(_dp(gold_heads, None, pred_heads, None), "uas_macro_f1")
+    return scalar(_dp(gold_heads, None, pred_heads, ()), "uas_macro_f1")
 
 
 def dp_uas_micro_f1(gold_heads: Sequence[Sequence[int]], pred_heads: Sequence[Sequence[int]]) -> float | None:
@@ -769,10 +771,11 @@ def dp_uas_micro_f1(gold_heads: Sequence[Sequence[int]], pred_heads: Sequence[Se
     >>> round(dp_uas_micro_f1([[2, 0, 2]], [[2, 0, 1]]), 4)
     66.6667
     """
-    return scalar(_dp(gold_heads, None, pred_heads, None), "uas_micro_f1")
+    return scalar(_dp(gold_heads, None, pred_heads, ()), "uas_micro_f1")
 
 
-def dp_las_macro_f1(gold_heads, gold_deprels, pred_heads, pred_deprels) -> float | None:
+def dp_las_macro_f1(gold_heads: Sequence[Sequence[int]], gold_deprels: Sequence[Sequence[str]], pred_heads: Sequence[Sequence[int]],
+                    pred_deprels: Sequence[Sequence[str]]) -> float | None:
     """KLUE-DP LAS macro F1 (0..100) over the merged relation classes; a word with a wrong head is predicted PAD.
 
     >>> round(dp_las_macro_f1([[2, 0]], [["NP_SBJ", "VP"]], [[2, 1]], [["NP_SBJ", "VP"]]), 4)
@@ -781,7 +784,8 @@ def dp_las_macro_f1(gold_heads, gold_deprels, pred_heads, pred_deprels) -> float
     return scalar(_dp(gold_heads, gold_deprels, pred_heads, pred_deprels), "las_macro_f1")
 
 
-def dp_las_micro_f1(gold_heads, gold_deprels, pred_heads, pred_deprels) -> float | None:
+def dp_las_micro_f1(gold_heads: Sequence[Sequence[int]], gold_deprels: Sequence[Sequence[str]], pred_heads: Sequence[Sequence[int]],
+                    pred_deprels: Sequence[Sequence[str]]) -> float | None:
     """KLUE-DP LAS (0..100): the share of words with the right head and the right merged relation.
 
     Relations after the first 15 of the official list are one class, so VP_CMP for X_AJT counts as right.

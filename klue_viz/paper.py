@@ -7,6 +7,9 @@ task; its `kind` says which drawing of klue_viz.svg writes it. `example_svg` doe
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Protocol
+
 import numpy as np
 
 from klue_viz.markup import LABEL_COLOURS
@@ -20,7 +23,7 @@ STATUS_TEXT = {"correct": "right", "missed": "missed (dashed)", "spurious": "spu
                "wrong boundary": "wrong boundary", "wrong type and boundary": "wrong type and boundary"}
 
 
-def _status_legend(statuses) -> list[dict]:
+def _status_legend(statuses: Iterable[object]) -> list[dict]:
     seen = list(dict.fromkeys(str(s) for s in statuses))
     return [{"text": STATUS_TEXT.get(s, s), "status": s} for s in seen]
 
@@ -81,7 +84,16 @@ def _dp(task: Task, frames: Frames, guid: str) -> dict:
             "arcs": arcs, "notes": notes, "legend": legend}
 
 
-def _chip(slot) -> dict:
+class _SlotRow(Protocol):
+    """A row of the WoS slots frame (from `itertuples`), as `_chip` reads it."""
+
+    status: str
+    domain_slot: str
+    gold_value: object
+    pred_value: object
+
+
+def _chip(slot: _SlotRow) -> dict:
     if slot.status == "missing":
         return {"text": f"{slot.domain_slot} = {slot.gold_value} (missed)", "status": "missing"}
     if slot.status == "extra":

@@ -48,7 +48,7 @@ h2{border-bottom:1px solid #d0d7de;padding-bottom:.2rem;margin-top:2rem}
 """
 
 
-def number(value) -> str:
+def number(value: float | None) -> str:
     return "n/a" if value is None or (isinstance(value, float) and value != value) else f"{value:.2f}"
 
 

@@ -39,5 +39,5 @@ def slice_table(task: Task, frames: Frames, spec: Slice) -> pd.DataFrame:
     return table.sort_values(["n", "value"], ascending=[False, True], ignore_index=True)
 
 
-def _name(value) -> str:
+def _name(value: object) -> str:
     return "(missing)" if value is None or value is pd.NA or (isinstance(value, float) and value != value) else str(value)

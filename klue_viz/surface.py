@@ -93,7 +93,7 @@ def _wos(frames: Frames) -> pd.DataFrame:
     return _table(rows, "slot value", totals)
 
 
-def _words_of(entity) -> str:
+def _words_of(entity: object) -> str:
     return str(entity.get("word", "")) if isinstance(entity, dict) else str(entity)
 
 

@@ -1,4 +1,5 @@
-"""Shared test setup: the real KLUE dev sets beside the repo, and a hub that fails at once."""
+"""Shared test setup: the real KLUE dev sets beside the repo, a hub that fails at once, and the annotation database of
+each test (SQLite, and PostgreSQL when KLUE_VIZ_TEST_PG names a server: one database per pytest-xdist worker)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
+
+from klue_viz.annotations import schema
+from klue_viz.annotations import store as store_module
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -17,6 +22,47 @@ os.environ["KLUE_VIZ_DB"] = os.path.join(tempfile.mkdtemp(prefix="klue-viz-db-")
 REPO = Path(__file__).resolve().parents[1]
 #: The dev sets beside the clone; KLUE_VIZ_SHARED points elsewhere (mutmut runs the tests in a copy, mutants/).
 SHARED = Path(os.environ.get("KLUE_VIZ_SHARED", REPO.parent / "shared" / "klue"))
+
+
+def worker_database(url: str, worker: str) -> str:
+    """The URL of this pytest-xdist worker's own database on the server of `url` (created when missing): the store
+    tests drop and create the schema, so two workers on one database would pull it from under each other."""
+    base, _, name = url.rpartition("/")
+    if name.endswith(f"_{worker}"):  # a process the worker started (multiprocessing) imports this module again
+        return url
+    mine = f"{name}_{worker}"
+    engine = sa.create_engine(store_module.database_url(url), isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as connection:
+            if connection.execute(sa.text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": mine}).first() is None:
+                connection.execute(sa.text(f'CREATE DATABASE "{mine}"'))
+    finally:
+        engine.dispose()
+    return f"{base}/{mine}"
+
+
+if os.environ.get("KLUE_VIZ_TEST_PG") and os.environ.get("PYTEST_XDIST_WORKER"):  # read below and by the test modules
+    os.environ["KLUE_VIZ_TEST_PG"] = worker_database(os.environ["KLUE_VIZ_TEST_PG"], os.environ["PYTEST_XDIST_WORKER"])
+PG_URL = os.environ.get("KLUE_VIZ_TEST_PG")
+#: The store tests run on both; CI (CI=true) must have the server, a developer's run skips PostgreSQL without one.
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(not PG_URL and not os.environ.get("CI"), reason="set KLUE_VIZ_TEST_PG (CI starts a server)"))]
+
+
+def reset(url: str) -> None:
+    """An empty annotation database: every table of the schema dropped (the store creates them again)."""
+    engine = sa.create_engine(store_module.database_url(url))
+    schema.metadata.drop_all(engine)
+    engine.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request, tmp_path) -> str:
+    """An empty annotation database, once on SQLite (a file of the test's own) and once on PostgreSQL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "annotations.sqlite3")
+    assert PG_URL, "CI must provide KLUE_VIZ_TEST_PG"
+    reset(PG_URL)
+    return PG_URL
 
 
 @pytest.fixture(scope="session")

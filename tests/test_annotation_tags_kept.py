@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from klue_viz.annotations.store import Annotation, Store
 from klue_viz.ui.home import PAGE_FILES
 from tests.test_annotations_app import open_as
@@ -13,6 +15,7 @@ def first_toggle_slot(at) -> tuple[str, str]:
     return guid, run
 
 
+@pytest.mark.slow
 def test_an_imported_tag_outside_the_list_survives_a_note_edit(monkeypatch, tmp_path):
     path = str(tmp_path / "tags.sqlite3")
     monkeypatch.setenv("KLUE_VIZ_DB", path)

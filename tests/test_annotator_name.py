@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from klue_viz.ui.home import PAGE_FILES
@@ -9,6 +10,7 @@ from tests.conftest import REPO
 from tests.test_annotations_app import open_as
 
 
+@pytest.mark.slow
 def test_a_name_set_once_is_in_the_url_and_a_reload_of_that_url_keeps_it():
     at = open_as("김지민", PAGE_FILES["nli"])
     at.run()

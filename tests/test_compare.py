@@ -267,6 +267,7 @@ def test_ner_sentence_scores_from_the_example_columns_equal_the_entity_f1_of_the
         np.testing.assert_allclose(task.example_scores(frames).to_numpy(), entity_f1(frames).to_numpy() / 100.0)
 
 
+@pytest.mark.slow
 def test_the_report_ranks_more_than_two_runs_and_leaves_two_to_the_paired_comparison(sequence):
     html = build_report(NLI, sequence, "planted", errors=1, samples=200)
     ranking = html[html.index("<h2>Ranking</h2>"):html.index("<h2>Paired comparison</h2>")]

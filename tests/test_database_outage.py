@@ -92,6 +92,7 @@ def test_a_postgresql_outage_keeps_the_demo_the_typed_note_and_recovers(monkeypa
     assert [a.note for a in Store(url).find(task="ynat")] == ["서버가 멈췄을 때 쓴 메모"]
 
 
+@pytest.mark.slow
 def test_a_full_disk_says_so_once_keeps_the_note_and_the_stored_runs(monkeypatch, tmp_path):
     path = tmp_path / "full.sqlite3"
     monkeypatch.setenv("KLUE_VIZ_DB", str(path))

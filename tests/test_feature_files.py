@@ -9,16 +9,6 @@ import pytest
 from klue_viz.annotations.feature_files import FeatureFileStore
 from klue_viz.annotations.store import Store
 from klue_viz.uploads import MAX_UPLOAD_ENV, RunTooLarge
-from tests.test_store import BACKENDS, PG_URL, reset
-
-
-@pytest.fixture(params=BACKENDS)
-def db_url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "annotations.sqlite3")
-    assert PG_URL, "CI must provide KLUE_VIZ_TEST_PG"
-    reset(PG_URL)
-    return PG_URL
 
 
 def test_a_file_is_stored_once_and_read_back_by_another_store(db_url):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from klue_viz.annotations.golds import GoldStore, gold_digest
@@ -39,6 +40,7 @@ def linked_page(query: dict[str, str]) -> AppTest:
     return at
 
 
+@pytest.mark.slow
 def test_a_source_upload_link_opens_the_stored_gold_in_a_new_session(monkeypatch, tmp_path):
     monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "link.sqlite3"))
     name, data = nli_gold()
@@ -50,6 +52,7 @@ def test_a_source_upload_link_opens_the_stored_gold_in_a_new_session(monkeypatch
     assert at.query_params.get("gold") in ([f"nli:{stored.sha256}"], f"nli:{stored.sha256}")
 
 
+@pytest.mark.slow
 def test_a_link_naming_gold_this_server_lacks_says_so(monkeypatch, tmp_path):
     monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "lacks.sqlite3"))
     at = linked_page({"source": "upload", "gold": "nli:" + "ab" * 32})

@@ -6,12 +6,11 @@ import pytest
 
 from klue_viz.annotations.gold_versions import GoldVersions
 from klue_viz.annotations.store import Store, StoreError
-from tests.test_store import db_url  # noqa: F401  (the SQLite / PostgreSQL fixture)
 
 CORRECTION = {"guid": "klue-nli-v1_dev_00005", "correction": "entailment", "turn": None, "annotator": "kim", "note": "", "updated_at": ""}
 
 
-def test_versions_are_kept_with_their_corrections_and_a_taken_name_gets_a_suffix(db_url):  # noqa: F811
+def test_versions_are_kept_with_their_corrections_and_a_taken_name_gets_a_suffix(db_url):
     versions = GoldVersions(Store(db_url))
     first = versions.add("nli", "dev + corrections, 1 record, 2026-12-01", "dev.json", 1, [CORRECTION], created_by="kim")
     second = versions.add("nli", "dev + corrections, 1 record, 2026-12-01", "dev.json", 1, [CORRECTION])

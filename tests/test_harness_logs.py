@@ -186,6 +186,7 @@ def test_inspect_ai_json_log(tmp_path, nli_gold, klue_rows):
     assert ex.loc[rows[0]["guid"], "answer_text"] == outputs[0] and rows[0]["premise"] in ex.loc[rows[0]["guid"], "prompt"]
 
 
+@pytest.mark.slow
 def test_inspect_eval_log_fixture_through_inspect_ais_reader():
     """tests/data/harness/inspect_nli.eval: mockllm's answers 참입니다. / 정답: 거짓 / 참 또는 거짓 / 잘 모르겠습니다 on the
     first four demo pairs (scripts/make_harness_fixtures.py)."""

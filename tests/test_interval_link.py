@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO
 
 
+@pytest.mark.slow
 def test_the_interval_switch_is_written_to_the_url_and_read_back():
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
     at.switch_page(PAGE_FILES["nli"]).run()

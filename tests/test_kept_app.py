@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from klue_viz.annotations.runs import RunConflict, RunStore
@@ -13,6 +14,7 @@ from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO
 
 
+@pytest.mark.slow
 def test_a_run_removed_between_the_list_and_the_read_is_named_not_a_traceback(monkeypatch):
     store = Store(os.environ["KLUE_VIZ_DB"])
     path = next(iter(demo_runs("ner")))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from klue_viz.ui.home import PAGE_FILES
 from klue_viz.ui.keyboard import card_keys, step
 from tests.test_app import open_page
@@ -23,6 +25,7 @@ def test_card_keys_of_a_dialogue_card():
     assert card_keys(guids, [True, False, True], [[0, 1], [2]]) == (["d1-0", "d2-0"], [True, False], {"d1-0": "d1-1", "d2-0": "d2-0"})
 
 
+@pytest.mark.slow
 def test_keys_move_the_cursor_turn_the_page_and_open_the_annotate_box():
     at = open_page(PAGE_FILES["ner"])
     at.selectbox(key="page_size").set_value(10).run()
@@ -40,6 +43,7 @@ def test_keys_move_the_cursor_turn_the_page_and_open_the_annotate_box():
     assert any(r.key == f"about|{cursor}|{run}" for r in at.radio)  # the box is open: its first question is drawn
 
 
+@pytest.mark.slow
 def test_the_keys_step_aside_while_the_gold_review_is_open():
     """The gold review (klue_viz.ui.review) takes A and K: with it open, the list's buttons carry no shortcut."""
     at = open_page(PAGE_FILES["ner"])

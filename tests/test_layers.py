@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 
 spec = importlib.util.spec_from_file_location("import_graph", REPO / "scripts" / "import_graph.py")
@@ -27,16 +29,22 @@ def test_the_import_contracts_hold():
     assert "0 broken" in done.stdout and "6 kept" in done.stdout, done.stdout
 
 
-def test_no_import_cycle_between_modules_or_parts():
-    graph = import_graph.read_graph(REPO / "klue_viz")
-    assert import_graph.cycles(graph.edges) == []
-    assert import_graph.cycles(import_graph.part_graph(graph)) == []
+@pytest.fixture(scope="module")
+def package_graph() -> import_graph.ImportGraph:
+    """The package's import graph, read once for the tests below (parsing every module takes over a CPU second)."""
+    return import_graph.read_graph(REPO / "klue_viz")
 
 
-def test_no_function_local_imports():
-    assert import_graph.read_graph(REPO / "klue_viz").local_imports == []
+def test_no_import_cycle_between_modules_or_parts(package_graph):
+    assert import_graph.cycles(package_graph.edges) == []
+    assert import_graph.cycles(import_graph.part_graph(package_graph)) == []
 
 
+def test_no_function_local_imports(package_graph):
+    assert package_graph.local_imports == []
+
+
+@pytest.mark.slow
 def test_the_walker_sees_a_cycle_hidden_in_a_function_or_under_type_checking(tmp_path):
     package = tmp_path / "klue_viz"
     shutil.copytree(REPO / "klue_viz", package, ignore=shutil.ignore_patterns("__pycache__", "demo"))

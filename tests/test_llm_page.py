@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from klue_viz.answers import UNREADABLE
@@ -28,6 +29,7 @@ def llm_run() -> tuple[bytes, list[dict]]:
     return "\n".join(json.dumps(r, ensure_ascii=False) for r in records).encode(), rows
 
 
+@pytest.mark.slow
 def test_an_llm_run_on_the_nli_page():
     data, rows = llm_run()
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()

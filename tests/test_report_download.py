@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 import klue_viz.ui.report_download as report_download
@@ -21,6 +22,7 @@ def build_button(at: AppTest):
     return next(b for b in at.button if b.label.startswith("Build a report of"))
 
 
+@pytest.mark.slow
 def test_a_report_that_fails_to_build_says_why_on_the_page(monkeypatch):
     def broken(*args, **kwargs):
         return 100.0 * 1 / 0
@@ -33,6 +35,7 @@ def test_a_report_that_fails_to_build_says_why_on_the_page(monkeypatch):
     assert not [b for b in at.get("download_button") if b.proto.label.startswith("Download the report")]
 
 
+@pytest.mark.slow
 def test_a_built_report_is_offered_for_download():
     at = nli_page()
     build_button(at).click().run()

@@ -15,19 +15,9 @@ from klue_viz.annotations.store import Annotation, Store, StoreError
 from klue_viz.demo import demo_runs
 from klue_viz.problems import InputError
 from klue_viz.uploads import MAX_UPLOAD_ENV, RunTooLarge
-from tests.conftest import REPO
-from tests.test_store import BACKENDS, PG_URL, reset
+from tests.conftest import PG_URL, REPO, reset
 
 V1_DUMP = REPO / "tests" / "data" / "annotations-schema-v1.sql"
-
-
-@pytest.fixture(params=BACKENDS)
-def db_url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "annotations.sqlite3")
-    assert PG_URL, "CI must provide KLUE_VIZ_TEST_PG"
-    reset(PG_URL)
-    return PG_URL
 
 
 def ner_file(k: int = 0) -> tuple[str, bytes]:

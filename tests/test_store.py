@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import os
 import signal
 import sqlite3
 import subprocess
 import sys
 
 import pytest
-import sqlalchemy as sa
 
 from klue_viz.annotations import schema
 from klue_viz.annotations import store as store_module
@@ -33,24 +31,6 @@ from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.evaluate import evaluate_file, load_gold
 from klue_viz.tasks import get_task
 from tests.conftest import REPO
-
-PG_URL = os.environ.get("KLUE_VIZ_TEST_PG")
-BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(not PG_URL and not os.environ.get("CI"), reason="set KLUE_VIZ_TEST_PG (CI starts a server)"))]
-
-
-def reset(url: str) -> None:
-    engine = sa.create_engine(store_module.database_url(url))
-    schema.metadata.drop_all(engine)
-    engine.dispose()
-
-
-@pytest.fixture(params=BACKENDS)
-def db_url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "annotations.sqlite3")
-    assert PG_URL, "CI must provide KLUE_VIZ_TEST_PG"
-    reset(PG_URL)
-    return PG_URL
 
 
 def note(guid="klue-ner-v1_dev_00001-nsmc", run="bert-crf", who="지민", tags=("boundary",), turn=None, task="ner") -> Annotation:

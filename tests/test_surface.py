@@ -129,6 +129,7 @@ def test_comparing_two_runs_counts_each(planted):
     assert both["count: planted"].sum() == sum(expected.values())
 
 
+@pytest.mark.slow
 def test_text_words_against_a_hand_count(shared):
     task = get_task("nli")
     gold = load_gold(task, shared)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from klue_viz.evaluate import evaluate_file, load_gold, official_file
 from klue_viz.markup import esc
 from klue_viz.report import build_report
@@ -20,6 +22,7 @@ def ner_run(name: str):
     return task, evaluate_file(task, load_gold(task, official_file(task, DEMO)), REPO / "klue_viz" / "demo" / "runs" / "ner" / f"{name}.jsonl")
 
 
+@pytest.mark.slow
 def test_a_selected_row_lists_its_examples():
     task, result = ner_run("bert-crf")
     ents = result.frames.details["entities"]
@@ -37,6 +40,7 @@ def test_a_selected_row_lists_its_examples():
     assert set(at.session_state["f_guids"]) == expected and shown_count(at)[0] == len(expected)
 
 
+@pytest.mark.slow
 def test_the_side_by_side_table_counts_both_runs():
     at = open_page(PAGE_FILES["ner"])
     at.selectbox(key="run").set_value("bert-crf").run()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from klue_viz.ui.home import PAGE_FILES
 from tests.test_app import open_page
 
 
+@pytest.mark.slow
 def test_each_card_has_an_svg_download():
     at = open_page(PAGE_FILES["ner"])
     assert not at.exception

@@ -55,6 +55,7 @@ def test_the_untagged_side_of_a_tag_is_a_slice(ner_runs):
     assert column.count("yes") == in_sentence and column.count("no") == len(column) - in_sentence
 
 
+@pytest.mark.slow
 def test_cli_report_with_a_stored_tag_on_two_ner_runs_writes_the_file(tmp_path, capsys):
     task, gold_rows = get_task("ner"), load_gold(get_task("ner"), DEMO_BENCHMARK).rows
     first, second = demo_runs("ner")

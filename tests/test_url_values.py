@@ -12,6 +12,7 @@ from tests.test_app import plain
 
 @pytest.mark.parametrize("query", [{"page": "²"}, {"page": "9" * 5000}, {"guid": "wos-v1_dev_00001-demo", "turn": "²"},
                                    {"guid": "wos-v1_dev_00001-demo", "turn": "7" * 5000}])
+@pytest.mark.slow
 def test_a_bad_page_or_turn_falls_back_with_a_warning(query):
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
     at.run()

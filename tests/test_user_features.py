@@ -151,6 +151,7 @@ def test_ner_entity_level_columns(shared):
     assert len(tagged) == 2 * len(spans)  # both the gold and the (identical) predicted entity of each span
 
 
+@pytest.mark.slow
 def test_cli_features_on_evaluate_slices_and_report(nli, shared, tmp_path, capsys):
     task, gold = nli
     flags, run = planted_nli(gold)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from klue_viz.evaluate import load_gold, official_file
 from klue_viz.tasks import get_task
 from klue_viz.ui.home import PAGE_FILES
@@ -19,6 +21,7 @@ def demo_columns() -> tuple[bytes, list[str]]:
     return text.encode(), guids
 
 
+@pytest.mark.slow
 def test_uploaded_columns_become_slices_filters_orders_and_stay_in_the_link():
     data, guids = demo_columns()
     at = open_page(PAGE_FILES["nli"])
@@ -39,6 +42,7 @@ def test_uploaded_columns_become_slices_filters_orders_and_stay_in_the_link():
     assert at.query_params["features"] == digest and len(digest) == 12
 
 
+@pytest.mark.slow
 def test_a_link_naming_the_columns_opens_them_in_a_new_session():
     data, _ = demo_columns()
     at = open_page(PAGE_FILES["nli"])

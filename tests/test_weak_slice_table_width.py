@@ -33,7 +33,7 @@ def test_the_ner_weak_slice_table_fits_the_column_for_one_run_and_two():
     at.segmented_control(key="discovery_view").set_value("Weak slices").run()
     assert not at.exception
     one = _widths(at)
-    assert {m.key for m in TASKS["ner"].metrics} <= set(one)  # character_macro_f1 among them
+    assert {m.key for m in TASKS["ner"].facts.metrics} <= set(one)  # character_macro_f1 among them
     assert sum(one.values()) <= COLUMN, one
     options = at.selectbox(key="discovery_against").options  # "A fails most", then "A and B differ most"
     other = options[1].split(" and ", 1)[1].removesuffix(" differ most")

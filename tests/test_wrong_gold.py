@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from klue_viz.cli import main
@@ -42,6 +43,7 @@ def test_the_cli_says_so_on_stderr(shared, tmp_path, capsys):
     assert "this looks like the wrong gold" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_page_says_so_above_the_metrics(shared):
     data, _, _ = real_sts_run(shared)
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()

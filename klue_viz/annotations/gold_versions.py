@@ -39,7 +39,7 @@ class GoldVersions:
         self.store = store
 
     @staticmethod
-    def _from_row(row) -> GoldVersion:
+    def _from_row(row: sa.Row) -> GoldVersion:
         return GoldVersion(row.task, row.name, row.base, row.records, json.loads(row.corrections), row.created_by, row.created_at)
 
     def for_task(self, task: str) -> list[GoldVersion]:

@@ -236,7 +236,7 @@ class Store:
         """Where the database is, for every user of the app: a SQLite file's path, never a server's address."""
         return str(self.path) if self.path else f"a PostgreSQL database (set by {DB_ENV})"
 
-    def _unreachable(self, context) -> StoreError | None:
+    def _unreachable(self, context: sa.engine.ExceptionContext) -> StoreError | None:
         """SQLAlchemy's error hook: a server that went away or a full disk becomes StoreUnavailable, whose message
         names no host or port (those go to the log); busy and conflicting writes stay as they are, to be retried."""
         detail = str(context.original_exception).strip().splitlines()[0] if str(context.original_exception).strip() else ""
@@ -502,7 +502,7 @@ class Store:
             self._add_imported_tags(connection, items)
         return len(items)
 
-    def _add_imported_tags(self, connection, items: list[Annotation]) -> None:
+    def _add_imported_tags(self, connection: sa.Connection, items: list[Annotation]) -> None:
         """Tags an import brings that are neither the task's own nor on its list join the list (in the import's transaction)."""
         new = {(item.task, tag) for item in items for tag in item.tags}
         new -= {(task, tag) for task, tag in new if task in TASKS and tag in TASKS[task].facts.error_tags}

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from klue_viz.discovery.patch import make_patch
 from klue_viz.evaluate import Gold, RunResult, evaluate_bytes, gold_file, gold_from_bytes
@@ -102,7 +102,7 @@ def corrected_file(task: Task, official_text: str, name: str, corrections: Itera
     return CorrectedFile(text, changed, patch.problems)
 
 
-def _merge_json(official_text: str, name: str, patched) -> tuple[str, list[str]]:
+def _merge_json(official_text: str, name: str, patched: list[dict[str, Any]] | dict[str, Any]) -> tuple[str, list[str]]:
     data = read_json(official_text, name)
     if isinstance(patched, list):  # one record per guid (YNAT, NLI, STS, RE, WoS dialogues)
         by_guid = {str(r.get("guid")): r for r in patched}

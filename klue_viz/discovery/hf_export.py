@@ -44,7 +44,7 @@ def dataset_records(task: Task, corrected_text: str, name: str, changed: Iterabl
     return [{k: _plain(v) for k, v in row.items()} | {"corrected": row["guid"] in changed} for row in rows]
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     """A gold row's value as Arrow takes it (NER keeps its tags as bytes of tag ids)."""
     return list(value) if isinstance(value, (bytes, tuple)) else value
 

@@ -17,6 +17,7 @@ from klue_viz.annotations.files import parse, to_csv, to_jsonl
 from klue_viz.annotations.store import (
     Annotation,
     ConflictError,
+    ImportPlan,
     InvalidRecord,
     Store,
     StoreBusy,
@@ -344,7 +345,7 @@ def home_section() -> None:
             st.success(f"Imported {written} record(s).{changed}")
 
 
-def plan_table(plan) -> pd.DataFrame:
+def plan_table(plan: ImportPlan) -> pd.DataFrame:
     """The records an import would add, update or leave in conflict (with the newer stored record's author and time)."""
     rows = []
     for change, pairs in (("add", [(a, None) for a in plan.added]), ("update", [(a, None) for a in plan.updated]), ("conflict", plan.conflicting)):

@@ -73,7 +73,7 @@ def guarded(body: Callable[[], None]) -> None:
 def guard(function: Callable) -> Callable:
     """The page's error guard for a function that Streamlit may rerun alone (a fragment): put it under @st.fragment."""
     @functools.wraps(function)
-    def wrapper(*args, **kwargs) -> None:
+    def wrapper(*args: object, **kwargs: object) -> None:
         guarded(lambda: function(*args, **kwargs))
     return wrapper
 

@@ -14,7 +14,7 @@ import streamlit as st
 from klue_viz.annotations.gold_marks import mark_gold_wrong
 from klue_viz.bootstrap import compare_runs, confidence_intervals
 from klue_viz.charts import coverage_figure, reliability_figure
-from klue_viz.discovery.calibration import coverage_curve, predicted_confidence, run_calibration
+from klue_viz.discovery.calibration import Calibration, coverage_curve, predicted_confidence, run_calibration
 from klue_viz.discovery.features import training_features, with_training
 from klue_viz.discovery.patch import corrections_from, make_patch
 from klue_viz.discovery.slices import FoundSlice, PairedSlice, WeakSlice, error_tags, paired_slices, slice_guids, slice_name, slices_header, units, weak_slices
@@ -25,7 +25,7 @@ from klue_viz.discovery.sorting import (
     suspect_ranks,
 )
 from klue_viz.discovery.suspects import evidence_details, evidence_frame, queue_frame
-from klue_viz.evaluate import RunResult, gold_from_bytes, load_gold, official_file
+from klue_viz.evaluate import Gold, RunResult, gold_from_bytes, load_gold, official_file
 from klue_viz.filtering import export_frame
 from klue_viz.gold_folders import allowed_gold_file, allowed_gold_folder
 from klue_viz.kept import kept_view
@@ -77,7 +77,7 @@ def _tags(task: Task, run: str) -> tuple[str, dict[str, set[str]]]:
 
 
 @st.cache_resource(max_entries=64, show_spinner="Searching slices…")
-def _found(result_key: str, tags_key: str, train_key: str, _task: Task, _result: RunResult, _tags: dict, _train) -> list[WeakSlice]:
+def _found(result_key: str, tags_key: str, train_key: str, _task: Task, _result: RunResult, _tags: dict, _train: Gold | None) -> list[WeakSlice]:
     """The run's weak slices, kept beside its kept result (computed once, not on every server start)."""
     found: list[WeakSlice] = kept_view(kept_results_or_none(), [_result], "weak_slices", f"{tags_key}|{train_key}|top=10",
                                        lambda: weak_slices(_task, _result.frames, tags=_tags, extra=_extra(train_key, _task, _result, _train), top=10),
@@ -87,7 +87,7 @@ def _found(result_key: str, tags_key: str, train_key: str, _task: Task, _result:
 
 @st.cache_resource(max_entries=32, show_spinner="Searching where the runs differ…")
 def _found_paired(first_key: str, second_key: str, tags_key: str, train_key: str, _task: Task, _first: RunResult, _second: RunResult,
-                  _tags: dict, _train) -> list[PairedSlice]:
+                  _tags: dict, _train: Gold | None) -> list[PairedSlice]:
     found: list[PairedSlice] = kept_view(kept_results_or_none(), [_first, _second], "paired_slices", f"{tags_key}|{train_key}|top=10",
                                          lambda: paired_slices(_task, _first, _second, tags=_tags, extra=_extra(train_key, _task, _first, _train),
                                                                top=10),
@@ -95,17 +95,17 @@ def _found_paired(first_key: str, second_key: str, tags_key: str, train_key: str
     return found
 
 
-def _extra(train_key: str, task: Task, result: RunResult, train):
+def _extra(train_key: str, task: Task, result: RunResult, train: Gold | None) -> pd.DataFrame | None:
     return training_features(task, result.frames, train) if train is not None else None
 
 
 @st.cache_resource(max_entries=8, show_spinner="Reading the training file…")
-def _train_gold(task_name: str, key: str, name: str, _data: bytes):
+def _train_gold(task_name: str, key: str, name: str, _data: bytes) -> Gold:
     return gold_from_bytes(get_task(task_name), _data, name)
 
 
 @st.cache_resource(max_entries=8, show_spinner="Reading the training file…")
-def _train_from_folder(task_name: str, path: str, modified: float):
+def _train_from_folder(task_name: str, path: str, modified: float) -> Gold:
     return load_gold(get_task(task_name), path)
 
 
@@ -121,7 +121,7 @@ def _folder_training(task: Task) -> Path | None:
         return None
 
 
-def _training(task: Task):
+def _training(task: Task) -> tuple[str, Gold | None]:
     """The training gold of this task, from the gold folder or uploaded (kept for the session), and its cache key."""
     if task.training is None:
         return "", None
@@ -154,7 +154,7 @@ def _training(task: Task):
 
 
 @st.cache_resource(max_entries=128, show_spinner="Resampling the slice…")
-def _slice_intervals(result_key: str, guids_key: str, _task: Task, _result: RunResult, _guids: list[str]):
+def _slice_intervals(result_key: str, guids_key: str, _task: Task, _result: RunResult, _guids: list[str]) -> dict[str, tuple[float, float] | None]:
     return confidence_intervals(_task, _result.frames.subset(_guids), samples=UI_RESAMPLES)
 
 
@@ -260,14 +260,14 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
         st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.facts.unit}s; {better.run} − {worse.run}, 95% interval (paired bootstrap, "
                       f"{UI_RESAMPLES} resamples) " + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items())))
     else:
-        spans = _slice_intervals(result.key, guids_key, task, result, guids)
+        defined = _slice_intervals(result.key, guids_key, task, result, guids)  # None where a metric is undefined on every resample
         st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.facts.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
-                      + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)))
+                      + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in defined.items() if v)))
     st.button(f"Show these {len(guids)} {task.facts.unit}s below", key="apply_weak_slice", on_click=_apply, args=(guids, conditions))
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _calibration_of(result_key: str, _task: Task, _result: RunResult):
+def _calibration_of(result_key: str, _task: Task, _result: RunResult) -> tuple[Calibration | None, pd.DataFrame | None]:
     cal = run_calibration(_task, _result.frames.examples)
     curve = coverage_curve(*predicted_confidence(_result.frames.examples, _task.labels)) if cal and isinstance(_task, LabelTask) else None
     return cal, curve
@@ -275,6 +275,8 @@ def _calibration_of(result_key: str, _task: Task, _result: RunResult):
 
 def _calibration(task: Task, result: RunResult, results: dict[str, RunResult]) -> None:
     cal, _ = _calibration_of(result.key, task, result)
+    if cal is None:  # discovery_panel offers this view only for a run with class probabilities
+        return
     left, right = st.columns(2)
     with left:
         st.markdown(f"**Reliability of {md(result.run)}** — ECE {cal.ece:.2f} · MCE {cal.mce:.2f} "

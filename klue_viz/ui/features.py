@@ -15,7 +15,7 @@ from klue_viz.annotations.feature_files import FeatureFile, FeatureFileStore
 from klue_viz.annotations.store import Store, StoreError, database_url
 from klue_viz.evaluate import Gold, RunResult
 from klue_viz.markup import md
-from klue_viz.problems import InputError
+from klue_viz.problems import InputError, Problem
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import problem_table
@@ -39,7 +39,7 @@ def _files(url: str) -> FeatureFileStore:
 
 
 @st.cache_resource(max_entries=16, show_spinner="Reading your columns…")
-def _read(task_name: str, gold_key: str, digest: str, name: str, _data: bytes, _gold: Gold):
+def _read(task_name: str, gold_key: str, digest: str, name: str, _data: bytes, _gold: Gold) -> tuple[UserFeatures, list[Problem]] | str:
     try:
         return read_features(_data, name, get_task(task_name), _gold.rows)
     except InputError as err:

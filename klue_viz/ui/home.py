@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
@@ -102,7 +104,7 @@ def _uploads() -> None:
 
 
 @st.cache_resource(max_entries=256, show_spinner="Resampling…")
-def _intervals(result_key: str, _task: Task, _result: RunResult):
+def _intervals(result_key: str, _task: Task, _result: RunResult) -> dict[str, tuple[float, float] | None]:
     return intervals(kept_results_or_none(), _result, UI_RESAMPLES)
 
 
@@ -169,7 +171,7 @@ def _manage_runs() -> None:
                     f"Removed {run.name}" + (f" and its {kept} annotation(s)." if also else "; its annotations are kept."))
 
 
-def _change(action, done: str) -> None:
+def _change(action: Callable[[], object], done: str) -> None:
     try:
         action()
     except (RunConflict, InputError, StoreError) as err:

@@ -30,7 +30,7 @@ class Param:
     shape: str
     default: object
 
-    def fresh(self):
+    def fresh(self) -> object:
         return list(self.default) if isinstance(self.default, list) else self.default
 
 

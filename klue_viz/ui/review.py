@@ -13,11 +13,11 @@ import pandas as pd
 import streamlit as st
 
 from klue_viz.annotations.gold_marks import ACCEPT, KEEP_GOLD, OTHER, SKIP, record_review
-from klue_viz.annotations.gold_versions import GoldVersions
+from klue_viz.annotations.gold_versions import GoldVersion, GoldVersions
 from klue_viz.annotations.runs import RunConflict
 from klue_viz.annotations.store import StoreError
 from klue_viz.corrected_gold import CorrectedGold, make_version
-from klue_viz.discovery.corrected import Correction, RunInput, rescore, version_name
+from klue_viz.discovery.corrected import Correction, Rescored, RunInput, rescore, version_name
 from klue_viz.discovery.review import accepted_corrections, decision_of, disagreements, example_items, outcomes, reviewer_agreement
 from klue_viz.discovery.suspects import evidence_frame, suspects, with_text
 from klue_viz.evaluate import Gold, RunResult
@@ -155,7 +155,7 @@ def _reviewers(task: Task, remarks: list) -> None:
 
 @st.cache_resource(max_entries=16, show_spinner="Scoring every run on the gold version…")
 def _rescored(task_name: str, base_key: str, version: str, run_keys: tuple[str, ...], strict: bool, _task: Task, _before: Gold,
-              _after: Gold, _runs: list[RunInput]):
+              _after: Gold, _runs: list[RunInput]) -> Rescored:
     return rescore(_task, _before, _after, _runs, strict=strict)
 
 
@@ -208,7 +208,7 @@ def _versions(task: Task, remarks: list, reviews: int) -> None:
 
 def changes_html(table: pd.DataFrame) -> str:
     """The before/after table as escaped HTML (numbers to two decimals, ranks as whole numbers)."""
-    def cell(value) -> str:
+    def cell(value: object) -> str:
         if value is None or (isinstance(value, float) and value != value):
             return "<td class='num'>n/a</td>"
         if isinstance(value, float):
@@ -220,7 +220,7 @@ def changes_html(table: pd.DataFrame) -> str:
     return f"<table class='kv-changes'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
-def _changes(task: Task, base: GoldChoice, source: tuple[str, str], version) -> None:
+def _changes(task: Task, base: GoldChoice, source: tuple[str, str], version: GoldVersion) -> None:
     """Every run of the task re-scored on the version: metrics before and after, ranks, and Kendall's tau of the orderings."""
     text, path = source
     after = CorrectedGold.from_text(task, text, path, path, [Correction(**c) for c in version.corrections], version.name)

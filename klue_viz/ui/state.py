@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path, PurePosixPath
 
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from klue_viz.annotations.gold_versions import GoldVersions
 from klue_viz.annotations.golds import GoldStore, StoredGold, gold_digest
@@ -308,7 +310,7 @@ def reupload_note(file_name: str, model: str, run: Run) -> str:
             "(rename or remove that run on the home page to change it)")
 
 
-def receive_uploads(uploads, task: str | None = None, model: str = "") -> list[UploadOutcome]:
+def receive_uploads(uploads: Sequence[UploadedFile] | None, task: str | None = None, model: str = "") -> list[UploadOutcome]:
     """Store newly uploaded files (a zip: each member) as runs; files already received in this session are skipped.
 
     Each file is checked against the size limit before it is read, its task detected unless given, and
@@ -428,7 +430,7 @@ def _unscorable() -> dict[tuple, str]:
     return {}
 
 
-def _result_bytes(outcome) -> int:
+def _result_bytes(outcome: str | Frames | RunResult) -> int:
     """Bytes of what the cache holds: a reason, a run scored in memory, or a kept run's frames."""
     if isinstance(outcome, str):
         return len(outcome)

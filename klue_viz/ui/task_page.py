@@ -13,6 +13,7 @@ import sys
 from functools import partial
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from klue_viz.answer_card import card_with_answers
@@ -147,7 +148,7 @@ UI_RESAMPLES = 200
 
 
 @st.cache_resource(max_entries=128, show_spinner="Resampling…")
-def _intervals(result_key: str, _task: Task, _result: RunResult):
+def _intervals(result_key: str, _task: Task, _result: RunResult) -> dict[str, tuple[float, float] | None]:
     return intervals(kept_results_or_none(), _result, UI_RESAMPLES)
 
 
@@ -274,7 +275,7 @@ def _pairs(result_key: str, _task: Task, _result: RunResult) -> pd.DataFrame | N
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def _slice_view(result_key: str, slice_key: str, _task: Task, _result: RunResult, _spec: Slice):
+def _slice_view(result_key: str, slice_key: str, _task: Task, _result: RunResult, _spec: Slice) -> tuple[pd.DataFrame, go.Figure]:
     """The slice table as shown and its chart, made once per run and slicing (the plotly figure alone took ~20 ms)."""
     table = slice_table(_task, _result.frames, _spec)
     metric_columns = [c for c in table.columns if c not in ("value", "n", "errors", "error_rate")]
@@ -283,7 +284,7 @@ def _slice_view(result_key: str, slice_key: str, _task: Task, _result: RunResult
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
-def _confusion_view(result_key: str, max_labels: int, hide: tuple[str, ...], _task: Task, _pairs: pd.DataFrame):
+def _confusion_view(result_key: str, max_labels: int, hide: tuple[str, ...], _task: Task, _pairs: pd.DataFrame) -> tuple[go.Figure, pd.DataFrame]:
     counts = confusion_counts(_pairs, max_labels=max_labels, hide=hide, outcomes=_task.view.outcome_columns)
     return confusion_figure(counts, _task.facts.confusion_label), top_confusions(_pairs)
 
