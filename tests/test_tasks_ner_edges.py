@@ -260,3 +260,39 @@ def test_entity_sentences_by_hand():
     with pytest.raises(Exception, match="unique"):
         entity_sentences(pd.Series(["a", "a"]), pd.Series(["a"]))
     assert entity_sentences(pd.Series(["a", None]), pd.Series(["a", "z"])).tolist() == [0, -1]
+
+
+def test_tags_from_entities_names_a_field_that_is_no_list_or_no_integer():
+    with pytest.raises(RecordError) as err:
+        tags_from_entities("abcd", "PS")
+    assert str(err.value) == "entities must be a JSON list, found str: 'PS'"
+    with pytest.raises(RecordError) as err:
+        tags_from_entities("abcd", [{"start": "a", "end": 2, "label": "PS"}])
+    assert str(err.value).startswith("entities[0].start must be an integer")
+    with pytest.raises(RecordError) as err:
+        tags_from_entities("abcd", [{"start": 0, "end": [2], "label": "PS"}])
+    assert str(err.value).startswith("entities[0].end must be an integer")
+
+
+def test_markup_to_plain_keeps_a_bracket_that_is_never_closed():
+    assert markup_to_plain("<서울:LCx") == "<서울:LCx"
+    assert markup_to_plain("a <서울:LC") == "a <서울:LC"
+
+
+def test_entity_offsets_and_texts_in_later_sentences(result):
+    """Each entity's start/end are positions in its own sentence (spaces counted), not in the run's characters."""
+    ents = result.frames.details["entities"]
+    gold = ents[ents["side"] == "gold"]
+    assert list(zip(gold["guid"], gold["start"], gold["end"], gold["text"])) == [
+        (GUID.format(0), 0, 2, "박씨"), (GUID.format(0), 3, 5, "서울"), (GUID.format(2), 0, 2, "32"),
+        (GUID.format(4), 0, 4, "한국은행"), (GUID.format(4), 5, 7, "오늘"), (GUID.format(4), 8, 10, "세시"),
+    ]
+
+
+def test_entity_rows_sentences_and_types_are_integer_positions():
+    """They index the statistics' rows and columns, so they are integers (a float array cannot index)."""
+    frame = pd.DataFrame({"side": ["gold", "pred"], "matched": [True, False]})
+    assert entity_rows(frame).dtype == np.int64
+    assert type_codes(pd.Series(["PS", "XX"])).dtype == np.int64
+    assert entity_sentences(pd.Series(["a", "b"]), pd.Series(["b", "q"])).dtype == np.int64
+    assert entity_sentences(pd.Series(["a", None]), pd.Series(["a", "z"])).dtype == np.int64
