@@ -9,9 +9,10 @@ at a fraction of its cost; the tests hold the two together on the real dev set.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -421,9 +422,10 @@ class Ner(Task):
         sentences = gold["sentence"].tolist()
         lengths = np.array([len(s) for s in sentences])
         given = [p.spans if isinstance(p, OverlappingSpans) else None for p in predictions]
-        chars = Characters(sentences, gold["tags"].tolist(), predictions)
+        gold_tags = gold["tags"].tolist()
+        chars = Characters(sentences, gold_tags, predictions)
         tp, fp, fn = character_counts(chars.sentence, chars.gold, chars.pred, len(sentences))
-        entities = self._entity_frame(gold, chars.sentence, chars.offsets(), chars.gold, chars.pred)
+        entities = self._entity_frame(gold, chars.sentence, chars.offsets(), chars.gold, chars.pred, gold_content_key(sentences, gold_tags))
 
         examples = gold.drop(columns=["tags"]).copy()
         examples["given_spans"] = given
@@ -450,8 +452,9 @@ class Ner(Task):
 
     @staticmethod
     def _entity_frame(gold: pd.DataFrame, sent_ns: np.ndarray, offset_ns: np.ndarray, gold_ns: np.ndarray,
-                      pred_ns: np.ndarray) -> pd.DataFrame:
-        """One row per gold and per predicted entity, with whether it is matched and, if not, how it fails."""
+                      pred_ns: np.ndarray, gold_key: bytes) -> pd.DataFrame:
+        """One row per gold and per predicted entity, with whether it is matched and, if not, how it fails.
+        `gold_key`: what the gold's own entity columns are cached under (`gold_content_key`)."""
         guids = gold["guid"].to_numpy()
         sides = {
             side: pd.DataFrame({"sent": e["sent"], "ns_start": e["start"], "ns_end": e["end"], "type": e["type"], "matched": e["matched"]})
@@ -493,11 +496,13 @@ class Ner(Task):
         frame["start"] = offset_ns[frame["ns_start"].to_numpy()]
         frame["end"] = offset_ns[frame["ns_end"].to_numpy() - 1] + 1
         sentences = gold["sentence"].tolist()
-        frame["text"] = [sentences[s][a:b] for s, a, b in zip(frame["sent"].tolist(), frame["start"].tolist(), frame["end"].tolist())]
+        described = GOLD_ENTITY_TEXTS.describe(gold_key, sentences, frame["sent"].to_numpy(), frame["start"].to_numpy(),
+                                               frame["end"].to_numpy(), frame["ns_start"].to_numpy(), frame["ns_end"].to_numpy(),
+                                               len(gold_e), len(offset_ns))
+        frame["text"] = described["text"]
         frame["length"] = bucket(frame["ns_end"] - frame["ns_start"], [0, 1, 3, 6, float("inf")], "chars")
-        features = entity_features(sentences, frame["sent"].to_numpy(), frame["start"].to_numpy(), frame["end"].to_numpy(), frame["text"].tolist())
-        for column, values in features.items():
-            frame[column] = pd.array(values, dtype="string")
+        for column in ("script", "particle"):
+            frame[column] = pd.array(described[column], dtype="string")
         frame["correct"] = frame["matched"]
         columns = ["guid", "side", "label", "start", "end", "text", "length", "script", "particle", "matched", "correct", "error_type", "other_label"]
         return frame[columns].astype({"guid": "string", "label": "string", "text": "string"})
@@ -656,6 +661,65 @@ class Ner(Task):
             out.append(f"## {guid}\t{tags_to_markup(sentence, tags)}\n" + "".join(f"{c}\t{t}\n" for c, t in zip(chars, tags)))
             count += 1
         return "\n".join(out), count
+
+
+def gold_content_key(sentences: list[str], gold_tags: list[bytes]) -> bytes:
+    """A digest of the gold sentences and their tags, in the order given: what the gold's own entity columns depend on."""
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences)).tobytes())
+    digest.update("".join(sentences).encode("utf-8", "surrogatepass"))
+    digest.update(b"".join(gold_tags))
+    return digest.digest()
+
+
+def entity_texts(sentences: list[str], sent: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> dict[str, list[str]]:
+    """Text, script mix and attached particle of entities (sentence row, start and end offsets, end exclusive)."""
+    texts = [sentences[s][a:b] for s, a, b in zip(sent.tolist(), starts.tolist(), ends.tolist())]
+    return {"text": texts, **entity_features(sentences, sent, starts, ends, texts)}
+
+
+class GoldEntityTexts:
+    """The text, script and particle of each gold entity, computed once per gold instead of once per run.
+
+    Every run scored against one gold has the same gold entities, and a predicted entity on a gold entity's span has
+    its text, script and particle too; so these are kept per gold content (`gold_content_key`: the sentences and tags
+    in the order scored), for the last `size` golds, and only the other predicted spans are described per run. A span
+    is its start and end in the non-space characters of all sentences, which fix its sentence and offsets for one key.
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self._golds: OrderedDict[bytes, tuple[np.ndarray, dict[str, np.ndarray]]] = OrderedDict()
+
+    def describe(self, gold_key: bytes, sentences: list[str], sent: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                 ns_starts: np.ndarray, ns_ends: np.ndarray, n_gold: int, n_chars: int) -> dict[str, np.ndarray]:
+        """Text, script and particle of each entity row; the first `n_gold` rows are the gold entities, whose spans
+        (`ns_starts`, `ns_ends`, over `n_chars` non-space characters) are what the gold's own columns are found by."""
+        spans = ns_starts.astype(np.int64) * (n_chars + 1) + ns_ends.astype(np.int64)
+        known = self._golds.get(gold_key)
+        if known is None:
+            order = np.argsort(spans[:n_gold], kind="stable")
+            values = entity_texts(sentences, sent[:n_gold][order], starts[:n_gold][order], ends[:n_gold][order])
+            known = (spans[:n_gold][order], {column: np.asarray(v, dtype=object) for column, v in values.items()})
+            self._golds[gold_key] = known
+            while len(self._golds) > self.size:
+                self._golds.popitem(last=False)
+        else:
+            self._golds.move_to_end(gold_key)
+        keys, columns = known
+        at = np.minimum(np.searchsorted(keys, spans), max(len(keys) - 1, 0))
+        found = (keys[at] == spans) if len(keys) else np.zeros(len(spans), dtype=bool)
+        out = {column: np.empty(len(spans), dtype=object) for column in columns}
+        rest = np.flatnonzero(~found)
+        others = entity_texts(sentences, sent[rest], starts[rest], ends[rest])
+        for column, values in columns.items():
+            out[column][found] = values[at[found]]
+            out[column][rest] = others[column]
+        return out
+
+
+#: The gold entity columns of the last few golds scored (klue-viz runs add scores many runs against one gold).
+GOLD_ENTITY_TEXTS = GoldEntityTexts()
 
 
 def joined(keys: pd.Series, values: pd.Series, sep: str) -> dict[str, str]:
