@@ -462,33 +462,8 @@ class Ner(Task):
         }
         gold_e, pred_e = sides["gold"], sides["pred"]
 
-        def classify(this: pd.DataFrame, other: pd.DataFrame, missing_name: str) -> tuple[np.ndarray, np.ndarray]:
-            """Error type and the overlapping label on the other side; only unmatched entities need a look."""
-            errors = np.full(len(this), "correct", dtype=object)
-            other_labels = np.asarray(TYPES, dtype=object)[this["type"].to_numpy()] if len(this) else np.array([], dtype=object)
-            unmatched = np.flatnonzero(~this["matched"].to_numpy())
-            columns = ["sent", "ns_start", "ns_end", "type"]
-            rows = this[columns].to_numpy()[unmatched].tolist()
-            nearby = other[other["sent"].isin({r[0] for r in rows})][columns].to_numpy().tolist()
-            by_sent: dict[int, list] = {}
-            for s, a, b, t in nearby:
-                by_sent.setdefault(s, []).append((a, b, t))
-            for k, (s, a, b, t) in zip(unmatched.tolist(), rows):
-                overlaps = [(oa, ob, ot) for oa, ob, ot in by_sent.get(s, []) if oa < b and a < ob]
-                same_span = [ot for oa, ob, ot in overlaps if (oa, ob) == (a, b)]
-                if same_span:
-                    errors[k], other_labels[k] = "wrong type", TYPES[same_span[0]]
-                elif any(ot == t for _, _, ot in overlaps):
-                    errors[k] = "wrong boundary"
-                elif overlaps:
-                    best = max(overlaps, key=lambda o: min(o[1], b) - max(o[0], a))
-                    errors[k], other_labels[k] = "wrong type and boundary", TYPES[best[2]]
-                else:
-                    errors[k], other_labels[k] = missing_name, NONE
-            return errors, other_labels
-
-        gold_e["error_type"], gold_e["other_label"] = classify(gold_e, pred_e, "missed")
-        pred_e["error_type"], pred_e["other_label"] = classify(pred_e, gold_e, "spurious")
+        gold_e["error_type"], gold_e["other_label"] = classify_errors(gold_e, pred_e, "missed")
+        pred_e["error_type"], pred_e["other_label"] = classify_errors(pred_e, gold_e, "spurious")
         gold_e["side"], pred_e["side"] = "gold", "pred"
         frame = pd.concat([gold_e, pred_e], ignore_index=True)
         frame["guid"] = guids[frame["sent"].to_numpy()] if len(frame) else pd.Series([], dtype=object)
@@ -661,6 +636,45 @@ class Ner(Task):
             out.append(f"## {guid}\t{tags_to_markup(sentence, tags)}\n" + "".join(f"{c}\t{t}\n" for c, t in zip(chars, tags)))
             count += 1
         return "\n".join(out), count
+
+
+def classify_errors(this: pd.DataFrame, other: pd.DataFrame, missing_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Error type of each entity of one side and the label it overlaps on the other side (its own label when matched).
+
+    An unmatched entity is a `wrong type` when the other side has its exact span, a `wrong boundary` when an overlapping
+    entity has its type, a `wrong type and boundary` (the label of the entity overlapping it most, the first of equals)
+    when only other types overlap it, and `missing_name` (label `none`) when nothing does. Spans are over the non-space
+    characters of all sentences (`ns_start`, `ns_end`), so an overlap is always within one sentence; the entities of one
+    side never overlap each other, so those overlapping a span are one run of the other side's entities in start order.
+    """
+    errors = np.full(len(this), "correct", dtype=object)
+    types = np.asarray(TYPES, dtype=object)
+    other_labels = types[this["type"].to_numpy()] if len(this) else np.array([], dtype=object)
+    unmatched = np.flatnonzero(~this["matched"].to_numpy(dtype=bool))
+    a, b = this["ns_start"].to_numpy(np.int64)[unmatched], this["ns_end"].to_numpy(np.int64)[unmatched]
+    t = this["type"].to_numpy(np.int64)[unmatched]
+    oa, ob, ot = other["ns_start"].to_numpy(np.int64), other["ns_end"].to_numpy(np.int64), other["type"].to_numpy(np.int64)
+    first = np.searchsorted(ob, a, side="right")  # the first other entity ending after the span starts
+    count = np.maximum(np.searchsorted(oa, b, side="left") - first, 0)  # ... up to the first one starting at or after its end
+    pair_row = np.repeat(np.arange(len(unmatched)), count)
+    pair_other = np.repeat(first, count) + np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    same_type = np.zeros(len(unmatched), dtype=bool)
+    np.logical_or.at(same_type, pair_row, ot[pair_other] == t[pair_row])
+    overlap = np.minimum(ob[pair_other], b[pair_row]) - np.maximum(oa[pair_other], a[pair_row])
+    by_overlap = np.lexsort((pair_other, -overlap, pair_row))  # per row: the largest overlap first, then start order
+    head = by_overlap[np.r_[True, np.diff(pair_row[by_overlap]) != 0]] if len(by_overlap) else by_overlap
+    best = np.full(len(unmatched), -1, dtype=np.int64)
+    best[pair_row[head]] = pair_other[head]
+    single = count == 1
+    same_span = single & (oa[np.where(single, first, 0)] == a) & (ob[np.where(single, first, 0)] == b) if len(oa) else single
+    kind = np.select([same_span, same_type, count > 0], [0, 1, 2], 3)
+    labels = other_labels[unmatched]
+    labels[kind == 0] = types[ot[first[kind == 0]]]
+    labels[kind == 2] = types[ot[best[kind == 2]]]
+    labels[kind == 3] = NONE
+    errors[unmatched] = np.array(["wrong type", "wrong boundary", "wrong type and boundary", missing_name], dtype=object)[kind]
+    other_labels[unmatched] = labels
+    return errors, other_labels
 
 
 def gold_content_key(sentences: list[str], gold_tags: list[bytes]) -> bytes:
