@@ -425,26 +425,25 @@ class Ner(Task):
         gold_tags = gold["tags"].tolist()
         chars = Characters(sentences, gold_tags, predictions)
         tp, fp, fn = character_counts(chars.sentence, chars.gold, chars.pred, len(sentences))
-        entities = self._entity_frame(gold, chars.sentence, chars.offsets(), chars.gold, chars.pred, gold_content_key(sentences, gold_tags))
+        entities, sent, n_gold = self._entity_frame(gold, chars.sentence, chars.offsets(), chars.gold, chars.pred,
+                                                    gold_content_key(sentences, gold_tags))
 
         examples = gold.drop(columns=["tags"]).copy()
         examples["given_spans"] = given
         for kind, counts in (("tp", tp), ("fp", fp), ("fn", fn)):
             for column, values in zip(COUNT_COLUMNS[kind], counts.T):
                 examples[column] = values
-        n_gold = entities[entities["side"] == "gold"].groupby("guid").size()
-        n_pred = entities[entities["side"] == "pred"].groupby("guid").size()
-        wrong = entities[~entities["matched"]]
-        examples["n_gold_entities"] = examples["guid"].map(n_gold).fillna(0).astype(int)
-        examples["n_pred_entities"] = examples["guid"].map(n_pred).fillna(0).astype(int)
-        examples["n_errors"] = examples["guid"].map(wrong.groupby("guid").size()).fillna(0).astype(int)
+        # per-guid counts and joins through each guid's code (an entity's code is its sentence's)
+        codes, uniques = pd.factorize(examples["guid"], use_na_sentinel=False)
+        entity_code = codes[sent]
+        gold_side = np.arange(len(entity_code)) < n_gold
+        wrong = ~entities["matched"].to_numpy(dtype=bool)
+        for column, rows in (("n_gold_entities", gold_side), ("n_pred_entities", ~gold_side), ("n_errors", wrong)):
+            examples[column] = np.bincount(entity_code[rows], minlength=len(uniques)).astype(np.int64)[codes]
         examples["correct"] = examples["n_errors"] == 0
-        errors = joined(wrong["guid"], wrong["error_type"], ", ")
-        examples["error_type"] = [errors.get(g, "correct") for g in examples["guid"]]
-        for side in ("gold", "pred"):
-            mine = entities[entities["side"] == side]
-            types = joined(mine["guid"], mine["label"], " ")
-            examples[f"{side}_types"] = [types.get(g, "") for g in examples["guid"]]
+        examples["error_type"] = joined(entity_code[wrong], entities["error_type"][wrong], len(uniques), ", ", "correct")[codes].tolist()
+        for side, rows in (("gold", gold_side), ("pred", ~gold_side)):
+            examples[f"{side}_types"] = joined(entity_code[rows], entities["label"][rows], len(uniques), " ", "")[codes].tolist()
         examples["sentence_length"] = bucket(pd.Series(lengths, index=examples.index), [0, 30, 60, 100, float("inf")], "chars")
         examples["eojeols"] = eojeol_bucket(examples["sentence"])
         examples["n_entities"] = bucket(examples["n_gold_entities"], [-1, 0, 2, 5, float("inf")], "entities").str.replace("0-0 entities", "no entities")
@@ -452,8 +451,9 @@ class Ner(Task):
 
     @staticmethod
     def _entity_frame(gold: pd.DataFrame, sent_ns: np.ndarray, offset_ns: np.ndarray, gold_ns: np.ndarray,
-                      pred_ns: np.ndarray, gold_key: bytes) -> pd.DataFrame:
-        """One row per gold and per predicted entity, with whether it is matched and, if not, how it fails.
+                      pred_ns: np.ndarray, gold_key: bytes) -> tuple[pd.DataFrame, np.ndarray, int]:
+        """One row per gold and per predicted entity, with whether it is matched and, if not, how it fails; with each
+        row's sentence (row of `gold`) and the number of gold rows (they come first).
         `gold_key`: what the gold's own entity columns are cached under (`gold_content_key`)."""
         guids = gold["guid"].to_numpy()
         sides = {
@@ -480,7 +480,7 @@ class Ner(Task):
             frame[column] = pd.array(described[column], dtype="string")
         frame["correct"] = frame["matched"]
         columns = ["guid", "side", "label", "start", "end", "text", "length", "script", "particle", "matched", "correct", "error_type", "other_label"]
-        return frame[columns].astype({"guid": "string", "label": "string", "text": "string"})
+        return frame[columns].astype({"guid": "string", "label": "string", "text": "string"}), frame["sent"].to_numpy(), len(gold_e)
 
     def statistics_columns(self) -> dict[str, tuple[str, ...]]:
         return {"examples": (*(c for kind in ("tp", "fp", "fn") for c in COUNT_COLUMNS[kind]), "n_gold_entities", "n_pred_entities", "n_errors"),
@@ -736,12 +736,20 @@ class GoldEntityTexts:
 GOLD_ENTITY_TEXTS = GoldEntityTexts()
 
 
-def joined(keys: pd.Series, values: pd.Series, sep: str) -> dict[str, str]:
-    """The distinct values of each key, sorted and joined (a fast groupby-agg for short groups)."""
-    groups: dict[str, set] = {}
-    for key, value in zip(keys.tolist(), values.tolist()):
-        groups.setdefault(key, set()).add(value)
-    return {key: sep.join(sorted(group)) for key, group in groups.items()}
+def joined(groups: np.ndarray, values: pd.Series, n_groups: int, sep: str, empty: str) -> np.ndarray:
+    """Per group 0..n_groups-1: the distinct values of its rows (`groups`: each value's group), sorted and joined by
+    `sep`, or `empty` for a group without any. A groupby-agg through one bit per distinct value, for the few distinct
+    values (error types, entity types) an entity column holds; ValueError for more than 62 or for a missing value."""
+    codes, uniques = pd.factorize(values)
+    if (codes < 0).any() or len(uniques) > 62:
+        raise ValueError(f"joined needs at most 62 distinct values and none missing, found {len(uniques)} and {(codes < 0).sum()} missing")
+    names = sorted(uniques.tolist())
+    rank = np.array([names.index(u) for u in uniques.tolist()], dtype=np.int64)
+    masks = np.zeros(n_groups, dtype=np.int64)
+    np.bitwise_or.at(masks, groups, np.left_shift(np.int64(1), rank[codes]))
+    distinct, where = np.unique(masks, return_inverse=True)
+    texts = [sep.join(name for k, name in enumerate(names) if mask >> k & 1) if mask else empty for mask in distinct.tolist()]
+    return np.asarray(texts, dtype=object)[where]
 
 
 #: Entity-row columns: matched gold (tp), unmatched predicted (fp), unmatched gold (fn), matched predicted.
