@@ -425,8 +425,8 @@ class Ner(Task):
         gold_tags = gold["tags"].tolist()
         chars = Characters(sentences, gold_tags, predictions)
         tp, fp, fn = character_counts(chars.sentence, chars.gold, chars.pred, len(sentences))
-        entities, sent, n_gold = self._entity_frame(gold, chars.sentence, chars.offsets(), chars.gold, chars.pred,
-                                                    gold_content_key(sentences, gold_tags))
+        gold_key = gold_content_key(sentences, gold_tags)
+        entities, sent, n_gold = self._entity_frame(gold, chars.sentence, chars.offsets(), chars.gold, chars.pred, gold_key)
 
         examples = gold.drop(columns=["tags"]).copy()
         examples["given_spans"] = given
@@ -445,7 +445,7 @@ class Ner(Task):
         for side, rows in (("gold", gold_side), ("pred", ~gold_side)):
             examples[f"{side}_types"] = joined(entity_code[rows], entities["label"][rows], len(uniques), " ", "")[codes].tolist()
         examples["sentence_length"] = bucket(pd.Series(lengths, index=examples.index), [0, 30, 60, 100, float("inf")], "chars")
-        examples["eojeols"] = eojeol_bucket(examples["sentence"])
+        examples["eojeols"] = pd.Series(GOLD_ENTITY_TEXTS.eojeols(gold_key, examples["sentence"]), index=examples.index)
         examples["n_entities"] = bucket(examples["n_gold_entities"], [-1, 0, 2, 5, float("inf")], "entities").str.replace("0-0 entities", "no entities")
         return Frames(examples, {"entities": entities})
 
@@ -693,7 +693,8 @@ def entity_texts(sentences: list[str], sent: np.ndarray, starts: np.ndarray, end
 
 
 class GoldEntityTexts:
-    """The text, script and particle of each gold entity, computed once per gold instead of once per run.
+    """The text, script and particle of each gold entity, and each sentence's eojeol bucket, computed once per gold
+    instead of once per run.
 
     Every run scored against one gold has the same gold entities, and a predicted entity on a gold entity's span has
     its text, script and particle too; so these are kept per gold content (`gold_content_key`: the sentences and tags
@@ -704,6 +705,18 @@ class GoldEntityTexts:
     def __init__(self, size: int = 4) -> None:
         self.size = size
         self._golds: OrderedDict[bytes, tuple[np.ndarray, dict[str, np.ndarray]]] = OrderedDict()
+        self._eojeols: OrderedDict[bytes, pd.api.extensions.ExtensionArray] = OrderedDict()
+
+    def eojeols(self, gold_key: bytes, sentences: pd.Series) -> pd.api.extensions.ExtensionArray:
+        """`eojeol_bucket` of the gold sentences (in the order `gold_key` was made from), once per gold."""
+        found = self._eojeols.get(gold_key)
+        if found is None:
+            found = self._eojeols[gold_key] = eojeol_bucket(sentences).array
+            while len(self._eojeols) > self.size:
+                self._eojeols.popitem(last=False)
+        else:
+            self._eojeols.move_to_end(gold_key)
+        return found
 
     def describe(self, gold_key: bytes, sentences: list[str], sent: np.ndarray, starts: np.ndarray, ends: np.ndarray,
                  ns_starts: np.ndarray, ns_ends: np.ndarray, n_gold: int, n_chars: int) -> dict[str, np.ndarray]:
