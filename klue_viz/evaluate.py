@@ -271,8 +271,10 @@ def _read_and_match(task: Task, gold: Gold, data: bytes, name: str, strict: bool
     with bulk_reading():
         given = data
         name, data = single_run(name, data)
-        reuse = read is not None and data is given and read.name == name
-        file = normalised(read, task.normalise_record) if reuse else read_records(data, name, task.normalise_record)
+        if read is not None and data is given and read.name == name:
+            file = normalised(read, task.normalise_record)
+        else:
+            file = read_records(data, name, task.normalise_record)
         log = take_log(file)
         file.problems.extend(locate_positions(task, gold, file))
         matched = match_records(task, gold, file, strict)

@@ -739,8 +739,8 @@ class GoldEntityTexts:
         out = {column: np.empty(len(spans), dtype=object) for column in columns}
         rest = np.flatnonzero(~found)
         others = entity_texts(sentences, sent[rest], starts[rest], ends[rest])
-        for column, values in columns.items():
-            out[column][found] = values[at[found]]
+        for column, kept in columns.items():
+            out[column][found] = kept[at[found]]
             out[column][rest] = others[column]
         return out
 
