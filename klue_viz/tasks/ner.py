@@ -12,9 +12,10 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -706,16 +707,21 @@ class GoldEntityTexts:
         self.size = size
         self._golds: OrderedDict[bytes, tuple[np.ndarray, dict[str, np.ndarray]]] = OrderedDict()
         self._eojeols: OrderedDict[bytes, pd.api.extensions.ExtensionArray] = OrderedDict()
+        self._lock = threading.Lock()  # the server scores runs of several sessions at once
+
+    def _remember(self, kept: OrderedDict, key: bytes, value: Any) -> None:
+        with self._lock:
+            kept[key] = value
+            kept.move_to_end(key)
+            while len(kept) > self.size:
+                kept.popitem(last=False)
 
     def eojeols(self, gold_key: bytes, sentences: pd.Series) -> pd.api.extensions.ExtensionArray:
         """`eojeol_bucket` of the gold sentences (in the order `gold_key` was made from), once per gold."""
         found = self._eojeols.get(gold_key)
         if found is None:
-            found = self._eojeols[gold_key] = eojeol_bucket(sentences).array
-            while len(self._eojeols) > self.size:
-                self._eojeols.popitem(last=False)
-        else:
-            self._eojeols.move_to_end(gold_key)
+            found = eojeol_bucket(sentences).array
+        self._remember(self._eojeols, gold_key, found)
         return found
 
     def describe(self, gold_key: bytes, sentences: list[str], sent: np.ndarray, starts: np.ndarray, ends: np.ndarray,
@@ -728,11 +734,7 @@ class GoldEntityTexts:
             order = np.argsort(spans[:n_gold], kind="stable")
             values = entity_texts(sentences, sent[:n_gold][order], starts[:n_gold][order], ends[:n_gold][order])
             known = (spans[:n_gold][order], {column: np.asarray(v, dtype=object) for column, v in values.items()})
-            self._golds[gold_key] = known
-            while len(self._golds) > self.size:
-                self._golds.popitem(last=False)
-        else:
-            self._golds.move_to_end(gold_key)
+        self._remember(self._golds, gold_key, known)
         keys, columns = known
         at = np.minimum(np.searchsorted(keys, spans), max(len(keys) - 1, 0))
         found = (keys[at] == spans) if len(keys) else np.zeros(len(spans), dtype=bool)
