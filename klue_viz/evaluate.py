@@ -21,6 +21,7 @@ from klue_viz.io import (
     bulk_reading,
     decode,
     load_json,
+    normalised,
     read_bytes,
     read_records,
 )
@@ -262,12 +263,18 @@ def evaluate_bytes(task: Task, gold: Gold, data: bytes, name: str, strict: bool 
     return score_matched(task, gold, _read_and_match(task, gold, data, name, strict), run)
 
 
-def _read_and_match(task: Task, gold: Gold, data: bytes, name: str, strict: bool) -> Matched:
+def _read_and_match(task: Task, gold: Gold, data: bytes, name: str, strict: bool, read: RecordFile | None = None) -> Matched:
     """The file's predictions matched to gold; its text and raw records are let go before scoring starts.
-    An evaluation-harness log is read as the prediction file it converts to (klue_viz.harness)."""
+    An evaluation-harness log is read as the prediction file it converts to (klue_viz.harness).
+    `read`: the records of `data` already read under `name` without normalising (to tell the task), used instead of
+    reading it again."""
     with bulk_reading():
+        given = data
         name, data = single_run(name, data)
-        file = read_records(data, name, task.normalise_record)
+        if read is not None and data is given and read.name == name:
+            file = normalised(read, task.normalise_record)
+        else:
+            file = read_records(data, name, task.normalise_record)
         log = take_log(file)
         file.problems.extend(locate_positions(task, gold, file))
         matched = match_records(task, gold, file, strict)
@@ -296,10 +303,12 @@ class Matched:
     log: dict = field(default_factory=dict)
 
 
-def evaluate_with_frames(task: Task, gold: Gold, data: bytes, name: str, strict: bool = False, run: str | None = None) -> RunResult:
+def evaluate_with_frames(task: Task, gold: Gold, data: bytes, name: str, strict: bool = False, run: str | None = None,
+                         read: RecordFile | None = None) -> RunResult:
     """`evaluate_bytes` for a caller that needs the frames at once (a run being kept, klue_viz/kept.py): the metrics
-    come from the frames' statistics, so the per-example work is done once instead of twice."""
-    return score_matched(task, gold, _read_and_match(task, gold, data, name, strict), run, from_frames=True)
+    come from the frames' statistics, so the per-example work is done once instead of twice. `read`: the records of
+    `data` read without normalising, when the caller has them (`_read_and_match`)."""
+    return score_matched(task, gold, _read_and_match(task, gold, data, name, strict, read), run, from_frames=True)
 
 
 def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = None, from_frames: bool = False) -> RunResult:

@@ -48,6 +48,13 @@ class RecordFile:
         self.unreadable += 1
 
 
+def normalised(file: RecordFile, normalise: Callable[[dict], dict]) -> RecordFile:
+    """A file read without `normalise` as `read_records` with it gives it (normalise works on one record at a time):
+    a file read once to tell its task is scored without being read again. Takes the records over from `file`."""
+    return RecordFile(file.name, [(line, normalise(record)) for line, record in file.records], file.problems, file.encoding,
+                      file.container, file.unreadable, normalise)
+
+
 @contextmanager
 def bulk_reading() -> Iterator[None]:
     """Pause the cyclic garbage collector while a file is read into records and rows.

@@ -43,6 +43,7 @@ from klue_viz.annotations.store import Store, now
 from klue_viz.bootstrap import confidence_intervals
 from klue_viz.cache import BoundedCache
 from klue_viz.evaluate import Gold, RunResult, evaluate_with_frames
+from klue_viz.io import RecordFile
 from klue_viz.lazy import lazy_module
 from klue_viz.problems import InputError, Problem
 from klue_viz.results import Coverage, Frames, Scores
@@ -591,13 +592,15 @@ class RunInput:
     run_sha256: str
     file_name: str
     read: Callable[[], bytes]
+    #: The records of those bytes, when the caller already read them without normalising (to tell the run's task).
+    records: RecordFile | None = None
 
 
 def score_and_keep(kept: KeptResults, task: Task, gold: Gold, run: RunInput, strict: bool) -> tuple[Summary | None, RunResult]:
     """Score a run from its bytes and keep the result; (None, result) when it could not be kept (the result is still good).
 
     InputError when the file cannot be scored against this gold."""
-    result = evaluate_with_frames(task, gold, run.read(), run.file_name, strict=strict, run=run.name)
+    result = evaluate_with_frames(task, gold, run.read(), run.file_name, strict=strict, run=run.name, read=run.records)
     try:
         return kept.keep(result, run.run_sha256, gold.sha256, strict), result
     except (TypeError, OSError, sa.exc.SQLAlchemyError):

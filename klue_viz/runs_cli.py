@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from klue_viz.demo import DEMO_BENCHMARK
 from klue_viz.evaluate import Gold, load_gold, official_file
 from klue_viz.gold_folders import DATA_DIR_ENV
-from klue_viz.io import read_bytes
+from klue_viz.io import RecordFile, read_bytes
 from klue_viz.lazy import lazy_module
 from klue_viz.markup import visible
 from klue_viz.problems import InputError
@@ -160,7 +160,7 @@ def add_runs(runs: stored.RunStore, results: kept.KeptResults, args: argparse.Na
             say(f"refused\t{shown}\t{refused}")
             continue
         try:
-            task_name = workspace.detect_file_task(file)
+            task_name, records = workspace.read_and_detect(file)
             run = runs.add(task_name, file.name, file.data, model=file.model, uploader=args.uploader)
         except (InputError, store.StoreError, stored.RunConflict) as err:
             say(f"refused\t{shown}\t{err}")
@@ -168,18 +168,20 @@ def add_runs(runs: stored.RunStore, results: kept.KeptResults, args: argparse.Na
         added += 1
         if task_name not in golds:
             golds[task_name] = gold_of(task_name, args.gold)
-        say(score_line(results, run, file.data, golds[task_name], args.strict))
+        say(score_line(results, run, file.data, golds[task_name], args.strict, records))
     progress.done()
     return 0 if added else 1
 
 
-def score_line(results: kept.KeptResults, run: stored.Run, data: bytes, choice: GoldChoice, strict: bool) -> str:
-    """Score a stored run against its gold, keep the result, and say so in one line."""
+def score_line(results: kept.KeptResults, run: stored.Run, data: bytes, choice: GoldChoice, strict: bool,
+               records: RecordFile | None = None) -> str:
+    """Score a stored run against its gold, keep the result, and say so in one line. `records`: the file's records as
+    read to tell its task (scored from, not read again)."""
     head = f"{run.task}\t{run.name}\t{run.model or '-'}"
     if choice.gold is None:
         return f"{head}\tstored, not scored: no gold for it ({choice.reason}); it is scored when a page opens it with its gold"
     task = get_task(run.task)
-    scored, failures = kept.results_for(results, task, choice.gold, [kept.RunInput(run.name, kept.sha256(data), run.file_name, lambda: data)], strict)
+    scored, failures = kept.results_for(results, task, choice.gold, [kept.RunInput(run.name, kept.sha256(data), run.file_name, lambda: data, records)], strict)
     if run.name in failures:
         return f"{head}\tstored, not scored against {choice.gold.source}: {failures[run.name]}"
     result = scored[run.name]

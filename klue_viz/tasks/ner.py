@@ -9,11 +9,13 @@ at a fraction of its cost; the tests hold the two together on the real dev set.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -421,37 +423,39 @@ class Ner(Task):
         sentences = gold["sentence"].tolist()
         lengths = np.array([len(s) for s in sentences])
         given = [p.spans if isinstance(p, OverlappingSpans) else None for p in predictions]
-        chars = Characters(sentences, gold["tags"].tolist(), predictions)
+        gold_tags = gold["tags"].tolist()
+        chars = Characters(sentences, gold_tags, predictions)
         tp, fp, fn = character_counts(chars.sentence, chars.gold, chars.pred, len(sentences))
-        entities = self._entity_frame(gold, chars.sentence, chars.offsets(), chars.gold, chars.pred)
+        gold_key = gold_content_key(sentences, gold_tags)
+        entities, sent, n_gold = self._entity_frame(gold, chars.sentence, chars.offsets(), chars.gold, chars.pred, gold_key)
 
         examples = gold.drop(columns=["tags"]).copy()
         examples["given_spans"] = given
         for kind, counts in (("tp", tp), ("fp", fp), ("fn", fn)):
             for column, values in zip(COUNT_COLUMNS[kind], counts.T):
                 examples[column] = values
-        n_gold = entities[entities["side"] == "gold"].groupby("guid").size()
-        n_pred = entities[entities["side"] == "pred"].groupby("guid").size()
-        wrong = entities[~entities["matched"]]
-        examples["n_gold_entities"] = examples["guid"].map(n_gold).fillna(0).astype(int)
-        examples["n_pred_entities"] = examples["guid"].map(n_pred).fillna(0).astype(int)
-        examples["n_errors"] = examples["guid"].map(wrong.groupby("guid").size()).fillna(0).astype(int)
+        # per-guid counts and joins through each guid's code (an entity's code is its sentence's)
+        codes, uniques = pd.factorize(examples["guid"], use_na_sentinel=False)
+        entity_code = codes[sent]
+        gold_side = np.arange(len(entity_code)) < n_gold
+        wrong = ~entities["matched"].to_numpy(dtype=bool)
+        for column, rows in (("n_gold_entities", gold_side), ("n_pred_entities", ~gold_side), ("n_errors", wrong)):
+            examples[column] = np.bincount(entity_code[rows], minlength=len(uniques)).astype(np.int64)[codes]
         examples["correct"] = examples["n_errors"] == 0
-        errors = joined(wrong["guid"], wrong["error_type"], ", ")
-        examples["error_type"] = [errors.get(g, "correct") for g in examples["guid"]]
-        for side in ("gold", "pred"):
-            mine = entities[entities["side"] == side]
-            types = joined(mine["guid"], mine["label"], " ")
-            examples[f"{side}_types"] = [types.get(g, "") for g in examples["guid"]]
+        examples["error_type"] = joined(entity_code[wrong], entities["error_type"][wrong], len(uniques), ", ", "correct")[codes].tolist()
+        for side, rows in (("gold", gold_side), ("pred", ~gold_side)):
+            examples[f"{side}_types"] = joined(entity_code[rows], entities["label"][rows], len(uniques), " ", "")[codes].tolist()
         examples["sentence_length"] = bucket(pd.Series(lengths, index=examples.index), [0, 30, 60, 100, float("inf")], "chars")
-        examples["eojeols"] = eojeol_bucket(examples["sentence"])
+        examples["eojeols"] = pd.Series(GOLD_ENTITY_TEXTS.eojeols(gold_key, examples["sentence"]), index=examples.index)
         examples["n_entities"] = bucket(examples["n_gold_entities"], [-1, 0, 2, 5, float("inf")], "entities").str.replace("0-0 entities", "no entities")
         return Frames(examples, {"entities": entities})
 
     @staticmethod
     def _entity_frame(gold: pd.DataFrame, sent_ns: np.ndarray, offset_ns: np.ndarray, gold_ns: np.ndarray,
-                      pred_ns: np.ndarray) -> pd.DataFrame:
-        """One row per gold and per predicted entity, with whether it is matched and, if not, how it fails."""
+                      pred_ns: np.ndarray, gold_key: bytes) -> tuple[pd.DataFrame, np.ndarray, int]:
+        """One row per gold and per predicted entity, with whether it is matched and, if not, how it fails; with each
+        row's sentence (row of `gold`) and the number of gold rows (they come first).
+        `gold_key`: what the gold's own entity columns are cached under (`gold_content_key`)."""
         guids = gold["guid"].to_numpy()
         sides = {
             side: pd.DataFrame({"sent": e["sent"], "ns_start": e["start"], "ns_end": e["end"], "type": e["type"], "matched": e["matched"]})
@@ -459,33 +463,8 @@ class Ner(Task):
         }
         gold_e, pred_e = sides["gold"], sides["pred"]
 
-        def classify(this: pd.DataFrame, other: pd.DataFrame, missing_name: str) -> tuple[np.ndarray, np.ndarray]:
-            """Error type and the overlapping label on the other side; only unmatched entities need a look."""
-            errors = np.full(len(this), "correct", dtype=object)
-            other_labels = np.asarray(TYPES, dtype=object)[this["type"].to_numpy()] if len(this) else np.array([], dtype=object)
-            unmatched = np.flatnonzero(~this["matched"].to_numpy())
-            columns = ["sent", "ns_start", "ns_end", "type"]
-            rows = this[columns].to_numpy()[unmatched].tolist()
-            nearby = other[other["sent"].isin({r[0] for r in rows})][columns].to_numpy().tolist()
-            by_sent: dict[int, list] = {}
-            for s, a, b, t in nearby:
-                by_sent.setdefault(s, []).append((a, b, t))
-            for k, (s, a, b, t) in zip(unmatched.tolist(), rows):
-                overlaps = [(oa, ob, ot) for oa, ob, ot in by_sent.get(s, []) if oa < b and a < ob]
-                same_span = [ot for oa, ob, ot in overlaps if (oa, ob) == (a, b)]
-                if same_span:
-                    errors[k], other_labels[k] = "wrong type", TYPES[same_span[0]]
-                elif any(ot == t for _, _, ot in overlaps):
-                    errors[k] = "wrong boundary"
-                elif overlaps:
-                    best = max(overlaps, key=lambda o: min(o[1], b) - max(o[0], a))
-                    errors[k], other_labels[k] = "wrong type and boundary", TYPES[best[2]]
-                else:
-                    errors[k], other_labels[k] = missing_name, NONE
-            return errors, other_labels
-
-        gold_e["error_type"], gold_e["other_label"] = classify(gold_e, pred_e, "missed")
-        pred_e["error_type"], pred_e["other_label"] = classify(pred_e, gold_e, "spurious")
+        gold_e["error_type"], gold_e["other_label"] = classify_errors(gold_e, pred_e, "missed")
+        pred_e["error_type"], pred_e["other_label"] = classify_errors(pred_e, gold_e, "spurious")
         gold_e["side"], pred_e["side"] = "gold", "pred"
         frame = pd.concat([gold_e, pred_e], ignore_index=True)
         frame["guid"] = guids[frame["sent"].to_numpy()] if len(frame) else pd.Series([], dtype=object)
@@ -493,14 +472,16 @@ class Ner(Task):
         frame["start"] = offset_ns[frame["ns_start"].to_numpy()]
         frame["end"] = offset_ns[frame["ns_end"].to_numpy() - 1] + 1
         sentences = gold["sentence"].tolist()
-        frame["text"] = [sentences[s][a:b] for s, a, b in zip(frame["sent"].tolist(), frame["start"].tolist(), frame["end"].tolist())]
+        described = GOLD_ENTITY_TEXTS.describe(gold_key, sentences, frame["sent"].to_numpy(), frame["start"].to_numpy(),
+                                               frame["end"].to_numpy(), frame["ns_start"].to_numpy(), frame["ns_end"].to_numpy(),
+                                               len(gold_e), len(offset_ns))
+        frame["text"] = described["text"]
         frame["length"] = bucket(frame["ns_end"] - frame["ns_start"], [0, 1, 3, 6, float("inf")], "chars")
-        features = entity_features(sentences, frame["sent"].to_numpy(), frame["start"].to_numpy(), frame["end"].to_numpy(), frame["text"].tolist())
-        for column, values in features.items():
-            frame[column] = pd.array(values, dtype="string")
+        for column in ("script", "particle"):
+            frame[column] = pd.array(described[column], dtype="string")
         frame["correct"] = frame["matched"]
         columns = ["guid", "side", "label", "start", "end", "text", "length", "script", "particle", "matched", "correct", "error_type", "other_label"]
-        return frame[columns].astype({"guid": "string", "label": "string", "text": "string"})
+        return frame[columns].astype({"guid": "string", "label": "string", "text": "string"}), frame["sent"].to_numpy(), len(gold_e)
 
     def statistics_columns(self) -> dict[str, tuple[str, ...]]:
         return {"examples": (*(c for kind in ("tp", "fp", "fn") for c in COUNT_COLUMNS[kind]), "n_gold_entities", "n_pred_entities", "n_errors"),
@@ -658,12 +639,132 @@ class Ner(Task):
         return "\n".join(out), count
 
 
-def joined(keys: pd.Series, values: pd.Series, sep: str) -> dict[str, str]:
-    """The distinct values of each key, sorted and joined (a fast groupby-agg for short groups)."""
-    groups: dict[str, set] = {}
-    for key, value in zip(keys.tolist(), values.tolist()):
-        groups.setdefault(key, set()).add(value)
-    return {key: sep.join(sorted(group)) for key, group in groups.items()}
+def classify_errors(this: pd.DataFrame, other: pd.DataFrame, missing_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Error type of each entity of one side and the label it overlaps on the other side (its own label when matched).
+
+    An unmatched entity is a `wrong type` when the other side has its exact span, a `wrong boundary` when an overlapping
+    entity has its type, a `wrong type and boundary` (the label of the entity overlapping it most, the first of equals)
+    when only other types overlap it, and `missing_name` (label `none`) when nothing does. Spans are over the non-space
+    characters of all sentences (`ns_start`, `ns_end`), so an overlap is always within one sentence; the entities of one
+    side never overlap each other, so those overlapping a span are one run of the other side's entities in start order.
+    """
+    errors = np.full(len(this), "correct", dtype=object)
+    types = np.asarray(TYPES, dtype=object)
+    other_labels = types[this["type"].to_numpy()] if len(this) else np.array([], dtype=object)
+    unmatched = np.flatnonzero(~this["matched"].to_numpy(dtype=bool))
+    a, b = this["ns_start"].to_numpy(np.int64)[unmatched], this["ns_end"].to_numpy(np.int64)[unmatched]
+    t = this["type"].to_numpy(np.int64)[unmatched]
+    oa, ob, ot = other["ns_start"].to_numpy(np.int64), other["ns_end"].to_numpy(np.int64), other["type"].to_numpy(np.int64)
+    first = np.searchsorted(ob, a, side="right")  # the first other entity ending after the span starts
+    count = np.maximum(np.searchsorted(oa, b, side="left") - first, 0)  # ... up to the first one starting at or after its end
+    pair_row = np.repeat(np.arange(len(unmatched)), count)
+    pair_other = np.repeat(first, count) + np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    same_type = np.zeros(len(unmatched), dtype=bool)
+    np.logical_or.at(same_type, pair_row, ot[pair_other] == t[pair_row])
+    overlap = np.minimum(ob[pair_other], b[pair_row]) - np.maximum(oa[pair_other], a[pair_row])
+    by_overlap = np.lexsort((pair_other, -overlap, pair_row))  # per row: the largest overlap first, then start order
+    head = by_overlap[np.r_[True, np.diff(pair_row[by_overlap]) != 0]] if len(by_overlap) else by_overlap
+    best = np.full(len(unmatched), -1, dtype=np.int64)
+    best[pair_row[head]] = pair_other[head]
+    single = count == 1
+    same_span = single & (oa[np.where(single, first, 0)] == a) & (ob[np.where(single, first, 0)] == b) if len(oa) else single
+    kind = np.select([same_span, same_type, count > 0], [0, 1, 2], 3)
+    labels = other_labels[unmatched]
+    labels[kind == 0] = types[ot[first[kind == 0]]]
+    labels[kind == 2] = types[ot[best[kind == 2]]]
+    labels[kind == 3] = NONE
+    errors[unmatched] = np.array(["wrong type", "wrong boundary", "wrong type and boundary", missing_name], dtype=object)[kind]
+    other_labels[unmatched] = labels
+    return errors, other_labels
+
+
+def gold_content_key(sentences: list[str], gold_tags: list[bytes]) -> bytes:
+    """A digest of the gold sentences and their tags, in the order given: what the gold's own entity columns depend on."""
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences)).tobytes())
+    digest.update("".join(sentences).encode("utf-8", "surrogatepass"))
+    digest.update(b"".join(gold_tags))
+    return digest.digest()
+
+
+def entity_texts(sentences: list[str], sent: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> dict[str, list[str]]:
+    """Text, script mix and attached particle of entities (sentence row, start and end offsets, end exclusive)."""
+    texts = [sentences[s][a:b] for s, a, b in zip(sent.tolist(), starts.tolist(), ends.tolist())]
+    return {"text": texts, **entity_features(sentences, sent, starts, ends, texts)}
+
+
+class GoldEntityTexts:
+    """The text, script and particle of each gold entity, and each sentence's eojeol bucket, computed once per gold
+    instead of once per run.
+
+    Every run scored against one gold has the same gold entities, and a predicted entity on a gold entity's span has
+    its text, script and particle too; so these are kept per gold content (`gold_content_key`: the sentences and tags
+    in the order scored), for the last `size` golds, and only the other predicted spans are described per run. A span
+    is its start and end in the non-space characters of all sentences, which fix its sentence and offsets for one key.
+    """
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self._golds: OrderedDict[bytes, tuple[np.ndarray, dict[str, np.ndarray]]] = OrderedDict()
+        self._eojeols: OrderedDict[bytes, pd.api.extensions.ExtensionArray] = OrderedDict()
+        self._lock = threading.Lock()  # the server scores runs of several sessions at once
+
+    def _remember(self, kept: OrderedDict, key: bytes, value: Any) -> None:
+        with self._lock:
+            kept[key] = value
+            kept.move_to_end(key)
+            while len(kept) > self.size:
+                kept.popitem(last=False)
+
+    def eojeols(self, gold_key: bytes, sentences: pd.Series) -> pd.api.extensions.ExtensionArray:
+        """`eojeol_bucket` of the gold sentences (in the order `gold_key` was made from), once per gold."""
+        found = self._eojeols.get(gold_key)
+        if found is None:
+            found = eojeol_bucket(sentences).array
+        self._remember(self._eojeols, gold_key, found)
+        return found
+
+    def describe(self, gold_key: bytes, sentences: list[str], sent: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                 ns_starts: np.ndarray, ns_ends: np.ndarray, n_gold: int, n_chars: int) -> dict[str, np.ndarray]:
+        """Text, script and particle of each entity row; the first `n_gold` rows are the gold entities, whose spans
+        (`ns_starts`, `ns_ends`, over `n_chars` non-space characters) are what the gold's own columns are found by."""
+        spans = ns_starts.astype(np.int64) * (n_chars + 1) + ns_ends.astype(np.int64)
+        known = self._golds.get(gold_key)
+        if known is None:
+            order = np.argsort(spans[:n_gold], kind="stable")
+            values = entity_texts(sentences, sent[:n_gold][order], starts[:n_gold][order], ends[:n_gold][order])
+            known = (spans[:n_gold][order], {column: np.asarray(v, dtype=object) for column, v in values.items()})
+        self._remember(self._golds, gold_key, known)
+        keys, columns = known
+        at = np.minimum(np.searchsorted(keys, spans), max(len(keys) - 1, 0))
+        found = (keys[at] == spans) if len(keys) else np.zeros(len(spans), dtype=bool)
+        out = {column: np.empty(len(spans), dtype=object) for column in columns}
+        rest = np.flatnonzero(~found)
+        others = entity_texts(sentences, sent[rest], starts[rest], ends[rest])
+        for column, kept in columns.items():
+            out[column][found] = kept[at[found]]
+            out[column][rest] = others[column]
+        return out
+
+
+#: The gold entity columns of the last few golds scored (klue-viz runs add scores many runs against one gold).
+GOLD_ENTITY_TEXTS = GoldEntityTexts()
+
+
+def joined(groups: np.ndarray, values: pd.Series, n_groups: int, sep: str, empty: str) -> np.ndarray:
+    """Per group 0..n_groups-1: the distinct values of its rows (`groups`: each value's group), sorted and joined by
+    `sep`, or `empty` for a group without any. A groupby-agg through one bit per distinct value, for the few distinct
+    values (error types, entity types) an entity column holds; ValueError for more than 62 or for a missing value."""
+    codes, uniques = pd.factorize(values)
+    if (codes < 0).any() or len(uniques) > 62:
+        raise ValueError(f"joined needs at most 62 distinct values and none missing, found {len(uniques)} and {(codes < 0).sum()} missing")
+    names = sorted(uniques.tolist())
+    rank = np.array([names.index(u) for u in uniques.tolist()], dtype=np.int64)
+    masks = np.zeros(n_groups, dtype=np.int64)
+    np.bitwise_or.at(masks, groups, np.left_shift(np.int64(1), rank[codes]))
+    distinct, where = np.unique(masks, return_inverse=True)
+    texts = [sep.join(name for k, name in enumerate(names) if mask >> k & 1) if mask else empty for mask in distinct.tolist()]
+    return np.asarray(texts, dtype=object)[where]
 
 
 #: Entity-row columns: matched gold (tp), unmatched predicted (fp), unmatched gold (fn), matched predicted.
