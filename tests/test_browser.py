@@ -535,6 +535,8 @@ def test_strict_and_the_page_url_survive_moving_between_pages(server, page):
     wait_idle(page)
     page.get_by_text("Strict: count gold examples without a prediction as wrong").click()
     wait_idle(page)
+    # The rerun that writes the URL can start after wait_idle's first look: wait for it (fails after 30 s).
+    page.wait_for_function("() => location.search.includes('strict=1')", timeout=30_000)
     assert "strict=1" in page.url
     page.locator('[data-testid="stSidebarNav"] a').filter(has_text="ner").click()
     wait_idle(page)
