@@ -106,18 +106,20 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _fingerprint() -> str:
+def _code_fingerprint(prefix: str, sources: tuple[str, ...]) -> str:
+    """`prefix` and a hash of it and of the package's `sources` (files, or folders of .py files): what a kept thing
+    was written by, so that anything kept by other code is never read."""
     package = Path(__file__).resolve().parent
-    digest = hashlib.sha256(str(LAYOUT).encode())
-    for name in SCORING_SOURCES:
+    digest = hashlib.sha256(prefix.encode())
+    for name in sources:
         path = package / name
         for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
             digest.update(file.relative_to(package).as_posix().encode())
             digest.update(file.read_bytes())
-    return f"{LAYOUT}.{digest.hexdigest()[:16]}"
+    return f"{prefix}.{digest.hexdigest()[:16]}"
 
 
-_LAYOUT = _fingerprint()
+_LAYOUT = _code_fingerprint(str(LAYOUT), SCORING_SOURCES)
 
 
 def layout() -> str:
@@ -660,18 +662,7 @@ VIEW_SOURCES = ("discovery", "slicing.py")
 DATACLASS = "\u0000dataclass"
 
 
-def _view_fingerprint() -> str:
-    package = Path(__file__).resolve().parent
-    digest = hashlib.sha256(layout().encode())
-    for name in VIEW_SOURCES:
-        path = package / name
-        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
-            digest.update(file.relative_to(package).as_posix().encode())
-            digest.update(file.read_bytes())
-    return f"{layout()}.{digest.hexdigest()[:16]}"
-
-
-_VIEW_LAYOUT = _view_fingerprint()
+_VIEW_LAYOUT = _code_fingerprint(layout(), VIEW_SOURCES)
 
 
 def view_layout() -> str:
