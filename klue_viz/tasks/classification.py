@@ -254,7 +254,7 @@ def label_suspects(task: LabelTask, results: Sequence[ScoredRun]) -> list[Suspec
             if probs is not None:
                 entry.update(confidence=float(probs[index[pred]]) if pred in index else None, p_gold=float(probs[index[gold[k]]]),
                              p_proposed=float(probs[index[proposed]]))
-            if pred == proposed:
+            if isinstance(pred, str) and pred == proposed:  # a missing prediction (--strict) is pd.NA, no vote
                 votes += float(probs[index[proposed]]) if probs is not None else 1.0
             answers[run] = entry
         score = votes
