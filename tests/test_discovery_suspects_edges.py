@@ -103,6 +103,9 @@ def test_queue_frame_columns_and_rows():
     assert {k: v for k, v in rows[1].items() if k not in ("confidence", "label quality")} == {
         "rank": 2, "guid": "y", "unit": "entity", "text": "", "gold": "3.0", "proposed": "4.5", "score": 1.0, "runs agreeing": "1/1"}
     assert frame["confidence"].isna().tolist() == [False, True] and frame["label quality"].isna().tolist() == [False, True]
+    empty = queue_frame([])  # no suspect: the table's columns all the same, no rows
+    assert list(empty.columns) == ["rank", "guid", "unit", "text", "gold", "proposed", "score", "confidence", "label quality", "runs agreeing"]
+    assert empty.empty
     wos_frame = queue_frame([Suspect("d", 4, "slot", "a", "b", 1.0, Evidence(1, 1, ["a"]))])
     assert list(wos_frame.columns)[:4] == ["rank", "guid", "turn", "unit"] and wos_frame["turn"].tolist() == [4]
 

@@ -332,3 +332,16 @@ def test_a_run_without_an_answer_is_listed_with_no_label():
     found = task.find_suspects(runs)
     assert [(s.guid[-1], s.evidence.agreeing) for s in found] == [("0", 2), ("1", 3)]
     assert dict(found[0].evidence.runs) == {"a": {"label": "neutral"}, "b": {"label": "neutral"}, "c": {"label": None}}
+
+
+def test_the_vote_cross_entropy_of_a_gold_with_votes():
+    task = get_task("nli")
+    records = nli(["entailment", "neutral"])
+    votes = {"author": "entailment", "label2": "entailment", "label3": "neutral", "label4": "entailment", "label5": "contradiction"}
+    records[0].update(votes)
+    gold = gold_of("nli", records)
+    run = evaluate_bytes(task, gold, jsonl([{"guid": records[0]["guid"], "label": "entailment", "probs": [0.5, 0.25, 0.25]},
+                                            {"guid": records[1]["guid"], "label": "neutral"}]), "run.jsonl")
+    values = run.frames.examples["vote_cross_entropy"]
+    # vote shares 3/5, 1/5, 1/5 against 1/2, 1/4, 1/4: -(0.6 ln 0.5 + 0.4 ln 0.25) = 1.4 ln 2; no probabilities: NaN
+    assert values.iloc[0] == pytest.approx(1.4 * np.log(2)) and np.isnan(values.iloc[1])
