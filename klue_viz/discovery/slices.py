@@ -91,6 +91,9 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
 
 
 def _strings(values: pd.Series) -> np.ndarray:
+    """Each value as text (an object array), None where it is missing."""
+    if values.dtype != object and pd.api.types.is_string_dtype(values.dtype):  # text already: converted in one step
+        return values.to_numpy(dtype=object, na_value=None)
     out = values.astype(object).to_numpy()
     return np.array([None if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else str(v) for v in out], dtype=object)
 
@@ -107,6 +110,11 @@ def encode(features: pd.DataFrame) -> tuple[np.ndarray, list[np.ndarray]]:
     """Integer codes per feature (MISSING where None) and the value of each code."""
     codes, values = [], []
     for name in features.columns:
+        if features[name].dtype != object and pd.api.types.is_string_dtype(features[name].dtype):
+            code, uniques = _text_codes(features[name])
+            codes.append(code)
+            values.append(uniques)
+            continue
         column = features[name].to_numpy(dtype=object)
         # None or NaN: the condition does not apply (pandas 3 stores a str column's None as NaN)
         present = ~pd.isna(column) if len(column) else np.zeros(0, dtype=bool)
@@ -116,6 +124,19 @@ def encode(features: pd.DataFrame) -> tuple[np.ndarray, list[np.ndarray]]:
         codes.append(code)
         values.append(uniques)
     return (np.column_stack(codes) if codes else np.zeros((len(features), 0), dtype=np.int64)), values
+
+
+def _text_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """`encode`'s codes and values of a text column: what `np.unique` of its present values gives (sorted values, each
+    row's position among them, MISSING where absent), through pandas' factorize of the Arrow strings instead of turning
+    every row into a Python object first (the features of a NER run's 30,000 entities are nine such columns)."""
+    found, distinct = pd.factorize(column, use_na_sentinel=True)
+    uniques = np.asarray(list(distinct), dtype=str)
+    order = np.argsort(uniques, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    code = np.where(found >= 0, rank[np.maximum(found, 0)] if len(rank) else MISSING, MISSING).astype(np.int64)
+    return code, uniques[order]
 
 
 def slice_scores(sizes: np.ndarray, errors: np.ndarray, n: int, average: float, alpha: float) -> np.ndarray:
