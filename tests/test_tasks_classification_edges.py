@@ -171,8 +171,9 @@ def test_row_statistics_score_an_unreadable_answer_as_wrong():
 def test_probs_row_lists_the_most_probable_labels():
     task = get_task("nli")
     assert task.probs_row(None, 2) == ""
-    assert task.probs_row([0.2, 0.05, 0.75], 2) == ('<div class="kv-row"><span class="kv-side">probs</span>'
-                                                    '<span class="kv-kv">contradiction 0.75 · entailment 0.20</span></div>')
+    # most probable first (not in label or name order)
+    assert task.probs_row([0.2, 0.75, 0.05], 2) == ('<div class="kv-row"><span class="kv-side">probs</span>'
+                                                    '<span class="kv-kv">neutral 0.75 · entailment 0.20</span></div>')
 
 
 def test_label_rows_badges_and_votes():
@@ -311,13 +312,13 @@ def test_cleanlab_reads_only_the_runs_that_gave_probabilities():
 def test_the_label_patch_writes_the_last_correction_and_names_a_bad_one():
     task = get_task("nli")
     records = nli(["entailment", "neutral", "contradiction"])
-    corrections = {("klue-nli-v1_dev_00000", None): ["neutral", "contradiction; "], ("klue-nli-v1_dev_00002", None): ["maybe"],
+    corrections = {("klue-nli-v1_dev_00002", None): ["neutral", "contradiction; "], ("klue-nli-v1_dev_00000", None): ["maybe"],
                    ("klue-nli-v1_dev_00009", None): ["neutral"]}
     patch = make_patch(task, json.dumps(records, ensure_ascii=False), "dev.json", corrections)
-    assert patch.records == 1
-    assert json.loads(patch.text) == [{**records[0], "gold_label": "contradiction"}]
+    assert patch.records == 1  # a bad correction of the first record does not stop the ones after it
+    assert json.loads(patch.text) == [{**records[2], "gold_label": "contradiction"}]
     assert [(p.guid, p.file, p.message) for p in patch.problems] == [
-        ("klue-nli-v1_dev_00002", "dev.json",
+        ("klue-nli-v1_dev_00000", "dev.json",
          "corrected label 'maybe' is not a NLI label (expected one of: entailment, neutral, contradiction, or an integer id)")]
     assert make_patch(task, json.dumps(records), "dev.json", {}).records == 0
 
@@ -345,3 +346,22 @@ def test_the_vote_cross_entropy_of_a_gold_with_votes():
     values = run.frames.examples["vote_cross_entropy"]
     # vote shares 3/5, 1/5, 1/5 against 1/2, 1/4, 1/4: -(0.6 ln 0.5 + 0.4 ln 0.25) = 1.4 ln 2; no probabilities: NaN
     assert values.iloc[0] == pytest.approx(1.4 * np.log(2)) and np.isnan(values.iloc[1])
+
+
+def test_cleanlab_flags_a_label_the_runs_contradict_with_confidence():
+    task = get_task("nli")
+    gold = gold_of("nli", nli(["entailment"] * 3 + ["neutral"] * 3 + ["contradiction"] * 3))
+    probs = [[0.8, 0.1, 0.1]] * 3 + [[0.1, 0.8, 0.1]] * 3 + [[0.1, 0.1, 0.8]] * 3
+    probs[0] = [0.05, 0.05, 0.9]  # the runs are sure the first pair is a contradiction
+    answers = [NLI[int(np.argmax(p))] for p in probs]
+    labels = np.array([0] * 3 + [1] * 3 + [2] * 3)
+    assert find_label_issues(labels, np.array(probs), n_jobs=1).tolist() == [True] + [False] * 8  # cleanlab's own verdict
+    found = task.find_suspects(_runs(task, gold, [answers, answers], [probs, probs]))
+    assert [s.guid[-1] for s in found] == ["0"]
+    assert found[0].evidence.extra["cleanlab"] == {"label_quality": pytest.approx(0.05), "flagged": True}
+
+
+def test_a_patch_of_a_file_that_is_not_json_names_the_file():
+    with pytest.raises(InputError) as err:
+        make_patch(get_task("nli"), '[{"guid": ', "klue-nli-v1.1_dev.json", {("x", None): ["neutral"]})
+    assert str(err.value).startswith("klue-nli-v1.1_dev.json: invalid JSON at line 1: ")
