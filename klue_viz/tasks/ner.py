@@ -467,12 +467,13 @@ class Ner(Task):
         spans = ns_start.astype(np.int64) * (n_chars + 1) + ns_end.astype(np.int64)
         known = GOLD_ENTITY_TEXTS.known(gold_key, sentences, sent, starts, ends, spans)
         texts = GOLD_ENTITY_TEXTS.lookup(known, sentences, sent, starts, ends, spans)
-        entities = entity_rows_frame("gold", guids, sent, gold_side["type"], starts, ends, ns_end - ns_start, texts)
+        guid_strings = pd.array(guids, dtype="string")
+        entities = entity_rows_frame("gold", guid_strings, sent, gold_side["type"], starts, ends, ns_end - ns_start, texts)
         entity_code = codes[sent]
         n_gold_entities = np.bincount(entity_code, minlength=n_guids).astype(np.int64)[codes]
         lengths = pd.Series(np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences)))
         n_entities = bucket(pd.Series(n_gold_entities), [-1, 0, 2, 5, float("inf")], "entities").str.replace("0-0 entities", "no entities")
-        return GoldRows(known, entities, codes, n_guids, len(sent), n_gold_entities,
+        return GoldRows(known, entities, guid_strings, codes, n_guids, len(sent), n_gold_entities,
                         joined(entity_code, entities["label"], n_guids, " ", "")[codes].tolist(),
                         bucket(lengths, [0, 30, 60, 100, float("inf")], "chars").array, n_entities.array)
 
@@ -491,13 +492,13 @@ class Ner(Task):
         starts, ends = offset_ns[ns_start], offset_ns[ns_end - 1] + 1
         spans = ns_start.astype(np.int64) * (n_chars + 1) + ns_end.astype(np.int64)
         texts = GOLD_ENTITY_TEXTS.lookup(rows.known, sentences, pred["sent"], starts, ends, spans)
-        frame = pd.concat([rows.entities, entity_rows_frame("pred", guids, pred["sent"], pred["type"], starts, ends, ns_end - ns_start, texts)],
+        frame = pd.concat([rows.entities, entity_rows_frame("pred", rows.guid_strings, pred["sent"], pred["type"], starts, ends, ns_end - ns_start, texts)],
                           ignore_index=True)
         matched = np.concatenate([sides["gold"]["matched"], pred["matched"]])
         frame["matched"] = matched
         frame["correct"] = matched.copy()
-        frame["error_type"] = np.concatenate([gold_errors, pred_errors])
-        frame["other_label"] = np.concatenate([gold_other, pred_other])
+        frame["error_type"] = few_strings(np.concatenate([gold_errors, pred_errors]), "str")
+        frame["other_label"] = few_strings(np.concatenate([gold_other, pred_other]), "str")
         return frame, np.concatenate([sides["gold"]["sent"], pred["sent"]])
 
     def statistics_columns(self) -> dict[str, tuple[str, ...]]:
@@ -719,23 +720,32 @@ def gold_frame_key(gold_key: bytes, guids: np.ndarray) -> bytes:
     return digest.digest()
 
 
-#: An entity type id's name, for a whole column at once.
-TYPE_NAMES = np.asarray(TYPES, dtype=object)
+def few_strings(values: np.ndarray, dtype: str) -> pd.api.extensions.ExtensionArray:
+    """`pd.array(values, dtype=dtype)` for a column of few distinct strings (error types, scripts): each distinct value
+    is converted once and the column taken from them, instead of every cell converted on its own."""
+    codes, uniques = pd.factorize(values)
+    return pd.array(uniques, dtype=dtype).take(codes, allow_fill=True)
 
 
-def entity_rows_frame(side: str, guids: np.ndarray, sent: np.ndarray, types: np.ndarray, starts: np.ndarray, ends: np.ndarray,
-                      lengths: np.ndarray, texts: dict[str, np.ndarray]) -> pd.DataFrame:
-    """The entity frame's columns that do not depend on matching, for the entities of one side (`texts`: their text,
-    script and particle; `lengths`: in non-space characters)."""
+def length_buckets(lengths: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """`bucket` of entity lengths, computed for each distinct length once."""
+    uniques, where = np.unique(lengths, return_inverse=True)
+    return bucket(pd.Series(uniques), [0, 1, 3, 6, float("inf")], "chars").array.take(where.ravel())
+
+
+def entity_rows_frame(side: str, guids: pd.api.extensions.ExtensionArray, sent: np.ndarray, types: np.ndarray, starts: np.ndarray,
+                      ends: np.ndarray, lengths: np.ndarray, texts: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The entity frame's columns that do not depend on matching, for the entities of one side (`guids`: the examples'
+    guids as strings; `texts`: the entities' text, script and particle; `lengths`: in non-space characters)."""
     return pd.DataFrame({
-        "guid": pd.array(guids[sent], dtype="string"),
-        "side": pd.array(np.full(len(sent), side, dtype=object), dtype="str"),
-        "label": pd.array(TYPE_NAMES[types], dtype="string"),
+        "guid": guids.take(sent),
+        "side": pd.array([side], dtype="str").take(np.zeros(len(sent), dtype=np.int64)),
+        "label": pd.array(list(TYPES), dtype="string").take(types.astype(np.int64)),
         "start": starts.astype(np.int64), "end": ends.astype(np.int64),
         "text": pd.array(texts["text"], dtype="string"),
-        "length": bucket(pd.Series(lengths), [0, 1, 3, 6, float("inf")], "chars").array,
-        "script": pd.array(texts["script"], dtype="string"),
-        "particle": pd.array(texts["particle"], dtype="string"),
+        "length": length_buckets(lengths),
+        "script": few_strings(texts["script"], "string"),
+        "particle": few_strings(texts["particle"], "string"),
     })
 
 
@@ -747,6 +757,7 @@ class GoldRows:
 
     known: tuple[np.ndarray, dict[str, np.ndarray]]
     entities: pd.DataFrame
+    guid_strings: pd.api.extensions.ExtensionArray
     guid_codes: np.ndarray
     n_guids: int
     n_gold: int
