@@ -232,13 +232,27 @@ def lines_of(text: str) -> Iterator[str]:
         start = end + 1
 
 
+#: json's own scanner (what `json.loads` calls after skipping white space), for a line that is one JSON value and nothing else.
+_SCAN_JSON = json.JSONDecoder().scan_once
+
+
+def json_line(line: str) -> Any:
+    """`json.loads(line)`: the same value, or the same error. A line that is exactly one value, the common case, is
+    scanned directly (json.loads costs a third more on a short line); anything else goes through json.loads."""
+    try:
+        value, end = _SCAN_JSON(line, 0)
+    except (StopIteration, *JSON_FAILURES):
+        end = -1
+    return value if end == len(line) else json.loads(line)
+
+
 def _jsonl(text: str, name: str, out: RecordFile) -> RecordFile:
     out.container = "jsonl"
     for number, line in enumerate(lines_of(text), 1):
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json_line(line)
         except json.JSONDecodeError as err:
             out.skip(Problem(f"invalid JSON: {err.msg} (column {err.colno})", number, file=name))
             continue
