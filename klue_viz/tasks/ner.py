@@ -497,8 +497,10 @@ class Ner(Task):
         matched = np.concatenate([sides["gold"]["matched"], pred["matched"]])
         frame["matched"] = matched
         frame["correct"] = matched.copy()
-        frame["error_type"] = few_strings(np.concatenate([gold_errors, pred_errors]), "str")
-        frame["other_label"] = few_strings(np.concatenate([gold_other, pred_other]), "str")
+        # text columns when both sides have entities, else object columns (what pd.concat made of an empty side's)
+        text = "str" if len(gold_errors) and len(pred_errors) else object
+        frame["error_type"] = few_strings(np.concatenate([gold_errors, pred_errors]), text)
+        frame["other_label"] = few_strings(np.concatenate([gold_other, pred_other]), text)
         return frame, np.concatenate([sides["gold"]["sent"], pred["sent"]])
 
     def statistics_columns(self) -> dict[str, tuple[str, ...]]:
@@ -720,11 +722,14 @@ def gold_frame_key(gold_key: bytes, guids: np.ndarray) -> bytes:
     return digest.digest()
 
 
-def few_strings(values: np.ndarray, dtype: str) -> pd.api.extensions.ExtensionArray:
-    """`pd.array(values, dtype=dtype)` for a column of few distinct strings (error types, scripts): each distinct value
-    is converted once and the column taken from them, instead of every cell converted on its own."""
+def few_strings(values: np.ndarray, dtype: str | type) -> pd.Series:
+    """`pd.Series(values, dtype=dtype)` for a column of few distinct strings (error types, scripts): each distinct value
+    is converted once and the column taken from them, instead of every cell converted on its own (`object`: the values
+    as they are, a column pandas leaves untyped)."""
+    if dtype is object:
+        return pd.Series(values, dtype=object)
     codes, uniques = pd.factorize(values)
-    return pd.array(uniques, dtype=dtype).take(codes, allow_fill=True)
+    return pd.Series(pd.array(uniques, dtype=dtype).take(codes, allow_fill=True))
 
 
 def length_buckets(lengths: np.ndarray) -> pd.api.extensions.ExtensionArray:
