@@ -233,7 +233,7 @@ def lines_of(text: str) -> Iterator[str]:
 
 
 #: json's own scanner (what `json.loads` calls after skipping white space), for a line that is one JSON value and nothing else.
-_SCAN_JSON = json.JSONDecoder().scan_once
+_SCAN_JSON: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set by __init__, not in typeshed
 
 
 def json_line(line: str) -> Any:

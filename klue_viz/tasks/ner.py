@@ -780,6 +780,7 @@ class GoldEntityTexts:
     its text, script and particle too; so these are kept per gold content (`gold_content_key`: the sentences and tags
     in the order scored), for the last `size` golds, and only the other predicted spans are described per run. A span
     is its start and end in the non-space characters of all sentences, which fix its sentence and offsets for one key.
+    The gold half of the frames (`GoldRows`) is kept here too, under `gold_frame_key` (the guids as well), for as many golds.
     """
 
     def __init__(self, size: int = 4) -> None:
