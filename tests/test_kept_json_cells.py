@@ -28,7 +28,8 @@ def test_each_value_is_the_text_json_dumps_gives() -> None:
     assert json_cells([]) == []
 
 
-@pytest.mark.parametrize("value", [{1: "a"}, {"a", "b"}, np.int64(3), ["a", object()], [{2: "b"}]], ids=str)
+@pytest.mark.parametrize("value", [{1: "a"}, {"a", "b"}, np.int64(3), ["a", object()], [{2: "b"}]],
+                         ids=["int key", "set", "numpy int", "an object", "nested int key"])
 def test_a_value_json_would_change_is_refused(value: object) -> None:
     with pytest.raises(TypeError):
         json_cells([["fine"], value])
