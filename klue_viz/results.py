@@ -56,10 +56,17 @@ class Frames:
         return indexed[1].get(key, NO_ROWS)
 
     def subset(self, guids: Iterable[str]) -> Frames:
-        """The same frames restricted to some examples (a slice, a filter, a bootstrap sample)."""
-        keep = set(guids)
-        examples = self.examples[self.examples["guid"].isin(keep)]
-        return Frames(examples, {k: v[v["guid"].isin(keep)] for k, v in self.details.items()})
+        """The same frames restricted to some examples (a slice, a filter, a bootstrap sample), rows in frame order.
+
+        Through the per-frame guid index (`positions`) rather than `Series.isin`: pandas checks Arrow strings against a
+        set one Python object at a time, which made the ten weak slices of a NER run cost about 0.5 CPU s."""
+        keep = list(dict.fromkeys(guids))
+        return Frames(self._restricted("examples", keep), {level: self._restricted(level, keep) for level in self.details})
+
+    def _restricted(self, level: str, guids: list[str]) -> pd.DataFrame:
+        frame = self.examples if level == "examples" else self.details[level]
+        found = [self.positions(guid, level) for guid in guids]
+        return frame.iloc[np.sort(np.concatenate(found)) if found else NO_ROWS]
 
 
 @dataclass(frozen=True)

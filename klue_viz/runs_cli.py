@@ -19,13 +19,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from klue_viz.demo import DEMO_BENCHMARK
-from klue_viz.evaluate import Gold, load_gold, official_file
+from klue_viz.evaluate import Gold, gold_file, load_gold, official_file
 from klue_viz.gold_folders import DATA_DIR_ENV
 from klue_viz.io import RecordFile, read_bytes
 from klue_viz.lazy import lazy_module
 from klue_viz.markup import visible
+from klue_viz.parsed_golds import ParsedGolds
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, get_task
+from klue_viz.tasks.base import Task
 from klue_viz.uploads import check_size
 
 if TYPE_CHECKING:
@@ -111,20 +113,30 @@ class GoldChoice:
     reason: str = ""
 
 
-def gold_of(task_name: str, given: str | None) -> GoldChoice:
-    """The task's gold: --gold, else KLUE_VIZ_DATA_DIR's folder, else the embedded demo (the app's default)."""
+def gold_of(task_name: str, given: str | None, parsed: ParsedGolds | None = None) -> GoldChoice:
+    """The task's gold: --gold, else KLUE_VIZ_DATA_DIR's folder, else the embedded demo (the app's default).
+
+    With `parsed`, a gold file is read through the store's parsed golds, so the app's first page on this store reads
+    back the gold parsed here instead of parsing it again."""
     task = get_task(task_name)
     try:
         if given:
-            return GoldChoice(load_gold(task, given))
+            return GoldChoice(_load(task, given, parsed))
         folder = os.environ.get(DATA_DIR_ENV, "").strip()
         if folder:
             found = official_file(task, Path(folder).expanduser())
             if found is not None:
-                return GoldChoice(load_gold(task, found))
-        return GoldChoice(load_gold(task, DEMO_BENCHMARK))
+                return GoldChoice(_load(task, str(found.resolve()), parsed))  # resolved, as the app names it
+        return GoldChoice(_load(task, str(DEMO_BENCHMARK), parsed))
     except InputError as err:
         return GoldChoice(None, str(err))
+
+
+def _load(task: Task, source: str, parsed: ParsedGolds | None) -> Gold:
+    if parsed is None or source == "hf" or source.startswith("hf:"):
+        return load_gold(task, source)
+    path = gold_file(task, Path(source))
+    return parsed.gold(task, read_bytes(path), str(path))
 
 
 def expand(path_text: str, model: str) -> list[workspace.PredictionFile]:
@@ -167,7 +179,7 @@ def add_runs(runs: stored.RunStore, results: kept.KeptResults, args: argparse.Na
             continue
         added += 1
         if task_name not in golds:
-            golds[task_name] = gold_of(task_name, args.gold)
+            golds[task_name] = gold_of(task_name, args.gold, ParsedGolds(runs.store))
         say(score_line(results, run, file.data, golds[task_name], args.strict, records))
     progress.done()
     return 0 if added else 1

@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from klue_viz import kept
+from klue_viz import kept, parsed_golds
 from klue_viz.annotations.runs import RunStore
 from klue_viz.annotations.store import Annotation, Store
 from klue_viz.cli import main
 from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_file, load_gold
+from klue_viz.evaluate import evaluate_file, load_gold, official_file
+from klue_viz.gold_folders import allowed_gold_file, allowed_gold_folder
+from klue_viz.parsed_golds import ParsedGolds
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
 
@@ -150,3 +152,21 @@ def test_add_real_dev_runs_as_the_app_reads_them(db, tmp_path, capsys, shared, m
         gold = ner_gold if run.task == "ner" else nli_gold
         assert run.model == "model-a"
         assert results.summary(run.task, run.sha256, gold.sha256, False) is not None
+
+
+def test_the_gold_runs_add_parsed_is_read_back_by_the_app_without_parsing(db, capsys, shared, monkeypatch):
+    """`runs add` keeps the gold it parsed under the name the app reads it by (the resolved file of KLUE_VIZ_DATA_DIR)."""
+    monkeypatch.setenv("KLUE_VIZ_DATA_DIR", str(shared))
+    nli = get_task("nli")
+    gold = load_gold(nli, shared)
+    run = "\n".join(json.dumps({"guid": r["guid"], "label": r["gold"]}) for r in gold.rows[:50])
+    path = db.with_name("nli-run.jsonl")
+    path.write_text(run, encoding="utf-8")
+    assert main(["runs", "add", str(path)]) == 0
+    app_name = allowed_gold_file(official_file(nli, allowed_gold_folder(str(shared))))  # as ui/state.chosen_gold names it
+
+    def no_parse(*args):
+        raise AssertionError("parsed again")
+    monkeypatch.setattr(parsed_golds, "gold_from_bytes", no_parse)
+    again = ParsedGolds(Store(os.environ["KLUE_VIZ_DB"])).gold(nli, app_name.read_bytes(), str(app_name))
+    assert repr(again.rows) == repr(gold.rows) and again.sha256 == gold.sha256

@@ -18,7 +18,7 @@ from klue_viz.tasks import TASKS
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import home_section
 from klue_viz.ui.annotate import store as annotation_store
-from klue_viz.ui.common import database_notice, guarded, problem_table, setup_page
+from klue_viz.ui.common import WARNING_ICON, database_notice, guarded, problem_table, setup_page
 from klue_viz.ui.links import enter_page, settings_params, write_url
 from klue_viz.ui.state import SOURCES, evaluate_runs, gold_for, kept_results, kept_results_or_none, receive_uploads, register_gold_upload, run_store, runs_for
 from klue_viz.ui.warmup import warm_elements
@@ -118,7 +118,7 @@ def _overview() -> None:
         results, failures = evaluate_runs(task, choice)
         for run, result in results.items():
             if result.wrong_gold:
-                st.warning(md(f"{name.upper()} {run}: {result.wrong_gold}."), icon="⚠️")
+                st.warning(md(f"{name.upper()} {run}: {result.wrong_gold}."), icon=WARNING_ICON)
             model_runs.append(ModelRun(sources[run].model, result, _intervals(result.key, task, result) if show_ci else None))
             c = result.coverage
             stored = sources[run].stored

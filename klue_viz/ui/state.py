@@ -31,16 +31,17 @@ from klue_viz.evaluate import (
     Gold,
     RunResult,
     evaluate_bytes,
+    gold_file,
     gold_from_bytes,
-    load_gold,
     load_hf,
     official_file,
 )
 from klue_viz.gold_folders import DATA_DIR_ENV, allowed_gold_file, allowed_gold_folder
 from klue_viz.harness import is_results_name, results_beside, task_hint
-from klue_viz.io import read_records
+from klue_viz.io import read_bytes, read_records
 from klue_viz.kept import KeptResults, RunInput, results_for
 from klue_viz.markup import md
+from klue_viz.parsed_golds import ParsedGolds
 from klue_viz.problems import InputError
 from klue_viz.results import Frames
 from klue_viz.tasks import TASKS, Task, detect_task
@@ -84,12 +85,29 @@ def init_state() -> None:
 
 @st.cache_resource(max_entries=32, show_spinner="Reading the gold file…")
 def _gold_from_path(task_name: str, path: str, modified: float) -> Gold:
-    return load_gold(TASKS[task_name], path)
+    task = TASKS[task_name]
+    found = gold_file(task, Path(path))
+    return _parsed_gold(task, read_bytes(found), str(found))
 
 
 @st.cache_resource(max_entries=16, show_spinner="Reading the uploaded gold file…")
 def _gold_from_upload(task_name: str, key: str, name: str, _data: bytes) -> Gold:
-    return gold_from_bytes(TASKS[task_name], _data, name)
+    return _parsed_gold(TASKS[task_name], _data, name)
+
+
+@st.cache_resource(show_spinner=False)
+def _parsed_golds(url: str) -> ParsedGolds:
+    return ParsedGolds(run_store().store)
+
+
+def _parsed_gold(task: Task, data: bytes, name: str) -> Gold:
+    """A gold parsed once per file and code and read back from the database after (klue_viz/parsed_golds.py); parsed
+    here when the database cannot be opened."""
+    try:
+        golds = _parsed_golds(database_url())
+    except (StoreError, OSError, SQLAlchemyError):
+        return gold_from_bytes(task, data, name)
+    return golds.gold(task, data, name)
 
 
 @st.cache_resource(max_entries=8, show_spinner="Loading klue/klue through datasets…")

@@ -29,7 +29,7 @@ from klue_viz.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
-from klue_viz.ui.common import METRIC_FORMAT, guard, guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.common import METRIC_FORMAT, WARNING_ICON, guard, guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.compare import compare_section
 from klue_viz.ui.crowd import crowd_panel
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
@@ -167,7 +167,7 @@ def _metrics(task: Task, results: dict[str, RunResult], models: dict[str, str]) 
         return
     for run, result in results.items():
         if result.wrong_gold:
-            st.warning(md(f"{run}: {result.wrong_gold}."), icon="⚠️")
+            st.warning(md(f"{run}: {result.wrong_gold}."), icon=WARNING_ICON)
         st.markdown(f"<b>{esc(run)}</b> <span class='kv-kv'>({esc(result.file)})</span>", unsafe_allow_html=True)
         columns = st.columns(len(task.facts.metrics) + 1)
         for column, metric in zip(columns, task.facts.metrics):

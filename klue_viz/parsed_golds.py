@@ -1,0 +1,127 @@
+"""Parsed gold files kept in the database, so a server start reads a gold back instead of parsing it again.
+
+Every server parses the gold of each task on its first page: 0.2 CPU s for the NER dev set's TSV, about 0.4 s for
+the five real dev sets the home page shows. Like kept results (klue_viz/kept.py), a parsed gold is keyed by what it
+was made from: the task, the sha256 of the file's bytes, the name it was read under (its problems name the file) and
+the code that parses (`kept.layout()`, a hash of the scoring code, tasks/ included). A gold kept by other code, or
+damaged, is parsed again and replaced; a gold that cannot be kept exactly (a value JSON would change) is used and not
+kept. The rows are JSON with tuples and bytes tagged, so they come back of the same types, equal to a fresh parse.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import time
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+
+from klue_viz.annotations.store import Store
+from klue_viz.evaluate import Gold, gold_from_bytes
+from klue_viz.io import bulk_reading
+from klue_viz.kept import layout
+from klue_viz.problems import Problem
+from klue_viz.tasks.base import Task
+
+metadata = sa.MetaData()
+kept_golds = sa.Table(
+    "kept_golds", metadata,
+    #: sha256 of the task, the gold bytes' sha256 and the name read under.
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("layout", sa.String(40), nullable=False),
+    #: JSON: {"rows": [...], "problems": [...], "positional": bool}.
+    sa.Column("data", sa.Text, nullable=False),
+)
+
+#: How a tuple and bytes are written in JSON: an object with this one key.
+TUPLE = "\u0000tuple"
+BYTES = "\u0000bytes"
+
+
+def _exact(value: Any) -> Any:
+    """A gold value as JSON that reads back as the same value of the same type; TypeError for any other kind of value."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if kind is list:
+        return [_exact(v) for v in value]
+    if kind is dict:
+        if not all(type(k) is str for k in value) or TUPLE in value or BYTES in value:
+            raise TypeError("a dict whose keys are not all strings cannot be kept exactly")
+        return {k: _exact(v) for k, v in value.items()}
+    if kind is tuple:
+        return {TUPLE: [_exact(v) for v in value]}
+    if kind is bytes:
+        return {BYTES: base64.b64encode(value).decode("ascii")}
+    raise TypeError(f"a {kind.__name__} value cannot be kept exactly")
+
+
+def _untagged(item: dict) -> Any:
+    if len(item) == 1:
+        if TUPLE in item:
+            return tuple(item[TUPLE])
+        if BYTES in item:
+            return base64.b64decode(item[BYTES])
+    return item
+
+
+def gold_json(gold: Gold) -> str:
+    """The parsed rows, problems and positional flag of a gold as JSON text; TypeError when they cannot be kept exactly."""
+    return json.dumps({"rows": _exact(gold.rows), "problems": [p.to_dict() for p in gold.problems], "positional": gold.positional},
+                      ensure_ascii=False)
+
+
+def gold_from_json(task: Task, text: str, name: str, digest: str) -> Gold:
+    """The gold `gold_json` wrote (ValueError, KeyError or TypeError when the text is not one)."""
+    with bulk_reading():  # thousands of small objects at once: no collection passes meanwhile
+        data = json.JSONDecoder(object_hook=_untagged).decode(text)
+    problems = [Problem(**p) for p in data["problems"]]
+    if not isinstance(data["rows"], list) or not isinstance(data["positional"], bool):
+        raise TypeError("not a kept gold")
+    gold = Gold(task, data["rows"], name, problems, data["positional"])
+    gold.sha256 = digest
+    return gold
+
+
+class ParsedGolds:
+    """Parsed golds in a store's database, one row per (task, gold bytes, name)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        for attempt in range(5):
+            try:
+                with store.writer.begin() as connection:
+                    metadata.create_all(connection, checkfirst=True)
+                return
+            except (IntegrityError, OperationalError, sa.exc.ProgrammingError):  # another process created it meanwhile
+                if attempt == 4:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+    def gold(self, task: Task, data: bytes, name: str) -> Gold:
+        """The gold of these bytes: read back when this code parsed them before, otherwise parsed (InputError as
+        `gold_from_bytes`) and kept. A database that fails meanwhile only costs the parse."""
+        digest = hashlib.sha256(data).hexdigest()
+        key = hashlib.sha256("\n".join([task.facts.name, digest, name]).encode()).hexdigest()
+        try:
+            with self.store.engine.connect() as connection:
+                found = connection.execute(sa.select(kept_golds.c.layout, kept_golds.c.data).where(kept_golds.c.key == key)).first()
+        except SQLAlchemyError:
+            found = None
+        if found is not None and found.layout == layout():
+            try:
+                return gold_from_json(task, found.data, name, digest)
+            except (ValueError, KeyError, TypeError):
+                pass  # damaged: parsed again and replaced
+        gold = gold_from_bytes(task, data, name)
+        try:
+            text = gold_json(gold)
+            with self.store.writer.begin() as connection:
+                connection.execute(kept_golds.delete().where(kept_golds.c.key == key))
+                connection.execute(kept_golds.insert().values(key=key, layout=layout(), data=text))
+        except (TypeError, SQLAlchemyError):
+            pass  # used now, parsed again next time
+        return gold
