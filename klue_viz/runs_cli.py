@@ -24,18 +24,18 @@ from klue_viz.gold_folders import DATA_DIR_ENV
 from klue_viz.io import RecordFile, bulk_reading, read_bytes
 from klue_viz.lazy import lazy_module
 from klue_viz.markup import visible
-from klue_viz.parsed_golds import ParsedGolds
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, get_task
 from klue_viz.tasks.base import Task
 from klue_viz.uploads import check_size
 
 if TYPE_CHECKING:
-    from klue_viz import kept, workspace
+    from klue_viz import kept, parsed_golds, workspace
     from klue_viz.annotations import runs as stored
     from klue_viz.annotations import store
 else:  # the database, pandas and pyarrow load when a `runs` command runs, not with every command of the CLI
     kept = lazy_module("klue_viz.kept")
+    parsed_golds = lazy_module("klue_viz.parsed_golds")
     workspace = lazy_module("klue_viz.workspace")
     stored = lazy_module("klue_viz.annotations.runs")
     store = lazy_module("klue_viz.annotations.store")
@@ -113,7 +113,7 @@ class GoldChoice:
     reason: str = ""
 
 
-def gold_of(task_name: str, given: str | None, parsed: ParsedGolds | None = None) -> GoldChoice:
+def gold_of(task_name: str, given: str | None, parsed: parsed_golds.ParsedGolds | None = None) -> GoldChoice:
     """The task's gold: --gold, else KLUE_VIZ_DATA_DIR's folder, else the embedded demo (the app's default).
 
     With `parsed`, a gold file is read through the store's parsed golds, so the app's first page on this store reads
@@ -132,7 +132,7 @@ def gold_of(task_name: str, given: str | None, parsed: ParsedGolds | None = None
         return GoldChoice(None, str(err))
 
 
-def _load(task: Task, source: str, parsed: ParsedGolds | None) -> Gold:
+def _load(task: Task, source: str, parsed: parsed_golds.ParsedGolds | None) -> Gold:
     if parsed is None or source == "hf" or source.startswith("hf:"):
         return load_gold(task, source)
     path = gold_file(task, Path(source))
@@ -190,7 +190,7 @@ def add_file(runs: stored.RunStore, results: kept.KeptResults, file: workspace.P
         say(f"refused\t{shown}\t{err}")
         return False
     if task_name not in golds:
-        golds[task_name] = gold_of(task_name, args.gold, ParsedGolds(runs.store))
+        golds[task_name] = gold_of(task_name, args.gold, parsed_golds.ParsedGolds(runs.store))
     say(score_line(results, run, file.data, golds[task_name], args.strict, records))
     return True
 
