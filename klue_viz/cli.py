@@ -195,7 +195,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
             print(report(result))
             if result.wrong_gold:
                 say(f"klue-viz: WARNING: {result.run}: {result.wrong_gold}", error=True)
-    human = human_line(task, gold, results)
+    human = human_line(task, gold, results, per_run=bool(args.out))
     if corrected is not None and results:
         print(corrected.table(task, before, args.pred, args.strict))
     if args.out:
@@ -322,15 +322,18 @@ def run_record(result: RunResult, crowd: bool = False) -> dict:
     return record
 
 
-def human_line(task: Task, gold: Gold, results: list[RunResult]) -> HumanBaseline | None:
-    """Print the annotators' agreement (the human baseline) over the gold the runs scored; returns it (None without votes)."""
+def human_line(task: Task, gold: Gold, results: list[RunResult], per_run: bool) -> HumanBaseline | None:
+    """Print the annotators' agreement (the human baseline) over the gold the runs scored; returns it (None without votes).
+
+    With `per_run` (`--out`, whose runs carry these figures) also each run against the annotators: that needs the runs'
+    per-example frames (pandas, and scipy for Spearman's rho), which scoring alone never builds."""
     if not results or task.human_baseline(gold.rows) is None:
         return None
     human = annotators.human_of(task, gold.rows, results)
     if human is None:
         return None
     print(f"== human baseline (the gold's annotators against the gold) ==\n  {human.text()}")
-    for result in results:
+    for result in results if per_run else []:
         found = annotators.run_crowd(task, result)
         if "vote_cross_entropy" in found:
             ce = found["vote_cross_entropy"]

@@ -94,6 +94,9 @@ class RunResult:
     intervals: dict[str, tuple[float, float] | None] | None = None
     #: The evaluation-harness log the run was read from (format, model, filter, the harness's own metrics); {} otherwise.
     log: dict = field(default_factory=dict)
+    #: The gold guids scored with a prediction of the run's own (not a --strict filler), when known without the frames
+    #: (a run scored here); None for a run read back from kept results, whose frames say it.
+    predicted_guids: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def wrong_gold(self) -> str:
@@ -327,8 +330,9 @@ def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = No
         stats, frames_builder = task.statistics(built), lambda: built
     else:
         stats = task.row_statistics([gold.rows[k] for k in order], scored)
+    predicted = frozenset(gold.rows[k]["guid"] for k in order if k not in filled)
     return RunResult(task, run or Path(matched.name).stem, matched.name, task.scores_of(stats), matched.coverage, frames_builder,
-                     matched.problems, matched.notes, matched.extra, log=matched.log)
+                     matched.problems, matched.notes, matched.extra, log=matched.log, predicted_guids=predicted)
 
 
 def _wrong_gold(task: Task, gold: Gold, extra: list[str]) -> str:

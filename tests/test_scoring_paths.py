@@ -74,21 +74,29 @@ def test_real_dev_sets_score_the_same_from_rows_and_from_frames(name, shared):
 
 
 @pytest.mark.slow
-def test_evaluate_scores_without_pandas(shared, tmp_path):
-    """The whole CLI run imports neither pandas nor the app's libraries; its numbers are the in-process ones."""
-    task = get_task("ner")
-    gold = load_gold(task, shared / REAL["ner"])
+@pytest.mark.parametrize("task_name", ["ner", "nli", "sts"])
+def test_evaluate_scores_without_pandas(shared, tmp_path, task_name):
+    """The whole CLI run imports neither pandas nor the app's libraries; its numbers are the in-process ones. NLI and
+    STS keep their annotators: the human baseline is printed without them too."""
+    task = get_task(task_name)
+    gold = load_gold(task, shared / REAL[task_name])
     rng = random.Random(3)
-    pred = tmp_path / "ner.jsonl"
-    pred.write_bytes(jsonl([corrupted("ner", row, rng) for row in gold.rows[:500]]))
+    pred = tmp_path / f"{task_name}.jsonl"
+    pred.write_bytes(jsonl([corrupted(task_name, row, rng) for row in gold.rows[:500]]))
     code = ("import sys; from klue_viz.cli import main; status = main(sys.argv[1:]); "
             "print([m for m in ('pandas', 'pyarrow', 'sklearn', 'scipy', 'streamlit', 'plotly', 'datasets', 'sqlalchemy') "
             "if m in sys.modules and not type(sys.modules[m]).__name__.startswith('_Lazy')]); sys.exit(status)")
     out = tmp_path / "metrics.json"
-    done = subprocess.run([sys.executable, "-c", code, "evaluate", "--task", "ner", "--gold", str(shared / REAL["ner"]), "--pred", str(pred),
-                           "--out", str(out)], capture_output=True, text=True, check=True)
+    command = ["evaluate", "--task", task_name, "--gold", str(shared / REAL[task_name]), "--pred", str(pred)]
+    # --out of a run against annotators carries the per-run crowd figures, which need the frames: NER's --out needs none
+    done = subprocess.run([sys.executable, "-c", code, *command, *(["--out", str(out)] if task_name == "ner" else [])],
+                          capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
+    assert ("== human baseline" in done.stdout) == (task_name != "ner")
+    if task_name != "ner":
+        subprocess.run([sys.executable, "-m", "klue_viz.cli", *command, "--out", str(out)], capture_output=True, text=True, check=True)
     expected = evaluate_file(task, gold, pred).scores.values
-    shown = {line.split()[0]: float(line.split()[1]) for line in done.stdout.splitlines() if line.strip().startswith(tuple(expected))}
+    run_lines = done.stdout.split("== human baseline")[0].splitlines()  # the baseline's own line reads like a metric's
+    shown = {line.split()[0]: float(line.split()[1]) for line in run_lines if line.strip().startswith(tuple(expected))}
     assert shown == {key: round(value, 2) for key, value in expected.items()}
     assert json.loads(out.read_text(encoding="utf-8"))["metrics"] == expected

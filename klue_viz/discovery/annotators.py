@@ -109,6 +109,9 @@ def scored_rows(gold_rows: list[dict], results: list[RunResult]) -> list[dict]:
     """The gold rows that at least one run (RunResult) scored with a prediction of its own (not a --strict filler)."""
     scored: set[str] = set()
     for result in results:
+        if result.predicted_guids is not None:  # known from the matching: no frames built for it (the CLI's scores need none)
+            scored.update(result.predicted_guids)
+            continue
         examples = result.frames.examples
         scored.update(examples.loc[examples["has_prediction"].astype(bool), "guid"].astype(str))
     return [row for row in gold_rows if row["guid"] in scored]
