@@ -173,6 +173,29 @@ def _exact(value: Any) -> Any:
     return value
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=_refuse).encode
+
+
+def json_cells(values: Iterable[Any]) -> list[str]:
+    """Each value as one JSON text, `json.dumps(_exact(value), ensure_ascii=False)`: None is `null` and a list of strings
+    (NLI's votes, repeated across a column) is encoded once per distinct list, so a column costs far less than a
+    `json.dumps` per cell; TypeError as `_exact` and `_refuse`."""
+    out = []
+    lists: dict[tuple[str, ...], str] = {}
+    for value in values:
+        if value is None:
+            out.append("null")
+        elif type(value) is list and all(type(item) is str for item in value):
+            key = tuple(value)
+            text = lists.get(key)
+            if text is None:
+                text = lists[key] = _ENCODE(value)
+            out.append(text)
+        else:
+            out.append(_ENCODE(_exact(value)))
+    return out
+
+
 def _untagged(value: dict) -> Any:
     return tuple(value[TUPLE]) if len(value) == 1 and TUPLE in value else value
 
@@ -185,12 +208,12 @@ def frame_bytes(frame: pd.DataFrame, kept_layout: str | None = None) -> bytes:
     table = frame.copy(deep=False)
     encoded = [str(c) for c in frame.columns if frame[c].dtype == object]
     for column in encoded:
-        table[column] = pd.array([json.dumps(_exact(v), ensure_ascii=False, default=_refuse) for v in frame[column]], dtype="string")
+        table[column] = pd.array(json_cells(frame[column]), dtype="string")
     arrow = pa.Table.from_pandas(table, preserve_index=None)
     extra = {JSON_COLUMNS: json.dumps(encoded).encode(), LAYOUT_KEY: (kept_layout or layout()).encode()}
     arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), **extra})
     sink = io.BytesIO()
-    pq.write_table(arrow, sink, compression="zstd")
+    pq.write_table(arrow, sink, compression="zstd", write_statistics=False)  # min/max per column: nothing reads them
     return sink.getvalue()
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from klue_viz.demo import DEMO_BENCHMARK
 from klue_viz.evaluate import Gold, gold_file, load_gold, official_file
 from klue_viz.gold_folders import DATA_DIR_ENV
-from klue_viz.io import RecordFile, read_bytes
+from klue_viz.io import RecordFile, bulk_reading, read_bytes
 from klue_viz.lazy import lazy_module
 from klue_viz.markup import visible
 from klue_viz.problems import InputError
@@ -171,18 +171,28 @@ def add_runs(runs: stored.RunStore, results: kept.KeptResults, args: argparse.Na
         if file is None:
             say(f"refused\t{shown}\t{refused}")
             continue
-        try:
-            task_name, records = workspace.read_and_detect(file)
-            run = runs.add(task_name, file.name, file.data, model=file.model, uploader=args.uploader)
-        except (InputError, store.StoreError, stored.RunConflict) as err:
-            say(f"refused\t{shown}\t{err}")
-            continue
-        added += 1
-        if task_name not in golds:
-            golds[task_name] = gold_of(task_name, args.gold, parsed_golds.ParsedGolds(runs.store))
-        say(score_line(results, run, file.data, golds[task_name], args.strict, records))
+        # A file's records and frames are many small containers that go with it: the cyclic collector, paused, does not
+        # scan them again and again while they live (as io.bulk_reading does for reading alone).
+        with bulk_reading():
+            added += add_file(runs, results, file, shown, golds, args)
     progress.done()
     return 0 if added else 1
+
+
+def add_file(runs: stored.RunStore, results: kept.KeptResults, file: workspace.PredictionFile, shown: str,
+             golds: dict[str, GoldChoice], args: argparse.Namespace) -> bool:
+    """Store one prediction file as a run and score it against its task's gold (loaded into `golds` the first time);
+    says what was done in one line. False when the file was refused."""
+    try:
+        task_name, records = workspace.read_and_detect(file)
+        run = runs.add(task_name, file.name, file.data, model=file.model, uploader=args.uploader)
+    except (InputError, store.StoreError, stored.RunConflict) as err:
+        say(f"refused\t{shown}\t{err}")
+        return False
+    if task_name not in golds:
+        golds[task_name] = gold_of(task_name, args.gold, parsed_golds.ParsedGolds(runs.store))
+    say(score_line(results, run, file.data, golds[task_name], args.strict, records))
+    return True
 
 
 def score_line(results: kept.KeptResults, run: stored.Run, data: bytes, choice: GoldChoice, strict: bool,

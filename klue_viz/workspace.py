@@ -19,7 +19,7 @@ import pandas as pd
 
 from klue_viz.evaluate import Gold, RunResult, evaluate_bytes, load_gold
 from klue_viz.harness import LOG_SUFFIXES, Siblings, expand, is_results_name, log_files, task_hint
-from klue_viz.io import RecordFile, read_bytes, read_records
+from klue_viz.io import RecordFile, bulk_reading, read_bytes, read_records
 from klue_viz.markup import attrs, esc, esc_attr
 from klue_viz.problems import InputError
 from klue_viz.tasks import TASKS, detect_task, get_task
@@ -117,7 +117,8 @@ def detect_file_task(file: PredictionFile) -> str:
 def read_and_detect(file: PredictionFile) -> tuple[str, RecordFile]:
     """The task of a prediction file, and its records as read to tell it (not normalised: scoring can take them over,
     klue_viz.io.normalised); InputError when no task fits."""
-    read = read_records(file.data, file.name)
+    with bulk_reading():  # as scoring reads: the collector would rescan every record made
+        read = read_records(file.data, file.name)
     records = [r for _, r in read.records]
     found = detect_task(records) or task_hint(records, list(TASKS))  # a log without guids names its task
     if found is None:

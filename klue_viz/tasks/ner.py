@@ -15,6 +15,7 @@ import sys
 import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -421,67 +422,86 @@ class Ner(Task):
 
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         sentences = gold["sentence"].tolist()
-        lengths = np.array([len(s) for s in sentences])
         given = [p.spans if isinstance(p, OverlappingSpans) else None for p in predictions]
         gold_tags = gold["tags"].tolist()
         chars = Characters(sentences, gold_tags, predictions)
         tp, fp, fn = character_counts(chars.sentence, chars.gold, chars.pred, len(sentences))
         gold_key = gold_content_key(sentences, gold_tags)
-        entities, sent, n_gold = self._entity_frame(gold, chars.sentence, chars.offsets(), chars.gold, chars.pred, gold_key)
+        sides = ner_entity_table(chars.sentence, chars.gold, chars.pred)
+        offsets = chars.offsets()
+        guids = gold["guid"].to_numpy()
+        rows = GOLD_ENTITY_TEXTS.gold_rows(gold_frame_key(gold_key, guids),
+                                           lambda: self._gold_rows(gold_key, guids, sentences, sides["gold"], offsets, len(chars.gold)))
+        entities, sent = self._entity_frame(rows, guids, sentences, sides, offsets, len(chars.gold))
 
-        examples = gold.drop(columns=["tags"]).copy()
-        examples["given_spans"] = given
-        for kind, counts in (("tp", tp), ("fp", fp), ("fn", fn)):
-            for column, values in zip(COUNT_COLUMNS[kind], counts.T):
-                examples[column] = values
-        # per-guid counts and joins through each guid's code (an entity's code is its sentence's)
-        codes, uniques = pd.factorize(examples["guid"], use_na_sentinel=False)
+        # the run's columns after the gold's own, built apart and joined once (a column added at a time costs more)
+        codes, n_guids = rows.guid_codes, rows.n_guids
         entity_code = codes[sent]
-        gold_side = np.arange(len(entity_code)) < n_gold
+        gold_side = np.arange(len(entity_code)) < rows.n_gold
         wrong = ~entities["matched"].to_numpy(dtype=bool)
-        for column, rows in (("n_gold_entities", gold_side), ("n_pred_entities", ~gold_side), ("n_errors", wrong)):
-            examples[column] = np.bincount(entity_code[rows], minlength=len(uniques)).astype(np.int64)[codes]
-        examples["correct"] = examples["n_errors"] == 0
-        examples["error_type"] = joined(entity_code[wrong], entities["error_type"][wrong], len(uniques), ", ", "correct")[codes].tolist()
-        for side, rows in (("gold", gold_side), ("pred", ~gold_side)):
-            examples[f"{side}_types"] = joined(entity_code[rows], entities["label"][rows], len(uniques), " ", "")[codes].tolist()
-        examples["sentence_length"] = bucket(pd.Series(lengths, index=examples.index), [0, 30, 60, 100, float("inf")], "chars")
-        examples["eojeols"] = pd.Series(GOLD_ENTITY_TEXTS.eojeols(gold_key, examples["sentence"]), index=examples.index)
-        examples["n_entities"] = bucket(examples["n_gold_entities"], [-1, 0, 2, 5, float("inf")], "entities").str.replace("0-0 entities", "no entities")
+        added = pd.DataFrame(np.concatenate([tp, fp, fn], axis=1), index=gold.index,
+                             columns=[c for kind in ("tp", "fp", "fn") for c in COUNT_COLUMNS[kind]])
+        added.insert(0, "given_spans", pd.Series(given, index=gold.index, dtype=object))
+        columns: dict[str, Any] = {"n_gold_entities": rows.n_gold_entities}
+        columns["n_pred_entities"] = np.bincount(entity_code[~gold_side], minlength=n_guids).astype(np.int64)[codes]
+        columns["n_errors"] = np.bincount(entity_code[wrong], minlength=n_guids).astype(np.int64)[codes]
+        columns["correct"] = columns["n_errors"] == 0
+        columns["error_type"] = joined(entity_code[wrong], entities["error_type"][wrong], n_guids, ", ", "correct")[codes].tolist()
+        columns["gold_types"] = rows.gold_types
+        columns["pred_types"] = joined(entity_code[~gold_side], entities["label"][~gold_side], n_guids, " ", "")[codes].tolist()
+        columns["sentence_length"] = rows.sentence_length
+        columns["eojeols"] = GOLD_ENTITY_TEXTS.eojeols(gold_key, gold["sentence"])
+        columns["n_entities"] = rows.n_entities
+        examples = pd.concat([gold.drop(columns=["tags"]), added, pd.DataFrame(columns, index=gold.index)], axis=1)
         return Frames(examples, {"entities": entities})
 
     @staticmethod
-    def _entity_frame(gold: pd.DataFrame, sent_ns: np.ndarray, offset_ns: np.ndarray, gold_ns: np.ndarray,
-                      pred_ns: np.ndarray, gold_key: bytes) -> tuple[pd.DataFrame, np.ndarray, int]:
-        """One row per gold and per predicted entity, with whether it is matched and, if not, how it fails; with each
-        row's sentence (row of `gold`) and the number of gold rows (they come first).
-        `gold_key`: what the gold's own entity columns are cached under (`gold_content_key`)."""
-        guids = gold["guid"].to_numpy()
-        sides = {
-            side: pd.DataFrame({"sent": e["sent"], "ns_start": e["start"], "ns_end": e["end"], "type": e["type"], "matched": e["matched"]})
-            for side, e in ner_entity_table(sent_ns, gold_ns, pred_ns).items()
-        }
-        gold_e, pred_e = sides["gold"], sides["pred"]
+    def _gold_rows(gold_key: bytes, guids: np.ndarray, sentences: list[str], gold_side: dict[str, np.ndarray], offset_ns: np.ndarray,
+                   n_chars: int) -> GoldRows:
+        """What every run against this gold shares (`GoldRows`), from one run's gold side of `ner_entity_table`."""
+        codes, uniques = pd.factorize(pd.Series(guids, dtype=object), use_na_sentinel=False)
+        n_guids = len(uniques)
+        sent = gold_side["sent"]
+        ns_start, ns_end = gold_side["start"], gold_side["end"]
+        starts, ends = offset_ns[ns_start], offset_ns[ns_end - 1] + 1
+        spans = ns_start.astype(np.int64) * (n_chars + 1) + ns_end.astype(np.int64)
+        known = GOLD_ENTITY_TEXTS.known(gold_key, sentences, sent, starts, ends, spans)
+        texts = GOLD_ENTITY_TEXTS.lookup(known, sentences, sent, starts, ends, spans)
+        guid_strings = pd.array(guids, dtype="string")
+        entities = entity_rows_frame("gold", guid_strings, sent, gold_side["type"], starts, ends, ns_end - ns_start, texts)
+        entity_code = codes[sent]
+        n_gold_entities = np.bincount(entity_code, minlength=n_guids).astype(np.int64)[codes]
+        lengths = pd.Series(np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences)))
+        n_entities = bucket(pd.Series(n_gold_entities), [-1, 0, 2, 5, float("inf")], "entities").str.replace("0-0 entities", "no entities")
+        return GoldRows(known, entities, guid_strings, codes, n_guids, len(sent), n_gold_entities,
+                        joined(entity_code, entities["label"], n_guids, " ", "")[codes].tolist(),
+                        bucket(lengths, [0, 30, 60, 100, float("inf")], "chars").array, n_entities.array)
 
-        gold_e["error_type"], gold_e["other_label"] = classify_errors(gold_e, pred_e, "missed")
-        pred_e["error_type"], pred_e["other_label"] = classify_errors(pred_e, gold_e, "spurious")
-        gold_e["side"], pred_e["side"] = "gold", "pred"
-        frame = pd.concat([gold_e, pred_e], ignore_index=True)
-        frame["guid"] = guids[frame["sent"].to_numpy()] if len(frame) else pd.Series([], dtype=object)
-        frame["label"] = [TYPES[t] for t in frame["type"]]
-        frame["start"] = offset_ns[frame["ns_start"].to_numpy()]
-        frame["end"] = offset_ns[frame["ns_end"].to_numpy() - 1] + 1
-        sentences = gold["sentence"].tolist()
-        described = GOLD_ENTITY_TEXTS.describe(gold_key, sentences, frame["sent"].to_numpy(), frame["start"].to_numpy(),
-                                               frame["end"].to_numpy(), frame["ns_start"].to_numpy(), frame["ns_end"].to_numpy(),
-                                               len(gold_e), len(offset_ns))
-        frame["text"] = described["text"]
-        frame["length"] = bucket(frame["ns_end"] - frame["ns_start"], [0, 1, 3, 6, float("inf")], "chars")
-        for column in ("script", "particle"):
-            frame[column] = pd.array(described[column], dtype="string")
-        frame["correct"] = frame["matched"]
-        columns = ["guid", "side", "label", "start", "end", "text", "length", "script", "particle", "matched", "correct", "error_type", "other_label"]
-        return frame[columns].astype({"guid": "string", "label": "string", "text": "string"}), frame["sent"].to_numpy(), len(gold_e)
+    @staticmethod
+    def _entity_frame(rows: GoldRows, guids: np.ndarray, sentences: list[str], sides: dict[str, dict[str, np.ndarray]],
+                      offset_ns: np.ndarray, n_chars: int) -> tuple[pd.DataFrame, np.ndarray]:
+        """One row per gold and per predicted entity (`sides`: `ner_entity_table`), with whether it is matched and, if not,
+        how it fails; with each row's sentence (row of the gold frame). The gold rows come first: `rows.entities`, the
+        same for every run against this gold, with this run's match columns added."""
+        frames = {side: pd.DataFrame({"ns_start": e["start"], "ns_end": e["end"], "type": e["type"], "matched": e["matched"]})
+                  for side, e in sides.items()}
+        gold_errors, gold_other = classify_errors(frames["gold"], frames["pred"], "missed")
+        pred_errors, pred_other = classify_errors(frames["pred"], frames["gold"], "spurious")
+        pred = sides["pred"]
+        ns_start, ns_end = pred["start"], pred["end"]
+        starts, ends = offset_ns[ns_start], offset_ns[ns_end - 1] + 1
+        spans = ns_start.astype(np.int64) * (n_chars + 1) + ns_end.astype(np.int64)
+        texts = GOLD_ENTITY_TEXTS.lookup(rows.known, sentences, pred["sent"], starts, ends, spans)
+        frame = pd.concat([rows.entities, entity_rows_frame("pred", rows.guid_strings, pred["sent"], pred["type"], starts, ends, ns_end - ns_start, texts)],
+                          ignore_index=True)
+        matched = np.concatenate([sides["gold"]["matched"], pred["matched"]])
+        frame["matched"] = matched
+        frame["correct"] = matched.copy()
+        # text columns when both sides have entities, else object columns (what pd.concat made of an empty side's)
+        text = "str" if len(gold_errors) and len(pred_errors) else object
+        frame["error_type"] = few_strings(np.concatenate([gold_errors, pred_errors]), text)
+        frame["other_label"] = few_strings(np.concatenate([gold_other, pred_other]), text)
+        return frame, np.concatenate([sides["gold"]["sent"], pred["sent"]])
 
     def statistics_columns(self) -> dict[str, tuple[str, ...]]:
         return {"examples": (*(c for kind in ("tp", "fp", "fn") for c in COUNT_COLUMNS[kind]), "n_gold_entities", "n_pred_entities", "n_errors"),
@@ -693,6 +713,65 @@ def entity_texts(sentences: list[str], sent: np.ndarray, starts: np.ndarray, end
     return {"text": texts, **entity_features(sentences, sent, starts, ends, texts)}
 
 
+def gold_frame_key(gold_key: bytes, guids: np.ndarray) -> bytes:
+    """`gold_content_key` with the guids, in the order given: what `GoldRows` depend on."""
+    names = guids.tolist()
+    digest = hashlib.blake2b(gold_key, digest_size=20)
+    digest.update(np.fromiter(map(len, names), dtype=np.int64, count=len(names)).tobytes())
+    digest.update("".join(names).encode("utf-8", "surrogatepass"))
+    return digest.digest()
+
+
+def few_strings(values: np.ndarray, dtype: str | type) -> pd.Series:
+    """`pd.Series(values, dtype=dtype)` for a column of few distinct strings (error types, scripts): each distinct value
+    is converted once and the column taken from them, instead of every cell converted on its own (`object`: the values
+    as they are, a column pandas leaves untyped)."""
+    if dtype is object:
+        return pd.Series(values, dtype=object)
+    codes, uniques = pd.factorize(values)
+    return pd.Series(pd.array(uniques, dtype=dtype).take(codes, allow_fill=True))
+
+
+def length_buckets(lengths: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """`bucket` of entity lengths, computed for each distinct length once."""
+    uniques, where = np.unique(lengths, return_inverse=True)
+    return bucket(pd.Series(uniques), [0, 1, 3, 6, float("inf")], "chars").array.take(where.ravel())
+
+
+def entity_rows_frame(side: str, guids: pd.api.extensions.ExtensionArray, sent: np.ndarray, types: np.ndarray, starts: np.ndarray,
+                      ends: np.ndarray, lengths: np.ndarray, texts: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The entity frame's columns that do not depend on matching, for the entities of one side (`guids`: the examples'
+    guids as strings; `texts`: the entities' text, script and particle; `lengths`: in non-space characters)."""
+    return pd.DataFrame({
+        "guid": guids.take(sent),
+        "side": pd.array([side], dtype="str").take(np.zeros(len(sent), dtype=np.int64)),
+        "label": pd.array(list(TYPES), dtype="string").take(types.astype(np.int64)),
+        "start": starts.astype(np.int64), "end": ends.astype(np.int64),
+        "text": pd.array(texts["text"], dtype="string"),
+        "length": length_buckets(lengths),
+        "script": few_strings(texts["script"], "string"),
+        "particle": few_strings(texts["particle"], "string"),
+    })
+
+
+@dataclass(frozen=True)
+class GoldRows:
+    """What every run scored against one gold (`gold_frame_key`) has alike, made once: the gold half of the entity
+    frame (all but the match columns), the gold entities' text lookup (`GoldEntityTexts.known`), each example's guid
+    code and the example columns of the gold alone."""
+
+    known: tuple[np.ndarray, dict[str, np.ndarray]]
+    entities: pd.DataFrame
+    guid_strings: pd.api.extensions.ExtensionArray
+    guid_codes: np.ndarray
+    n_guids: int
+    n_gold: int
+    n_gold_entities: np.ndarray
+    gold_types: list[str]
+    sentence_length: pd.api.extensions.ExtensionArray
+    n_entities: pd.api.extensions.ExtensionArray
+
+
 class GoldEntityTexts:
     """The text, script and particle of each gold entity, and each sentence's eojeol bucket, computed once per gold
     instead of once per run.
@@ -701,12 +780,14 @@ class GoldEntityTexts:
     its text, script and particle too; so these are kept per gold content (`gold_content_key`: the sentences and tags
     in the order scored), for the last `size` golds, and only the other predicted spans are described per run. A span
     is its start and end in the non-space characters of all sentences, which fix its sentence and offsets for one key.
+    The gold half of the frames (`GoldRows`) is kept here too, under `gold_frame_key` (the guids as well), for as many golds.
     """
 
     def __init__(self, size: int = 4) -> None:
         self.size = size
         self._golds: OrderedDict[bytes, tuple[np.ndarray, dict[str, np.ndarray]]] = OrderedDict()
         self._eojeols: OrderedDict[bytes, pd.api.extensions.ExtensionArray] = OrderedDict()
+        self._rows: OrderedDict[bytes, GoldRows] = OrderedDict()
         self._lock = threading.Lock()  # the server scores runs of several sessions at once
 
     def _remember(self, kept: OrderedDict, key: bytes, value: Any) -> None:
@@ -724,17 +805,22 @@ class GoldEntityTexts:
         self._remember(self._eojeols, gold_key, found)
         return found
 
-    def describe(self, gold_key: bytes, sentences: list[str], sent: np.ndarray, starts: np.ndarray, ends: np.ndarray,
-                 ns_starts: np.ndarray, ns_ends: np.ndarray, n_gold: int, n_chars: int) -> dict[str, np.ndarray]:
-        """Text, script and particle of each entity row; the first `n_gold` rows are the gold entities, whose spans
-        (`ns_starts`, `ns_ends`, over `n_chars` non-space characters) are what the gold's own columns are found by."""
-        spans = ns_starts.astype(np.int64) * (n_chars + 1) + ns_ends.astype(np.int64)
+    def known(self, gold_key: bytes, sentences: list[str], sent: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+              spans: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The gold entities' spans (sorted) and their text, script and particle, once per gold: `sent`, `starts`, `ends`
+        and `spans` (start and end in the non-space characters of all sentences, as one number) of the gold entities."""
         known = self._golds.get(gold_key)
         if known is None:
-            order = np.argsort(spans[:n_gold], kind="stable")
-            values = entity_texts(sentences, sent[:n_gold][order], starts[:n_gold][order], ends[:n_gold][order])
-            known = (spans[:n_gold][order], {column: np.asarray(v, dtype=object) for column, v in values.items()})
+            order = np.argsort(spans, kind="stable")
+            values = entity_texts(sentences, sent[order], starts[order], ends[order])
+            known = (spans[order], {column: np.asarray(v, dtype=object) for column, v in values.items()})
         self._remember(self._golds, gold_key, known)
+        return known
+
+    @staticmethod
+    def lookup(known: tuple[np.ndarray, dict[str, np.ndarray]], sentences: list[str], sent: np.ndarray, starts: np.ndarray,
+               ends: np.ndarray, spans: np.ndarray) -> dict[str, np.ndarray]:
+        """Text, script and particle of entities: the gold's own (`known`) for a gold entity's span, computed for the others."""
         keys, columns = known
         at = np.minimum(np.searchsorted(keys, spans), max(len(keys) - 1, 0))
         found = (keys[at] == spans) if len(keys) else np.zeros(len(spans), dtype=bool)
@@ -745,6 +831,14 @@ class GoldEntityTexts:
             out[column][found] = kept[at[found]]
             out[column][rest] = others[column]
         return out
+
+    def gold_rows(self, frame_key: bytes, build: Callable[[], GoldRows]) -> GoldRows:
+        """The `GoldRows` of a gold (`gold_frame_key`), built the first time it is scored."""
+        found = self._rows.get(frame_key)
+        if found is None:
+            found = build()
+        self._remember(self._rows, frame_key, found)
+        return found
 
 
 #: The gold entity columns of the last few golds scored (klue-viz runs add scores many runs against one gold).

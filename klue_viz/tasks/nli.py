@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from klue_viz import markup as mk
 from klue_viz.crowd import crowd_view
@@ -35,6 +40,40 @@ def word_overlap(premise: str, hypothesis: str) -> str:
     premise_words = set(premise.split())
     words = hypothesis.split()
     return "high (≥50%)" if sum(w in premise_words for w in words) >= 0.5 * max(len(words), 1) else "low (<50%)"
+
+
+class PairColumns:
+    """The frame columns of the gold pairs alone (word overlap, hypothesis length bucket), computed once per gold for
+    the last `size` golds: `klue-viz runs add` scores many runs against one gold. Keyed by the premises and
+    hypotheses in the order scored, so another gold, a subset or another order is its own entry."""
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self._kept: OrderedDict[bytes, tuple[pd.api.extensions.ExtensionArray, pd.api.extensions.ExtensionArray]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, premises: list[str], hypotheses: list[str]) -> tuple[pd.api.extensions.ExtensionArray, pd.api.extensions.ExtensionArray]:
+        """The overlap and hypothesis length columns of these pairs (arrays to assign, not to change)."""
+        digest = hashlib.blake2b(digest_size=20)
+        for texts in (premises, hypotheses):
+            digest.update(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)).tobytes())
+            digest.update("".join(texts).encode("utf-8", "surrogatepass"))
+        key = digest.digest()
+        found = self._kept.get(key)
+        if found is None:
+            overlap = pd.Series([word_overlap(p, h) for p, h in zip(premises, hypotheses)])
+            length = bucket(pd.Series(hypotheses, dtype="str").str.len(), [0, 15, 25, 40, float("inf")], "chars")
+            found = (overlap.array, length.array)
+        with self._lock:
+            self._kept[key] = found
+            self._kept.move_to_end(key)
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+        return found
+
+
+#: The pair columns of the last few golds scored.
+PAIR_COLUMNS = PairColumns()
 
 
 class Nli(LabelTask):
@@ -83,8 +122,9 @@ class Nli(LabelTask):
 
     def build_frames(self, gold: pd.DataFrame, predictions: list) -> Frames:
         frame = self.classification_frame(gold, predictions)
-        frame["overlap"] = [word_overlap(p, h) for p, h in zip(frame["premise"].tolist(), frame["hypothesis"].tolist())]
-        frame["hypothesis_length"] = bucket(frame["hypothesis"].str.len(), [0, 15, 25, 40, float("inf")], "chars")
+        overlap, length = PAIR_COLUMNS.get(frame["premise"].tolist(), frame["hypothesis"].tolist())
+        frame["overlap"] = overlap  # pandas assigns a copy: the kept array is not changed through the frame
+        frame["hypothesis_length"] = length
         votes = frame["votes"].tolist() if "votes" in frame else [None] * len(frame)
         confidence = [None if pd.isna(c) else float(c) for c in frame["confidence"]]
         frame["crowd_view"] = [crowd_view(c, v, g) for c, v, g in zip(confidence, votes, frame["gold"].tolist())]
