@@ -22,7 +22,19 @@ REAL = [name for name in ("ner", "nli", "sts", "dp", "wos") if SHARED.exists()]
 
 @pytest.fixture
 def golds(tmp_path: Path) -> ParsedGolds:
-    return ParsedGolds(Store(f"sqlite:///{tmp_path / 'runs.sqlite3'}"))
+    return ParsedGolds(Store(f"sqlite:///{tmp_path / 'runs.sqlite3'}"), keep_from_bytes=0)  # the demo's small golds kept too
+
+
+def test_golds_below_the_size_are_parsed_every_time_and_not_kept(tmp_path: Path, parses: list[str]):
+    golds = ParsedGolds(Store(f"sqlite:///{tmp_path / 'runs.sqlite3'}"))
+    task, path = get_task("sts"), _file("sts", DEMO_BENCHMARK)
+    data = path.read_bytes()
+    assert len(data) < parsed_golds.KEEP_FROM_BYTES
+    _same(golds.gold(task, data, str(path)), gold_from_bytes(task, data, str(path)))
+    golds.gold(task, data, str(path))
+    assert parses == [str(path), str(path)]
+    with golds.store.engine.connect() as connection:
+        assert connection.execute(sa.select(sa.func.count()).select_from(kept_golds)).scalar() == 0
 
 
 @pytest.fixture
@@ -52,7 +64,7 @@ def test_read_back_equals_a_fresh_parse(golds: ParsedGolds, parses: list[str], t
     task, path = get_task(task_name), _file(task_name, folder)
     data = path.read_bytes()
     first = golds.gold(task, data, str(path))
-    again = ParsedGolds(Store(golds.store.url)).gold(task, data, str(path))  # another process on the same database
+    again = ParsedGolds(Store(golds.store.url), keep_from_bytes=0).gold(task, data, str(path))  # another process, same database
     expected = gold_from_bytes(task, data, str(path))
     _same(first, expected)
     _same(again, expected)
