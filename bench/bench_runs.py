@@ -8,7 +8,9 @@ CPU seconds (user + system of the process and its children), on the real KLUE de
   random errors) into a new SQLite store, as one process. Goal: at most 0.3 CPU s per run.
   Also the kept bytes per NER sentence on disk (goal: at most 2 KB).
 - `home100`: the home page, first load after a server start, with those 100 runs stored (and kept);
-  goal at most 3 CPU s on the server and 1 GB resident.
+  goal at most 3 CPU s on the server and 1 GB resident. Measured twice: on the first server on that store (it
+  scores and keeps the embedded demo's runs of the tasks without stored runs, and parses the golds `runs add` did
+  not keep) and on a second server started after it.
 - `home1000`: the same with 1,000 stored runs over the 8 tasks (125 each: runs of the NER, NLI, STS,
   DP and WoS dev sets, YNAT, RE and MRC demo runs with lines dropped, scored against the demo gold
   as the app does for tasks missing from shared/klue); goal 10 CPU s and 1.5 GB.
@@ -184,9 +186,10 @@ def main() -> int:
             n_sentences = len(load_gold(get_task("ner"), shared).rows)
             print(f"kept results: {kept_bytes_per_sentence(db, n_sentences):.0f} bytes per NER sentence on disk (goal <= 2048)")
             if "home100" in wanted:
-                cpu, rss, wall = first_load(db, shared, "/", ".kv-model-table", Path(args.code))
-                print(f"home page, 100 stored runs, first load after a start: {cpu:.2f} CPU s on the server (goal <= 3), {rss:.0f} MB resident "
-                      f"(goal <= 1024), {wall:.1f} s wall")
+                for when in ("first server on the store", "next server"):
+                    cpu, rss, wall = first_load(db, shared, "/", ".kv-model-table", Path(args.code))
+                    print(f"home page, 100 stored runs, first load after a start, {when}: {cpu:.2f} CPU s on the server (goal <= 3), "
+                          f"{rss:.0f} MB resident (goal <= 1024), {wall:.1f} s wall")
             if "ner50" in wanted:
                 for when in ("first server on the store", "next server (views kept)"):
                     cpu, rss, wall = first_load(db, shared, "/ner", ".kv-count", Path(args.code))
@@ -197,9 +200,10 @@ def main() -> int:
             paths = make_runs(shared, root / "files1000", 125, list(TASKS))
             cpu, done = cli_add(paths, db, shared)
             print(f"runs add: {len(paths)} files over 8 tasks: {cpu:.1f} CPU s ({cpu / len(paths):.3f} per run); exit {done.returncode}")
-            cpu, rss, wall = first_load(db, shared, "/", ".kv-model-table", Path(args.code))
-            print(f"home page, 1,000 stored runs (8 tasks), first load after a start: {cpu:.2f} CPU s on the server (goal <= 10), {rss:.0f} MB "
-                  f"resident (goal <= 1536), {wall:.1f} s wall")
+            for when in ("first server on the store", "next server"):
+                cpu, rss, wall = first_load(db, shared, "/", ".kv-model-table", Path(args.code))
+                print(f"home page, 1,000 stored runs (8 tasks), first load after a start, {when}: {cpu:.2f} CPU s on the server (goal <= 10), "
+                      f"{rss:.0f} MB resident (goal <= 1536), {wall:.1f} s wall")
     return 0
 
 
