@@ -43,6 +43,7 @@ from klue_viz.annotations.store import Store, now
 from klue_viz.bootstrap import confidence_intervals
 from klue_viz.cache import BoundedCache
 from klue_viz.evaluate import Gold, RunResult, evaluate_with_frames
+from klue_viz.exact_json import decode, decoder, encode, exact, untagged
 from klue_viz.io import RecordFile
 from klue_viz.lazy import lazy_module
 from klue_viz.problems import InputError, Problem
@@ -61,7 +62,7 @@ else:
 #: Bumped by hand when what is kept changes shape; `layout()` also changes with the scoring code itself.
 LAYOUT = 1
 #: The code whose output is kept: a change to any of these files makes every kept result stale (scored again, once).
-SCORING_SOURCES = ("evaluate.py", "metrics.py", "io.py", "problems.py", "results.py", "kit.py", "kept.py", "bootstrap.py", "tasks")
+SCORING_SOURCES = ("evaluate.py", "metrics.py", "io.py", "problems.py", "results.py", "kit.py", "kept.py", "exact_json.py", "bootstrap.py", "tasks")
 #: A frame's object columns (lists, dicts, strings mixed with None) are kept as JSON text, decoded on reading.
 JSON_COLUMNS = b"klue_viz.json_columns"
 LAYOUT_KEY = b"klue_viz.layout"
@@ -152,34 +153,10 @@ class Summary:
 
 # ---- frames as Parquet --------------------------------------------------------------------------
 
-#: How a tuple is written in JSON (which has lists only): an object with this one key, read back as a tuple.
-TUPLE = "\u0000tuple"
-
-
-def _refuse(value: Any) -> Any:
-    raise TypeError(f"a {type(value).__name__} value cannot be kept exactly")
-
-
-def _exact(value: Any) -> Any:
-    """A value JSON gives back as it is: tuples tagged, dict keys checked to be strings (JSON would make 1 into "1")."""
-    if isinstance(value, list):
-        return [_exact(v) for v in value]
-    if isinstance(value, tuple):
-        return {TUPLE: [_exact(v) for v in value]}
-    if isinstance(value, dict):
-        if not all(isinstance(k, str) for k in value) or TUPLE in value:
-            raise TypeError("a dict with keys that are not strings cannot be kept exactly")
-        return {k: _exact(v) for k, v in value.items()}
-    return value
-
-
-_ENCODE = json.JSONEncoder(ensure_ascii=False, default=_refuse).encode
-
-
 def json_cells(values: Iterable[Any]) -> list[str]:
-    """Each value as one JSON text, `json.dumps(_exact(value), ensure_ascii=False)`: None is `null` and a list of strings
+    """Each value as one JSON text, `encode(exact(value))`: None is `null` and a list of strings
     (NLI's votes, repeated across a column) is encoded once per distinct list, so a column costs far less than a
-    `json.dumps` per cell; TypeError as `_exact` and `_refuse`."""
+    `json.dumps` per cell; TypeError for a value `exact` refuses."""
     out = []
     lists: dict[tuple[str, ...], str] = {}
     for value in values:
@@ -189,15 +166,11 @@ def json_cells(values: Iterable[Any]) -> list[str]:
             key = tuple(value)
             text = lists.get(key)
             if text is None:
-                text = lists[key] = _ENCODE(value)
+                text = lists[key] = encode(value)
             out.append(text)
         else:
-            out.append(_ENCODE(_exact(value)))
+            out.append(encode(exact(value)))
     return out
-
-
-def _untagged(value: dict) -> Any:
-    return tuple(value[TUPLE]) if len(value) == 1 and TUPLE in value else value
 
 
 def frame_bytes(frame: pd.DataFrame, kept_layout: str | None = None) -> bytes:
@@ -233,7 +206,6 @@ def read_frame(data: bytes, kept_layout: str | None = None) -> pd.DataFrame:
 
 def _decode_json_columns(frame: pd.DataFrame, columns: Iterable[str]) -> None:
     """Decode, in place, the frame's columns `frame_bytes` wrote as JSON text."""
-    decode = json.JSONDecoder(object_hook=_untagged).decode
     for column in columns:
         cells = frame[column].tolist()
         if all(isinstance(v, str) for v in cells):  # each cell one JSON text (frame_bytes): the column is read as one array
@@ -693,32 +665,29 @@ def view_layout() -> str:
     return _VIEW_LAYOUT
 
 
-def _view_value(value: Any, types: dict[str, type]) -> Any:
-    """A view value JSON gives back as it is: tuples tagged, dataclasses of `types` tagged with their class name, numpy
-    scalars as the Python numbers they equal; TypeError for anything else JSON would change (a set, a dict with int keys)."""
-    if is_dataclass(value) and not isinstance(value, type):
-        name = type(value).__name__
-        if types.get(name) is not type(value):
-            raise TypeError(f"a {name} cannot be kept (not one of the view's types)")
-        return {DATACLASS: name, "fields": {f.name: _view_value(getattr(value, f.name), types) for f in fields(value)}}
-    if isinstance(value, list):
-        return [_view_value(v, types) for v in value]
-    if isinstance(value, tuple):
-        return {TUPLE: [_view_value(v, types) for v in value]}
-    if isinstance(value, dict):
-        if not all(isinstance(k, str) for k in value) or TUPLE in value or DATACLASS in value:
-            raise TypeError("a dict with keys that are not strings cannot be kept exactly")
-        return {k: _view_value(v, types) for k, v in value.items()}
-    if value is None or isinstance(value, (str, bool, int, float)):
+def _view_kinds(types: dict[str, type]) -> Callable[[Any], Any]:
+    """`exact`'s conversion for kept views: a dataclass of `types` tagged with its class name, a numpy scalar as the
+    Python number it equals; TypeError for a dataclass of another type, or an object using the dataclass tag."""
+
+    def convert(value: Any) -> Any:
+        if is_dataclass(value) and not isinstance(value, type):
+            name = type(value).__name__
+            if types.get(name) is not type(value):
+                raise TypeError(f"a {name} cannot be kept (not one of the view's types)")
+            return {DATACLASS: name, "fields": {f.name: getattr(value, f.name) for f in fields(value)}}
+        if isinstance(value, dict) and DATACLASS in value:
+            raise TypeError("a dict with the dataclass tag as a key cannot be kept exactly")
+        if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+            return value.item()  # np.int64(3) -> 3, np.bool_ -> bool
         return value
-    if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", None) == 0:
-        return _view_value(value.item(), types)  # np.int64(3) -> 3, np.bool_ -> bool
-    raise TypeError(f"a {type(value).__name__} value cannot be kept exactly")
+    return convert
 
 
 def view_json(value: Any, types: Iterable[type] = ()) -> str:
-    """A view's value as the JSON text a kept view holds (see `_view_value`); TypeError when it cannot be kept exactly."""
-    return json.dumps(_view_value(value, {t.__name__: t for t in types}), ensure_ascii=False)
+    """A view's value as the JSON text a kept view holds: `exact` with dataclasses of `types` and numpy scalars
+    converted (`_view_kinds`); TypeError when it cannot be kept exactly."""
+    text: str = encode(exact(value, _view_kinds({t.__name__: t for t in types})))
+    return text
 
 
 def view_from_json(text: str, types: Iterable[type] = ()) -> Any:
@@ -728,9 +697,9 @@ def view_from_json(text: str, types: Iterable[type] = ()) -> Any:
     def hook(item: dict) -> Any:
         if DATACLASS in item:
             return known[item[DATACLASS]](**item["fields"])
-        return _untagged(item)
+        return untagged(item)
 
-    return json.JSONDecoder(object_hook=hook).decode(text)
+    return decoder(hook)(text)
 
 
 def kept_view(kept: KeptResults | None, results: list[RunResult], view: str, inputs: str, compute: Callable[[], Any],

@@ -5,22 +5,21 @@ the five real dev sets the home page shows. Like kept results (klue_viz/kept.py)
 was made from: the task, the sha256 of the file's bytes, the name it was read under (its problems name the file) and
 the code that parses (`kept.layout()`, a hash of the scoring code, tasks/ included). A gold kept by other code, or
 damaged, is parsed again and replaced; a gold that cannot be kept exactly (a value JSON would change) is used and not
-kept. The rows are JSON with tuples and bytes tagged, so they come back of the same types, equal to a fresh parse.
+kept. The rows are JSON with tuples and bytes tagged (klue_viz/exact_json.py), so they come back of the same types, equal to a
+fresh parse.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import json
 import time
-from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
 from klue_viz.annotations.store import Store
 from klue_viz.evaluate import Gold, gold_from_bytes
+from klue_viz.exact_json import decode, encode, exact
 from klue_viz.io import bulk_reading
 from klue_viz.kept import layout
 from klue_viz.problems import Problem
@@ -36,48 +35,16 @@ kept_golds = sa.Table(
     sa.Column("data", sa.Text, nullable=False),
 )
 
-#: How a tuple and bytes are written in JSON: an object with this one key.
-TUPLE = "\u0000tuple"
-BYTES = "\u0000bytes"
-
-
-def _exact(value: Any) -> Any:
-    """A gold value as JSON that reads back as the same value of the same type; TypeError for any other kind of value."""
-    kind = type(value)
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
-        return value
-    if kind is list:
-        return [_exact(v) for v in value]
-    if kind is dict:
-        if not all(type(k) is str for k in value) or TUPLE in value or BYTES in value:
-            raise TypeError("a dict whose keys are not all strings cannot be kept exactly")
-        return {k: _exact(v) for k, v in value.items()}
-    if kind is tuple:
-        return {TUPLE: [_exact(v) for v in value]}
-    if kind is bytes:
-        return {BYTES: base64.b64encode(value).decode("ascii")}
-    raise TypeError(f"a {kind.__name__} value cannot be kept exactly")
-
-
-def _untagged(item: dict) -> Any:
-    if len(item) == 1:
-        if TUPLE in item:
-            return tuple(item[TUPLE])
-        if BYTES in item:
-            return base64.b64decode(item[BYTES])
-    return item
-
-
 def gold_json(gold: Gold) -> str:
     """The parsed rows, problems and positional flag of a gold as JSON text; TypeError when they cannot be kept exactly."""
-    return json.dumps({"rows": _exact(gold.rows), "problems": [p.to_dict() for p in gold.problems], "positional": gold.positional},
-                      ensure_ascii=False)
+    text: str = encode(exact({"rows": gold.rows, "problems": [p.to_dict() for p in gold.problems], "positional": gold.positional}))
+    return text
 
 
 def gold_from_json(task: Task, text: str, name: str, digest: str) -> Gold:
     """The gold `gold_json` wrote (ValueError, KeyError or TypeError when the text is not one)."""
     with bulk_reading():  # thousands of small objects at once: no collection passes meanwhile
-        data = json.JSONDecoder(object_hook=_untagged).decode(text)
+        data = decode(text)
     problems = [Problem(**p) for p in data["problems"]]
     if not isinstance(data["rows"], list) or not isinstance(data["positional"], bool):
         raise TypeError("not a kept gold")
