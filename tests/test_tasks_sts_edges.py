@@ -7,8 +7,11 @@ import json
 import math
 
 import pytest
+from scipy.stats import pearsonr
+from sklearn.metrics import f1_score
 
 from klue_viz.evaluate import evaluate_bytes
+from klue_viz.metrics import scalar
 from klue_viz.problems import InputError
 from klue_viz.results import Frames, Repaired
 from klue_viz.tasks import get_task
@@ -129,35 +132,55 @@ def test_frame_of_four_pairs():
 
 def test_suspects_are_pairs_both_runs_score_on_one_side_a_point_away():
     gold = gold_of("sts", [_pair(k, r) for k, r in enumerate([1.0, 4.0, 2.0, 2.0, 3.0])])
-    scores = [[2.0, 2.5, 3.5, 0.5, 3.0], [2.6, 2.9, 1.0, 1.01, 3.5]]
+    scores = [[2.0, 2.5, 3.5, 0.5, 3.0], [2.68, 2.9, 1.0, 1.01, 3.5]]
     runs = [evaluate_bytes(TASK, gold, jsonl([{"guid": _guid(k), "score": s} for k, s in enumerate(run)]), f"run{j}.jsonl",
                            run=f"run{j}") for j, run in enumerate(scores)]
     found = TASK.find_suspects(runs)
-    # pair 0: +1.0 and +1.6 (the least is the margin itself); 1: -1.5 and -1.1; 2: either side; 3: -0.99 too close;
+    # pair 0: +1.0 and +1.68 (mean 2.34, proposed to one decimal; the least is the margin itself); 1: -1.5 and -1.1; 2: either side; 3: -0.99 too close;
     # 4: 0 and +0.5 (zero is no side)
     assert [(s.guid, s.turn, s.unit, s.gold, s.proposed) for s in found] == [
         (_guid(0), None, "score", 1.0, 2.3), (_guid(1), None, "score", 4.0, 2.7)]
     assert [s.score for s in found] == pytest.approx([2 * 1.0 / 5, 2 * 1.1 / 5])
     assert [(s.evidence.agreeing, s.evidence.of, dict(s.evidence.runs)) for s in found] == [
-        (2, 2, {"run0": 2.0, "run1": 2.6}), (2, 2, {"run0": 2.5, "run1": 2.9})]
+        (2, 2, {"run0": 2.0, "run1": 2.68}), (2, 2, {"run0": 2.5, "run1": 2.9})]
 
 
 # ---- the patch --------------------------------------------------------------------------------------------------
 
 
 def test_patch_sets_the_three_labels_and_refuses_scores_off_the_scale():
-    records = [{**_pair(0, 1.0), "labels": {"label": 1.0, "real-label": 1.0, "binary-label": 0, "extra": "kept"}},
-               _pair(1, 1.0), _pair(2, 1.0), _pair(3, 1.0), _pair(4, 1.0), {"guid": _guid(5), "sentence1": "a"}, _pair(6, 1.0)]
+    records = [_pair(9, 1.0), {**_pair(0, 1.0), "labels": {"label": 1.0, "real-label": 1.0, "binary-label": 0, "extra": "kept"}},
+               _pair(1, 1.0), _pair(2, 1.0), _pair(3, 1.0), _pair(4, 1.0), {"guid": _guid(5), "sentence1": "a"}, _pair(6, 1.0),
+               _pair(7, 1.0), _pair(8, 1.0), _pair(10, 1.0)]
     corrections = {(_guid(0), None): ["4.26"], (_guid(1), None): ["x"], (_guid(2), None): ["5.5"],
-                   (_guid(3), None): ["2.96"], (_guid(4), None): ["1; 2.5"], (_guid(5), None): ["3"]}
+                   (_guid(3), None): ["2.96"], (_guid(4), None): ["1; 2.5"], (_guid(5), None): ["3"],
+                   (_guid(6), None): ["0"], (_guid(7), None): ["0.5"], (_guid(8), None): ["5"], (_guid(10), None): ["2.6"]}
     problems: list = []
     text, count = TASK.write_patch(json.dumps(records, ensure_ascii=False), "dev.json", corrections, problems)
     out = json.loads(text)
-    assert count == 4 and [r["guid"] for r in out] == [_guid(0), _guid(3), _guid(4), _guid(5)]
-    assert out[0] == {**records[0], "labels": {"label": 4.3, "real-label": 4.26, "binary-label": 1, "extra": "kept"}}
+    # the first record has no correction: left out, and the others still read
+    assert count == 8 and [r["guid"] for r in out] == [_guid(k) for k in (0, 3, 4, 5, 6, 7, 8, 10)]
+    assert [r["labels"]["binary-label"] for r in out[4:]] == [0, 0, 1, 0]  # 0, 0.5 and 5 are on the scale; 2.6 < 3
+    assert out[0] == {**records[1], "labels": {"label": 4.3, "real-label": 4.26, "binary-label": 1, "extra": "kept"}}
     assert out[1]["labels"] == {"label": 3.0, "real-label": 2.96, "binary-label": 1}  # rounded to 3.0: similar
     assert out[2]["labels"] == {"label": 2.5, "real-label": 2.5, "binary-label": 0}  # the last item counts
     assert out[3] == {"guid": _guid(5), "sentence1": "a", "labels": {"real-label": 3.0, "label": 3.0, "binary-label": 1}}
     assert [(p.message, p.guid, p.file) for p in problems] == [
         ("corrected score 'x' is not a number from 0 to 5", _guid(1), "dev.json"),
         ("corrected score '5.5' is not a number from 0 to 5", _guid(2), "dev.json")]
+    with pytest.raises(InputError) as err:
+        TASK.write_patch("[", "dev.json", corrections, [])
+    assert str(err.value).startswith("dev.json: invalid JSON at line 1")
+
+
+def test_statistics_from_the_declared_columns_only():
+    gold = gold_of("sts", PAIRS)
+    preds = [{"guid": _guid(0), "score": 3.0}, {"guid": _guid(1), "score": 3.5}, {"guid": _guid(2), "score": 1.0},
+             {"guid": _guid(3), "score": 0.0}]
+    run = evaluate_bytes(TASK, gold, jsonl(preds), "run.jsonl")
+    columns = TASK.statistics_columns()
+    assert set(columns) == {"examples"}
+    statistics = TASK.statistics(Frames(run.frames.examples[list(columns["examples"])]))
+    # gold 3.0 2.9 4.0 0.5 against 3.0 3.5 1.0 0.0; binary gold 1 0 1 0, predicted 1 1 0 0: F1 of one hit = 2/4
+    assert scalar(statistics, "pearsonr") == pytest.approx(100 * pearsonr([3.0, 2.9, 4.0, 0.5], [3.0, 3.5, 1.0, 0.0])[0])
+    assert scalar(statistics, "f1") == pytest.approx(100 * f1_score([1, 0, 1, 0], [1, 1, 0, 0]))
