@@ -14,8 +14,10 @@ import pytest
 from sklearn.metrics import f1_score
 
 from klue_viz.answers import Answer
+from klue_viz.compare import compared_columns
 from klue_viz.kit import suspect_item
 from klue_viz.problems import InputError, Problem
+from klue_viz.results import Frames
 from klue_viz.tasks.base import RecordError
 from klue_viz.tasks.dp import TASK, Dp
 
@@ -182,6 +184,8 @@ def test_parse_prediction_reads_digit_strings_and_refuses_each_bad_field():
         ({"head": [2, "x"], "deprel": ["NP", "VP"]}, "head[1] must be an integer, found 'x'"),
         ({"head": [2], "deprel": ["NP", "VP"]}, "head has 1 and deprel 2 entries, expected 2 (one per word of the sentence)"),
         ({"head": [3, 4], "deprel": ["NP", "VP"]}, "head 3 is outside 0..2"),
+        # Integers are taken as they are: a huge one is outside the sentence (not out of as_int's 32-bit range).
+        ({"head": [10**13, 0], "deprel": ["NP", "VP"]}, "head 10000000000000 is outside 0..2"),
         ({"head": [2, 0], "deprel": ["ZZ", "AA"]}, "deprel 'AA' is not a KLUE-DP relation (e.g. NP_SBJ, VP, NP_OBJ)"),
     ]
     for record, message in cases:
@@ -299,6 +303,16 @@ def test_statistics_on_every_path_match_scikit_learn(scored):
         TASK.detail_statistics("entities", words)
 
 
+def test_the_columns_kept_for_comparison_are_enough_for_statistics_and_scores(scored):
+    """A compared run keeps only `compared_columns` of each level (klue_viz.compare): statistics and example scores
+    must come out the same from those."""
+    _, predictions, frames = scored
+    keep = compared_columns(TASK)
+    slim = Frames(frames.examples[list(keep["examples"])], {"words": frames.details["words"][list(keep["words"])]})
+    assert _scores(TASK.statistics(slim)) == pytest.approx(_reference([S1, S2, S3, S4], predictions))
+    assert np.allclose(TASK.example_scores(slim), [2 / 3, 0.5, 0.8, 1.0])
+
+
 # ---- discovery -------------------------------------------------------------------------------------------
 def _run(name, rows, predictions):
     return SimpleNamespace(run=name, frames=TASK.build_frames(pd.DataFrame(rows), predictions))
@@ -306,12 +320,13 @@ def _run(name, rows, predictions):
 
 def test_find_suspects_by_hand(scored):
     rows = scored[0][:2]  # S1 (3 words), S2 (2 words)
-    a = _run("a", rows, [{"heads": [3, 1, 0], "deprels": ["NP_OBJ", "NP_OBJ", "VP"]}, {"heads": [2, 0], "deprels": ["AP", "VNP"]}])
-    b = _run("b", rows[:1], [{"heads": [3, 1, 0], "deprels": ["NP_OBJ", "NP_OBJ", "VP"]}])  # has no S2
-    c = _run("c", rows, [{"heads": [3, 1, 0], "deprels": ["NP_OBJ", "NP_SBJ", "VP"]}, {"heads": [0, 0], "deprels": ["AP", "VP"]}])
+    a = _run("a", rows, [{"heads": [3, 1, 0], "deprels": ["NP_OBJ", "NP_SBJ", "VP"]}, {"heads": [2, 0], "deprels": ["AP", "VNP"]}])
+    b = _run("b", rows[:1], [{"heads": [3, 1, 0], "deprels": ["NP_OBJ", "NP_SBJ", "VP"]}])  # has no S2
+    c = _run("c", rows, [{"heads": [3, 1, 0], "deprels": ["NP_OBJ", "NP_OBJ", "VP"]}, {"heads": [0, 0], "deprels": ["AP", "VP"]}])
     found = TASK.find_suspects([a, b, c])
     # S1 word 1: every run right head 3 but NP_OBJ for NP_SBJ -> a relation suspect; word 2: every run head 1 for 3, the
-    # relations differ (NP_OBJ, NP_OBJ, NP_SBJ) -> a head suspect keeping the gold relation; word 3 agrees with the gold.
+    # relations differ (NP_SBJ, NP_SBJ, NP_OBJ) -> a head suspect keeping the gold relation, not the first run's;
+    # word 3 agrees with the gold.
     assert [(s.guid, s.turn, s.unit, s.gold, s.proposed, s.score) for s in found] == [
         (G1, None, "relation", "1:3:NP_SBJ", "1:3:NP_OBJ", 3.0),
         (G1, None, "head", "2:3:NP_OBJ", "2:1:NP_OBJ", 3.0),
@@ -336,7 +351,7 @@ def test_suspect_text_names_words_root_and_indices_outside():
 
 
 def test_write_patch_by_hand():
-    official = tsv([(G1, S1), (G2, S2), (G3, S3[:2])])
+    official = tsv([(G4, S4), (G1, S1), (G2, S2), (G3, S3[:2])])  # S4 has no correction: left out, the rest read on
     corrections = {
         (G1, None): ["2:1:NP_OBJ;9:0:VP", "3:4:VP; x ;1:0:NP"],  # 9: no word 9; 3:4: no word 4 to be the head
         (G3, None): ["2:2:AP"],
