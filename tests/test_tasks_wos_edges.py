@@ -62,6 +62,7 @@ def test_rows_from_hf_by_hand(scored):
          "text": "택시", "gold_state": [], "previous_gold": []},
     ]
     assert [r["turn"] for r in rows[4:]] == list(range(7)) and rows[10]["guid"] == f"{D3}-6"
+    assert [r["system"] for r in rows[4:]] == [""] * 7  # user turns one after another: no system text between
 
 
 def test_rows_from_hf_reports_unusable_dialogues():
@@ -92,6 +93,7 @@ def test_read_official_json():
 def test_split_item_and_value_class():
     assert split_item("식당-예약 시간-23:20") == ("식당", "예약 시간", "23:20")
     assert split_item("관광-이름-a-b") == ("관광", "이름", "a-b")  # the value may hold '-'
+    assert split_item("식당-지역-") == ("식당", "지역", "")  # only domain and slot must be there
     for bad in ("식당-지역", "-지역-a", "식당- -a"):
         with pytest.raises(RecordError) as err:
             split_item(bad)
@@ -105,6 +107,7 @@ def test_keys_of_records_and_annotations():
     assert TASK.record_key({"guid": " d ", "turn": 2}) == "d-2"
     assert TASK.record_key({"guid": "d", "turn": "3"}) == "d-3"
     assert TASK.record_key({"guid": "d", "turn": "x"}) == "d-x"
+    assert TASK.record_key({"guid": "d", "turn": 3.0}) == "d-3"
     assert TASK.record_key({"guid": "d", "turn": ""}) == "d"
     assert TASK.record_key({"guid": "d"}) == "d"
     assert TASK.record_key({"turn": 1}) is None
@@ -141,6 +144,14 @@ def test_parse_answer_forms():
                                                  ((a, a + len("식당-지역-서울")), (b, b + len("택시 - 도착지 - 역"))))
     assert TASK.parse_answer("모름", {}) == Answer(
         "모름", None, None, "no 'domain-slot-value' item with a WoS domain (관광, 숙소, 식당, 지하철, 택시)")
+    # A value holding ' - ' keeps it (only the two separators are tightened); a repeated item has its own span.
+    text = '["식당-지역-a - b"]'
+    assert TASK.parse_answer(text, {}).fields == {"state": ["식당-지역-a - b"]}
+    assert TASK.parse_answer("식당 - 지역 - a - b", {}).fields == {"state": ["식당-지역-a - b"]}
+    text = "식당-지역-a\n식당-지역-a"  # 7 characters, a newline, 7 characters
+    assert TASK.parse_answer(text, {}).spans == ((0, 7), (8, 15))
+    # A JSON list of numbers is no state: read as lines, where nothing has a domain.
+    assert TASK.parse_answer("[1, 2]", {}).fields is None
     assert TASK.empty_prediction({}) == []
 
 
@@ -184,6 +195,14 @@ def test_slot_frame_by_hand(scored):
     assert unit_training_keys(slots)[:4] == ["식당-지역-서울 중앙", "관광-종류-dontcare", "숙소-가격대-yes", "식당-예약 시간-18:00"]
     rows_, _ = scored
     assert list(training_keys(rows_[:2])) == [*T0, *T1]
+
+
+def test_frames_without_any_slot(scored):
+    rows, _ = scored
+    frames = TASK.build_frames(pd.DataFrame(rows[3:]), [[]] * 8)  # D2 and D3: every state empty, gold and predicted
+    slots = frames.details["slots"]
+    assert len(slots) == 0 and len(slots.columns) == 11
+    assert list(frames.examples["error_type"]) == ["correct"] * 8
 
 
 def test_statistics_by_hand(scored):
@@ -231,6 +250,7 @@ def test_find_suspects_and_their_text(scored):
     assert (found[0].evidence.agreeing, found[0].evidence.of, list(found[0].evidence.runs)) == (2, 2, ["a", "b"])
     # One run: each of its four wrong slots (turn 1: three, turn 2: one).
     assert [s.proposed for s in TASK.find_suspects([a])] == ["관광-종류-none", "숙소-가격대-yes", "식당-예약 시간-19:00", "관광-종류-none"]
+    assert [s.gold for s in TASK.find_suspects([a])] == ["관광-종류-dontcare", "숙소-가격대-none", "식당-예약 시간-18:00", "관광-종류-dontcare"]
     suspect = suspect_item(D1, "slot", "관광-종류-dontcare", "관광-종류-none", 2, None, turn=1)
     assert TASK.suspect_text(rows[1], suspect) == "system: 네\nuser (turn 1): 예약해요\nslot: 관광-종류-dontcare -> 관광-종류-none"
     assert TASK.suspect_text(rows[0], suspect) == "user (turn 0): 식당 찾아요\nslot: 관광-종류-dontcare -> 관광-종류-none"
@@ -240,7 +260,7 @@ def test_write_patch_by_hand():
     official = json.dumps([DIALOGUES[2], DIALOGUES[0], DIALOGUES[1]], ensure_ascii=False)
     corrections = {
         (D1, 1): ["식당-예약 시간-19:00;관광-종류-none"],  # set in place; remove
-        (D1, 0): ["bad"],
+        (D1, 0): ["bad", "식당-지역-a-b"],  # a bad item, then a value holding '-' that replaces the slot
         (D2, 0): ["택시-출발지-서울역"],  # a new slot goes last
     }
     problems: list[Problem] = []
@@ -248,7 +268,7 @@ def test_write_patch_by_hand():
     assert count == 2
     out = json.loads(text)
     assert [d["guid"] for d in out] == [D1, D2]
-    assert [t.get("state") for t in out[0]["dialogue"]] == [T0, None, ["식당-지역-서울 중앙", "식당-예약 시간-19:00"], None, T1]
+    assert [t.get("state") for t in out[0]["dialogue"]] == [["식당-지역-a-b"], None, ["식당-지역-서울 중앙", "식당-예약 시간-19:00"], None, T1]
     assert out[0]["dialogue"][1] == {"role": "sys", "text": "네"} and out[0]["domains"] == ["식당", "관광"]
     assert out[1]["dialogue"] == [{"role": "user", "text": "택시", "state": ["택시-출발지-서울역"]}]
     assert problems == [Problem("correction 'bad' is not 'domain-slot-value'", guid=f"{D1}-0", file="dev.json")]
