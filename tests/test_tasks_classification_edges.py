@@ -243,12 +243,14 @@ def _probability_runs():
     return task, gold, a, b, _runs(task, gold, answers, [a, b])
 
 
-def test_cleanlab_scores_come_from_the_mean_of_the_runs_probabilities_normalised(monkeypatch):
+def test_cleanlab_scores_come_from_the_mean_of_each_runs_normalised_probabilities(monkeypatch):
     task, gold, a, b, runs = _probability_runs()
-    mean = (np.array(a) + np.array(b)) / 2  # the numbers as given, averaged, then each row scaled to sum 1
-    mean = np.clip(mean, 1e-6, None)
-    mean /= mean.sum(axis=1, keepdims=True)
-    assert mean[0, 0] == pytest.approx(0.35 / 1.5)
+    # each run's rows scaled to sum 1 first (b's rows sum 2: halved; a 0 becomes 1e-6), then the two runs averaged
+    rows_a = np.clip(np.array(a), 1e-6, None)
+    rows_b = np.clip(np.array(b), 1e-6, None)
+    mean = (rows_a / rows_a.sum(axis=1, keepdims=True) + rows_b / rows_b.sum(axis=1, keepdims=True)) / 2
+    assert mean[0, 0] == pytest.approx((0.1 + 0.3) / 2)  # first pair, p(entailment): a 0.1, b 0.6 of 2
+    assert mean.sum(axis=1) == pytest.approx(np.ones(4))
     labels = np.array([0, 0, 1, 2])
     calls = []
     real = find_label_issues

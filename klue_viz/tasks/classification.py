@@ -267,13 +267,14 @@ def label_suspects(task: LabelTask, results: Sequence[ScoredRun]) -> list[Suspec
 
 
 def _cleanlab(task: LabelTask, frames: list[pd.DataFrame], shared: pd.Index) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Label quality and issue flags from the mean probabilities of the runs that gave them (None without)."""
+    """Label quality and issue flags from the mean probabilities of the runs that gave them (None without).
+
+    Each run's rows are scaled to sum 1 before the mean (cleanlab reads probabilities): a run that gives scores on
+    another scale, e.g. summing to 2, then weighs as much as any other, not twice as much."""
     with_probs = [f.loc[shared, "probs"] for f in frames if f.loc[shared, "probs"].notna().all()]
     if not with_probs or len(shared) < 2:
         return None, None
-    probs = np.mean([np.asarray(p.tolist(), dtype=float) for p in with_probs], axis=0)
-    probs = np.clip(probs, 1e-6, None)
-    probs /= probs.sum(axis=1, keepdims=True)
+    probs = np.mean([_row_normalised(np.asarray(p.tolist(), dtype=float)) for p in with_probs], axis=0)
     index = {label: k for k, label in enumerate(task.labels)}
     labels = np.array([index[g] for g in frames[0].loc[shared, "gold"].astype(str)])
     quality = cleanlab_rank.get_label_quality_scores(labels, probs, method="self_confidence")
@@ -283,6 +284,12 @@ def _cleanlab(task: LabelTask, frames: list[pd.DataFrame], shared: pd.Index) -> 
     except (ValueError, TypeError):  # too few examples per class for cleanlab's noise estimate
         flagged = np.zeros(len(labels), dtype=bool)
     return quality, flagged
+
+
+def _row_normalised(probs: np.ndarray) -> np.ndarray:
+    """Each row clipped to at least 1e-6 (cleanlab's logs need no zero) and scaled to sum 1."""
+    probs = np.clip(probs, 1e-6, None)
+    return probs / probs.sum(axis=1, keepdims=True)
 
 
 def label_patch(task: LabelTask, text: str, name: str, corrections: dict[tuple[str, int | None], list[str]],
