@@ -243,8 +243,9 @@ class Wos(Task):
 
     def confusion(self, frames: Frames) -> pd.DataFrame:
         slots = frames.details["slots"]
-        gold = slots["gold_value"].map(value_class)
-        pred = slots["pred_value"].map(value_class)
+        # A side without a value is NaN in the frame (pandas' string columns), not None: slot_value makes it None again.
+        gold = slots["gold_value"].map(lambda v: value_class(slot_value(v)))
+        pred = slots["pred_value"].map(lambda v: value_class(slot_value(v)))
         pred = np.where((gold == "value") & (pred == "value") & (slots["status"] == "wrong value"), "other value", pred)
         return pd.DataFrame({"guid": slots["guid"], "gold": gold, "pred": pred})
 
