@@ -120,6 +120,8 @@ def test_parse_prediction_fields_and_refusals():
     ("서울 입니다", "서울", (0, 2)),            # the closing 입니다 and the space before it
     ("\n서울", "서울", (1, 3)),                # the first line is looked for from the answer's start
     ("답: 부산\n왜냐하면", "부산", (3, 5)),      # a prefix, an explanation on the next line
+    ('답: "부산"\n왜냐하면', "부산", (4, 6)),    # quoted on its line: neither quote mark is part of the answer
+    ("「부산입니다.」\n설명", "부산", (1, 3)),    # a quoted sentence on the first line: quotes, period and 입니다 peeled
     ("답 없음", "", (0, 4)),                   # no answer, said in words: the span is the words
     ("  ", "", None),                        # nothing at all: no span
 ])

@@ -154,6 +154,8 @@ class Mrc(Task):
         is no answer (`답 없음`, `unanswerable`, an empty text) is the official "" (so MRC never has an unreadable answer)."""
         start, end = strip_answer(text)
         end = first_line(text, start, end)
+        line_start, line_end = strip_answer(text[start:end])  # the line's own quotes and period (`"부산"` before an explanation)
+        start, end = start + line_start, start + line_end
         core = text[start:end].rstrip(" .")
         if core.endswith("입니다"):
             core = core[:-3].rstrip()
