@@ -296,3 +296,66 @@ def test_entity_rows_sentences_and_types_are_integer_positions():
     assert type_codes(pd.Series(["PS", "XX"])).dtype == np.int64
     assert entity_sentences(pd.Series(["a", "b"]), pd.Series(["b", "q"])).dtype == np.int64
     assert entity_sentences(pd.Series(["a", None]), pd.Series(["a", "z"])).dtype == np.int64
+
+
+# ---- second mutation run: the prediction reader, the gold row, the characters, scores on part of a run -------------
+# Tag ids by hand from NER_TAGS' order: B-DT 0, I-DT 1, B-LC 2, I-LC 3, B-OG 4, I-OG 5, B-PS 6, I-PS 7, ..., O 12.
+
+
+def _refused(call) -> str:
+    with pytest.raises(RecordError) as err:
+        call()
+    return str(err.value)
+
+
+def test_parse_prediction_each_field_and_refusal():
+    ner = get_task("ner")
+    gold = {"sentence": "박씨 말"}  # four characters, the space included
+    # entities first: a clean list gives the tags themselves, not a Repaired
+    clean = ner.parse_prediction({"entities": [{"start": 0, "end": 2, "label": "PS"}]}, gold)
+    assert type(clean) is bytes and clean == bytes([6, 7, 12, 12])
+    # empty entities ("" or None) fall through to the tags
+    for empty in ("", None):
+        assert ner.parse_prediction({"entities": empty, "tags": ["B-LC", "I-LC", "O", "O"]}, gold) == bytes([2, 3, 12, 12])
+    # Hugging Face's field name, with ids; tags win over ner_tags
+    assert ner.parse_prediction({"ner_tags": [4, 5, 12, 12]}, gold) == bytes([4, 5, 12, 12])
+    assert ner.parse_prediction({"tags": [0, 1, 12, 12], "ner_tags": [4, 5, 12, 12]}, gold) == bytes([0, 1, 12, 12])
+    assert ner.parse_prediction({"tags": bytes([6, 7, 12, 12])}, gold) == bytes([6, 7, 12, 12])
+    assert _refused(lambda: ner.parse_prediction({"tags": bytes([12] * 3)}, gold)) == (
+        "tags has 3 tags, expected 4 (one per character of the sentence, spaces included)")
+    assert _refused(lambda: ner.parse_prediction({"tags": ["O", "O", "X-PS", "O"]}, gold)) == (
+        "tags[2] 'X-PS' is not a KLUE-NER tag (B-/I- with DT, LC, OG, PS, QT, TI, or O, or an id 0..12)")
+    assert _refused(lambda: ner.parse_prediction({"tags": [12, 12, 12]}, gold)) == (
+        "tags has 3 tags, expected 4 (one per character of the sentence, spaces included)")
+    missing = "missing field 'entities' (list of {start, end, label}) or 'tags' (one BIO tag per character)"
+    for record in ({}, {"tags": ""}, {"tags": None}, {"entities": "", "ner_tags": ""}):
+        assert _refused(lambda record=record: ner.parse_prediction(record, gold)) == missing
+
+
+def test_tag_ids_names_a_field_that_is_no_list():
+    assert _refused(lambda: tag_ids("OOO", "ner_tags", 3)) == "ner_tags must be a JSON list, found str: 'OOO'"
+
+
+def test_gold_row_source_needs_three_dashes():
+    ner = get_task("ner")
+    assert ner._row("klue-ner-v1_dev_00001-wikitree", "a", b"\x0c")["source"] == "wikitree"
+    assert ner._row("ner-v1_dev_00001-news", "a", b"\x0c")["source"] == "(unknown)"  # two dashes only
+    assert ner._row("x", "a", b"\x0c") == {"guid": "x", "sentence": "a", "tags": b"\x0c", "source": "(unknown)"}
+
+
+def test_characters_skip_spaces_and_keep_sentence_numbers_small():
+    from klue_viz.tasks.ner import Characters
+
+    chars = Characters(["가 나", "다"], [bytes([6, 12, 7]), bytes([2])], [bytes([12, 12, 12]), bytes([3])])
+    assert chars.sentence.tolist() == [0, 0, 1] and chars.gold.tolist() == [6, 7, 2] and chars.pred.tolist() == [12, 12, 3]
+    assert chars.sentence.dtype == np.int32  # a run holds tens of millions of characters
+    assert chars.offsets().tolist() == [0, 2, 0]
+
+
+def test_scores_of_part_of_a_run_keep_its_index(result):
+    from klue_viz.results import Frames
+
+    ner = get_task("ner")
+    part = Frames(result.frames.examples.iloc[[0, 4]], result.frames.details)  # sentences 0 and 4: F1 0.5 and 6/7
+    assert list(ner.example_scores(part).items()) == [(0, pytest.approx(0.5)), (4, pytest.approx(6 / 7))]
+    assert list(entity_f1(part).items()) == [(0, pytest.approx(50.0)), (4, pytest.approx(600 / 7))]
