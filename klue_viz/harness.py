@@ -154,7 +154,9 @@ def _first_record(data: bytes, name: str) -> tuple[str, Any] | None:
 def _jsonl(meta: dict, records: list[dict]) -> bytes:
     lines = [json.dumps({LOG_KEY: meta}, ensure_ascii=False)]
     lines.extend(json.dumps(r, ensure_ascii=False) for r in records)
-    return ("\n".join(lines) + "\n").encode("utf-8")
+    # backslashreplace: a lone surrogate (from a \\ud800 escape in the log) has no UTF-8 form; as an escape again it is
+    # read back, and reported, by io.read_records like any other
+    return ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace")
 
 
 def _stem(base: str) -> str:

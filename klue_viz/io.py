@@ -38,8 +38,14 @@ class RecordFile:
     unreadable: int = 0
     #: Applied to each record as it is read (a task's `normalise_record`), so raw records never pile up.
     normalise: Callable[[dict], dict] | None = field(default=None, repr=False, compare=False)
+    #: Whether the text holds a surrogate escape (`SURROGATE_ESCAPE`): only then are records checked for lone ones.
+    scrub: bool = field(default=False, repr=False, compare=False)
+    #: How many lone surrogates were read as U+FFFD (`without_lone_surrogates`).
+    surrogates: list[int] = field(default_factory=lambda: [0], repr=False, compare=False)
 
     def add(self, line: int | None, record: dict) -> None:
+        if self.scrub:
+            record = without_lone_surrogates(record, self.surrogates)
         self.records.append((line, record if self.normalise is None else self.normalise(record)))
 
     def skip(self, problem: Problem) -> None:
@@ -182,10 +188,38 @@ class KeyedObject(dict):
         self.pairs = pairs
 
 
-def load_json(text: str, name: str, keep_pairs: bool = False) -> Any:
-    """The JSON value of a whole file, or an InputError naming the file, the line and what is wrong."""
+#: A JSON escape of a UTF-16 surrogate (`\\ud800`), the one way a lone surrogate gets into decoded text (UTF-8 and
+#: CP949 cannot hold one). A lone one cannot be written as UTF-8: pandas, pyarrow and the browser refuse such a string.
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json joins a valid pair into one character: any surrogate left is lone
+SURROGATE_NOTE = ("{n} lone surrogate escape(s) (such as \\ud800: half of a UTF-16 pair, not a character) read as "
+                  "U+FFFD (\ufffd)")
+
+
+def without_lone_surrogates(value: Any, count: list[int]) -> Any:
+    """`value` with every lone surrogate in its strings (at any depth, keys too) replaced by U+FFFD; `count[0]` grows
+    by the number replaced. The rest of the record is kept: one bad character does not cost the record."""
+    if isinstance(value, str):
+        if LONE_SURROGATE.search(value) is None:
+            return value
+        fixed, n = LONE_SURROGATE.subn("\ufffd", value)
+        count[0] += n
+        return fixed
+    if isinstance(value, list):
+        return [without_lone_surrogates(v, count) for v in value]
+    if isinstance(value, KeyedObject):
+        return KeyedObject([(without_lone_surrogates(k, count), without_lone_surrogates(v, count)) for k, v in value.pairs])
+    if isinstance(value, dict):
+        return {without_lone_surrogates(k, count): without_lone_surrogates(v, count) for k, v in value.items()}
+    return value
+
+
+def load_json(text: str, name: str, keep_pairs: bool = False, surrogates: list[int] | None = None) -> Any:
+    """The JSON value of a whole file, or an InputError naming the file, the line and what is wrong; lone surrogates
+    read as U+FFFD (counted in `surrogates[0]`)."""
     try:
-        return json.loads(text, object_pairs_hook=KeyedObject if keep_pairs else None)
+        value = json.loads(text, object_pairs_hook=KeyedObject if keep_pairs else None)
+        return without_lone_surrogates(value, surrogates or [0]) if SURROGATE_ESCAPE.search(text) else value
     except json.JSONDecodeError as err:
         raise InputError(f"{name}: invalid JSON at line {err.lineno}: {err.msg}") from None
     except JSON_FAILURES as err:
@@ -344,6 +378,7 @@ def read_records(data: bytes, name: str, normalise: Callable[[dict], dict] | Non
     """
     out = RecordFile(name, normalise=normalise)
     text, encoding = decode(data, name) if isinstance(data, bytes) else (data, "utf-8")
+    out.scrub = SURROGATE_ESCAPE.search(text) is not None
     suffix = Path(name).suffix.lower()
     found = NON_SPACE.search(text)  # not text.strip(): a copy of a large file
     if found is None:
@@ -357,12 +392,16 @@ def read_records(data: bytes, name: str, normalise: Callable[[dict], dict] | Non
     elif suffix == ".jsonl" or text.find("\n{", found.start()) >= 0:
         # A JSON-lines file also starts with "{", so only treat it as one object when it parses whole.
         try:
-            whole = json.loads(text, object_pairs_hook=KeyedObject)
-        except JSON_FAILURES:
+            whole = load_json(text, name, keep_pairs=True, surrogates=out.surrogates)
+        except InputError:
             whole = None
-        result = _json_object(whole, text, name, out) if isinstance(whole, dict) and not _looks_like_record(whole) else _jsonl(text, name, out)
+        if isinstance(whole, dict) and not _looks_like_record(whole):
+            result = _json_object(whole, text, name, out)
+        else:
+            out.surrogates[0] = 0  # read again line by line: counted there
+            result = _jsonl(text, name, out)
     else:
-        whole = load_json(text, name, keep_pairs=True)
+        whole = load_json(text, name, keep_pairs=True, surrogates=out.surrogates)
         if not isinstance(whole, dict):
             raise InputError(f"{name}: expected JSON records (a list, one object per line, or a {{guid: prediction}} object), "
                              f"found a single {type(whole).__name__ if whole is not None else 'null'}")
@@ -373,6 +412,8 @@ def read_records(data: bytes, name: str, normalise: Callable[[dict], dict] | Non
         else:
             result = _json_object(whole, text, name, out)
     result.encoding = encoding
+    if result.surrogates[0]:
+        result.problems.insert(0, Problem(SURROGATE_NOTE.format(n=result.surrogates[0]), file=name))
     if encoding.endswith("(NFD → NFC)"):
         result.problems.insert(0, Problem(NFD_NOTE, file=name))
     return result
