@@ -24,7 +24,7 @@ from pathlib import Path
 from appserver import CHROMIUM_ARGS, IDLE, NER_TAGS, REPO, start_app
 from playwright.sync_api import sync_playwright
 
-from klue_viz.evaluate import evaluate_file, load_gold
+from klue_viz.scoring.evaluate import evaluate_file, load_gold
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
 

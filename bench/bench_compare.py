@@ -34,10 +34,10 @@ from pathlib import Path
 
 from bench_core import CHILD_ENV, cpu_time, predictions
 
-from klue_viz import kept
-from klue_viz.annotations.store import Store
-from klue_viz.compare import compared_columns, consecutive_changes, matrix_frame, rank_runs, run_table
-from klue_viz.evaluate import RunResult, evaluate_with_frames, load_gold
+from klue_viz.compare.ranking import compared_columns, consecutive_changes, matrix_frame, rank_runs, run_table
+from klue_viz.scoring.evaluate import RunResult, evaluate_with_frames, load_gold
+from klue_viz.store import kept_results as kept
+from klue_viz.store.annotations import Store
 from klue_viz.tasks import get_task
 
 REPO = Path(__file__).resolve().parents[1]
@@ -118,7 +118,7 @@ def main() -> int:
             path = Path(tmp) / f"ner-{k}.jsonl"
             path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in predictions("ner", gold, random.Random(k))), encoding="utf-8")
             files.append(path)
-        command = [sys.executable, "-m", "klue_viz.cli", "gate", "--task", "ner", "--gold", str(shared), "--baseline", str(files[0]),
+        command = [sys.executable, "-m", "klue_viz.cli.main", "gate", "--task", "ner", "--gold", str(shared), "--baseline", str(files[0]),
                    "--candidate", str(files[1]), "--out", str(Path(tmp) / "gate.json")]
         seconds = gate_cpu(command, args.repeat)
         checked = json.loads((Path(tmp) / "gate.json").read_text(encoding="utf-8"))["checked"]

@@ -38,9 +38,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from klue_viz.bootstrap import compare_runs, confidence_intervals
-from klue_viz.evaluate import evaluate_file, load_gold
-from klue_viz.results import Frames
+from klue_viz.core.results import Frames
+from klue_viz.scoring.bootstrap import compare_runs, confidence_intervals
+from klue_viz.scoring.evaluate import evaluate_file, load_gold
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
 
@@ -244,7 +244,7 @@ def process_section(shared: Path, tmp: Path, repeat: int) -> None:
         pred.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in predictions(name, gold, random.Random(3))), encoding="utf-8")
         script = tmp / f"plain_{name}.py"
         script.write_text(PLAIN_SCORERS[name], encoding="utf-8")
-        command = [sys.executable, "-m", "klue_viz.cli", "evaluate", "--task", name, "--gold", str(shared / GOLD_FILES[name]), "--pred", str(pred)]
+        command = [sys.executable, "-m", "klue_viz.cli.main", "evaluate", "--task", name, "--gold", str(shared / GOLD_FILES[name]), "--pred", str(pred)]
         ours = child_cpu(command, repeat)
         plain = child_cpu([sys.executable, str(script), str(shared / GOLD_FILES[name]), str(pred)], repeat)
         print(f"{name:5} {ours:9.2f} {plain:7.2f} {ours / plain:7.2f}")
@@ -278,8 +278,8 @@ def memory_section(shared: Path, tmp: Path, tile: int) -> None:
                 pred_file.write(json.dumps({"guid": guid, "tags": tags}, ensure_ascii=False) + "\n")
     script = tmp / "plain_ner.py"
     script.write_text(PLAIN_SCORERS["ner"], encoding="utf-8")
-    ours = max_rss_mb([sys.executable, "-m", "klue_viz.cli", "evaluate", "--task", "ner", "--gold", str(gold_path), "--pred", str(pred_path)])
-    cpu = child_cpu([sys.executable, "-m", "klue_viz.cli", "evaluate", "--task", "ner", "--gold", str(gold_path), "--pred", str(pred_path)], 1)
+    ours = max_rss_mb([sys.executable, "-m", "klue_viz.cli.main", "evaluate", "--task", "ner", "--gold", str(gold_path), "--pred", str(pred_path)])
+    cpu = child_cpu([sys.executable, "-m", "klue_viz.cli.main", "evaluate", "--task", "ner", "--gold", str(gold_path), "--pred", str(pred_path)], 1)
     plain = max_rss_mb([sys.executable, str(script), str(gold_path), str(pred_path)])
     print(f"\n[memory] NER dev x{tile} ({tile * 5000} sentences): klue-viz evaluate peak {ours:.0f} MB, {cpu:.1f} CPU s; "
           f"plain numpy scorer peak {plain:.0f} MB; ratio {ours / plain:.2f}")

@@ -31,8 +31,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from harness_runs import KOREAN, run_lm_eval, write_tasks  # noqa: E402
 
-from klue_viz.evaluate import evaluate_file, load_gold  # noqa: E402
-from klue_viz.harness import expand_path  # noqa: E402
+from klue_viz.scoring.evaluate import evaluate_file, load_gold  # noqa: E402
+from klue_viz.scoring.harness import expand_path  # noqa: E402
 from klue_viz.tasks import get_task  # noqa: E402
 
 BY_KOREAN = {v: k for k, v in KOREAN.items()}
@@ -134,7 +134,7 @@ def main() -> None:
         print(f"{name:<34}{n:>6}{a:>16.3f}{b:>13.3f}{a - b:>8.3f}")
     a, b = cpu(lambda: evaluate_file(task, gold, text_file), args.repeat), cpu(lambda: evaluate_file(task, gold, labels_file), args.repeat)
     print(f"{'generated answers vs labels':<34}{3000:>6}{a:>16.3f}{b:>13.3f}{a - b:>8.3f}")
-    cli = [sys.executable, "-m", "klue_viz.cli", "evaluate", "--task", "nli", "--gold", str(shared), "--pred"]
+    cli = [sys.executable, "-m", "klue_viz.cli.main", "evaluate", "--task", "nli", "--gold", str(shared), "--pred"]
     a, b = process_cpu(cli + [str(mc_log)], args.repeat), process_cpu(cli + [str(work / "mc_plain.jsonl")], args.repeat)
     print(f"{'klue-viz evaluate, MC log (process)':<34}{3000:>6}{a:>16.3f}{b:>13.3f}{a - b:>8.3f}")
 

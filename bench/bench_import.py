@@ -19,8 +19,8 @@ import threading
 import time
 from pathlib import Path
 
-from klue_viz.annotations.files import parse
-from klue_viz.annotations.store import Annotation, Store
+from klue_viz.store.annotation_files import parse
+from klue_viz.store.annotations import Annotation, Store
 
 
 def export(n: int) -> bytes:

@@ -26,9 +26,9 @@ from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(REPO))
 
-from klue_viz.annotations.runs import RunStore  # noqa: E402
-from klue_viz.annotations.store import Store  # noqa: E402
-from klue_viz.evaluate import load_gold  # noqa: E402
+from klue_viz.scoring.evaluate import load_gold  # noqa: E402
+from klue_viz.store.annotations import Store  # noqa: E402
+from klue_viz.store.runs import RunStore  # noqa: E402
 from klue_viz.tasks import get_task  # noqa: E402
 from klue_viz.tasks.ner import tag_list
 

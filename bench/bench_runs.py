@@ -40,8 +40,8 @@ from pathlib import Path
 from appserver import CHROMIUM_ARGS, IDLE, NER_TAGS, REPO, start_app
 from playwright.sync_api import sync_playwright
 
-from klue_viz.demo import demo_runs
-from klue_viz.evaluate import load_gold
+from klue_viz.reading.demo import demo_runs
+from klue_viz.scoring.evaluate import load_gold
 from klue_viz.tasks import TASKS, get_task
 from klue_viz.tasks.ner import tag_list
 
@@ -103,7 +103,7 @@ def make_runs(shared: Path, folder: Path, per_task: int, tasks: list[str]) -> li
 def cli_add(paths: list[Path], db: Path, shared: Path) -> tuple[float, subprocess.CompletedProcess]:
     """CPU seconds of one `klue-viz runs add` process over `paths`, with the app's gold (KLUE_VIZ_DATA_DIR, the demo for the rest)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run([sys.executable, "-m", "klue_viz.cli", "runs", "add", *map(str, paths)],
+    done = subprocess.run([sys.executable, "-m", "klue_viz.cli.main", "runs", "add", *map(str, paths)],
                           env=dict(os.environ, KLUE_VIZ_DB=str(db), KLUE_VIZ_DATA_DIR=str(shared), PYTHONPATH=str(REPO)),
                           capture_output=True, text=True, cwd=REPO)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -36,7 +36,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 from playwright.async_api import async_playwright
 
-from klue_viz.evaluate import load_gold
+from klue_viz.scoring.evaluate import load_gold
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
 

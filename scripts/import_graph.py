@@ -1,7 +1,7 @@
 """Reads klue_viz's import graph from the source (every import: module level, inside functions, under
 TYPE_CHECKING) and prints its cycles at two levels, modules and parts, plus the function-local imports.
 
-A part is a subpackage (tasks/, discovery/, annotations/, ui/, demo/) or a top-level module. The walk is
+A part is a floor package (core/, scoring/, tasks/, ui/, ...) or a top-level module. The walk is
 the one in the team's before-stop hook; tests/test_layers.py asserts what this script prints.
 Run: python scripts/import_graph.py [package-dir]
 """
@@ -78,7 +78,7 @@ def read_graph(root: Path) -> ImportGraph:
 
 
 def part_of(module: str) -> str:
-    """klue_viz.tasks.ner -> klue_viz.tasks; klue_viz.evaluate -> klue_viz.evaluate."""
+    """klue_viz.tasks.ner -> klue_viz.tasks; klue_viz.scoring.evaluate -> klue_viz.scoring."""
     return ".".join(module.split(".")[:2])
 
 

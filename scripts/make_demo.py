@@ -19,7 +19,7 @@ RUNS = OUT / "runs"
 #: Marks every demo guid (after the example number, before NER's and DP's source, before WoS's turn), so that no
 #: demo guid is a real KLUE guid: real predictions opened against the demo gold match nothing (issue 19, item 8)
 #: instead of matching the few ids that happen to be the same, on other sentences.
-DEMO = "-demo"  # klue_viz.demo.DEMO_MARK (the script stands alone: it writes that package)
+DEMO = "-demo"  # klue_viz.reading.demo.DEMO_MARK (the script stands alone: it writes that package)
 
 
 def write_json(path: Path, data) -> None:

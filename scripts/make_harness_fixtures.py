@@ -23,7 +23,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from harness_runs import run_inspect, run_lm_eval, write_tasks  # noqa: E402
 
-from klue_viz.demo import DEMO_BENCHMARK  # noqa: E402
+from klue_viz.reading.demo import DEMO_BENCHMARK  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "harness"
 DEMO_NLI = DEMO_BENCHMARK / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json"

@@ -27,7 +27,7 @@ mkdir -p "$work/preds"
 import sys
 from pathlib import Path
 import bench_runs
-from klue_viz.evaluate import load_gold
+from klue_viz.scoring.evaluate import load_gold
 from klue_viz.tasks import get_task
 shared, out = Path(sys.argv[1]), Path(sys.argv[2])
 for name in bench_runs.REAL:
@@ -39,10 +39,10 @@ EOF
 run() {  # side task gold pred label
   local tree=$work/$1/tree out=$work/$1/out/$5 command
   for command in evaluate slices suspects errors; do
-    (cd "$tree" && PYTHONPATH="$tree" "$py" -m klue_viz.cli "$command" --task "$2" --gold "$3" --pred "$4" --out "$out.$command.json" \
+    (cd "$tree" && PYTHONPATH="$tree" "$py" -m klue_viz.cli.main "$command" --task "$2" --gold "$3" --pred "$4" --out "$out.$command.json" \
       >"$out.$command.txt" 2>&1) || true
   done
-  (cd "$tree" && PYTHONPATH="$tree" "$py" -m klue_viz.cli report --task "$2" --gold "$3" --pred "$4" --out "$out.report.html" \
+  (cd "$tree" && PYTHONPATH="$tree" "$py" -m klue_viz.cli.main report --task "$2" --gold "$3" --pred "$4" --out "$out.report.html" \
     >"$out.report.txt" 2>&1) || true
 }
 

@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 
-from klue_viz.evaluate import Gold, RunResult, evaluate_bytes, gold_from_bytes
+from klue_viz.scoring.evaluate import Gold, RunResult, evaluate_bytes, gold_from_bytes
 from klue_viz.tasks import get_task
 from tests.conftest import jsonl
 

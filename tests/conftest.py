@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from klue_viz.annotations import schema
-from klue_viz.annotations import store as store_module
+from klue_viz.store import annotations as store_module
+from klue_viz.store import schema
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")

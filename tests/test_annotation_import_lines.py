@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from klue_viz.annotations.files import parse
-from klue_viz.annotations.store import Store
-from klue_viz.cli import main
+from klue_viz.cli.main import main
+from klue_viz.store.annotation_files import parse
+from klue_viz.store.annotations import Store
 
 BASE = {"task": "ynat", "guid": "ynat-v1_dev_00001", "turn": None, "run": "bert-base", "annotator": "지민", "tags": ["ambiguous"],
         "note": "", "gold_wrong": False, "corrected_label": None}
@@ -33,7 +33,7 @@ def test_a_repeated_key_is_named_by_its_lines_and_the_newer_updated_at_wins(tmp_
 
 
 def test_the_store_takes_a_repeated_key_once_even_without_the_file_reader(tmp_path):
-    from klue_viz.annotations.store import Annotation
+    from klue_viz.store.annotations import Annotation
 
     db = Store(str(tmp_path / "x.sqlite3"))
     twice = [Annotation("ynat", "g1", "run", "지민", note=n, updated_at=t) for n, t in (("b", "2026-01-02T00:00:00+00:00"), ("a", "2026-01-01T00:00:00+00:00"))]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from klue_viz.annotations.store import Annotation, Store
+from klue_viz.store.annotations import Annotation, Store
 from klue_viz.ui.home import PAGE_FILES
 from tests.test_annotations_app import open_as
 

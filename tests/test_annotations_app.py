@@ -8,7 +8,7 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from klue_viz.annotations.store import Annotation, Store
+from klue_viz.store.annotations import Annotation, Store
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO
 from tests.test_app import plain, shown_count
@@ -105,7 +105,7 @@ def test_an_unreadable_database_is_explained_and_kept(monkeypatch, tmp_path):
 def test_a_busy_database_is_reported_busy_and_cannot_be_set_aside_from_the_page(monkeypatch, tmp_path):
     import sqlite3
 
-    from klue_viz.annotations import store as store_module
+    from klue_viz.store import annotations as store_module
 
     path = tmp_path / "busy.sqlite3"
     monkeypatch.setenv("KLUE_VIZ_DB", str(path))

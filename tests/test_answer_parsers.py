@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from klue_viz.answers import UNREADABLE, strip_answer
-from klue_viz.demo import DEMO_BENCHMARK
-from klue_viz.evaluate import evaluate_bytes, load_gold
-from klue_viz.generation import ANSWER_SLICE
-from klue_viz.slicing import slice_table
+from klue_viz.reading.answers import UNREADABLE, strip_answer
+from klue_viz.reading.demo import DEMO_BENCHMARK
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
+from klue_viz.scoring.llm_outputs import ANSWER_SLICE
+from klue_viz.scoring.slicing import slice_table
 from klue_viz.tasks import TASKS
 
 NLI = [

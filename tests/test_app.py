@@ -9,8 +9,8 @@ import pytest
 from sklearn.metrics import accuracy_score, f1_score
 from streamlit.testing.v1 import AppTest
 
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_file, load_gold
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_file, load_gold
 from klue_viz.tasks import TASKS
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO

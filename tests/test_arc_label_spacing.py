@@ -6,7 +6,7 @@ import html
 import random
 import re
 
-from klue_viz.draw_arcs import Arc, Word, dependency_svg
+from klue_viz.drawing.arcs import Arc, Word, dependency_svg
 
 SIZE = 11  # the labels' font size, read off the SVG below
 #: A label's box: Hangul glyphs of Noto Sans CJK fill one em (0.88 above the baseline, 0.12 below) and the white halo

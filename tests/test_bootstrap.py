@@ -11,11 +11,12 @@ import pandas as pd
 import pytest
 from sklearn.metrics import accuracy_score, auc, precision_recall_curve
 
-from klue_viz import bootstrap, metrics
-from klue_viz.bootstrap import Weighted, compare_runs, confidence_intervals
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
-from klue_viz.results import Frames
+from klue_viz.core.results import Frames
+from klue_viz.metrics import official as metrics
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring import bootstrap
+from klue_viz.scoring.bootstrap import Weighted, compare_runs, confidence_intervals
+from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, load_gold
 from klue_viz.tasks import get_task
 from tests.cases import nli_run
 from tests.conftest import jsonl

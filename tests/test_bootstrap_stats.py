@@ -11,10 +11,10 @@ import math
 
 import pytest
 
-from klue_viz.bootstrap import compare_runs, confidence_intervals
-from klue_viz.cli import main
-from klue_viz.evaluate import evaluate_bytes
-from klue_viz.results import Frames
+from klue_viz.cli.main import main
+from klue_viz.core.results import Frames
+from klue_viz.scoring.bootstrap import compare_runs, confidence_intervals
+from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
 from tests import cases
 from tests.conftest import jsonl

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_file, load_gold
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_file, load_gold
 from klue_viz.tasks import TASKS
 from tests.conftest import REPO
 
@@ -306,7 +306,7 @@ LIVE_FROM_FILES = r"""() => {
 
 def test_file_text_never_becomes_a_link_or_an_image_in_the_browser(browser, tmp_path):
     """Hostile gold text (with blank lines), a hostile file name, and a stored note with bare URLs: all shown as text."""
-    from klue_viz.annotations.store import Annotation, Store
+    from klue_viz.store.annotations import Annotation, Store
     from tests.test_hostile_pages import NAME, PAYLOAD, TAG, hostile_gold, hostile_run
 
     folder = tmp_path / "klue_benchmark"

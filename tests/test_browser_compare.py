@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from klue_viz.demo import demo_runs
+from klue_viz.reading.demo import demo_runs
 from tests.test_browser import ARTIFACTS, CHROMIUM, browser, open_task, page, start_server, stop_server, upload, wait_idle  # noqa: F401
 
 pytestmark = [

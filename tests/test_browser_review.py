@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from klue_viz.annotations.store import Store
+from klue_viz.store.annotations import Store
 from tests.conftest import REPO
 from tests.test_browser import CHROMIUM, LAUNCH_ARGS, start_server, stop_server, wait_idle
 

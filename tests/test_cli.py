@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from klue_viz.cli import main
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.cli.main import main
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 
 
 def test_one_run_prints_metrics_and_writes_json(tmp_path, capsys):
@@ -50,6 +50,6 @@ def test_failures_exit_non_zero_with_one_line(tmp_path, capsys):
 @pytest.mark.slow
 def test_installed_console_script_runs(tmp_path):
     run = next(demo_runs("sts"))
-    done = subprocess.run([sys.executable, "-m", "klue_viz.cli", "evaluate", "--task", "sts", "--gold", str(DEMO_BENCHMARK), "--pred", str(run)],
+    done = subprocess.run([sys.executable, "-m", "klue_viz.cli.main", "evaluate", "--task", "sts", "--gold", str(DEMO_BENCHMARK), "--pred", str(run)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "pearsonr" in done.stdout

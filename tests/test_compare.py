@@ -11,9 +11,8 @@ from cases import gold_of, nli, wos
 from conftest import jsonl
 from scipy.stats import binomtest
 
-from klue_viz.bootstrap import resampled_scores
-from klue_viz.cli import main
-from klue_viz.compare import (
+from klue_viz.cli.main import main
+from klue_viz.compare.ranking import (
     change,
     compare_payload,
     complementarity,
@@ -28,9 +27,10 @@ from klue_viz.compare import (
     run_table,
     sequence_metrics,
 )
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
-from klue_viz.report import build_report
+from klue_viz.outputs.report import build_report
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.bootstrap import resampled_scores
+from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, load_gold
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import entity_f1
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from klue_viz.demo import demo_runs
+from klue_viz.reading.demo import demo_runs
 from klue_viz.tasks import TASKS
 from klue_viz.ui.compare import CELL
 from klue_viz.ui.home import PAGE_FILES

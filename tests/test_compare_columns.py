@@ -12,11 +12,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from klue_viz import kept
-from klue_viz.annotations.store import Store
-from klue_viz.compare import compared_columns, consecutive_changes, rank_runs, run_table
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.compare.ranking import compared_columns, consecutive_changes, rank_runs, run_table
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
+from klue_viz.store import kept_results as kept
+from klue_viz.store.annotations import Store
 from klue_viz.tasks import TASKS, get_task
 from tests.test_kept import assert_same_frame, keep_and_load, noisy_run
 

@@ -13,10 +13,10 @@ from conftest import jsonl
 from scipy.stats import pearsonr
 from sklearn.metrics import f1_score
 
-from klue_viz.cli import main
-from klue_viz.compare import rank_runs, ranking_text, run_table
-from klue_viz.demo import demo_runs
-from klue_viz.evaluate import evaluate_bytes
+from klue_viz.cli.main import main
+from klue_viz.compare.ranking import rank_runs, ranking_text, run_table
+from klue_viz.reading.demo import demo_runs
+from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
 from klue_viz.ui.home import PAGE_FILES
 from tests.test_app import open_page

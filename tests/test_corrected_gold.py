@@ -7,12 +7,12 @@ import json
 import datasets
 import pytest
 
-from klue_viz.annotations.gold_versions import GoldVersions
-from klue_viz.annotations.store import Annotation, Store
-from klue_viz.cli import main
-from klue_viz.corrected_gold import CorrectedGold, make_version
+from klue_viz.cli.main import main
+from klue_viz.core.problems import InputError
 from klue_viz.discovery.corrected import Correction, corrected_file, read_corrections
-from klue_viz.problems import InputError
+from klue_viz.discovery.corrected_gold import CorrectedGold, make_version
+from klue_viz.store.annotations import Annotation, Store
+from klue_viz.store.gold_versions import GoldVersions
 from klue_viz.tasks import get_task
 from tests.cases import ner_tsv, nli
 from tests.conftest import jsonl

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from klue_viz.cli import main
-from klue_viz.evaluate import evaluate_bytes
+from klue_viz.cli.main import main
+from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
 from tests import cases
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
-from klue_viz.cli import main
-from klue_viz.crowd import AGREE_UNSURE, CONFIDENT_SPLIT, crowd_view, score_spread, spread_bucket
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.cli.main import main
+from klue_viz.core.crowd import AGREE_UNSURE, CONFIDENT_SPLIT, crowd_view, score_spread, spread_bucket
 from klue_viz.discovery.annotators import annotator_table, error_by_spread
-from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
 from tests.conftest import jsonl
 

@@ -8,10 +8,10 @@ import pytest
 from scipy.stats import pearsonr
 from streamlit.testing.v1 import AppTest
 
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_file, load_gold
-from klue_viz.markup import esc
-from klue_viz.report import build_report
+from klue_viz.drawing.markup import esc
+from klue_viz.outputs.report import build_report
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_file, load_gold
 from klue_viz.tasks import get_task
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO

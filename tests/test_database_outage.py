@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 import pytest
 import sqlalchemy as sa
 
-from klue_viz.annotations.store import Store
+from klue_viz.store.annotations import Store
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO
 from tests.test_annotations_app import first_form, open_as

@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-from klue_viz.io import decode, is_nfc
+from klue_viz.reading.records import decode, is_nfc
 
 TEXTS = [
     "", "a", '{"guid": "klue-ner-v1_dev_00000-wikitree", "tags": ["B-OG", "I-OG", "O"]}\n' * 50, "".join(map(chr, range(128))),

@@ -11,10 +11,10 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from klue_viz.cli import main
-from klue_viz.demo import DEMO_BENCHMARK, DEMO_DIR, demo_runs
-from klue_viz.evaluate import evaluate_bytes, load_gold
-from klue_viz.problems import InputError
+from klue_viz.cli.main import main
+from klue_viz.core.problems import InputError
+from klue_viz.reading.demo import DEMO_BENCHMARK, DEMO_DIR, demo_runs
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import TASKS, get_task
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO

@@ -75,7 +75,7 @@ def test_suspect_queue_marks_gold_wrong_and_offers_the_patch():
     assert "confidence" in evidence and evidence["confidence"].notna().any()
     at.button(key="mark_suspect").click().run()
     assert not at.exception
-    from klue_viz.annotations.store import Store
+    from klue_viz.store.annotations import Store
 
     stored = [a for a in Store().find(task="ynat", run="gold") if a.annotator == "검토자"]
     assert [(a.guid, a.corrected_label, a.gold_wrong) for a in stored] == [(queue["guid"][0], queue["proposed"][0], True)]
@@ -100,8 +100,8 @@ def test_sort_page_size_and_compact_table():
     at.selectbox(key="page_size").set_value(25).run()
     assert not at.exception
     drawn_guids = [m.value.split('data-guid="')[1].split('"')[0] for m in at.markdown if 'class="kv-example"' in m.value]
-    from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-    from klue_viz.evaluate import evaluate_file, load_gold
+    from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+    from klue_viz.scoring.evaluate import evaluate_file, load_gold
     from klue_viz.tasks import get_task
 
     task = get_task("sts")
@@ -123,8 +123,8 @@ def test_hostile_run_name_stays_text_in_every_discovery_view():
     import json
     import re
 
-    from klue_viz.demo import DEMO_BENCHMARK
-    from klue_viz.evaluate import load_gold
+    from klue_viz.reading.demo import DEMO_BENCHMARK
+    from klue_viz.scoring.evaluate import load_gold
     from klue_viz.tasks import get_task
 
     hostile = "<img src=x onerror=alert(1)>[x](javascript:alert(1))"  # no '/': the run is named after the file
@@ -163,9 +163,9 @@ def test_a_paired_slice_gives_the_paired_interval_and_filters_to_the_slice_compa
     assert not at.exception
     caption = next(plain(c.value) for c in at.caption if "resamples)" in plain(c.value))
     assert "paired bootstrap" in caption and " − " in caption
-    from klue_viz.demo import DEMO_BENCHMARK, demo_runs
     from klue_viz.discovery.slices import paired_slices
-    from klue_viz.evaluate import evaluate_file, load_gold
+    from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+    from klue_viz.scoring.evaluate import evaluate_file, load_gold
     from klue_viz.tasks import get_task
 
     task = get_task("ner")
@@ -179,10 +179,10 @@ def test_a_paired_slice_gives_the_paired_interval_and_filters_to_the_slice_compa
 
 def test_a_tag_slices_interval_follows_the_tags_stored_since():
     """The interval of a chosen slice is of the examples it covers now: tagging more examples changes a tag slice."""
-    from klue_viz.annotations.store import Annotation, Store
-    from klue_viz.bootstrap import confidence_intervals
-    from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-    from klue_viz.evaluate import evaluate_file, load_gold
+    from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+    from klue_viz.scoring.bootstrap import confidence_intervals
+    from klue_viz.scoring.evaluate import evaluate_file, load_gold
+    from klue_viz.store.annotations import Annotation, Store
     from klue_viz.tasks import get_task
 
     task = get_task("nli")
@@ -214,7 +214,7 @@ def test_a_tag_slices_interval_follows_the_tags_stored_since():
 
 def test_the_train_file_of_the_gold_folder_adds_the_seen_in_training_slice(tmp_path, monkeypatch):
     """Gold from a klue_benchmark/ folder: its NER _train file is one toggle away (no upload of a large file)."""
-    from klue_viz.demo import DEMO_BENCHMARK
+    from klue_viz.reading.demo import DEMO_BENCHMARK
 
     folder = tmp_path / "klue_benchmark" / "klue-ner-v1.1"
     folder.mkdir(parents=True)
@@ -222,7 +222,7 @@ def test_the_train_file_of_the_gold_folder_adds_the_seen_in_training_slice(tmp_p
     (folder / "klue-ner-v1.1_dev.tsv").write_text(dev, encoding="utf-8")
     (folder / "klue-ner-v1.1_train.tsv").write_text("\n\n".join(dev.split("\n\n")[:5]), encoding="utf-8")
     monkeypatch.setenv("KLUE_VIZ_DATA_DIR", str(tmp_path / "klue_benchmark"))
-    from klue_viz.demo import demo_runs
+    from klue_viz.reading.demo import demo_runs
 
     run = next(demo_runs("ner"))
     at = open_page(PAGE_FILES["ner"])

@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from klue_viz.cli import main
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.cli.main import main
 from klue_viz.discovery.calibration import calibration, coverage_curve, predicted_confidence, run_calibration
-from klue_viz.evaluate import evaluate_bytes, load_gold
-from klue_viz.kit import bin_of, confidence_bucket
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
+from klue_viz.tasks.kit import bin_of, confidence_bucket
 from tests.conftest import jsonl
 
 

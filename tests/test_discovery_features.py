@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from klue_viz.cli import main
+from klue_viz.cli.main import main
+from klue_viz.core.problems import InputError
 from klue_viz.discovery.features import load_training, training_features, with_training
 from klue_viz.discovery.slices import weak_slices
-from klue_viz.evaluate import evaluate_bytes, load_gold
-from klue_viz.kit import WHOLE, attached_particle, eojeol_bucket, script_mix
-from klue_viz.problems import InputError
-from klue_viz.slicing import slice_table
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
+from klue_viz.scoring.slicing import slice_table
 from klue_viz.tasks import get_task
+from klue_viz.tasks.kit import WHOLE, attached_particle, eojeol_bucket, script_mix
 from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl
 

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from sliceline import Slicefinder
 
-from klue_viz.cli import main
+from klue_viz.cli.main import main
 from klue_viz.discovery.slices import paired_slices, search, weak_slices
-from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl
@@ -127,7 +127,7 @@ def test_error_tags_are_slice_conditions(shared):
 
 def test_slices_command_takes_the_stored_error_tags_as_conditions(shared, tmp_path, capsys):
     """A user's tags in the annotation store (KLUE_VIZ_DB) are conditions headless too, as in the app."""
-    from klue_viz.annotations.store import Annotation, Store
+    from klue_viz.store.annotations import Annotation, Store
 
     gold = load_gold(get_task("nli"), shared)
     rng = np.random.default_rng(1)

@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.discovery.slices import (
     FoundSlice,
     WeakSlice,
@@ -26,7 +25,8 @@ from klue_viz.discovery.slices import (
     units,
     weak_slices,
 )
-from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, load_gold
 from klue_viz.tasks import get_task
 from tests.conftest import jsonl
 

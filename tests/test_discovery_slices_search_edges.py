@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from klue_viz.discovery.slices import paired_slices, search
-from klue_viz.evaluate import evaluate_bytes
+from klue_viz.scoring.evaluate import evaluate_bytes
 from tests.conftest import jsonl
 from tests.test_discovery_slices_edges import nli  # noqa: F401  (the shared fixture: 400 NLI dev pairs, a spoilt run)
 

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from klue_viz.core.results import Frames
 from klue_viz.discovery.slices import MISSING, _strings, encode, units
-from klue_viz.evaluate import evaluate_bytes, load_gold
-from klue_viz.results import Frames
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl

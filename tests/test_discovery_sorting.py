@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.discovery.sorting import (
     FILE_ORDER,
     SUSPECT_RANK,
@@ -12,9 +11,10 @@ from klue_viz.discovery.sorting import (
     sort_keys,
     suspect_ranks,
 )
-from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
-from klue_viz.kit import Evidence, suspect_item
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, load_gold
 from klue_viz.tasks import get_task
+from klue_viz.tasks.kit import Evidence, suspect_item
 from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl
 

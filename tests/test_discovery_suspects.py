@@ -8,12 +8,12 @@ import random
 
 import pytest
 
-from klue_viz.annotations.gold_marks import mark_gold_wrong
-from klue_viz.annotations.store import Store
-from klue_viz.cli import main
+from klue_viz.cli.main import main
 from klue_viz.discovery.patch import corrections_from, make_patch
 from klue_viz.discovery.suspects import suspects
-from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
+from klue_viz.store.annotations import Store
+from klue_viz.store.gold_marks import mark_gold_wrong
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl
@@ -272,7 +272,7 @@ def test_wos_slot_added_to_the_gold_is_proposed_as_none_and_patched_away(shared,
 def test_mrc_runs_agreeing_there_is_no_answer_propose_unanswerable_and_the_patch_says_so(tmp_path):
     """Every run answers nothing where the gold has an answer: the marked correction is stored (not an empty text that
     the store keeps as none) and the patch writes the question as unanswerable, its old answers as plausible_answers."""
-    from klue_viz.demo import DEMO_BENCHMARK
+    from klue_viz.reading.demo import DEMO_BENCHMARK
 
     task = get_task("mrc")
     gold = load_gold(task, DEMO_BENCHMARK)
@@ -294,7 +294,7 @@ def test_mrc_runs_agreeing_there_is_no_answer_propose_unanswerable_and_the_patch
 
 
 def test_mrc_runs_agreeing_on_an_answer_to_an_unanswerable_gold_patch_it_answerable(tmp_path):
-    from klue_viz.demo import DEMO_BENCHMARK
+    from klue_viz.reading.demo import DEMO_BENCHMARK
 
     task = get_task("mrc")
     gold = load_gold(task, DEMO_BENCHMARK)

@@ -7,9 +7,9 @@ import pytest
 
 from klue_viz.discovery.sorting import FILE_ORDER, sort_examples, sort_keys, suspect_ranks
 from klue_viz.discovery.suspects import evidence_details, evidence_frame, queue_frame, queue_order, suspects, tie_keys, with_text
-from klue_viz.evaluate import evaluate_bytes
-from klue_viz.kit import Evidence, Suspect
+from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
+from klue_viz.tasks.kit import Evidence, Suspect
 from tests.cases import gold_of, nli, wos, ynat
 from tests.conftest import jsonl
 

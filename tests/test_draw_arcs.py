@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from klue_viz.draw_arcs import SMALL, Arc, Word, dependency_svg
-from klue_viz.evaluate import load_gold
+from klue_viz.drawing.arcs import SMALL, Arc, Word, dependency_svg
+from klue_viz.scoring.evaluate import load_gold
 from klue_viz.tasks import TASKS
 
 #: The main column of the page in a 1280 px window (measured in Chromium), where a row must fit at its natural size.

@@ -1,4 +1,4 @@
-"""klue_viz.evaluate's own contracts: the CLI's JSON record of a run, matching defaults, gold files as JSON or
+"""klue_viz.scoring.evaluate's own contracts: the CLI's JSON record of a run, matching defaults, gold files as JSON or
 JSON lines, the hub's gold and the official-layout search. Written to kill the mutants that survived the tests of matching and
 gold reading (docs/mutation.md); expected values are the inputs planted here."""
 
@@ -10,8 +10,10 @@ from pathlib import Path
 import datasets
 import pytest
 
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import (
+from klue_viz.core.problems import InputError
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.reading.records import read_records
+from klue_viz.scoring.evaluate import (
     evaluate_bytes,
     gold_from_bytes,
     load_gold,
@@ -19,8 +21,6 @@ from klue_viz.evaluate import (
     match_records,
     official_file,
 )
-from klue_viz.io import read_records
-from klue_viz.problems import InputError
 from klue_viz.tasks import get_task
 from tests.conftest import jsonl
 

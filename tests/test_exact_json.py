@@ -1,4 +1,4 @@
-"""The one JSON encoding of kept results, kept views and parsed golds (klue_viz/exact_json.py): values come back of the
+"""The one JSON encoding of kept results, kept views and parsed golds (klue_viz/core/exact_json.py): values come back of the
 same types, and what JSON would change is refused. The expected texts are written out by hand."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from klue_viz.exact_json import decode, decoder, encode, exact, untagged
+from klue_viz.core.exact_json import decode, decoder, encode, exact, untagged
 
 
 def test_tuples_and_bytes_are_tagged_in_the_text() -> None:

@@ -6,9 +6,9 @@ import hashlib
 
 import pytest
 
-from klue_viz.annotations.feature_files import FeatureFileStore
-from klue_viz.annotations.store import Store
-from klue_viz.uploads import MAX_UPLOAD_ENV, RunTooLarge
+from klue_viz.reading.uploads import MAX_UPLOAD_ENV, RunTooLarge
+from klue_viz.store.annotations import Store
+from klue_viz.store.feature_files import FeatureFileStore
 
 
 def test_a_file_is_stored_once_and_read_back_by_another_store(db_url):

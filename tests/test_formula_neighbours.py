@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from klue_viz.evaluate import evaluate_bytes
+from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
 from klue_viz.tasks.re import RELATIONS
 from tests import cases

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
 
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_bytes, load_gold
-from klue_viz.results import Frames
+from klue_viz.core.results import Frames
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import TASKS, get_task
 from klue_viz.tasks.ner import tag_list
 

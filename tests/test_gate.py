@@ -10,9 +10,9 @@ import pytest
 from cases import gold_of, ner_tsv, nli
 from conftest import jsonl
 
-from klue_viz.cli import main
-from klue_viz.evaluate import evaluate_bytes
-from klue_viz.gate import gate, gate_markdown
+from klue_viz.cli.main import main
+from klue_viz.compare.gate import gate, gate_markdown
+from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
 
 LABELS = ("entailment", "neutral", "contradiction")

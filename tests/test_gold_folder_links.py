@@ -7,10 +7,10 @@ import shutil
 
 import pytest
 
-from klue_viz.demo import DEMO_BENCHMARK
-from klue_viz.evaluate import official_file
-from klue_viz.gold_folders import allowed_gold_file, allowed_gold_folder
-from klue_viz.problems import InputError
+from klue_viz.core.problems import InputError
+from klue_viz.reading.demo import DEMO_BENCHMARK
+from klue_viz.reading.gold_folders import allowed_gold_file, allowed_gold_folder
+from klue_viz.scoring.evaluate import official_file
 from klue_viz.tasks import get_task
 
 

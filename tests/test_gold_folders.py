@@ -1,4 +1,4 @@
-"""klue_viz.gold_folders: the folders the app's gold box may read under, and every refusal with its message.
+"""klue_viz.reading.gold_folders: the folders the app's gold box may read under, and every refusal with its message.
 Written to kill the mutants that survived the earlier tests (docs/mutation.md; mutated when this code was in
 evaluate.py); expected values are the folders and variables planted here."""
 
@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from klue_viz.gold_folders import DATA_DIR_ENV, GOLD_ROOTS_ENV, allowed_gold_folder, gold_roots
-from klue_viz.problems import InputError
+from klue_viz.core.problems import InputError
+from klue_viz.reading.gold_folders import DATA_DIR_ENV, GOLD_ROOTS_ENV, allowed_gold_folder, gold_roots
 
 # ---- where the app may read gold from -----------------------------------------------------------------
 

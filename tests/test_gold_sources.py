@@ -7,15 +7,15 @@ import json
 import datasets
 import pytest
 
-from klue_viz.evaluate import evaluate_bytes, load_gold, load_hf
-from klue_viz.problems import InputError
+from klue_viz.core.problems import InputError
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold, load_hf
 from klue_viz.tasks import TASKS, get_task
 from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl
 
 
 def test_every_task_finds_its_dev_file_in_a_benchmark_folder(shared):
-    from klue_viz.demo import DEMO_BENCHMARK
+    from klue_viz.reading.demo import DEMO_BENCHMARK
 
     for task in TASKS.values():
         assert len(load_gold(task, DEMO_BENCHMARK).frame) >= 18
@@ -88,7 +88,7 @@ def test_hf_dp_and_re_exports(shared, tmp_path):
 
 
 def test_broken_sentence_in_an_official_tsv_is_reported_and_the_rest_kept():
-    from klue_viz.evaluate import gold_from_bytes
+    from klue_viz.scoring.evaluate import gold_from_bytes
 
     tsv = ("## 칼럼명 : CHAR\tNE_TAG\n## klue-ner-v1_dev_00000-nsmc\t<철수:PS>\n철\tB-PS\n수\tI-PS\n\n"
            "## klue-ner-v1_dev_00001-nsmc\t좋다\n좋\tO\n다\tX-YY\n\n")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from klue_viz.annotations.golds import GoldStore, gold_digest
-from klue_viz.annotations.store import Store
-from klue_viz.demo import DEMO_BENCHMARK
-from klue_viz.evaluate import official_file
+from klue_viz.reading.demo import DEMO_BENCHMARK
+from klue_viz.scoring.evaluate import official_file
+from klue_viz.store.annotations import Store
+from klue_viz.store.golds import GoldStore, gold_digest
 from klue_viz.tasks import get_task
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO

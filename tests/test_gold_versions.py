@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from klue_viz.annotations.gold_versions import GoldVersions
-from klue_viz.annotations.store import Store, StoreError
+from klue_viz.store.annotations import Store, StoreError
+from klue_viz.store.gold_versions import GoldVersions
 
 CORRECTION = {"guid": "klue-nli-v1_dev_00005", "correction": "entailment", "turn": None, "annotator": "kim", "note": "", "updated_at": ""}
 

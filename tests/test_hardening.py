@@ -9,16 +9,16 @@ import sys
 import pandas as pd
 import pytest
 
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_bytes, evaluate_file, gold_from_bytes, load_gold
-from klue_viz.filtering import (
+from klue_viz.core.problems import InputError
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, gold_from_bytes, load_gold
+from klue_viz.scoring.filtering import (
     MAX_PATTERN,
     ExampleFilter,
     FilterError,
     apply_filter,
     compile_search,
 )
-from klue_viz.problems import InputError
 from klue_viz.tasks import get_task
 from tests.conftest import REPO, jsonl
 
@@ -26,7 +26,7 @@ from tests.conftest import REPO, jsonl
 
 CATASTROPHIC = r"""
 import pandas as pd
-from klue_viz.filtering import FilterError, text_mask
+from klue_viz.scoring.filtering import FilterError, text_mask
 frame = pd.DataFrame({"guid": ["g1", "g2"], "sentence": ["a" * 5000, "x" * 40 + "#"]})
 print(text_mask(frame, ("sentence",), "(?:.+.+)+#", True).tolist())
 try:
@@ -57,7 +57,7 @@ def test_patterns_re2_cannot_run_are_refused_with_a_clear_message(pattern, reaso
 
 def test_plain_search_is_literal_and_case_insensitive():
     frame = pd.DataFrame({"guid": ["a", "b", "c"], "sentence": ["x.y (z", "XAY", "Abc"]})
-    from klue_viz.filtering import text_mask
+    from klue_viz.scoring.filtering import text_mask
     assert text_mask(frame, ("sentence",), ".y (", False).tolist() == [True, False, False]
     assert text_mask(frame, ("sentence",), "a.", True).tolist() == [False, True, True]
     assert text_mask(frame, ("sentence",), "abc", False).tolist() == [False, False, True]
@@ -68,7 +68,7 @@ def test_the_search_agrees_with_pythons_re_and_skips_missing_text():
     a missing value matches nothing (it used to crash the search), and a column of mixed values is still searched."""
     import re
 
-    from klue_viz.filtering import text_mask
+    from klue_viz.scoring.filtering import text_mask
     sentences = ["서울시청에서 SEOUL 행사가", "부산은 seoul보다", "대한민국 정부가", None, "a.b+c (서울이", "Ab.C"]
     frame = pd.DataFrame({"guid": [f"g{k}" for k in range(len(sentences))], "sentence": pd.Series(sentences, dtype="str"),
                           "mixed": pd.Series([1, "SEOUL", ["x"], None, 2.5, "y"], dtype=object)})
@@ -91,7 +91,7 @@ def test_the_search_finds_an_example_by_its_guid(task_name):
 # ---- 2. chart labels -----------------------------------------------------------------------------
 
 def test_chart_labels_from_files_are_text_to_plotly():
-    from klue_viz.charts import confusion_counts, confusion_figure, slice_figure
+    from klue_viz.drawing.charts import confusion_counts, confusion_figure, slice_figure
 
     hostile = "<a href='http://evil.example'>x</a><img src=x><br><b>b</b>"
     pairs = pd.DataFrame({"guid": ["g1", "g2"], "gold": [hostile, "ok"], "pred": ["ok", hostile]})
@@ -115,7 +115,7 @@ def _cells(text: str) -> list[str]:
 
 
 def test_csv_cells_never_start_a_formula_and_read_back_unchanged():
-    from klue_viz.markup import csv_cell, csv_text
+    from klue_viz.drawing.markup import csv_cell, csv_text
 
     for value in FORMULAS:
         assert csv_cell(value).startswith("'") and csv_text(csv_cell(value)) == value.replace("\r", "\n")
@@ -124,9 +124,9 @@ def test_csv_cells_never_start_a_formula_and_read_back_unchanged():
 
 
 def test_the_annotation_csv_export_neutralises_formulas_in_app_and_cli(tmp_path, monkeypatch):
-    from klue_viz.annotations.files import parse, to_csv
-    from klue_viz.annotations.store import Annotation, Store
-    from klue_viz.cli import main
+    from klue_viz.cli.main import main
+    from klue_viz.store.annotation_files import parse, to_csv
+    from klue_viz.store.annotations import Annotation, Store
 
     items = [Annotation("nli", f"g{k}", "-run", "@me", tags=[f], note=f, corrected_label=f) for k, f in enumerate(FORMULAS)]
     text = to_csv(items)
@@ -145,7 +145,7 @@ def test_the_annotation_csv_export_neutralises_formulas_in_app_and_cli(tmp_path,
 
 
 def test_the_examples_csv_download_neutralises_formulas():
-    from klue_viz.filtering import export_frame
+    from klue_viz.scoring.filtering import export_frame
 
     task = get_task("ynat")
     result = evaluate_file(task, load_gold(task, DEMO_BENCHMARK), next(demo_runs("ynat")))
@@ -161,7 +161,7 @@ def test_the_examples_csv_download_neutralises_formulas():
 # ---- 5. gold folders -------------------------------------------------------------------------------
 
 def test_the_gold_search_keeps_to_the_official_layout(tmp_path):
-    from klue_viz.evaluate import official_file
+    from klue_viz.scoring.evaluate import official_file
 
     task = get_task("ner")
     deep = tmp_path / "a" / "b" / "c" / "klue-ner-v1.1"
@@ -175,8 +175,8 @@ def test_the_gold_search_keeps_to_the_official_layout(tmp_path):
 
 
 def test_the_gold_folder_box_accepts_only_folders_the_operator_allowed(tmp_path, monkeypatch):
-    from klue_viz.gold_folders import allowed_gold_folder
-    from klue_viz.problems import InputError
+    from klue_viz.core.problems import InputError
+    from klue_viz.reading.gold_folders import allowed_gold_folder
 
     allowed, other = tmp_path / "gold", tmp_path / "elsewhere"
     (allowed / "klue_benchmark").mkdir(parents=True)
@@ -198,7 +198,7 @@ def test_the_gold_folder_box_accepts_only_folders_the_operator_allowed(tmp_path,
 
 
 def test_the_cli_still_reads_any_folder_its_user_names_without_walking_it(tmp_path, capsys):
-    from klue_viz.cli import main
+    from klue_viz.cli.main import main
 
     deep = tmp_path / "x" / "y" / "klue-sts-v1.1"
     deep.mkdir(parents=True)
@@ -320,8 +320,8 @@ HOSTILE_VALUES = [None, "", "x", 0, -1, 2**70, float("inf"), float("nan"), True,
 
 @pytest.mark.parametrize("task_name", ["ynat", "sts", "nli", "ner", "re", "dp", "mrc", "wos"])
 def test_parsers_raise_only_record_errors_and_what_they_accept_can_be_scored(task_name):
-    from klue_viz.io import read_records
-    from klue_viz.results import Repaired
+    from klue_viz.core.results import Repaired
+    from klue_viz.reading.records import read_records
     from klue_viz.tasks.base import RecordError
 
     task = get_task(task_name)
@@ -348,7 +348,7 @@ def test_parsers_raise_only_record_errors_and_what_they_accept_can_be_scored(tas
 
 
 def test_cli_refuses_a_bad_out_and_bootstrap_before_scoring(tmp_path, capsys):
-    from klue_viz.cli import main
+    from klue_viz.cli.main import main
 
     gold, run = str(DEMO_BENCHMARK), str(next(demo_runs("ynat")))
     for out, reason in [(tmp_path, "is a folder"), (tmp_path / "missing" / "m.json", "does not exist")]:
@@ -361,7 +361,7 @@ def test_cli_refuses_a_bad_out_and_bootstrap_before_scoring(tmp_path, capsys):
 
 
 def test_cli_never_writes_control_characters_from_files_to_the_terminal(tmp_path, capsys):
-    from klue_viz.cli import main
+    from klue_viz.cli.main import main
 
     task = get_task("ynat")
     gold = load_gold(task, DEMO_BENCHMARK)
@@ -381,7 +381,7 @@ def test_cli_never_writes_control_characters_from_files_to_the_terminal(tmp_path
 
 
 def test_cli_reports_a_broken_file_in_one_line_not_a_traceback(tmp_path, capsys):
-    from klue_viz.cli import main
+    from klue_viz.cli.main import main
 
     deep = tmp_path / "deep.json"
     deep.write_bytes(b"[" * 200_000)

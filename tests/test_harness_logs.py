@@ -1,7 +1,7 @@
 """Evaluation-harness logs as prediction files, made by the real tools: lm-evaluation-harness (`lm_eval --model dummy
 --log_samples`) and Inspect AI (`mockllm/model`) run offline over the real KLUE-NLI dev file in the test, and small
 fixtures the real tools made over the embedded demo (tests/data/harness/, scripts/make_harness_fixtures.py).
-Expected values come from reading the logs here, independently of klue_viz.harness."""
+Expected values come from reading the logs here, independently of klue_viz.scoring.harness."""
 
 from __future__ import annotations
 
@@ -17,16 +17,16 @@ import pytest
 from harness_runs import HF_ORDER, KOREAN, lm_eval_binary, run_inspect, run_lm_eval, write_tasks
 from scipy.special import softmax
 
-from klue_viz.answer_card import card_with_answers
-from klue_viz.answers import UNREADABLE
-from klue_viz.cli import main
-from klue_viz.demo import DEMO_BENCHMARK
-from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
-from klue_viz.generation import softmax as ours
-from klue_viz.harness import expand, expand_path
-from klue_viz.problems import InputError
+from klue_viz.cli.main import main
+from klue_viz.core.problems import InputError
+from klue_viz.outputs.answer_card import card_with_answers
+from klue_viz.reading.answers import UNREADABLE
+from klue_viz.reading.demo import DEMO_BENCHMARK
+from klue_viz.scoring.benchmark import detect_file_task, evaluate_folder, prediction_files
+from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, load_gold
+from klue_viz.scoring.harness import expand, expand_path
+from klue_viz.scoring.llm_outputs import softmax as ours
 from klue_viz.tasks import TASKS
-from klue_viz.workspace import detect_file_task, evaluate_folder, prediction_files
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "klue"
 NLI_DEV = SHARED / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json"

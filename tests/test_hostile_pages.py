@@ -18,8 +18,8 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from streamlit.testing.v1 import AppTest
 
-from klue_viz.annotations.store import Annotation, Store
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.store.annotations import Annotation, Store
 from klue_viz.tasks import TASKS
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO

@@ -7,9 +7,9 @@ import socket
 import datasets
 import pytest
 
-from klue_viz import hub
-from klue_viz.evaluate import load_hf
-from klue_viz.problems import InputError
+from klue_viz.core.problems import InputError
+from klue_viz.reading import hf_hub as hub
+from klue_viz.scoring.evaluate import load_hf
 from klue_viz.tasks import get_task
 
 

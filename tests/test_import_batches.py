@@ -7,8 +7,8 @@ import sqlite3
 import pytest
 import sqlalchemy as sa
 
-from klue_viz.annotations import store as store_module
-from klue_viz.annotations.store import Annotation, Store
+from klue_viz.store import annotations as store_module
+from klue_viz.store.annotations import Annotation, Store
 
 
 def records(n: int, note: str = "") -> list[Annotation]:

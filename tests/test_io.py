@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from klue_viz.io import BARE_VALUE, decode, read_records
-from klue_viz.problems import InputError
+from klue_viz.core.problems import InputError
+from klue_viz.reading.records import BARE_VALUE, decode, read_records
 
 
 def test_decodes_utf8_bom_cp949_and_crlf():

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from klue_viz.io import json_line, read_records
+from klue_viz.reading.records import json_line, read_records
 
 LINES = [
     '{"guid": "a", "tags": ["B-PS", "I-PS", "O"]}', ' {"guid": "a"}', '{"guid": "a"} ', '\t{"guid": "a"}\t',

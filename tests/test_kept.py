@@ -1,4 +1,4 @@
-"""Kept results (klue_viz/kept.py): read back equal to a fresh scoring, and never used when stale or damaged."""
+"""Kept results (klue_viz/store/kept_results.py): read back equal to a fresh scoring, and never used when stale or damaged."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 import sqlalchemy as sa
 
-from klue_viz import kept
-from klue_viz.annotations.store import Store
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
+from klue_viz.store import kept_results as kept
+from klue_viz.store.annotations import Store
 from klue_viz.tasks import TASKS, get_task
 from klue_viz.tasks.ner import tag_list
 
@@ -145,7 +145,7 @@ def demo_input(task_name: str = "ner") -> tuple:
 
 
 class Counting:
-    """Counts the runs scored from their bytes (klue_viz.kept's evaluate_with_frames)."""
+    """Counts the runs scored from their bytes (klue_viz.store.kept_results's evaluate_with_frames)."""
 
     def __init__(self, monkeypatch) -> None:
         self.calls = 0

@@ -7,9 +7,9 @@ import os
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from klue_viz.annotations.runs import RunConflict, RunStore
-from klue_viz.annotations.store import Store
-from klue_viz.demo import demo_runs
+from klue_viz.reading.demo import demo_runs
+from klue_viz.store.annotations import Store
+from klue_viz.store.runs import RunConflict, RunStore
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO
 

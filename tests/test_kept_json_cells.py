@@ -13,8 +13,8 @@ import pandas.testing as pdt
 import pyarrow.parquet as pq
 import pytest
 
-from klue_viz.exact_json import TUPLE
-from klue_viz.kept import frame_bytes, json_cells, read_frame
+from klue_viz.core.exact_json import TUPLE
+from klue_viz.store.kept_results import frame_bytes, json_cells, read_frame
 
 
 def test_each_value_is_the_text_json_dumps_gives() -> None:

@@ -12,10 +12,10 @@ import textwrap
 import pytest
 import sqlalchemy as sa
 
-from klue_viz import kept
-from klue_viz.annotations import schema
-from klue_viz.annotations import store as store_module
-from klue_viz.demo import demo_runs
+from klue_viz.reading.demo import demo_runs
+from klue_viz.store import annotations as store_module
+from klue_viz.store import kept_results as kept
+from klue_viz.store import schema
 from tests.conftest import REPO
 
 PG_URL = os.environ.get("KLUE_VIZ_TEST_PG")
@@ -25,11 +25,11 @@ BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(not PG
 #: One replica's work, run in a process of its own: prints what it saw as JSON on its last line.
 REPLICA = textwrap.dedent('''
     import json, sys
-    from klue_viz import kept
-    from klue_viz.annotations.runs import RunStore
-    from klue_viz.annotations.store import Annotation, Store
-    from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-    from klue_viz.evaluate import load_gold
+    from klue_viz.store import kept_results as kept
+    from klue_viz.store.runs import RunStore
+    from klue_viz.store.annotations import Annotation, Store
+    from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+    from klue_viz.scoring.evaluate import load_gold
     from klue_viz.tasks import get_task
 
     url, action = sys.argv[1], sys.argv[2]

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from klue_viz import kept
-from klue_viz.annotations.store import Store
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.discovery.slices import WeakSlice, weak_slices
 from klue_viz.discovery.suspects import suspects
-from klue_viz.evaluate import evaluate_with_frames, gold_from_bytes, load_gold, official_file
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_with_frames, gold_from_bytes, load_gold, official_file
+from klue_viz.store import kept_results as kept
+from klue_viz.store.annotations import Store
 from klue_viz.tasks import get_task
 from tests.conftest import REPO
 
@@ -184,13 +184,13 @@ def test_a_damaged_view_is_computed_again(store):
 #: times each was computed, as JSON on its last line.
 SERVER = textwrap.dedent('''
     import json, sys
-    from klue_viz import kept
-    from klue_viz.annotations.store import Store
-    from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+    from klue_viz.store import kept_results as kept
+    from klue_viz.store.annotations import Store
+    from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
     from klue_viz.discovery.slices import WeakSlice, weak_slices
     from klue_viz.discovery.suspects import suspects
-    from klue_viz.evaluate import load_gold
-    from klue_viz.kit import Evidence, Suspect
+    from klue_viz.scoring.evaluate import load_gold
+    from klue_viz.tasks.kit import Evidence, Suspect
     from klue_viz.tasks import get_task
 
     url, task_name = sys.argv[1], sys.argv[2]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from klue_viz.demo import DEMO_BENCHMARK
-from klue_viz.evaluate import evaluate_file, load_gold
+from klue_viz.reading.demo import DEMO_BENCHMARK
+from klue_viz.scoring.evaluate import evaluate_file, load_gold
 from klue_viz.tasks import TASKS
 from tests.conftest import REPO
 from tests.test_browser import browser, page, pytestmark, server, wait_idle  # noqa: F401  (fixtures, and the browser mark)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from klue_viz.evaluate import evaluate_bytes, gold_from_bytes
+from klue_viz.scoring.evaluate import evaluate_bytes, gold_from_bytes
 from klue_viz.tasks import get_task
 from klue_viz.tasks.re import RELATIONS
 from tests.conftest import jsonl

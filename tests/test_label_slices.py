@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from klue_viz.discovery.slices import weak_slices
-from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
 from tests.conftest import jsonl
 
@@ -36,9 +36,9 @@ def test_the_predicted_label_is_a_feature_of_every_label_task():
     """YNAT and RE too: the feature holds each example's predicted label, read here from the demo file itself."""
     import json
 
-    from klue_viz.demo import DEMO_BENCHMARK, demo_runs
     from klue_viz.discovery.slices import units
-    from klue_viz.evaluate import evaluate_file
+    from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+    from klue_viz.scoring.evaluate import evaluate_file
 
     for name in ("ynat", "re"):
         task = get_task(name)

@@ -1,4 +1,4 @@
-"""Deferred imports (klue_viz/lazy.py) stay deferred, also when something walks `sys.modules`.
+"""Deferred imports (klue_viz/core/lazy.py) stay deferred, also when something walks `sys.modules`.
 
 Streamlit calls `inspect.stack()` on the first element a server draws; `inspect.getmodule` reads an
 attribute of every module in `sys.modules`. A LazyLoader module entered there is then loaded, which
@@ -24,7 +24,7 @@ def _run(code: str) -> str:
 
 def test_a_lazy_module_is_imported_on_first_attribute_read_only():
     code = ("import inspect, sys\n"
-            "from klue_viz.lazy import lazy_module\n"
+            "from klue_viz.core.lazy import lazy_module\n"
             "colorsys = lazy_module('colorsys')\n"
             "before = 'colorsys' in sys.modules\n"
             "inspect.stack()  # walks sys.modules, as Streamlit does\n"
@@ -36,7 +36,7 @@ def test_a_lazy_module_is_imported_on_first_attribute_read_only():
 
 def test_a_lazy_submodule_and_an_imported_module():
     code = ("import sys, json\n"
-            "from klue_viz.lazy import lazy_module\n"
+            "from klue_viz.core.lazy import lazy_module\n"
             "decoder = lazy_module('json.decoder')  # json is imported: json.decoder too, given back as it is\n"
             "xml_dom = lazy_module('xml.dom.minidom')  # its package is not imported yet\n"
             "print(decoder is sys.modules['json.decoder'], 'xml.dom.minidom' in sys.modules, "
@@ -45,7 +45,7 @@ def test_a_lazy_submodule_and_an_imported_module():
 
 
 def test_a_missing_module_is_refused_at_once():
-    code = ("from klue_viz.lazy import lazy_module\n"
+    code = ("from klue_viz.core.lazy import lazy_module\n"
             "try:\n    lazy_module('no_such_package_kv.sub')\nexcept ModuleNotFoundError as err:\n    print('refused', err.name)")
     assert _run(code) == "refused no_such_package_kv.sub"
 

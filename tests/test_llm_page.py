@@ -8,9 +8,9 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from klue_viz.answers import UNREADABLE
-from klue_viz.demo import DEMO_BENCHMARK
-from klue_viz.evaluate import load_gold
+from klue_viz.reading.answers import UNREADABLE
+from klue_viz.reading.demo import DEMO_BENCHMARK
+from klue_viz.scoring.evaluate import load_gold
 from klue_viz.tasks import TASKS
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO

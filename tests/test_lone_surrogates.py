@@ -7,10 +7,10 @@ import json
 import shutil
 from pathlib import Path
 
-from klue_viz.cli import main
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_bytes, load_gold
-from klue_viz.io import load_json, read_records
+from klue_viz.cli.main import main
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.reading.records import load_json, read_records
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import TASKS
 
 NOTE = "lone surrogate escape(s) (such as \\ud800: half of a UTF-16 pair, not a character) read as U+FFFD"
@@ -56,7 +56,7 @@ def test_a_gold_with_a_lone_surrogate_is_scored_sliced_and_reported(tmp_path, ca
 
 def test_a_harness_log_with_a_lone_surrogate_in_a_prompt_is_read_and_scored() -> None:
     """A prompt of an Every Eval Ever log (tests/data/harness) given a `\\ud800` escape: the log is re-encoded as JSON
-    lines inside klue_viz.harness, where such a string has no UTF-8 form."""
+    lines inside klue_viz.scoring.harness, where such a string has no UTF-8 form."""
     fixture = Path(__file__).parent / "data" / "harness" / "eee_nli_mc.jsonl"
     lines = fixture.read_text(encoding="utf-8").splitlines()
     first = json.loads(lines[0])

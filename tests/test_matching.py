@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_bytes, load_gold
-from klue_viz.problems import InputError
+from klue_viz.core.problems import InputError
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
 from tests.conftest import jsonl
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from klue_viz.annotations.runs import Run
+from klue_viz.store.runs import Run
 from klue_viz.ui.state import model_label
 
 

@@ -6,7 +6,7 @@ import pytest
 from seqeval.metrics import f1_score as seqeval_f1
 from seqeval.scheme import IOB2
 
-from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl

@@ -8,8 +8,9 @@ import pandas as pd
 import pandas.testing as pdt
 import pytest
 
-from klue_viz import evaluate, workspace
-from klue_viz.evaluate import evaluate_with_frames, gold_from_bytes, load_gold
+from klue_viz.scoring import benchmark as workspace
+from klue_viz.scoring import evaluate
+from klue_viz.scoring.evaluate import evaluate_with_frames, gold_from_bytes, load_gold
 from klue_viz.tasks import get_task
 from klue_viz.tasks import ner as ner_module
 from klue_viz.tasks.ner import GoldEntityTexts, classify_errors, joined, tag_list

@@ -9,7 +9,7 @@ import pandas as pd
 import pandas.testing as pdt
 import pytest
 
-from klue_viz.evaluate import evaluate_with_frames, gold_from_bytes
+from klue_viz.scoring.evaluate import evaluate_with_frames, gold_from_bytes
 from klue_viz.tasks import get_task
 from klue_viz.tasks import ner as ner_module
 from klue_viz.tasks.ner import GoldEntityTexts, few_strings, length_buckets, tag_list

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from klue_viz.io import ALWAYS_NFC, decode, is_nfc
+from klue_viz.reading.records import ALWAYS_NFC, decode, is_nfc
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "klue"
 NER_DEV = SHARED / "klue-ner-v1.1" / "klue-ner-v1.1_dev.tsv"

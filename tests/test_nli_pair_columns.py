@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from klue_viz.evaluate import evaluate_with_frames
+from klue_viz.scoring.evaluate import evaluate_with_frames
 from klue_viz.tasks import get_task
 from klue_viz.tasks import nli as nli_module
 from klue_viz.tasks.nli import PairColumns

@@ -1,4 +1,4 @@
-"""Parsed golds kept in the database (klue_viz/parsed_golds.py): read back equal to a fresh parse, of the same types,
+"""Parsed golds kept in the database (klue_viz/store/parsed_golds.py): read back equal to a fresh parse, of the same types,
 and parsed again whenever what they were made from changed, was damaged, or cannot be kept."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from klue_viz import parsed_golds
-from klue_viz.annotations.store import Store
-from klue_viz.demo import DEMO_BENCHMARK
-from klue_viz.evaluate import Gold, gold_file, gold_from_bytes
-from klue_viz.parsed_golds import ParsedGolds, gold_json, kept_golds
-from klue_viz.problems import InputError
+from klue_viz.core.problems import InputError
+from klue_viz.reading.demo import DEMO_BENCHMARK
+from klue_viz.scoring.evaluate import Gold, gold_file, gold_from_bytes
+from klue_viz.store import parsed_golds
+from klue_viz.store.annotations import Store
+from klue_viz.store.parsed_golds import ParsedGolds, gold_json, kept_golds
 from klue_viz.tasks import TASKS, get_task
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "klue"

@@ -1,4 +1,4 @@
-"""The public metric functions of `klue_viz.metrics` on plain lists, against values worked out by hand
+"""The public metric functions of `klue_viz.metrics.official` on plain lists, against values worked out by hand
 and against scikit-learn and seqeval (also on the real dev sets); the module's doctests and imports.
 
 Scale 0..100, None where the metric is undefined. Each case is built so that the nearest wrong
@@ -21,7 +21,7 @@ from seqeval.metrics import f1_score as seqeval_f1
 from seqeval.scheme import IOB2
 from sklearn.metrics import accuracy_score, auc, f1_score, precision_recall_curve
 
-from klue_viz import metrics
+from klue_viz.metrics import official as metrics
 from tests.conftest import REPO
 
 NER_TAGS = list(metrics.NER_TAGS)
@@ -232,7 +232,7 @@ def test_the_metric_examples_in_the_docstrings_hold():
 
 
 def test_metrics_import_without_pandas_sklearn_scipy_or_streamlit():
-    code = "import sys, klue_viz.metrics; print([m for m in ('pandas', 'sklearn', 'scipy', 'streamlit') if m in sys.modules])"
+    code = "import sys, klue_viz.metrics.official; print([m for m in ('pandas', 'sklearn', 'scipy', 'streamlit') if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True).stdout
     assert out.strip() == "[]"
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import accuracy_score
 
-from klue_viz.annotations.store import Annotation, Store
-from klue_viz.cli import main
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
-from klue_viz.markup import STYLE
-from klue_viz.report import build_report
+from klue_viz.cli.main import main
+from klue_viz.drawing.markup import STYLE
+from klue_viz.outputs.report import build_report
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, load_gold
+from klue_viz.store.annotations import Annotation, Store
 from klue_viz.tasks import TASKS
 
 HOSTILE = '<img src=x onerror="alert(1)">'

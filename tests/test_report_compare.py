@@ -8,7 +8,7 @@ import re
 
 from test_compare import NLI, WRONG_1, WRONG_2, WRONG_3, nli_gold, nli_run
 
-from klue_viz.report import build_report
+from klue_viz.outputs.report import build_report
 
 
 def test_the_report_says_what_each_checkpoint_fixed_and_broke():

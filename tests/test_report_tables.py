@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_file, load_gold
-from klue_viz.report import build_report
+from klue_viz.outputs.report import build_report
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_file, load_gold
 from klue_viz.tasks import get_task
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from klue_viz.annotations.runs import RunStore
-from klue_viz.annotations.store import Store
-from klue_viz.demo import demo_runs
+from klue_viz.reading.demo import demo_runs
+from klue_viz.store.annotations import Store
+from klue_viz.store.runs import RunStore
 from klue_viz.ui.state import reupload_note
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from klue_viz.annotations.files import export_text, parse
-from klue_viz.annotations.gold_marks import ACCEPT, KEEP_GOLD, OTHER, SKIP, record_review
-from klue_viz.annotations.store import Store
 from klue_viz.discovery.review import accepted_corrections, disagreements, outcomes, reviewer_agreement
-from klue_viz.kit import KEEP, Evidence, Suspect
+from klue_viz.store.annotation_files import export_text, parse
+from klue_viz.store.annotations import Store
+from klue_viz.store.gold_marks import ACCEPT, KEEP_GOLD, OTHER, SKIP, record_review
 from klue_viz.tasks import get_task
+from klue_viz.tasks.kit import KEEP, Evidence, Suspect
 
 TASK = get_task("nli")
 

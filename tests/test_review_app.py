@@ -9,8 +9,8 @@ import pytest
 from scipy.stats import pearsonr
 from streamlit.testing.v1 import AppTest
 
-from klue_viz.annotations.store import Store
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.store.annotations import Store
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO
 

@@ -8,13 +8,13 @@ import sqlite3
 import pytest
 import sqlalchemy as sa
 
-from klue_viz.annotations import schema
-from klue_viz.annotations import store as store_module
-from klue_viz.annotations.runs import RunConflict, RunStore
-from klue_viz.annotations.store import Annotation, Store, StoreError
-from klue_viz.demo import demo_runs
-from klue_viz.problems import InputError
-from klue_viz.uploads import MAX_UPLOAD_ENV, RunTooLarge
+from klue_viz.core.problems import InputError
+from klue_viz.reading.demo import demo_runs
+from klue_viz.reading.uploads import MAX_UPLOAD_ENV, RunTooLarge
+from klue_viz.store import annotations as store_module
+from klue_viz.store import schema
+from klue_viz.store.annotations import Annotation, Store, StoreError
+from klue_viz.store.runs import RunConflict, RunStore
 from tests.conftest import PG_URL, REPO, reset
 
 V1_DUMP = REPO / "tests" / "data" / "annotations-schema-v1.sql"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from klue_viz import runs_cli
-from klue_viz.cli import main
-from klue_viz.demo import demo_runs
+from klue_viz.cli import runs as runs_cli
+from klue_viz.cli.main import main
+from klue_viz.reading.demo import demo_runs
 
 NER_DEMO = sorted(demo_runs("ner"))
 

@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
-from klue_viz.annotations import store as store_module
-from klue_viz.annotations.runs import RunStore
-from klue_viz.annotations.store import Store, StoreBusy
+from klue_viz.store import annotations as store_module
+from klue_viz.store.annotations import Store, StoreBusy
+from klue_viz.store.runs import RunStore
 
 
 def test_a_run_upload_into_a_locked_database_is_busy_not_a_raw_sqlalchemy_error(tmp_path, monkeypatch):

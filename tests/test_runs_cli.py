@@ -1,4 +1,4 @@
-"""`klue-viz runs add | list | remove` (klue_viz/runs_cli.py) on the demo and the real dev sets."""
+"""`klue-viz runs add | list | remove` (klue_viz/cli/runs.py) on the demo and the real dev sets."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from klue_viz import kept, parsed_golds
-from klue_viz.annotations.runs import RunStore
-from klue_viz.annotations.store import Annotation, Store
-from klue_viz.cli import main
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_file, load_gold, official_file
-from klue_viz.gold_folders import allowed_gold_file, allowed_gold_folder
-from klue_viz.parsed_golds import ParsedGolds
+from klue_viz.cli.main import main
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.reading.gold_folders import allowed_gold_file, allowed_gold_folder
+from klue_viz.scoring.evaluate import evaluate_file, load_gold, official_file
+from klue_viz.store import kept_results as kept
+from klue_viz.store import parsed_golds
+from klue_viz.store.annotations import Annotation, Store
+from klue_viz.store.parsed_golds import ParsedGolds
+from klue_viz.store.runs import RunStore
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
 

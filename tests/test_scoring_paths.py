@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_bytes, evaluate_file, load_gold
-from klue_viz.metrics import DP_RELATIONS, NER_TAGS, NLI_LABELS
+from klue_viz.metrics.official import DP_RELATIONS, NER_TAGS, NLI_LABELS
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, load_gold
 from klue_viz.tasks import TASKS, get_task
 from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl
@@ -83,7 +83,7 @@ def test_evaluate_scores_without_pandas(shared, tmp_path, task_name):
     rng = random.Random(3)
     pred = tmp_path / f"{task_name}.jsonl"
     pred.write_bytes(jsonl([corrupted(task_name, row, rng) for row in gold.rows[:500]]))
-    code = ("import sys; from klue_viz.cli import main; status = main(sys.argv[1:]); "
+    code = ("import sys; from klue_viz.cli.main import main; status = main(sys.argv[1:]); "
             "print([m for m in ('pandas', 'pyarrow', 'sklearn', 'scipy', 'streamlit', 'plotly', 'datasets', 'sqlalchemy') "
             "if m in sys.modules and not type(sys.modules[m]).__name__.startswith('_Lazy')]); sys.exit(status)")
     out = tmp_path / "metrics.json"
@@ -94,7 +94,7 @@ def test_evaluate_scores_without_pandas(shared, tmp_path, task_name):
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
     assert ("== human baseline" in done.stdout) == (task_name != "ner")
     if task_name != "ner":
-        subprocess.run([sys.executable, "-m", "klue_viz.cli", *command, "--out", str(out)], capture_output=True, text=True, check=True)
+        subprocess.run([sys.executable, "-m", "klue_viz.cli.main", *command, "--out", str(out)], capture_output=True, text=True, check=True)
     expected = evaluate_file(task, gold, pred).scores.values
     run_lines = done.stdout.split("== human baseline")[0].splitlines()  # the baseline's own line reads like a metric's
     shown = {line.split()[0]: float(line.split()[1]) for line in run_lines if line.strip().startswith(tuple(expected))}

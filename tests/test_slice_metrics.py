@@ -21,10 +21,10 @@ from seqeval.metrics import f1_score as seqeval_f1
 from seqeval.scheme import IOB2
 from sklearn.metrics import accuracy_score, auc, f1_score, precision_recall_curve
 
-from klue_viz import metrics
-from klue_viz.demo import DEMO_BENCHMARK
-from klue_viz.evaluate import evaluate_bytes, load_gold
-from klue_viz.slicing import slice_table
+from klue_viz.metrics import official as metrics
+from klue_viz.reading.demo import DEMO_BENCHMARK
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
+from klue_viz.scoring.slicing import slice_table
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice
 from klue_viz.tasks.ner import tag_list

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.discovery.slices import condition_mask, slice_metrics, units, weak_slices
-from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import TASKS, get_task
 
 REPO = Path(__file__).resolve().parents[1]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from klue_viz.cli import main
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.cli.main import main
 from klue_viz.discovery.slices import WeakSlice, slice_name
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 
 
 def test_ner_side_and_particle_read_as_words():

@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from klue_viz import kept
-from klue_viz.annotations.store import Store
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import load_gold
-from klue_viz.metrics import Statistics, ner_statistics
+from klue_viz.metrics.official import Statistics, ner_statistics
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import load_gold
+from klue_viz.store import kept_results as kept
+from klue_viz.store.annotations import Store
 from klue_viz.tasks import TASKS, get_task
 from klue_viz.tasks.ner import COUNT_COLUMNS, TYPES, entity_rows, entity_sentences, type_codes
 from tests.test_kept import keep_and_load, noisy_run

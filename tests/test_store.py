@@ -11,11 +11,14 @@ import sys
 
 import pytest
 
-from klue_viz.annotations import schema
-from klue_viz.annotations import store as store_module
-from klue_viz.annotations.analysis import agreement, tag_rows, tag_table
-from klue_viz.annotations.files import parse, to_csv, to_jsonl
-from klue_viz.annotations.store import (
+from klue_viz.cli.main import main
+from klue_viz.discovery.tags import agreement, tag_rows, tag_table
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_file, load_gold
+from klue_viz.store import annotations as store_module
+from klue_viz.store import schema
+from klue_viz.store.annotation_files import parse, to_csv, to_jsonl
+from klue_viz.store.annotations import (
     Annotation,
     ConflictError,
     InvalidRecord,
@@ -26,9 +29,6 @@ from klue_viz.annotations.store import (
     StoreUnavailable,
     set_aside,
 )
-from klue_viz.cli import main
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_file, load_gold
 from klue_viz.tasks import get_task
 from tests.conftest import REPO
 
@@ -138,7 +138,7 @@ def test_concurrent_writers_from_several_processes_lose_nothing(db_url):
 
 KILLED_WRITER = """
 import sys
-from klue_viz.annotations.store import Annotation, Store
+from klue_viz.store.annotations import Annotation, Store
 store = Store(sys.argv[1])
 for k in range(100000):
     store.save(Annotation(task="nli", guid=f"g{k}", run="r", annotator="a", tags=["negation"]))

@@ -15,8 +15,8 @@ from seqeval.metrics import f1_score as seqeval_f1
 from seqeval.scheme import IOB2
 from sklearn.metrics import f1_score
 
-from klue_viz.cli import main
-from klue_viz.evaluate import evaluate_bytes, load_gold
+from klue_viz.cli.main import main
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
 from klue_viz.tasks import get_task
 from tests import cases
 from tests.conftest import jsonl

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from klue_viz.cli import main
-from klue_viz.evaluate import evaluate_bytes, load_gold
-from klue_viz.surface import compare_surface, surface_errors, text_words
+from klue_viz.cli.main import main
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
+from klue_viz.scoring.surface_forms import compare_surface, surface_errors, text_words
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
 from tests.conftest import jsonl

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from klue_viz.evaluate import evaluate_file, load_gold, official_file
-from klue_viz.markup import esc
-from klue_viz.report import build_report
+from klue_viz.drawing.markup import esc
+from klue_viz.outputs.report import build_report
+from klue_viz.scoring.evaluate import evaluate_file, load_gold, official_file
 from klue_viz.tasks import get_task
 from klue_viz.ui.home import PAGE_FILES
 from tests.test_app import open_page, shown_count

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from klue_viz.cli import main
+from klue_viz.cli.main import main
 from klue_viz.discovery.suspects import queue_frame, queue_order, suspects
-from klue_viz.evaluate import evaluate_bytes
-from klue_viz.kit import Evidence, Suspect
+from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
+from klue_viz.tasks.kit import Evidence, Suspect
 from tests.cases import dp_tsv, gold_of, ner_tsv, nli
 from tests.conftest import jsonl
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from klue_viz.discovery.suspects import evidence_details, queue_frame
-from klue_viz.kit import Evidence, Suspect
+from klue_viz.tasks.kit import Evidence, Suspect
 
 
 def suspect(turn, **evidence) -> Suspect:

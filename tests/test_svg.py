@@ -6,10 +6,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from klue_viz.demo import DEMO_BENCHMARK
-from klue_viz.evaluate import evaluate_bytes, evaluate_file, gold_from_bytes, load_gold
-from klue_viz.paper import drawing_document, example_svg, svg_name
-from klue_viz.svg import spans_drawing
+from klue_viz.drawing.svg import spans_drawing
+from klue_viz.outputs.example_document import drawing_document, example_svg, svg_name
+from klue_viz.reading.demo import DEMO_BENCHMARK
+from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, gold_from_bytes, load_gold
 from klue_viz.tasks import TASKS, get_task
 from tests.conftest import REPO, jsonl
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from klue_viz.paper import example_svg
+from klue_viz.outputs.example_document import example_svg
 from tests.test_browser import CHROMIUM, LAUNCH_ARGS, playwright, pytestmark  # noqa: F401  (pytestmark: browser, skipped without chromium)
 from tests.test_svg import hostile_ner
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from klue_viz import report as report_module
-from klue_viz.annotations.store import Annotation, Store
-from klue_viz.cli import main
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.cli.main import main
 from klue_viz.discovery.slices import paired_slices, units, weak_slices
-from klue_viz.evaluate import evaluate_file, load_gold
-from klue_viz.report import found_section
+from klue_viz.outputs import report as report_module
+from klue_viz.outputs.report import found_section
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_file, load_gold
+from klue_viz.store.annotations import Annotation, Store
 from klue_viz.tasks import get_task
 
 

@@ -7,9 +7,9 @@ import re
 import pandas as pd
 import pytest
 
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_file, load_gold
-from klue_viz.slicing import slice_table
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_file, load_gold
+from klue_viz.scoring.slicing import slice_table
 from klue_viz.tasks import KLUE_ORDER, TASKS
 
 ATTACK = "<img src=x onerror=alert(1)>"

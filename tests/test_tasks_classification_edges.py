@@ -12,16 +12,16 @@ import pytest
 from cleanlab.filter import find_label_issues
 from sklearn.metrics import f1_score
 
-from klue_viz import markup as mk
-from klue_viz.answers import UNREADABLE
+from klue_viz.core.problems import InputError
+from klue_viz.core.results import Frames
 from klue_viz.discovery.patch import make_patch
-from klue_viz.evaluate import evaluate_bytes
-from klue_viz.kit import confidence_bucket
-from klue_viz.metrics import scalar
-from klue_viz.problems import InputError
-from klue_viz.results import Frames
+from klue_viz.drawing import markup as mk
+from klue_viz.metrics.official import scalar
+from klue_viz.reading.answers import UNREADABLE
+from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import classification, get_task
 from klue_viz.tasks.base import RecordError
+from klue_viz.tasks.kit import confidence_bucket
 from tests.cases import gold_of, nli
 from tests.conftest import jsonl
 

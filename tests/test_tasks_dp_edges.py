@@ -13,13 +13,13 @@ import pandas as pd
 import pytest
 from sklearn.metrics import f1_score
 
-from klue_viz.answers import Answer
-from klue_viz.compare import compared_columns
-from klue_viz.kit import suspect_item
-from klue_viz.problems import InputError, Problem
-from klue_viz.results import Frames
+from klue_viz.compare.ranking import compared_columns
+from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.results import Frames
+from klue_viz.reading.answers import Answer
 from klue_viz.tasks.base import RecordError
 from klue_viz.tasks.dp import TASK, Dp
+from klue_viz.tasks.kit import suspect_item
 
 KEPT = ("NP", "NP_AJT", "VP", "NP_SBJ", "VP_MOD", "NP_OBJ", "AP", "NP_CNJ", "NP_MOD", "VNP", "DP", "VP_AJT", "VNP_MOD",
         "NP_CMP", "VP_SBJ")  # the first 15 relations of the baseline list (klue-tasks.md §6); the rest are 'others'
@@ -304,7 +304,7 @@ def test_statistics_on_every_path_match_scikit_learn(scored):
 
 
 def test_the_columns_kept_for_comparison_are_enough_for_statistics_and_scores(scored):
-    """A compared run keeps only `compared_columns` of each level (klue_viz.compare): statistics and example scores
+    """A compared run keeps only `compared_columns` of each level (klue_viz.compare.ranking): statistics and example scores
     must come out the same from those."""
     _, predictions, frames = scored
     keep = compared_columns(TASK)

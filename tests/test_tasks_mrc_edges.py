@@ -8,10 +8,10 @@ import json
 import pandas as pd
 import pytest
 
-from klue_viz.evaluate import evaluate_bytes
-from klue_viz.metrics import scalar
-from klue_viz.problems import InputError
-from klue_viz.results import Frames
+from klue_viz.core.problems import InputError
+from klue_viz.core.results import Frames
+from klue_viz.metrics.official import scalar
+from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task, mrc
 from klue_viz.tasks.base import RecordError
 from tests.cases import gold_of

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from klue_viz.evaluate import evaluate_bytes, gold_from_bytes
+from klue_viz.scoring.evaluate import evaluate_bytes, gold_from_bytes
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import RecordError
 from klue_viz.tasks.ner import (
@@ -353,7 +353,7 @@ def test_characters_skip_spaces_and_keep_sentence_numbers_small():
 
 
 def test_scores_of_part_of_a_run_keep_its_index(result):
-    from klue_viz.results import Frames
+    from klue_viz.core.results import Frames
 
     ner = get_task("ner")
     part = Frames(result.frames.examples.iloc[[0, 4]], result.frames.details)  # sentences 0 and 4: F1 0.5 and 6/7

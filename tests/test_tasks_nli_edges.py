@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from klue_viz.evaluate import evaluate_bytes
+from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import RecordError
 from klue_viz.tasks.nli import PairColumns

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import klue_viz.tasks.re as re_task
-from klue_viz.evaluate import evaluate_bytes
+from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import RecordError
 from tests.cases import gold_of

@@ -10,10 +10,10 @@ import pytest
 from scipy.stats import pearsonr
 from sklearn.metrics import f1_score
 
-from klue_viz.evaluate import evaluate_bytes
-from klue_viz.metrics import scalar
-from klue_viz.problems import InputError
-from klue_viz.results import Frames, Repaired
+from klue_viz.core.problems import InputError
+from klue_viz.core.results import Frames, Repaired
+from klue_viz.metrics.official import scalar
+from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import RecordError
 from tests.cases import gold_of

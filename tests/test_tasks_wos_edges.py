@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from klue_viz.answers import Answer
-from klue_viz.compare import compared_columns
-from klue_viz.kit import suspect_item
-from klue_viz.problems import InputError, Problem
-from klue_viz.results import Frames
+from klue_viz.compare.ranking import compared_columns
+from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.results import Frames
+from klue_viz.reading.answers import Answer
 from klue_viz.tasks.base import RecordError
+from klue_viz.tasks.kit import suspect_item
 from klue_viz.tasks.wos import TASK, slot_value, split_item, training_keys, unit_training_keys, value_class
 
 D1, D2, D3 = "wos-v1_dev_00001", "wos-v1_dev_00002", "wos-v1_dev_00003"

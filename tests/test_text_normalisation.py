@@ -8,12 +8,12 @@ import unicodedata
 import pandas as pd
 import pytest
 
-from klue_viz.demo import DEMO_BENCHMARK
-from klue_viz.evaluate import evaluate_bytes, load_gold
-from klue_viz.filtering import text_mask
-from klue_viz.io import decode, read_records
-from klue_viz.markup import md, visible
-from klue_viz.problems import InputError
+from klue_viz.core.problems import InputError
+from klue_viz.drawing.markup import md, visible
+from klue_viz.reading.demo import DEMO_BENCHMARK
+from klue_viz.reading.records import decode, read_records
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
+from klue_viz.scoring.filtering import text_mask
 from klue_viz.tasks import get_task
 
 

@@ -7,17 +7,17 @@ import json
 import numpy as np
 import pytest
 
-from klue_viz.charts import slice_figure
-from klue_viz.cli import main
+from klue_viz.cli.main import main
 from klue_viz.discovery.slices import paired_slices, weak_slices
 from klue_viz.discovery.sorting import sort_examples
-from klue_viz.evaluate import evaluate_bytes, load_gold
-from klue_viz.filtering import ExampleFilter, apply_filter
-from klue_viz.markup import esc
-from klue_viz.slicing import slice_table
+from klue_viz.drawing.charts import slice_figure
+from klue_viz.drawing.markup import esc
+from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
+from klue_viz.scoring.filtering import ExampleFilter, apply_filter
+from klue_viz.scoring.slicing import slice_table
+from klue_viz.scoring.user_features import apply_features, read_features, user_slices, with_features
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
-from klue_viz.user_features import apply_features, read_features, user_slices, with_features
 from tests.conftest import jsonl
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from klue_viz.evaluate import load_gold, official_file
+from klue_viz.scoring.evaluate import load_gold, official_file
 from klue_viz.tasks import get_task
 from klue_viz.ui.home import PAGE_FILES
 from tests.test_app import open_page, plain

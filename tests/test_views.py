@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from seqeval.metrics.sequence_labeling import get_entities
 
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.evaluate import evaluate_file, load_gold
-from klue_viz.markup import esc
+from klue_viz.drawing.markup import esc
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.evaluate import evaluate_file, load_gold
 from klue_viz.tasks import TASKS
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO
@@ -125,7 +125,7 @@ def ner_expected() -> tuple[Counter, Counter, dict[str, set[str]]]:
 
 
 def test_ner_confusion_counts_exact_matches_on_the_diagonal_and_boundary_errors_apart():
-    from klue_viz.charts import confusion_counts
+    from klue_viz.drawing.charts import confusion_counts
 
     exact, boundary, _ = ner_expected()
     assert sum(boundary.values()) > 0, "the demo run has boundary errors"
@@ -164,7 +164,7 @@ def test_dp_confusion_puts_a_right_relation_on_a_wrong_head_in_its_own_column():
             if rel == p_rel:
                 (diagonal if head == int(p_head) else wrong_head)[rel] += 1
     assert sum(wrong_head.values()) > 0
-    from klue_viz.charts import confusion_counts
+    from klue_viz.drawing.charts import confusion_counts
 
     task = TASKS["dp"]
     result = evaluate_file(task, load_gold(task, DEMO_BENCHMARK), next(demo_runs("dp")))
@@ -325,8 +325,8 @@ def test_a_ninth_task_gets_sort_orders_suspects_and_a_patch_from_discovery_uncha
     from klue_viz.discovery.patch import make_patch
     from klue_viz.discovery.sorting import sort_examples, sort_keys
     from klue_viz.discovery.suspects import suspects
-    from klue_viz.evaluate import evaluate_bytes, gold_from_bytes
-    from klue_viz.metrics import nli_aggregate
+    from klue_viz.metrics.official import nli_aggregate
+    from klue_viz.scoring.evaluate import evaluate_bytes, gold_from_bytes
     from klue_viz.tasks.base import Metric, TaskFacts
     from klue_viz.tasks.classification import LabelTask
     from tests.conftest import jsonl

@@ -12,14 +12,14 @@ import pytest
 from sklearn.metrics import f1_score
 from streamlit.testing.v1 import AppTest
 
-from klue_viz.annotations.runs import RunStore
-from klue_viz.annotations.store import Annotation, Store
-from klue_viz.cache import BoundedCache
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.problems import InputError
+from klue_viz.core.cache import BoundedCache
+from klue_viz.core.problems import InputError
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.scoring.benchmark import prediction_files
+from klue_viz.store.annotations import Annotation, Store
+from klue_viz.store.runs import RunStore
 from klue_viz.tasks import TASKS
 from klue_viz.ui.home import PAGE_FILES
-from klue_viz.workspace import prediction_files
 from tests.conftest import REPO
 
 TIMEOUT = 120
@@ -193,7 +193,7 @@ def test_cli_evaluates_a_folder_of_several_tasks_against_the_real_dev_sets(share
     from scipy.stats import pearsonr
     from sklearn.metrics import accuracy_score
 
-    from klue_viz.cli import main
+    from klue_viz.cli.main import main
 
     rng = __import__("random").Random(7)
     nli_gold = json.loads((shared / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json").read_text(encoding="utf-8"))

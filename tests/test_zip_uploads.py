@@ -8,9 +8,9 @@ import zipfile
 
 import pytest
 
-from klue_viz.demo import demo_runs
-from klue_viz.problems import InputError
-from klue_viz.workspace import MAX_ZIP_MEMBERS, prediction_files
+from klue_viz.core.problems import InputError
+from klue_viz.reading.demo import demo_runs
+from klue_viz.scoring.benchmark import MAX_ZIP_MEMBERS, prediction_files
 
 
 def zipped(members: dict[str, bytes]) -> bytes:

@@ -2,7 +2,7 @@
 
 Where annotator ids recur across examples (STS's `annotations.annotators`), each annotator gets a row:
 how many pairs they scored, Pearson r between their score and the mean of the others' scores on the
-same pairs (the human baseline of `klue_viz.crowd`, per person), their mean distance to that mean, and
+same pairs (the human baseline of `klue_viz.core.crowd`, per person), their mean distance to that mean, and
 cleanlab's multi-annotator statistics (`cleanlab.multiannotator.get_label_quality_multiannotator`,
 CROWDLAB): the scores 0..5 as six classes, the vote shares (smoothed) as the consensus model's
 probabilities, since an STS run gives a score and no class probabilities.
@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from klue_viz.crowd import SPREAD_LABELS, HumanBaseline, pearson, vote_cross_entropy
-from klue_viz.evaluate import RunResult
-from klue_viz.lazy import lazy_module
+from klue_viz.core.crowd import SPREAD_LABELS, HumanBaseline, pearson, vote_cross_entropy
+from klue_viz.core.lazy import lazy_module
+from klue_viz.scoring.evaluate import RunResult
 from klue_viz.tasks.base import Task
 
 if TYPE_CHECKING:

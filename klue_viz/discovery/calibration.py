@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from klue_viz.kit import N_BINS, bin_of
-from klue_viz.lazy import lazy_module
+from klue_viz.core.lazy import lazy_module
 from klue_viz.tasks.base import Task
+from klue_viz.tasks.kit import N_BINS, bin_of
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -17,13 +17,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from klue_viz.core.lazy import lazy_module
+from klue_viz.core.problems import InputError, Problem
 from klue_viz.discovery.patch import make_patch
-from klue_viz.evaluate import Gold, RunResult, evaluate_bytes, gold_file, gold_from_bytes
-from klue_viz.io import JSON_FAILURES, decode, read_bytes
-from klue_viz.kit import read_json, tsv_blocks
-from klue_viz.lazy import lazy_module
-from klue_viz.problems import InputError, Problem
+from klue_viz.reading.records import JSON_FAILURES, decode, read_bytes
+from klue_viz.scoring.evaluate import Gold, RunResult, evaluate_bytes, gold_file, gold_from_bytes
 from klue_viz.tasks.base import Task
+from klue_viz.tasks.kit import read_json, tsv_blocks
 
 if TYPE_CHECKING:
     from scipy import stats

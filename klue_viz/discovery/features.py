@@ -3,7 +3,7 @@ value of a unit occurs in the training gold, and how often (the task module says
 `Task.training`, a `SeenInTraining`).
 
 The slice features that know Korean (script mix, attached particle, eojeol count), which the task modules
-add in build_frames, are in klue_viz.kit, below the task modules.
+add in build_frames, are in klue_viz.tasks.kit, below the task modules.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from klue_viz.core.lazy import lazy_module
+from klue_viz.core.problems import InputError
+from klue_viz.core.results import Frames
 from klue_viz.discovery.slices import unit_level
-from klue_viz.evaluate import Gold, load_gold, official_file
-from klue_viz.lazy import lazy_module
-from klue_viz.problems import InputError
-from klue_viz.results import Frames
+from klue_viz.scoring.evaluate import Gold, load_gold, official_file
 from klue_viz.tasks.base import SeenInTraining, Slice, Task
 
 if TYPE_CHECKING:

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from klue_viz.core.lazy import lazy_module
 from klue_viz.discovery.corrected import Correction
-from klue_viz.evaluate import gold_from_bytes
-from klue_viz.lazy import lazy_module
+from klue_viz.scoring.evaluate import gold_from_bytes
 from klue_viz.tasks.base import Task
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ units one or more `;`-separated items (MRC: `(unanswerable)` makes the question 
 DP `index:head:DEPREL`, WoS `domain-slot-value` (`none` removes the slot) for the remark's turn.
 Corrections that cannot be read are returned as problems and left out; the others are applied to a
 copy of the official record. Each task writes its own file format (`Task.write_patch` in its module,
-the single-label writer on `LabelTask`, with the readers and writers of `klue_viz.kit`); this module
+the single-label writer on `LabelTask`, with the readers and writers of `klue_viz.tasks.kit`); this module
 gathers the corrections and asks the task for the patch.
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from klue_viz.problems import Problem
-from klue_viz.results import Remark
+from klue_viz.core.problems import Problem
+from klue_viz.core.results import Remark
 from klue_viz.tasks.base import Task
 
 

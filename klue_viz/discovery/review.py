@@ -2,7 +2,7 @@
 
 A review is one reviewer's "gold looks wrong" record on the gold (run "gold") of an example, stored by
 the annotation store like any other (versions, conflicts, import and export;
-`klue_viz.annotations.gold_marks.record_review` writes it): accepting the proposal or typing another
+`klue_viz.store.gold_marks.record_review` writes it): accepting the proposal or typing another
 correction stores `gold_wrong` with that `corrected_label`; keeping the gold stores `gold_wrong` false
 with the tag `REVIEWED`. Skipping stores nothing.
 
@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from klue_viz.core.lazy import lazy_module
 from klue_viz.discovery.corrected import Correction
-from klue_viz.kit import KEEP, REVIEWED, Evidence, Suspect
-from klue_viz.lazy import lazy_module
 from klue_viz.tasks.base import Task
+from klue_viz.tasks.kit import KEEP, REVIEWED, Evidence, Suspect
 
 if TYPE_CHECKING:
     import krippendorff
@@ -35,7 +35,7 @@ GOLD = "gold"
 
 
 class Remark(Protocol):
-    """What a review reads of a stored annotation (klue_viz.annotations.store.Remark)."""
+    """What a review reads of a stored annotation (klue_viz.store.annotations.Remark)."""
 
     task: str
     guid: str

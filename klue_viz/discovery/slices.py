@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from klue_viz.bootstrap import compare_runs, confidence_intervals
-from klue_viz.results import Frames, Remark, ScoredRun
+from klue_viz.core.results import Frames, Remark, ScoredRun
+from klue_viz.scoring.bootstrap import compare_runs, confidence_intervals
+from klue_viz.scoring.user_features import user_slices
 from klue_viz.tasks.base import Task
-from klue_viz.user_features import user_slices
 
 #: Features never used as conditions: they restate the error itself.
 LEAKING = frozenset({"error_type", "correct", "matched", "status"})

@@ -11,10 +11,10 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from klue_viz.kit import Suspect
-from klue_viz.results import Frames
+from klue_viz.core.results import Frames
+from klue_viz.scoring.user_features import user_sort_orders
 from klue_viz.tasks.base import Task
-from klue_viz.user_features import user_sort_orders
+from klue_viz.tasks.kit import Suspect
 
 FILE_ORDER = "file order"
 SUSPECT_RANK = "rank in the suspect queue"

@@ -13,9 +13,9 @@ Two kinds of evidence, combined into one score:
 
 The unit is the example for YNAT, NLI, RE, STS and MRC; an entity span for NER, a word for DP, a
 slot of a turn for WoS. Each task finds its own (`Task.find_suspects` in its module, the single-label
-finder on `LabelTask`, from the entries of `klue_viz.kit`); this module ranks them and tables them for the
+finder on `LabelTask`, from the entries of `klue_viz.tasks.kit`); this module ranks them and tables them for the
 app. `proposed` is written in the form the patch export reads back (`klue_viz.discovery.patch`), so marking a
-suspect (`klue_viz.annotations.gold_marks`) stores a correction that can be applied.
+suspect (`klue_viz.store.gold_marks`) stores a correction that can be applied.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from dataclasses import replace
 
 import pandas as pd
 
-from klue_viz.kit import Suspect
-from klue_viz.results import ScoredRun
+from klue_viz.core.results import ScoredRun
 from klue_viz.tasks.base import Task
+from klue_viz.tasks.kit import Suspect
 
 
 def suspects(task: Task, results: Sequence[ScoredRun], top: int | None = 100,

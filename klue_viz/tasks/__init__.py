@@ -3,6 +3,7 @@
 The CLI, the app and the tests go through `TASKS`; adding a task means adding a module here. A
 task module is imported the first time its task is used, so `klue-viz evaluate --task ner` loads
 NER alone (the names come from the package's files, which are read, not imported).
+May import: drawing, reading, metrics, core.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""What every KLUE task module provides (the containers that flow between them are in klue_viz.results).
+"""What every KLUE task module provides (the containers that flow between them are in klue_viz.core.results).
 
 A task says how to read its gold (official file or Hugging Face records), parse one prediction
 record, build the tidy per-example frames of a run, score any subset of those frames with the
 official metrics, slice them and draw one example. Matching predictions to gold is shared
-(`klue_viz.evaluate`), so every task treats missing, extra and broken records alike.
+(`klue_viz.scoring.evaluate`), so every task treats missing, extra and broken records alike.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from klue_viz.answers import Answer
-from klue_viz.crowd import HumanBaseline
-from klue_viz.io import BARE_VALUE, load_json
-from klue_viz.kit import Suspect
-from klue_viz.lazy import lazy_module
-from klue_viz.metrics import Statistics
-from klue_viz.problems import InputError, Problem
-from klue_viz.results import Frames, ScoredRun, Scores
+from klue_viz.core.crowd import HumanBaseline
+from klue_viz.core.lazy import lazy_module
+from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.results import Frames, ScoredRun, Scores
+from klue_viz.metrics.official import Statistics
+from klue_viz.reading.answers import Answer
+from klue_viz.reading.records import BARE_VALUE, load_json
+from klue_viz.tasks.kit import Suspect
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -183,7 +183,7 @@ class Task(ABC):
         raise RecordError(f"{self.facts.title} has no answer parser: give its prediction fields ({', '.join(sorted(self.prediction_fields))})")
 
     def unreadable_prediction(self, gold: dict) -> Any:
-        """What an unreadable answer is scored as: wrong (klue_viz.generation); by default the empty prediction."""
+        """What an unreadable answer is scored as: wrong (klue_viz.scoring.llm_outputs); by default the empty prediction."""
         return self.empty_prediction(gold)
 
     # ---- results ----------------------------------------------------------------------------
@@ -236,13 +236,13 @@ class Task(ABC):
     def statistics_columns(self) -> dict[str, tuple[str, ...]] | None:
         """The frame columns `statistics`, `example_scores` and `annotation_key` read, by level ("examples" and detail
         levels), besides the examples' `guid` and `correct`: all that comparing many runs reads of each run, so a kept
-        run's other columns stay on disk (klue_viz.kept.column_frames). None: every column. tests/test_compare_columns.py
+        run's other columns stay on disk (klue_viz.store.kept_results.column_frames). None: every column. tests/test_compare_columns.py
         holds the statistics of frames cut to these columns equal to the whole frames' on every demo run."""
         return None
 
     def example_scores(self, frames: Frames) -> pd.Series | None:
         """One score per example of a run's frames on 0..1 (1 = fully right), for tasks whose examples are more than
-        right or wrong (the compare matrix colours by it: klue_viz.compare); None where right/wrong is all there is."""
+        right or wrong (the compare matrix colours by it: klue_viz.compare.ranking); None where right/wrong is all there is."""
         return None
 
     @abstractmethod
@@ -279,7 +279,7 @@ class Task(ABC):
         """One card of the example list: the examples in `guids` share it (see `card_column`), the first is the anchor."""
         return self.render(frames, guids[0])
 
-    # ---- the annotators' own labels (klue_viz.crowd) ---------------------------------------------
+    # ---- the annotators' own labels (klue_viz.core.crowd) ---------------------------------------------
     def human_baseline(self, rows: list[dict]) -> HumanBaseline | None:
         """How well the gold's annotators agree, on the scale of the task's first metric, over these gold rows;
         None when the rows keep no per-annotator labels (the default)."""
@@ -294,7 +294,7 @@ class Task(ABC):
     @abstractmethod
     def find_suspects(self, results: Sequence[ScoredRun]) -> list[Suspect]:
         """Units whose gold looks wrong to the runs (of this task, on one gold), unranked: `klue_viz.discovery.suspects`
-        sorts them into the review queue. Entries are `klue_viz.kit.Suspect`s; `proposed` in the form `write_patch`
+        sorts them into the review queue. Entries are `klue_viz.tasks.kit.Suspect`s; `proposed` in the form `write_patch`
         reads back."""
 
     @abstractmethod

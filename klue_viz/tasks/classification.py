@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from klue_viz import markup as mk
-from klue_viz.answers import UNREADABLE, Answer, Vocabulary, read_label
-from klue_viz.crowd import HumanBaseline, example_cross_entropy, vote_agreement
-from klue_viz.io import JSON_FAILURES
-from klue_viz.kit import Evidence, Suspect, confidence_bucket, correction_items, dump_json, read_json, shared_examples, suspect_item
-from klue_viz.lazy import lazy_module
-from klue_viz.metrics import Aggregate, Statistics, label_statistics
-from klue_viz.problems import InputError, Problem
-from klue_viz.results import Frames, ScoredRun
+from klue_viz.core.crowd import HumanBaseline, example_cross_entropy, vote_agreement
+from klue_viz.core.lazy import lazy_module
+from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.results import Frames, ScoredRun
+from klue_viz.drawing import markup as mk
+from klue_viz.metrics.official import Aggregate, Statistics, label_statistics
+from klue_viz.reading.answers import UNREADABLE, Answer, Vocabulary, read_label
+from klue_viz.reading.records import JSON_FAILURES
 from klue_viz.tasks.base import RecordError, Task, as_int
+from klue_viz.tasks.kit import Evidence, Suspect, confidence_bucket, correction_items, dump_json, read_json, shared_examples, suspect_item
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from klue_viz import markup as mk
-from klue_viz.answers import Answer, json_in, strip_answer, unreadable
-from klue_viz.draw_arcs import Arc, Word, dependency_svg
-from klue_viz.kit import Evidence, Suspect, correction_items, suspect_item, tsv_blocks
-from klue_viz.lazy import lazy_module
-from klue_viz.metrics import DP_LAS_CLASSES, DP_RELATIONS, Statistics, dp_las_classes, dp_statistics
-from klue_viz.problems import InputError, Problem
-from klue_viz.results import Frames, ScoredRun
+from klue_viz.core.lazy import lazy_module
+from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.results import Frames, ScoredRun
+from klue_viz.drawing import markup as mk
+from klue_viz.drawing.arcs import Arc, Word, dependency_svg
+from klue_viz.metrics.official import DP_LAS_CLASSES, DP_RELATIONS, Statistics, dp_las_classes, dp_statistics
+from klue_viz.reading.answers import Answer, json_in, strip_answer, unreadable
 from klue_viz.tasks.base import Metric, RecordError, Slice, Task, TaskFacts, ViewSettings, as_int, as_list, bucket
+from klue_viz.tasks.kit import Evidence, Suspect, correction_items, suspect_item, tsv_blocks
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from klue_viz import markup as mk
-from klue_viz.answers import Answer, first_line, strip_answer
-from klue_viz.kit import Evidence, Suspect, dump_json, read_json, script_mix, shared_examples, suspect_item
-from klue_viz.lazy import lazy_module
-from klue_viz.metrics import MRC_LAYOUT, Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
-from klue_viz.problems import InputError, Problem
-from klue_viz.results import Frames, ScoredRun
+from klue_viz.core.lazy import lazy_module
+from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.results import Frames, ScoredRun
+from klue_viz.drawing import markup as mk
+from klue_viz.metrics.official import MRC_LAYOUT, Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
+from klue_viz.reading.answers import Answer, first_line, strip_answer
 from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, Task, TaskFacts, bucket
+from klue_viz.tasks.kit import Evidence, Suspect, dump_json, read_json, script_mix, shared_examples, suspect_item
 
 if TYPE_CHECKING:
     import pandas as pd

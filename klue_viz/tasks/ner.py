@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from klue_viz import markup as mk
-from klue_viz.answers import NOTHING_FORMS, Answer, Vocabulary, align, json_in, strip_answer, unreadable
-from klue_viz.kit import Evidence, Suspect, correction_items, entity_features, eojeol_bucket, suspect_item, tsv_blocks
-from klue_viz.lazy import lazy_module
-from klue_viz.metrics import (
+from klue_viz.core.lazy import lazy_module
+from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.results import Frames, Repaired, ScoredRun
+from klue_viz.drawing import markup as mk
+from klue_viz.metrics.official import (
     NER_TAG_ID,
     NER_TAGS,
     NER_TYPES,
@@ -39,9 +39,9 @@ from klue_viz.metrics import (
     share,
     strict_entities,
 )
-from klue_viz.problems import InputError, Problem
-from klue_viz.results import Frames, Repaired, ScoredRun
+from klue_viz.reading.answers import NOTHING_FORMS, Answer, Vocabulary, align, json_in, strip_answer, unreadable
 from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, Task, TaskFacts, ViewSettings, as_int, as_list, bucket
+from klue_viz.tasks.kit import Evidence, Suspect, correction_items, entity_features, eojeol_bucket, suspect_item, tsv_blocks
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from klue_viz import markup as mk
-from klue_viz.crowd import crowd_view
-from klue_viz.lazy import lazy_module
-from klue_viz.metrics import NLI_LABELS, nli_aggregate
-from klue_viz.results import Frames
+from klue_viz.core.crowd import crowd_view
+from klue_viz.core.lazy import lazy_module
+from klue_viz.core.results import Frames
+from klue_viz.drawing import markup as mk
+from klue_viz.metrics.official import NLI_LABELS, nli_aggregate
 from klue_viz.tasks.base import Metric, Slice, TaskFacts, ViewSettings, bucket
 from klue_viz.tasks.classification import LabelTask
 

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from klue_viz import markup as mk
-from klue_viz.kit import Suspect
-from klue_viz.lazy import lazy_module
-from klue_viz.metrics import RE_RELATIONS, Statistics, label_statistics, re_aggregate, re_auprc_unsummed
-from klue_viz.results import Frames
+from klue_viz.core.lazy import lazy_module
+from klue_viz.core.results import Frames
+from klue_viz.drawing import markup as mk
+from klue_viz.metrics.official import RE_RELATIONS, Statistics, label_statistics, re_aggregate, re_auprc_unsummed
 from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, TaskFacts, ViewSettings, as_int, bucket
 from klue_viz.tasks.classification import LabelTask
+from klue_viz.tasks.kit import Suspect
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from klue_viz import markup as mk
-from klue_viz.answers import Answer, read_number
-from klue_viz.charts import sts_scatter
-from klue_viz.crowd import HumanBaseline, annotator_pearson, score_spread, spread_bucket
-from klue_viz.kit import Evidence, Suspect, correction_items, dump_json, read_json, shared_examples, suspect_item
-from klue_viz.lazy import lazy_module
-from klue_viz.metrics import STS_THRESHOLD, Statistics, sts_statistics
-from klue_viz.problems import InputError, Problem
-from klue_viz.results import Frames, Repaired, ScoredRun
+from klue_viz.core.crowd import HumanBaseline, annotator_pearson, score_spread, spread_bucket
+from klue_viz.core.lazy import lazy_module
+from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.results import Frames, Repaired, ScoredRun
+from klue_viz.drawing import markup as mk
+from klue_viz.drawing.charts import sts_scatter
+from klue_viz.metrics.official import STS_THRESHOLD, Statistics, sts_statistics
+from klue_viz.reading.answers import Answer, read_number
 from klue_viz.tasks.base import Metric, RecordError, Slice, Task, TaskFacts, ViewSettings, as_int, shown
+from klue_viz.tasks.kit import Evidence, Suspect, correction_items, dump_json, read_json, shared_examples, suspect_item
 
 if TYPE_CHECKING:
     import pandas as pd

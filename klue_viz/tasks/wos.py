@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from klue_viz import markup as mk
-from klue_viz.answers import NOTHING_FORMS, Answer, json_in, strip_answer, unreadable
-from klue_viz.kit import Evidence, Suspect, correction_items, dump_json, read_json, suspect_item
-from klue_viz.lazy import lazy_module
-from klue_viz.metrics import WOS_LAYOUT, Statistics, mean_statistics, prf_statistics, turn_prf, wos_aggregate
-from klue_viz.problems import InputError, Problem
-from klue_viz.results import Frames, ScoredRun
+from klue_viz.core.lazy import lazy_module
+from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.results import Frames, ScoredRun
+from klue_viz.drawing import markup as mk
+from klue_viz.metrics.official import WOS_LAYOUT, Statistics, mean_statistics, prf_statistics, turn_prf, wos_aggregate
+from klue_viz.reading.answers import NOTHING_FORMS, Answer, json_in, strip_answer, unreadable
 from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, Task, TaskFacts, ViewSettings, as_int, as_list
+from klue_viz.tasks.kit import Evidence, Suspect, correction_items, dump_json, read_json, suspect_item
 
 if TYPE_CHECKING:
     import pandas as pd

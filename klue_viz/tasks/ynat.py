@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from klue_viz import markup as mk
-from klue_viz.kit import script_mix
-from klue_viz.lazy import lazy_module
-from klue_viz.metrics import YNAT_LABELS, ynat_aggregate
-from klue_viz.results import Frames
+from klue_viz.core.lazy import lazy_module
+from klue_viz.core.results import Frames
+from klue_viz.drawing import markup as mk
+from klue_viz.metrics.official import YNAT_LABELS, ynat_aggregate
 from klue_viz.tasks.base import Metric, Slice, TaskFacts, ViewSettings, bucket
 from klue_viz.tasks.classification import LabelTask
+from klue_viz.tasks.kit import script_mix
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -12,9 +12,13 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import streamlit as st
 
-from klue_viz.annotations.analysis import agreement, tag_rows, tag_table
-from klue_viz.annotations.files import parse, to_csv, to_jsonl
-from klue_viz.annotations.store import (
+from klue_viz.core.lazy import lazy_module
+from klue_viz.core.problems import InputError
+from klue_viz.discovery.tags import agreement, tag_rows, tag_table
+from klue_viz.drawing.markup import chart_text, md
+from klue_viz.scoring.evaluate import RunResult
+from klue_viz.store.annotation_files import parse, to_csv, to_jsonl
+from klue_viz.store.annotations import (
     Annotation,
     ConflictError,
     ImportPlan,
@@ -26,10 +30,6 @@ from klue_viz.annotations.store import (
     database_url,
     set_aside,
 )
-from klue_viz.evaluate import RunResult
-from klue_viz.lazy import lazy_module
-from klue_viz.markup import chart_text, md
-from klue_viz.problems import InputError
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import database_notice, guard, metric_text, problem_table
 

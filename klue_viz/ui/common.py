@@ -10,9 +10,9 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from klue_viz.annotations.store import StoreError
-from klue_viz.markup import STYLE, md
-from klue_viz.problems import InputError, Problem
+from klue_viz.core.problems import InputError, Problem
+from klue_viz.drawing.markup import STYLE, md
+from klue_viz.store.annotations import StoreError
 from klue_viz.ui.links import ANNOTATOR
 from klue_viz.ui.state import init_state
 

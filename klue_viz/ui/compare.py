@@ -1,6 +1,6 @@
 """The "Compare runs" section of a task page: the ranking, the example x run matrix, changes, the sequence, complementarity.
 
-Everything is computed by klue_viz.compare (pure) once per set of runs and kept for every session of the server;
+Everything is computed by klue_viz.compare.ranking (pure) once per set of runs and kept for every session of the server;
 this module lays it out. A click on a matrix cell draws that example with the task's own drawing, for that run first
 and then for the other runs compared.
 """
@@ -12,7 +12,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from klue_viz.compare import (
+from klue_viz.compare.ranking import (
     MATRIX_ORDERS,
     Ranking,
     RunTable,
@@ -26,10 +26,10 @@ from klue_viz.compare import (
     run_table,
     sequence_metrics,
 )
-from klue_viz.compare_charts import matrix_figure, sequence_figure
-from klue_viz.evaluate import RunResult
-from klue_viz.kept import column_frames
-from klue_viz.markup import esc, esc_attr, md
+from klue_viz.drawing.compare_charts import matrix_figure, sequence_figure
+from klue_viz.drawing.markup import esc, esc_attr, md
+from klue_viz.scoring.evaluate import RunResult
+from klue_viz.store.kept_results import column_frames
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import METRIC_FORMAT, guard
 from klue_viz.ui.links import example_params, query_string, view_params

@@ -1,6 +1,6 @@
 """The annotators beside the models on a task page: the human baseline, each run's distance to the votes, the annotators.
 
-Thin: the numbers come from `klue_viz.crowd` and `klue_viz.discovery.annotators`, cached per gold and run.
+Thin: the numbers come from `klue_viz.core.crowd` and `klue_viz.discovery.annotators`, cached per gold and run.
 """
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from klue_viz.crowd import HumanBaseline
+from klue_viz.core.crowd import HumanBaseline
 from klue_viz.discovery.annotators import annotator_table, human_of, run_crowd
-from klue_viz.evaluate import Gold, RunResult
-from klue_viz.markup import md
+from klue_viz.drawing.markup import md
+from klue_viz.scoring.evaluate import Gold, RunResult
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import metric_text
 

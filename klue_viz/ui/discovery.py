@@ -11,9 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from klue_viz.annotations.gold_marks import mark_gold_wrong
-from klue_viz.bootstrap import compare_runs, confidence_intervals
-from klue_viz.charts import coverage_figure, reliability_figure
+from klue_viz.core.problems import InputError
 from klue_viz.discovery.calibration import Calibration, coverage_curve, predicted_confidence, run_calibration
 from klue_viz.discovery.features import training_features, with_training
 from klue_viz.discovery.patch import corrections_from, make_patch
@@ -25,22 +23,24 @@ from klue_viz.discovery.sorting import (
     suspect_ranks,
 )
 from klue_viz.discovery.suspects import evidence_details, evidence_frame, queue_frame
-from klue_viz.evaluate import Gold, RunResult, gold_from_bytes, load_gold, official_file
-from klue_viz.filtering import export_frame
-from klue_viz.gold_folders import allowed_gold_file, allowed_gold_folder
-from klue_viz.kept import kept_view
-from klue_viz.kit import Suspect
-from klue_viz.markup import esc, md
-from klue_viz.problems import InputError
-from klue_viz.slicing import slice_table
+from klue_viz.drawing.charts import coverage_figure, reliability_figure
+from klue_viz.drawing.markup import esc, md
+from klue_viz.reading.gold_folders import allowed_gold_file, allowed_gold_folder
+from klue_viz.reading.uploads import limit_megabytes, limit_text
+from klue_viz.scoring.bootstrap import compare_runs, confidence_intervals
+from klue_viz.scoring.evaluate import Gold, RunResult, gold_from_bytes, load_gold, official_file
+from klue_viz.scoring.filtering import export_frame
+from klue_viz.scoring.slicing import slice_table
+from klue_viz.store.gold_marks import mark_gold_wrong
+from klue_viz.store.kept_results import kept_view
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
 from klue_viz.tasks.classification import LabelTask
+from klue_viz.tasks.kit import Suspect
 from klue_viz.ui.annotate import annotator, editor, store, task_remarks
 from klue_viz.ui.links import SELECTED_GUIDS, WEAK_SLICE, WEAK_SLICE_WANTED, clear_filters
 from klue_viz.ui.review import review_panel, suspect_queue
 from klue_viz.ui.state import base_text, digest, gold_for, kept_results_or_none
-from klue_viz.uploads import limit_megabytes, limit_text
 
 CALIBRATION = "Calibration"
 SLICES = "Weak slices"

@@ -1,8 +1,8 @@
 """'Your own columns' on a task page: upload a guid-keyed file, pick one kept on the server, see how it was read.
 
-The chosen file's columns go onto every run's frames (klue_viz.user_features), so the slice table,
+The chosen file's columns go onto every run's frames (klue_viz.scoring.user_features), so the slice table,
 the filters, the example orders and the weak slices offer them like the task's own features. The
-files are kept in the annotation database (klue_viz.annotations.feature_files) and the URL names
+files are kept in the annotation database (klue_viz.store.feature_files) and the URL names
 the chosen one by its address (`features=`), so a link opens the same columns.
 """
 
@@ -11,18 +11,18 @@ from __future__ import annotations
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
-from klue_viz.annotations.feature_files import FeatureFile, FeatureFileStore
-from klue_viz.annotations.store import Store, StoreError, database_url
-from klue_viz.evaluate import Gold, RunResult
-from klue_viz.markup import md
-from klue_viz.problems import InputError, Problem
+from klue_viz.core.problems import InputError, Problem
+from klue_viz.drawing.markup import md
+from klue_viz.reading.uploads import limit_megabytes
+from klue_viz.scoring.evaluate import Gold, RunResult
+from klue_viz.scoring.user_features import QUANTILE_BINS, TOP_CATEGORIES, UserFeatures, read_features, summary, with_features
+from klue_viz.store.annotations import Store, StoreError, database_url
+from klue_viz.store.feature_files import FeatureFile, FeatureFileStore
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import problem_table
 from klue_viz.ui.links import FEATURES
 from klue_viz.ui.state import GoldChoice
-from klue_viz.uploads import limit_megabytes
-from klue_viz.user_features import QUANTILE_BINS, TOP_CATEGORIES, UserFeatures, read_features, summary, with_features
 
 NONE = "(none)"
 #: Characters of a file's address a link carries (enough to tell the files of a task apart).

@@ -7,13 +7,15 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from klue_viz.annotations.runs import RunConflict
-from klue_viz.annotations.store import StoreError
-from klue_viz.evaluate import RunResult
-from klue_viz.gold_folders import DATA_DIR_ENV, GOLD_ROOTS_ENV, allowed_gold_folder, gold_roots
-from klue_viz.kept import intervals, remove_run
-from klue_viz.markup import md
-from klue_viz.problems import InputError, Problem
+from klue_viz.core.problems import InputError, Problem
+from klue_viz.drawing.markup import md
+from klue_viz.reading.gold_folders import DATA_DIR_ENV, GOLD_ROOTS_ENV, allowed_gold_folder, gold_roots
+from klue_viz.reading.uploads import limit_megabytes, limit_text
+from klue_viz.scoring.benchmark import ModelRun, html_table
+from klue_viz.scoring.evaluate import RunResult
+from klue_viz.store.annotations import StoreError
+from klue_viz.store.kept_results import intervals, remove_run
+from klue_viz.store.runs import RunConflict
 from klue_viz.tasks import TASKS
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import home_section
@@ -22,8 +24,6 @@ from klue_viz.ui.common import WARNING_ICON, database_notice, guarded, problem_t
 from klue_viz.ui.links import enter_page, settings_params, write_url
 from klue_viz.ui.state import SOURCES, evaluate_runs, gold_for, kept_results, kept_results_or_none, receive_uploads, register_gold_upload, run_store, runs_for
 from klue_viz.ui.warmup import warm_elements
-from klue_viz.uploads import limit_megabytes, limit_text
-from klue_viz.workspace import ModelRun, html_table
 
 UI_RESAMPLES = 200
 

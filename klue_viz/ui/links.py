@@ -15,8 +15,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from klue_viz.gold_folders import DATA_DIR_ENV
-from klue_viz.markup import md
+from klue_viz.drawing.markup import md
+from klue_viz.reading.gold_folders import DATA_DIR_ENV
 from klue_viz.tasks import TASKS
 from klue_viz.ui.state import SOURCES
 

@@ -1,11 +1,11 @@
-"""The 'SVG' download of a drawn example: the card as one standalone picture for a paper or a slide (klue_viz.paper)."""
+"""The 'SVG' download of a drawn example: the card as one standalone picture for a paper or a slide (klue_viz.outputs.example_document)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from klue_viz.evaluate import RunResult
-from klue_viz.paper import example_svg, svg_name
+from klue_viz.outputs.example_document import example_svg, svg_name
+from klue_viz.scoring.evaluate import RunResult
 from klue_viz.tasks.base import Task
 
 

@@ -12,9 +12,9 @@ import re
 
 import streamlit as st
 
-from klue_viz.evaluate import RunResult
-from klue_viz.markup import md
-from klue_viz.report import DEFAULT_ERRORS, build_report
+from klue_viz.drawing.markup import md
+from klue_viz.outputs.report import DEFAULT_ERRORS, build_report
+from klue_viz.scoring.evaluate import RunResult
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import store
 from klue_viz.ui.state import gold_for

@@ -12,21 +12,21 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from klue_viz.annotations.gold_marks import ACCEPT, KEEP_GOLD, OTHER, SKIP, record_review
-from klue_viz.annotations.gold_versions import GoldVersion, GoldVersions
-from klue_viz.annotations.runs import RunConflict
-from klue_viz.annotations.store import StoreError
-from klue_viz.corrected_gold import CorrectedGold, make_version
+from klue_viz.core.problems import InputError
 from klue_viz.discovery.corrected import Correction, Rescored, RunInput, rescore, version_name
+from klue_viz.discovery.corrected_gold import CorrectedGold, make_version
 from klue_viz.discovery.review import accepted_corrections, decision_of, disagreements, example_items, outcomes, reviewer_agreement
 from klue_viz.discovery.suspects import evidence_frame, suspects, with_text
-from klue_viz.evaluate import Gold, RunResult
-from klue_viz.filtering import export_frame
-from klue_viz.kept import kept_view
-from klue_viz.kit import KEEP, Evidence, Suspect
-from klue_viz.markup import esc, esc_attr, md
-from klue_viz.problems import InputError
+from klue_viz.drawing.markup import esc, esc_attr, md
+from klue_viz.scoring.evaluate import Gold, RunResult
+from klue_viz.scoring.filtering import export_frame
+from klue_viz.store.annotations import StoreError
+from klue_viz.store.gold_marks import ACCEPT, KEEP_GOLD, OTHER, SKIP, record_review
+from klue_viz.store.gold_versions import GoldVersion, GoldVersions
+from klue_viz.store.kept_results import kept_view
+from klue_viz.store.runs import RunConflict
 from klue_viz.tasks.base import Task
+from klue_viz.tasks.kit import KEEP, Evidence, Suspect
 from klue_viz.ui.annotate import annotator, store, task_remarks
 from klue_viz.ui.state import GOLD_VERSIONS, GoldChoice, base_text, chosen_gold, kept_results_or_none, run_store_or_none, runs_for
 

@@ -1,6 +1,6 @@
 """Session state and caches of the Streamlit app: which gold is used, which runs there are, their scores.
 
-Runs live in the database (klue_viz/annotations/runs.py), so every session of a server sees the
+Runs live in the database (klue_viz/store/runs.py), so every session of a server sees the
 same ones and they survive a restart. Parsed gold and scored runs are cached by content (path and
 modification time, or a hash of the bytes), once per server, and never mutated by the pages; the
 scored runs in a cache bounded in bytes and time (KLUE_VIZ_CACHE_MB, KLUE_VIZ_CACHE_TTL seconds).
@@ -19,15 +19,18 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
-from klue_viz.annotations.gold_versions import GoldVersions
-from klue_viz.annotations.golds import GoldStore, StoredGold, gold_digest
-from klue_viz.annotations.runs import Run, RunConflict, RunStore
-from klue_viz.annotations.store import Store, StoreError, StoreUnavailable, database_url
-from klue_viz.cache import BoundedCache, frame_bytes
-from klue_viz.corrected_gold import CorrectedGold
-from klue_viz.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.core.cache import BoundedCache, frame_bytes
+from klue_viz.core.problems import InputError
+from klue_viz.core.results import Frames
 from klue_viz.discovery.corrected import Correction
-from klue_viz.evaluate import (
+from klue_viz.discovery.corrected_gold import CorrectedGold
+from klue_viz.drawing.markup import md
+from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.reading.gold_folders import DATA_DIR_ENV, allowed_gold_file, allowed_gold_folder
+from klue_viz.reading.records import read_bytes, read_records
+from klue_viz.reading.uploads import check_size, clean_name, max_upload_bytes
+from klue_viz.scoring.benchmark import prediction_files
+from klue_viz.scoring.evaluate import (
     Gold,
     RunResult,
     evaluate_bytes,
@@ -36,17 +39,14 @@ from klue_viz.evaluate import (
     load_hf,
     official_file,
 )
-from klue_viz.gold_folders import DATA_DIR_ENV, allowed_gold_file, allowed_gold_folder
-from klue_viz.harness import is_results_name, results_beside, task_hint
-from klue_viz.io import read_bytes, read_records
-from klue_viz.kept import KeptResults, RunInput, results_for
-from klue_viz.markup import md
-from klue_viz.parsed_golds import ParsedGolds
-from klue_viz.problems import InputError
-from klue_viz.results import Frames
+from klue_viz.scoring.harness import is_results_name, results_beside, task_hint
+from klue_viz.store.annotations import Store, StoreError, StoreUnavailable, database_url
+from klue_viz.store.gold_versions import GoldVersions
+from klue_viz.store.golds import GoldStore, StoredGold, gold_digest
+from klue_viz.store.kept_results import KeptResults, RunInput, results_for
+from klue_viz.store.parsed_golds import ParsedGolds
+from klue_viz.store.runs import Run, RunConflict, RunStore
 from klue_viz.tasks import TASKS, Task, detect_task
-from klue_viz.uploads import check_size, clean_name, max_upload_bytes
-from klue_viz.workspace import prediction_files
 
 SOURCES = {
     "demo": "Embedded demo",
@@ -101,7 +101,7 @@ def _parsed_golds(url: str) -> ParsedGolds:
 
 
 def _parsed_gold(task: Task, data: bytes, name: str) -> Gold:
-    """A gold parsed once per file and code and read back from the database after (klue_viz/parsed_golds.py); parsed
+    """A gold parsed once per file and code and read back from the database after (klue_viz/store/parsed_golds.py); parsed
     here when the database cannot be opened."""
     try:
         golds = _parsed_golds(database_url())
@@ -117,7 +117,7 @@ def _loaded_from_hf(task_name: str) -> Gold:
 
 def _gold_from_hf(task_name: str) -> Gold | str:
     """The validation split, or the one-line reason it could not be loaded. A failure is not cached here, so the hub is
-    tried again once it is back; klue_viz.hub remembers an unreachable hub for a while, so failing again is quick."""
+    tried again once it is back; klue_viz.reading.hf_hub remembers an unreachable hub for a while, so failing again is quick."""
     try:
         return _loaded_from_hf(task_name)
     except InputError as err:
@@ -216,7 +216,7 @@ def chosen_gold(task: Task) -> GoldChoice:
 def register_gold_upload(name: str, data: bytes) -> str:
     """Keep an uploaded official gold file under the task it belongs to; returns that task's name.
 
-    The file is stored on the server under its SHA-256 (klue_viz/annotations/golds.py), so a reload,
+    The file is stored on the server under its SHA-256 (klue_viz/store/golds.py), so a reload,
     a new tab and a `source=upload` link find it; while the database cannot store it, this session holds it."""
     task = _gold_task(name, data)
     key = gold_digest(data)
@@ -477,7 +477,7 @@ def _score(task: Task, choice: GoldChoice, source: RunSource, strict: bool, runs
 def evaluate_runs(task: Task, choice: GoldChoice) -> tuple[dict[str, RunResult], dict[str, str]]:
     """Scored runs and, separately, the runs that could not be scored with the reason.
 
-    A run scored once against this gold is read back from its kept result (klue_viz/kept.py): only its scores
+    A run scored once against this gold is read back from its kept result (klue_viz/store/kept_results.py): only its scores
     until a view needs its frames, which are then read into the server's bounded cache. Without a database
     (it cannot be opened) runs are scored in memory as before.
     """

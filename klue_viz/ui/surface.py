@@ -1,13 +1,13 @@
-"""'Errors by surface form' on a task page: the table of klue_viz.surface, whose selected row lists its examples below."""
+"""'Errors by surface form' on a task page: the table of klue_viz.scoring.surface_forms, whose selected row lists its examples below."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from klue_viz.evaluate import RunResult
-from klue_viz.markup import csv_cell, md
-from klue_viz.surface import compare_surface, filter_rows, flat_table, surface_errors
+from klue_viz.drawing.markup import csv_cell, md
+from klue_viz.scoring.evaluate import RunResult
+from klue_viz.scoring.surface_forms import compare_surface, filter_rows, flat_table, surface_errors
 from klue_viz.tasks.base import Task
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN
 from klue_viz.ui.links import SELECTED_GUIDS, clear_filters

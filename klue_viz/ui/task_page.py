@@ -16,16 +16,18 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from klue_viz.answer_card import card_with_answers
-from klue_viz.bootstrap import compare_runs
-from klue_viz.cache import BoundedCache
-from klue_viz.charts import OTHER, confusion_counts, confusion_figure, slice_figure, top_confusions
-from klue_viz.evaluate import RunResult
-from klue_viz.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
-from klue_viz.generation import run_slices
-from klue_viz.kept import intervals
-from klue_viz.markup import esc, esc_attr, md
-from klue_viz.slicing import slice_table
+from klue_viz.core.cache import BoundedCache
+from klue_viz.drawing.charts import OTHER, confusion_counts, confusion_figure, slice_figure, top_confusions
+from klue_viz.drawing.markup import esc, esc_attr, md
+from klue_viz.outputs.answer_card import card_with_answers
+from klue_viz.reading.uploads import limit_megabytes, limit_text
+from klue_viz.scoring.bootstrap import compare_runs
+from klue_viz.scoring.evaluate import RunResult
+from klue_viz.scoring.filtering import ExampleFilter, FilterError, apply_filter, error_type_options, export_frame
+from klue_viz.scoring.llm_outputs import run_slices
+from klue_viz.scoring.slicing import slice_table
+from klue_viz.scoring.user_features import user_slices
+from klue_viz.store.kept_results import intervals
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
@@ -56,8 +58,6 @@ from klue_viz.ui.run_picker import MANY_RUNS, pick_runs
 from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, kept_results_or_none, receive_uploads, runs_for
 from klue_viz.ui.surface import surface_panel
 from klue_viz.ui.warmup import warm_elements
-from klue_viz.uploads import limit_megabytes, limit_text
-from klue_viz.user_features import user_slices
 
 NO_COMPARISON = "(none)"
 STATUSES = ["all", "wrong", "correct"]

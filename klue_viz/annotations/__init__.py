@@ -1,1 +1,0 @@
-"""Error annotations: the store, the JSONL/CSV file forms, agreement between annotators, tag slices."""

@@ -1,0 +1,571 @@
+"""Many runs of one task on one gold, compared example by example with paired statistics (no Streamlit).
+
+Every view starts from a `RunTable`: the runs' per-example correctness (the `correct` column the
+example list shows; for WoS a unit is a turn), their per-example score where the task has one
+(`Task.example_scores`), and each run's sufficient statistics on the examples *every* run scored.
+
+The ranking resamples those shared examples once (one matrix of resample counts) and weighs every
+run's statistics with the same counts, so the difference between two runs on a resample is a
+paired difference; each run's official metrics on each resample come from the task's own
+aggregate over the B x width sums (`klue_viz.metrics.official`). Which runs cannot be told apart from the
+best is decided by Holm's step-down correction over the runs compared (docs/compare.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import cast
+
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from klue_viz.core.results import Frames
+from klue_viz.metrics.official import Statistics
+from klue_viz.scoring.bootstrap import CHUNK_CELLS, percentile_interval, resample_counts
+from klue_viz.scoring.evaluate import RunResult
+from klue_viz.scoring.slicing import slice_table
+from klue_viz.tasks.base import Task
+
+#: The family-wise error level of "not distinguishable from the best" (Holm over the runs compared).
+ALPHA = 0.05
+#: Integer sums below this are exact in float32, whose matrix products are twice as fast as float64's.
+FLOAT32_EXACT = 2**24
+#: The orders the example x run matrix offers.
+MATRIX_ORDERS = ("difficulty", "wrong for every run", "right for only one run", "solved late / forgotten", "file order")
+
+
+# ---- the runs side by side ------------------------------------------------------------------------
+
+def natural_key(name: str) -> tuple:
+    """Sort key reading the numbers in a name as numbers: `ckpt-2000` before `ckpt-10000`, case ignored."""
+    parts = re.split(r"(\d+)", name)
+    return tuple(int(p) if k % 2 else p.lower() for k, p in enumerate(parts)), name
+
+
+def order_runs(names: Sequence[str], by: str = "name", uploaded: dict[str, str] | None = None) -> list[str]:
+    """Run names in display order: by model and step read naturally (`name`), or by upload time (`time`; ISO
+    timestamps, runs without one last in name order)."""
+    if by == "time":
+        times = uploaded or {}
+        return sorted(names, key=lambda n: (n not in times, times.get(n, ""), natural_key(n)))
+    return sorted(names, key=natural_key)
+
+
+@dataclass
+class RunTable:
+    """Runs of one task side by side: one row per example any run scored, one column per run."""
+
+    task: Task
+    runs: list[str]
+    #: Example-frame guids (a WoS turn: `dialogue-turn`), first-seen order (the gold order when runs cover the gold).
+    guids: list[str]
+    #: n x R: 1.0 right, 0.0 wrong, NaN where the run has no such example.
+    correct: np.ndarray
+    #: n x R per-example scores on 0..1 (NaN where not scored), or None for tasks without one.
+    score: np.ndarray | None
+    #: Row positions of the examples every run scored, and each run's statistics on them (in that order).
+    shared: np.ndarray
+    stats: list[Statistics] = field(repr=False)
+    results: list[RunResult] = field(repr=False)
+    #: Per row, a run that scored it and the example's position in that run's frames (for its key and drawing).
+    owner: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
+    #: The frames the table was built from, per run (cut to what it reads: `compared_columns`); drawings read `results`.
+    frames: list[Frames] = field(repr=False, default_factory=list)
+
+    @property
+    def scored(self) -> np.ndarray:
+        """n x R: whether each run scored each example."""
+        return ~np.isnan(self.correct)
+
+    def column(self, run: str) -> int:
+        """The column of a run."""
+        return self.runs.index(run)
+
+    def key(self, row: int) -> tuple[str, int | None]:
+        """(guid, turn) of one example as the app and the annotations name it (turn: WoS only, else None)."""
+        run, position = self.owner[row]
+        return self.task.annotation_key(self.frames[run].examples.iloc[int(position)].to_dict())
+
+    @cached_property
+    def keys(self) -> list[tuple[str, int | None]]:
+        """(guid, turn) of every example, in row order: each owning run's columns are read as arrays once."""
+        out: list[tuple[str, int | None]] = [("", None)] * len(self.guids)
+        for run in np.unique(self.owner[:, 0]).tolist():
+            rows = np.flatnonzero(self.owner[:, 0] == run)
+            columns = _Columns(self.frames[run].examples)
+            for row, position in zip(rows.tolist(), self.owner[rows, 1].tolist()):
+                # annotation_key reads fields by name only: a mapping over the columns serves it without a dict per row
+                out[row] = self.task.annotation_key(cast(dict, _Row(columns, position)))
+        return out
+
+    def label(self, row: int) -> str:
+        """An example as a person reads it: its guid, and the turn for WoS."""
+        guid, turn = self.key(row)
+        return guid if turn is None else f"{guid} turn {turn}"
+
+
+class _Columns:
+    """A frame's columns as numpy arrays, each converted on first use (reading one field of every row is then cheap)."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def value(self, column: str, position: int) -> object:
+        """The value of `column` in the row at `position`."""
+        if column not in self.arrays:
+            self.arrays[column] = self.frame[column].to_numpy(dtype=object)
+        return self.arrays[column][position]
+
+
+class _Row(Mapping):
+    """One example row as a read-only mapping over `_Columns` (what `Task.annotation_key` reads), built without a dict."""
+
+    def __init__(self, columns: _Columns, position: int) -> None:
+        self.columns, self.position = columns, position
+
+    def __getitem__(self, column: str) -> object:
+        if column not in self.columns.frame.columns:
+            raise KeyError(column)
+        return self.columns.value(column, self.position)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.columns.frame.columns)
+
+    def __len__(self) -> int:
+        return len(self.columns.frame.columns)
+
+
+def compared_columns(task: Task) -> dict[str, tuple[str, ...]] | None:
+    """The frame columns `run_table` reads of each run, by level (None: all): the examples' guid and correctness and
+    what the task's statistics, per-example scores and annotation keys read (`Task.statistics_columns`)."""
+    own = task.statistics_columns()
+    if own is None:
+        return None
+    return {**own, "examples": ("guid", "correct", *own.get("examples", ()))}
+
+
+def run_table(results: Sequence[RunResult], statistics: Sequence[Statistics] | None = None,
+              frames: Sequence[Frames] | None = None) -> RunTable:
+    """The runs (of one task, on one gold, with distinct names) side by side, in the order given. `statistics`: each
+    run's `task.statistics(frames)` when already at hand, else computed here. `frames`: each run's frames holding at
+    least `compared_columns(task)` (kept.column_frames reads only those of a kept run), else the runs' own frames."""
+    if not results:
+        raise ValueError("no run to compare")
+    task = results[0].task
+    if any(r.task.facts.name != task.facts.name for r in results):
+        raise ValueError("runs of different tasks cannot be compared: " + ", ".join(sorted({r.task.facts.name for r in results})))
+    names = [r.run for r in results]
+    if len(set(names)) != len(names):
+        raise ValueError(f"run names must be distinct to be compared: {names}")
+    frames = [r.frames for r in results] if frames is None else list(frames)
+    if len(frames) != len(results):
+        raise ValueError(f"{len(frames)} frames for {len(results)} runs")
+    own = [f.examples["guid"].to_numpy(dtype=object) for f in frames]
+    same = all(len(g) == len(own[0]) and np.array_equal(g, own[0]) for g in own[1:])
+    guids = own[0] if same else pd.unique(np.concatenate(own))
+    index = None if same else pd.Index(guids)
+    n, width = len(guids), len(results)
+    correct = np.full((n, width), np.nan)
+    scores = np.full((n, width), np.nan)
+    owner = np.full((n, 2), -1, dtype=np.int64)
+    has_score = False
+    positions = []
+    for k, (run_frames, ex_guids) in enumerate(zip(frames, own)):
+        rows = np.arange(n) if index is None else index.get_indexer(ex_guids)
+        positions.append(rows)
+        correct[rows, k] = run_frames.examples["correct"].to_numpy(dtype=bool)
+        score = task.example_scores(run_frames)
+        if score is not None:
+            has_score = True
+            scores[rows, k] = np.asarray(score, dtype=float)
+        free = owner[rows, 0] < 0
+        owner[rows[free]] = np.column_stack([np.full(int(free.sum()), k), np.flatnonzero(free)])
+    shared = np.flatnonzero(~np.isnan(correct).any(axis=1))
+    stats = []
+    for k, run_frames in enumerate(frames):
+        full = statistics[k] if statistics is not None else task.statistics(run_frames)
+        if index is None:
+            stats.append(full)
+        else:
+            inverse = np.full(n, -1)
+            inverse[positions[k]] = np.arange(len(positions[k]))
+            stats.append(full.take(inverse[shared]))
+    return RunTable(task, names, [str(g) for g in guids], correct, scores if has_score else None, shared, stats, list(results), owner,
+                    frames)
+
+
+# ---- paired resampling of many runs --------------------------------------------------------------
+
+def dense(stats: Statistics) -> np.ndarray:
+    """The statistics as an n x width array (the products below are dense: BLAS beats a sparse product here)."""
+    flat = stats.rows * stats.width + stats.cols
+    return np.bincount(flat, stats.values, minlength=stats.n * stats.width).reshape(stats.n, stats.width)
+
+
+def product_type(arrays: Sequence[np.ndarray], max_count: float) -> np.dtype:
+    """float32 when every sum of a resample is an integer below 2**24 (exact in float32), else float64."""
+    for array in arrays:
+        if not np.array_equal(array, np.round(array)) or np.abs(array).sum(axis=0).max(initial=0) * max_count >= FLOAT32_EXACT:
+            return np.dtype(np.float64)
+    return np.dtype(np.float32)
+
+
+def paired_resamples(stats: Sequence[Statistics], samples: int, seed: int = 0, observed: bool = True) -> list[dict[str, np.ndarray]]:
+    """Every metric of each run on the same resamples of their shared examples (row 0: all examples once, when
+    `observed`), so that run a minus run b on a row is a paired difference.
+
+    The runs' statistics are laid side by side (n x sum of widths, in blocks of at most STACK_CELLS) so each chunk of
+    resample counts is one matrix product for many runs; float32 where that is exact (integer statistics). The products
+    run on one BLAS thread: on a server shared by sessions (2 cores here) OpenBLAS's second thread spent more CPU waiting
+    than it saved (1.50 against 0.84 CPU s for 50 NER dev runs, bench/bench_compare.py), and every sum is exact either way."""
+    n = stats[0].n
+    if any(s.n != n for s in stats):
+        raise ValueError("paired resamples need statistics over the same examples")
+    rng = np.random.default_rng(seed)
+    chunk = max(1, CHUNK_CELLS // max(n, 1))
+    blocks = [np.ones((1, n))] if observed else []
+    start = 0
+    while start < samples:
+        size = min(chunk, samples - start)
+        blocks.append(resample_counts(rng, n, size))
+        start += size
+    max_count = max(float(b.max(initial=1)) for b in blocks)
+    parts: list[list[dict[str, np.ndarray]]] = [[] for _ in stats]
+    with threadpool_limits(limits=1, user_api="blas"):
+        for group in _stacks(stats):
+            arrays = [dense(stats[k]) for k in group]
+            kind = product_type(arrays, max_count)
+            stacked = np.hstack(arrays).astype(kind)
+            edges = np.cumsum([0] + [a.shape[1] for a in arrays])
+            for counts in blocks:
+                summed = (counts.astype(kind) @ stacked).astype(np.float64)
+                for k, lo, hi in zip(group, edges[:-1], edges[1:]):
+                    parts[k].append(stats[k].scores(summed[:, lo:hi], counts if stats[k].unsummed is not None else None))
+    return [{key: np.concatenate([p[key] for p in part]) for key in part[0]} for part in parts]
+
+
+#: Largest stacked statistics array (examples x columns of several runs) multiplied at once.
+STACK_CELLS = 8_000_000
+
+
+def _stacks(stats: Sequence[Statistics]) -> list[list[int]]:
+    """Runs grouped so each group's stacked statistics hold at most STACK_CELLS cells (one run at least)."""
+    groups: list[list[int]] = [[]]
+    cells = 0
+    for k, s in enumerate(stats):
+        size = s.n * s.width
+        if groups[-1] and cells + size > STACK_CELLS:
+            groups.append([])
+            cells = 0
+        groups[-1].append(k)
+        cells += size
+    return groups
+
+
+# ---- the ranking ---------------------------------------------------------------------------------
+
+@dataclass
+class RankedRun:
+    """One run in the ranking: its metrics on the shared examples, their intervals and its paired difference to the best."""
+
+    run: str
+    metrics: dict[str, float | None]
+    ci95: dict[str, tuple[float, float] | None]
+    #: This run minus the best run, per metric (0 for the best itself), with its paired 95% interval.
+    difference: dict[str, float | None]
+    difference_ci95: dict[str, tuple[float, float] | None]
+    #: Two-sided bootstrap p-value of the difference to the best on the ranking metric (None for the best).
+    p_value: float | None
+    rank: int
+    tied_with_best: bool
+
+
+@dataclass
+class Ranking:
+    """The runs ranked on `metric` (an official metric's key) over `n_shared` examples, and the correction in one line."""
+
+    metric: str
+    best: str
+    n_shared: int
+    samples: int
+    runs: list[RankedRun]
+    correction: str
+
+
+def holm_rejections(p_values: Sequence[float], alpha: float = ALPHA) -> np.ndarray:
+    """Holm's step-down procedure: which hypotheses are rejected with family-wise error at most `alpha`."""
+    p = np.asarray(p_values, dtype=float)
+    rejected = np.zeros(len(p), dtype=bool)
+    for step, k in enumerate(np.argsort(p, kind="stable")):
+        if p[k] > alpha / (len(p) - step):
+            break
+        rejected[k] = True
+    return rejected
+
+
+def bootstrap_p_value(differences: np.ndarray) -> float:
+    """Two-sided p-value of 'no difference' from resampled paired differences: twice the smaller share of
+    resamples on either side of 0 (ties count on both sides), with the +1 correction so it is never 0."""
+    d = differences[~np.isnan(differences)]
+    if not len(d):
+        return 1.0
+    below, above = (np.sum(d <= 0) + 1) / (len(d) + 1), (np.sum(d >= 0) + 1) / (len(d) + 1)
+    return float(min(1.0, 2 * min(below, above)))
+
+
+def _value(x: float) -> float | None:
+    return None if np.isnan(x) else float(x)
+
+
+def rank_runs(table: RunTable, samples: int = 1000, level: float = 0.95, seed: int = 0, alpha: float = ALPHA,
+              metric: str | None = None) -> Ranking:
+    """Runs ranked by `metric` (an official metric's key; the task's first one by default) on the examples all of them
+    scored, each with 95% intervals and its paired difference to the best on every metric; the best, the p-values and
+    the runs Holm's correction cannot tell from the best (`tied_with_best`) are those of `metric`. ValueError for a
+    metric the task has not."""
+    task = table.task
+    keys = [m.key for m in task.facts.metrics]
+    metric = keys[0] if metric is None else metric
+    if metric not in keys:
+        raise ValueError(f"{task.facts.name} has no metric {metric!r}; rank by one of {', '.join(keys)}")
+    values = paired_resamples(table.stats, samples, seed)
+    point = [{m.key: float(v[m.key][0]) for m in task.facts.metrics} for v in values]
+    primary = np.array([p[metric] for p in point])
+    ranked = np.nan_to_num(primary, nan=-np.inf)  # an undefined metric ranks last
+    best = int(np.argmax(ranked))
+    p_values = []
+    runs = []
+    for k, name in enumerate(table.runs):
+        diff, diff_ci = {}, {}
+        for m in task.facts.metrics:
+            d = values[k][m.key] - values[best][m.key]
+            diff[m.key] = _value(d[0])
+            diff_ci[m.key] = percentile_interval(d[1:], level) if k != best else (0.0, 0.0)
+        p = None if k == best else bootstrap_p_value(values[k][metric][1:] - values[best][metric][1:])
+        if p is not None:
+            p_values.append((k, p))
+        rank = 1 + int(np.sum(ranked > ranked[k]))
+        runs.append(RankedRun(name, {m.key: _value(point[k][m.key]) for m in task.facts.metrics},
+                              {m.key: percentile_interval(values[k][m.key][1:], level) for m in task.facts.metrics}, diff, diff_ci, p, rank, True))
+    rejected = holm_rejections([p for _, p in p_values], alpha)
+    for (k, _), worse in zip(p_values, rejected):
+        runs[k].tied_with_best = not bool(worse)
+    others = len(table.runs) - 1
+    correction = (f"Tied with the best: not different from {table.runs[best]} on {metric} by a paired bootstrap ({samples} resamples of "
+                  f"the {len(table.shared):,} {task.facts.unit}s every run scored), Holm-corrected over the {others} run(s) compared "
+                  f"(family-wise error {alpha:.0%}).")
+    return Ranking(metric, table.runs[best], len(table.shared), samples, runs, correction)
+
+
+def ranking_text(ranking: Ranking, task: Task) -> str:
+    """The ranking as a plain-text table, best first, with the correction in one line under it."""
+    keys = [m.key for m in task.facts.metrics]
+    lines = [f"Ranked by {ranking.metric}; the difference to the best, its p and the ties are on {ranking.metric}.",
+             f"{'rank':>4}  {'run':<28} " + " ".join(f"{k:>24}" for k in keys) + f"  {'diff to best [paired 95%]':>29} {'p':>6}  tied"]
+    for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
+        cells = []
+        for key in keys:
+            value, ci = run.metrics[key], run.ci95[key]
+            cells.append(f"{'n/a' if value is None else f'{value:.2f}':>7} " + (f"[{ci[0]:6.2f},{ci[1]:6.2f}]" if ci else " " * 15))
+        diff, diff_ci = run.difference[ranking.metric], run.difference_ci95[ranking.metric]
+        p = "" if run.p_value is None else f"{run.p_value:.3f}"
+        lines.append(f"{run.rank:>4}  {run.run[:28]:<28} " + " ".join(f"{c:>24}" for c in cells)
+                     + f"  {'n/a' if diff is None else f'{diff:+.2f}':>12} " + (f"[{diff_ci[0]:+6.2f},{diff_ci[1]:+6.2f}]" if diff_ci else " " * 16)
+                     + f" {p:>6}  {'yes' if run.tied_with_best else 'no'}")
+    lines.append(ranking.correction)
+    return "\n".join(lines)
+
+
+# ---- the example x run matrix ---------------------------------------------------------------------
+
+def difficulty(table: RunTable) -> np.ndarray:
+    """Per example, the share of the runs that scored it that got it wrong (0..1)."""
+    scored = table.scored.sum(axis=1)
+    wrong = np.nansum(1.0 - table.correct, axis=1)
+    return np.where(scored > 0, wrong / np.maximum(scored, 1), np.nan)
+
+
+def trajectories(table: RunTable) -> tuple[np.ndarray, np.ndarray]:
+    """Along the runs in table order, per example: where it was solved for good (the first run of the final streak of
+    right answers after a wrong one) and where it was forgotten (the first run of the final streak of wrong answers
+    after a right one); -1 where neither happened. Runs that did not score an example are skipped."""
+    scored = table.scored
+    n, width = scored.shape
+    columns = np.arange(width)
+    last_column = width - 1 - np.argmax(scored[:, ::-1], axis=1)
+    last = table.correct[np.arange(n), last_column]
+    differs = scored & (table.correct != last[:, None])
+    changed = differs.any(axis=1)
+    last_change = np.where(changed, width - 1 - np.argmax(differs[:, ::-1], axis=1), width)
+    after = scored & (columns[None, :] > last_change[:, None])
+    start = np.where(changed, np.argmax(after, axis=1), -1)
+    solved = np.where(changed & (last == 1), start, -1)
+    forgotten = np.where(changed & (last == 0), start, -1)
+    return solved, forgotten
+
+
+def matrix_rows(table: RunTable, how: str = "difficulty") -> np.ndarray:
+    """Row positions of the matrix in the order `how` names (MATRIX_ORDERS); the two filters keep only their examples:
+    'wrong for every run' (every run that scored it) and 'right for only one run'. Ties keep file order."""
+    rows = np.arange(len(table.guids))
+    right = np.nansum(table.correct, axis=1)
+    hard = difficulty(table)
+    if how == "difficulty":
+        return rows[np.lexsort((rows, -np.nan_to_num(hard)))]
+    if how == "wrong for every run":
+        return rows[right == 0]
+    if how == "right for only one run":
+        return rows[right == 1]
+    if how == "solved late / forgotten":
+        solved, forgotten = trajectories(table)
+        # forgotten ones first (latest forgetting first), then the latest solved; the rest after, by difficulty
+        group = np.where(forgotten >= 0, 0, np.where(solved >= 0, 1, 2))
+        at = np.where(forgotten >= 0, forgotten, solved)
+        return rows[np.lexsort((rows, -np.nan_to_num(hard), -at, group))]
+    if how == "file order":
+        return rows
+    raise ValueError(f"unknown matrix order {how!r}; expected one of {', '.join(MATRIX_ORDERS)}")
+
+
+def matrix_frame(table: RunTable, how: str = "difficulty", runs: Sequence[str] | None = None, limit: int | None = None) -> pd.DataFrame:
+    """The matrix as a table: guid, turn, difficulty, how the example went along the runs, then one column per run
+    (`runs` order) holding True/False (None where not scored), in the order `how` names."""
+    rows = matrix_rows(table, how)[:limit]
+    names = list(runs or table.runs)
+    solved, forgotten = trajectories(table)
+    frame = pd.DataFrame({
+        "guid": [table.keys[r][0] for r in rows],
+        "turn": [table.keys[r][1] for r in rows],
+        "difficulty": difficulty(table)[rows],
+        "trajectory": [_trajectory(table, solved[r], forgotten[r]) for r in rows],
+    })
+    for name in names:
+        values = table.correct[rows, table.column(name)]
+        frame[name] = pd.arrays.BooleanArray(np.nan_to_num(values) > 0, np.isnan(values))
+    frame.index = rows
+    return frame
+
+
+def _trajectory(table: RunTable, solved: int, forgotten: int) -> str:
+    if forgotten >= 0:
+        return f"forgotten at {table.runs[forgotten]}"
+    if solved >= 0:
+        return f"solved at {table.runs[solved]}"
+    return ""
+
+
+# ---- what changed --------------------------------------------------------------------------------
+
+@dataclass
+class Change:
+    """Examples (guids of the example frames) fixed and broken going from one run to another, on those both scored."""
+
+    first: str
+    second: str
+    fixed: list[str]
+    broke: list[str]
+
+    def to_dict(self) -> dict:
+        """As `klue-viz compare --out` writes it: {"from", "to", "fixed", "broke"}."""
+        return {"from": self.first, "to": self.second, "fixed": self.fixed, "broke": self.broke}
+
+
+def change(table: RunTable, first: str, second: str) -> Change:
+    """What `second` fixed (wrong in `first`, right in `second`) and broke (the reverse)."""
+    a, b = table.correct[:, table.column(first)], table.correct[:, table.column(second)]
+    guids = np.asarray(table.guids, dtype=object)
+    return Change(first, second, guids[(a == 0) & (b == 1)].tolist(), guids[(a == 1) & (b == 0)].tolist())
+
+
+def consecutive_changes(table: RunTable, runs: Sequence[str] | None = None) -> list[Change]:
+    """The changes between each run and the next, in `runs` order (the table's by default)."""
+    names = list(runs or table.runs)
+    return [change(table, a, b) for a, b in zip(names, names[1:])]
+
+
+def sequence_metrics(task: Task, results: Sequence[RunResult], slices: bool = True) -> pd.DataFrame:
+    """Each official metric of each run in the order given, overall and per slice value (for a line chart):
+    columns position, run, slice (label, '' overall), value, metric, score, n."""
+    rows = []
+    for position, result in enumerate(results):
+        for key, value in result.scores.values.items():
+            rows.append({"position": position, "run": result.run, "slice": "", "value": "overall", "metric": key, "score": value,
+                         "n": result.coverage.n_scored})
+        for spec in task.facts.slices if slices else ():
+            if spec.key in PREDICTION_FEATURES:
+                continue
+            table = slice_table(task, result.frames, spec)
+            metrics = [c for c in table.columns if c not in ("value", "n", "errors", "error_rate")]
+            for record in table.to_dict("records"):
+                for key in metrics:
+                    rows.append({"position": position, "run": result.run, "slice": spec.label, "value": record["value"], "metric": key,
+                                 "score": record[key], "n": record["n"]})
+    return pd.DataFrame(rows, columns=["position", "run", "slice", "value", "metric", "score", "n"])
+
+
+#: Slice features that describe the outcome itself, never a fixed group of examples (klue_viz.discovery.slices.LEAKING).
+PREDICTION_FEATURES = frozenset({"error_type", "correct", "matched", "status"})
+
+
+# ---- complementarity -----------------------------------------------------------------------------
+
+@dataclass
+class Complementarity:
+    """How much the runs' successes overlap, on the examples every run scored (shares 0..1)."""
+
+    n: int
+    oracle: float
+    best_single: tuple[str, float]
+    best_pair: tuple[str, str, float] | None
+    common_errors: list[str]
+
+
+def complementarity(table: RunTable) -> Complementarity:
+    """The oracle (share some run gets right), the best single run and the best pair by their oracle, and the
+    examples every run gets wrong (ExplainaBoard's common errors)."""
+    right = table.correct[table.shared] > 0
+    n = len(table.shared)
+    if not n:
+        return Complementarity(0, float("nan"), (table.runs[0], float("nan")), None, [])
+    single = right.mean(axis=0)
+    best = int(np.argmax(single))
+    pair = None
+    if len(table.runs) > 1:
+        wrong = (~right).astype(np.float64)
+        both_wrong = wrong.T @ wrong  # R x R: examples both runs miss
+        union = 1.0 - both_wrong / n
+        np.fill_diagonal(union, -1.0)
+        flat = int(np.argmax(union))
+        first, second = sorted((flat // union.shape[1], flat % union.shape[1]))
+        pair = (table.runs[first], table.runs[second], float(union[first, second]))
+    guids = np.asarray(table.guids, dtype=object)[table.shared]
+    return Complementarity(n, float(right.any(axis=1).mean()), (table.runs[best], float(single[best])), pair, guids[~right.any(axis=1)].tolist())
+
+
+# ---- the CLI's file ------------------------------------------------------------------------------
+
+def compare_payload(table: RunTable, ranking: Ranking, changes: Sequence[Change]) -> dict:
+    """`klue-viz compare --out`: {"task", "runs": [{"run", "metrics", "ci95", "rank", "tied_with_best"}],
+    "examples": [{"guid", "turn", "correct", "difficulty"}], "changes": [{"from", "to", "fixed", "broke"}]}."""
+    hard = difficulty(table)
+    examples = []
+    for row, (guid, turn) in enumerate(table.keys):
+        examples.append({"guid": guid, "turn": turn, "correct": [None if np.isnan(v) else bool(v) for v in table.correct[row]],
+                         "difficulty": _value(hard[row])})
+    return {
+        "task": table.task.facts.name,
+        "runs": [{"run": r.run, "metrics": r.metrics, "ci95": {k: list(v) if v else None for k, v in r.ci95.items()},
+                  "rank": r.rank, "tied_with_best": r.tied_with_best} for r in ranking.runs],
+        "examples": examples,
+        "changes": [c.to_dict() for c in changes],
+    }
+
+
+def frames_of(table: RunTable, run: str) -> Frames:
+    """The frames of one run of the table (to draw an example with the task's own render)."""
+    return table.results[table.column(run)].frames

@@ -1,0 +1,43 @@
+"""Per-slice metrics: the task's statistics summed per group and aggregated, all groups at once.
+
+Example-level slices sum the same per-example statistics the headline numbers come from, so a
+slice table and the headline can never disagree; detail-level slices (an entity type, a word
+relation, a slot) sum the statistics of those rows (docs/metrics.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from klue_viz.core.results import Frames
+from klue_viz.tasks.base import Slice, Task
+
+
+def slice_table(task: Task, frames: Frames, spec: Slice) -> pd.DataFrame:
+    """One row per value of the slicing attribute: count, errors and metrics, largest groups first."""
+    if spec.level == "examples":
+        frame, stats = frames.examples, task.statistics(frames)
+    else:
+        frame = frames.details[spec.level]
+        stats = task.detail_statistics(spec.level, frame)
+    codes, uniques = pd.factorize(frame[spec.key], use_na_sentinel=False)
+    groups = len(uniques)
+    if not groups:
+        return pd.DataFrame(columns=["value", "n", "errors"])
+    codes = codes.astype(np.int64)
+    weights = None
+    if stats.unsummed is not None:  # metrics that do not sum (AUPRC) take each group as 0/1 weights
+        weights = (codes[None, :] == np.arange(groups)[:, None]).astype(np.float64)
+    values = stats.scores(stats.group_totals(codes, groups), weights)
+    n = np.bincount(codes, minlength=groups)
+    errors = np.bincount(codes, weights=(~frame["correct"].to_numpy(dtype=bool)).astype(np.float64), minlength=groups).astype(int)
+    table = pd.DataFrame({"value": [_name(v) for v in uniques], "n": n, "errors": errors})
+    for key, column in values.items():
+        table[key] = [None if np.isnan(v) else float(v) for v in column]
+    table["error_rate"] = 100.0 * table["errors"] / table["n"]
+    return table.sort_values(["n", "value"], ascending=[False, True], ignore_index=True)
+
+
+def _name(value: object) -> str:
+    return "(missing)" if value is None or value is pd.NA or (isinstance(value, float) and value != value) else str(value)
