@@ -130,7 +130,7 @@ def run_crowd(task: Task, result: RunResult) -> dict:
     examples = result.frames.examples
     out: dict = {}
     if "vote_cross_entropy" in examples:
-        found = vote_cross_entropy(examples["votes"].tolist(), examples["probs"].tolist(), getattr(task, "labels", ()))
+        found = vote_cross_entropy(examples["votes"].tolist(), examples["probs"].tolist(), task.labels or ())
         if found is not None:
             out["vote_cross_entropy"] = found
     if "vote_std" in examples and examples["vote_std"].notna().any():

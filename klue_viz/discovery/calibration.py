@@ -69,7 +69,7 @@ def calibration(confidence: np.ndarray, correct: np.ndarray) -> Calibration | No
 
 def run_calibration(task: Task, examples: pd.DataFrame) -> Calibration | None:
     """The calibration of a run's example frame, for tasks with class probabilities."""
-    labels = getattr(task, "labels", None)
+    labels = task.labels
     if not labels or "probs" not in examples:
         return None
     return calibration(*predicted_confidence(examples, labels))

@@ -139,7 +139,7 @@ def example_items(task: Task, examples: list[dict], run: str) -> list[Suspect]:
     """Examples of a filtered list (rows of a run's example frame) as review items in the suspect queue's form: the run's
     answer is the proposal where it is one a patch can take (a label of the task, an STS score), else there is none
     (the reviewer keeps the gold or types a correction)."""
-    labels = set(getattr(task, "labels", ()))
+    labels = set(task.labels or ())
     out = []
     for row in examples:
         guid, turn = task.annotation_key(row)

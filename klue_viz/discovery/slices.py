@@ -31,8 +31,8 @@ from klue_viz.tasks.base import Task
 
 #: Features never used as conditions: they restate the error itself.
 LEAKING = frozenset({"error_type", "correct", "matched", "status"})
-#: How the units of two runs are paired (the rows both runs share).
-PAIR_KEYS = {"entities": ("guid", "start", "end", "label"), "words": ("guid", "index"), "examples": ("guid",)}
+#: The feature a sided detail level adds (klue_viz.tasks.base.DetailLevel.sided): the row's side, gold or predicted.
+SIDE = "side"
 TAG_PREFIX = "tag: "
 MISSING = -1
 
@@ -48,8 +48,8 @@ class Units:
 
 
 def unit_level(task: Task) -> str:
-    """The detail level the task's slices describe (entities, words, slots), or 'examples'."""
-    return next((s.level for s in task.facts.slices if s.level != "examples"), "examples")
+    """The detail level the task's slices describe (its `facts.detail`), or 'examples'."""
+    return "examples" if task.facts.detail is None else task.facts.detail.name
 
 
 def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, extra: pd.DataFrame | None = None) -> Units:
@@ -57,12 +57,11 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
     level = unit_level(task)
     examples = frames.examples.reset_index(drop=True)
     frame = examples if level == "examples" else frames.details[level].reset_index(drop=True)
-    if level == "entities":
-        # Only entities decide entity F1: gold side = recall errors, predicted side = precision errors.
-        frame = frame.reset_index(drop=True)
     columns, labels = {}, {}
-    if level == "entities":
-        columns["side"], labels["side"] = frame["side"].astype(str).to_numpy(), "Gold or predicted entity"
+    detail = task.facts.detail
+    if detail is not None and detail.sided:
+        # Both sides decide the detail F1: gold rows = recall errors, predicted rows = precision errors.
+        columns[SIDE], labels[SIDE] = frame[SIDE].astype(str).to_numpy(), f"Gold or predicted {detail.row}"
     by_guid = examples.set_index("guid") if level != "examples" else None
     for spec in (*task.facts.slices, *user_slices(frames)):  # the user's own columns count like the task's features
         if spec.key in LEAKING:
@@ -329,24 +328,25 @@ def weak_slices(task: Task, frames: Frames, tags: dict[str, set[str]] | None = N
 def paired_units(task: Task, first: Frames, second: Frames, tags: dict[str, set[str]] | None = None,
                  extra: pd.DataFrame | None = None) -> tuple[Units, np.ndarray, np.ndarray]:
     """The units both runs share (gold entities, words, examples), with each run's correctness on them."""
-    level = unit_level(task)
-    keys = list(PAIR_KEYS.get(level, ("guid",)))
+    detail = task.facts.detail
+    keys = list(detail.pair_keys) if detail is not None else ["guid"]
     a = units(task, first, tags, extra)
     b = units(task, second, tags)  # only its rows and correctness are used; features come from the first run
-    if level not in PAIR_KEYS:  # slots differ between runs: compare on the examples instead
+    if not keys:  # rows that differ between runs (slots): compare on the examples instead
         keys = ["guid"]
         a = Units("examples", first.examples.reset_index(drop=True), _example_features(task, first.examples), {s.key: s.label for s in task.facts.slices})
         b = Units("examples", second.examples.reset_index(drop=True), _example_features(task, second.examples), a.labels)
         a.labels.update({s.key: s.label for s in user_slices(first)})
-    keep_a = a.frame["side"].eq("gold").to_numpy() if level == "entities" else np.ones(len(a.frame), dtype=bool)
-    keep_b = b.frame["side"].eq("gold").to_numpy() if level == "entities" else np.ones(len(b.frame), dtype=bool)
+    sided = detail is not None and detail.sided and a.level == detail.name
+    keep_a = a.frame[SIDE].eq("gold").to_numpy() if sided else np.ones(len(a.frame), dtype=bool)
+    keep_b = b.frame[SIDE].eq("gold").to_numpy() if sided else np.ones(len(b.frame), dtype=bool)
     left = a.frame[keep_a][keys + ["correct"]].rename(columns={"correct": "ok_a"}).assign(row_a=np.flatnonzero(keep_a))
     right = b.frame[keep_b][keys + ["correct"]].rename(columns={"correct": "ok_b"})
     joined = left.merge(right, on=keys, how="inner")
     rows = joined["row_a"].to_numpy()
     shared = Units(a.level, a.frame.iloc[rows].reset_index(drop=True), a.features.iloc[rows].reset_index(drop=True), a.labels)
-    if "side" in shared.features:
-        shared.features = shared.features.drop(columns="side")
+    if SIDE in shared.features:
+        shared.features = shared.features.drop(columns=SIDE)
     return shared, joined["ok_a"].to_numpy(dtype=bool), joined["ok_b"].to_numpy(dtype=bool)
 
 
@@ -421,7 +421,8 @@ def slice_name(item: FoundSlice) -> str:
 
 def slices_header(task: Task, runs: list[str], level: str) -> str:
     """What the list of found slices measures: which run, which error rate, in which unit."""
-    unit = {"entities": "entities (gold and predicted)", "words": "words", "examples": f"{task.facts.unit}s"}.get(level, level)
+    detail = task.facts.detail
+    unit = f"{task.facts.unit}s" if level == "examples" else (detail.heading if detail is not None and level == detail.name else level)
     if len(runs) == 1:
         return f"Weak slices of {runs[0]}: error rate (%) of the {unit} in the slice, ranked by SliceLine's score"
     return (f"Where one run is worse: {runs[0]} vs {runs[1]}, difference in error rate (percentage points) of the {unit} both "

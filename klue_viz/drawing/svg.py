@@ -202,10 +202,10 @@ SVG_SIZE = re.compile(r'^<svg class="kv-arcs" xmlns="http://www.w3.org/2000/svg"
 def arcs_drawing(doc: dict) -> str:
     """DP arcs: the rows klue_viz.drawing.arcs draws for the page, stacked into one picture, then notes and the legend.
 
-    `doc`: {"title", "text", "words": [{"form", "lemma", "pos"}], "arcs": [{"dependent", "head", "label", "side", "status"}],
+    `doc`: {"title", "text", "tokens": [{"form", "lemma", "pos"}], "arcs": [{"dependent", "head", "label", "side", "status"}],
     "notes", "legend"} as for `spans_drawing`.
     """
-    words = [Word(str(w["form"]), str(w.get("lemma", "")), str(w.get("pos", ""))) for w in doc.get("words", [])]
+    words = [Word(str(w["form"]), str(w.get("lemma", "")), str(w.get("pos", ""))) for w in doc.get("tokens", [])]
     arcs = [Arc(int(a["dependent"]), int(a["head"]), str(a["label"]), str(a["side"]), str(a.get("status", "correct"))) for a in doc.get("arcs", [])]
     canvas = Canvas([])
     _title(canvas, doc.get("title", ""))

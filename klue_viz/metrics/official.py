@@ -429,9 +429,9 @@ def dp_las_classes(relations: Iterable[str]) -> np.ndarray:
 
 def dp_layout(heads: int) -> Layout:
     """DP columns: tp/fp/fn per head-index class (head h in column h + 1 of its block, no head in 0), tp/fp/fn per
-    LAS class, then words, words with the right head, words with the right head and relation."""
+    LAS class, then the word count, words with the right head, words with the right head and relation."""
     c = len(DP_LAS_CLASSES)
-    return Layout(uas_tp=heads, uas_fp=heads, uas_fn=heads, las_tp=c, las_fp=c, las_fn=c, words=1, head_ok=1, both_ok=1)
+    return Layout(uas_tp=heads, uas_fp=heads, uas_fn=heads, las_tp=c, las_fp=c, las_fn=c, word_count=1, head_ok=1, both_ok=1)
 
 
 def dp_statistics(
@@ -455,7 +455,7 @@ def dp_statistics(
             (sentence[~ok], layout.start(f"{side}_fp") + pred_c[~ok], 1.0),
             (sentence[~ok], layout.start(f"{side}_fn") + gold_c[~ok], 1.0),
         ]
-    blocks += [(sentence, layout.start("words"), 1.0), (sentence[head_ok], layout.start("head_ok"), 1.0),
+    blocks += [(sentence, layout.start("word_count"), 1.0), (sentence[head_ok], layout.start("head_ok"), 1.0),
                (sentence[las_ok], layout.start("both_ok"), 1.0)]
     rows, cols, values = coo(blocks)
     return Statistics(n, layout.width, rows, cols, values, dp_aggregate(layout))
@@ -465,7 +465,7 @@ def dp_aggregate(layout: Layout) -> Aggregate:
     """UAS/LAS as micro F1 (shares of words) and as macro F1 over head-index and merged-relation classes."""
 
     def aggregate(summed: np.ndarray) -> dict[str, np.ndarray]:
-        words, head_ok, both_ok = (layout.column(summed, name) for name in ("words", "head_ok", "both_ok"))
+        words, head_ok, both_ok = (layout.column(summed, name) for name in ("word_count", "head_ok", "both_ok"))
         uas = [layout.block(summed, f"uas_{kind}") for kind in ("tp", "fp", "fn")]
         las = [layout.block(summed, f"las_{kind}") for kind in ("tp", "fp", "fn")]
         return {

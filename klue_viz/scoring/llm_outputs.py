@@ -126,7 +126,7 @@ def resolve_choices(task: Task, gold: GoldRows, file: RecordFile) -> list[str]:
     rows = [(line, r) for line, r in file.records if isinstance(r.get(CHOICES), list) and isinstance(r.get(LOGLIKELIHOODS), list)]
     if not rows:
         return []
-    labels = getattr(task, "labels", None)
+    labels = task.labels
     if not labels:
         raise InputError(f"{file.name}: a multiple-choice log, but {task.facts.name.upper()} has no label set to map choices to; "
                          "log it as a generation task")

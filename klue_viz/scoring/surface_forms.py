@@ -2,7 +2,7 @@
 
 Pure pandas on a run's tidy frames (no Streamlit). One table per run, one row per (unit, form, type,
 error) with how often that happens, in how many examples, and the example guids (what the app filters
-to). What a unit is follows from the frames a task builds:
+to). What a unit is, each task module says in its `surface` part (klue_viz.tasks.base.SurfaceForms):
 
 * entities (NER): each gold entity that is missed, mistyped (`wrong type`: same span), mis-bounded
   (`wrong boundary`: an overlapping prediction of the same type) or both, by its text and gold type
@@ -14,7 +14,7 @@ to). What a unit is follows from the frames a task builds:
 * entity pairs (RE): each subject/object pair whose relation is wrong (gold -> predicted).
 * answer types (MRC): the script of the gold answer (digits, Hangul, Latin...) and the question type,
   per error.
-* words of the text (YNAT, NLI, STS): each word (space-separated, punctuation trimmed) by how many
+* words of the text (a task without a `surface` part: YNAT, NLI, STS): each word (space-separated, punctuation trimmed) by how many
   wrong examples hold it, against the examples holding it (`total`) and the run's error rate
   (`excess`: wrong examples beyond what the error rate predicts), so a word that comes with errors
   shows above one that is merely frequent.
@@ -30,91 +30,11 @@ import pandas as pd
 
 from klue_viz.core.results import Frames
 from klue_viz.tasks.base import Task
+from klue_viz.tasks.surface import COLUMNS, KEYS
 
-KEYS = ["unit", "form", "type", "error"]
-COLUMNS = KEYS + ["count", "examples", "total", "guids"]
 #: Fewest examples a text word must occur in to be listed (a word seen twice says nothing).
 MIN_WORD_EXAMPLES = 3
 PUNCTUATION = re.compile(r"^[\W_]+|[\W_]+$")
-
-
-def _table(rows: pd.DataFrame, unit: str, totals: dict | None = None) -> pd.DataFrame:
-    """Rows with form, type, error and guid grouped into the table: count, examples, guids (in first-seen order)."""
-    if rows.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    rows = rows.assign(unit=unit, guid=rows["guid"].astype(str))
-    grouped = rows.groupby(KEYS, sort=False, dropna=False)
-    table = grouped.size().rename("count").to_frame()
-    # each group's distinct guids in first-seen order: one pass over the rows, not a Python function per group
-    group = grouped.ngroup().to_numpy()
-    first = ~pd.DataFrame({"group": group, "guid": rows["guid"].to_numpy()}).duplicated().to_numpy()
-    guids: list[list[str]] = [[] for _ in range(len(table))]
-    for k, guid in zip(group[first].tolist(), rows["guid"].to_numpy()[first].tolist()):
-        guids[k].append(guid)
-    table["guids"] = [tuple(g) for g in guids]
-    table = table.reset_index()
-    table["examples"] = table["guids"].map(len)
-    table["total"] = [totals.get((f, t)) if totals else None for f, t in zip(table["form"], table["type"])]
-    return table[COLUMNS]
-
-
-def _ner(frames: Frames) -> pd.DataFrame:
-    ents = frames.details["entities"]
-    gold = ents[ents["side"] == "gold"]
-    wrong = gold[~gold["correct"].astype(bool)]
-    totals = gold.groupby(["text", "label"]).size().to_dict()
-    as_what = np.where(wrong["error_type"].isin(["wrong type", "wrong type and boundary"]), " as " + wrong["other_label"].astype(str), "")
-    missed = pd.DataFrame({"form": wrong["text"].astype(str), "type": wrong["label"].astype(str),
-                           "error": wrong["error_type"].astype(str) + as_what, "guid": wrong["guid"]})
-    extra = ents[(ents["side"] == "pred") & (ents["error_type"] == "spurious")]
-    spurious = pd.DataFrame({"form": extra["text"].astype(str), "type": extra["label"].astype(str), "error": "spurious", "guid": extra["guid"]})
-    return _table(pd.concat([missed, spurious], ignore_index=True), "entity", totals)
-
-
-def _dp(frames: Frames) -> pd.DataFrame:
-    words = frames.details["words"]
-    error = np.where(~words["head_ok"].astype(bool), "wrong head", np.where(~words["label_ok"].astype(bool), "wrong label", ""))
-    wrong = words.assign(error=error)[error != ""]
-    by_word = pd.DataFrame({"form": wrong["word_form"].astype(str), "type": wrong["pos"].astype(str), "error": wrong["error"], "guid": wrong["guid"]})
-    by_pos = pd.DataFrame({"form": wrong["pos"].astype(str), "type": "", "error": wrong["error"], "guid": wrong["guid"]})
-    word_totals = words.groupby([words["word_form"].astype(str), words["pos"].astype(str)]).size().to_dict()
-    pos_totals = {(p, ""): n for p, n in words.groupby(words["pos"].astype(str)).size().items()}
-    return pd.concat([_table(by_word, "word", word_totals), _table(by_pos, "POS", pos_totals)], ignore_index=True)
-
-
-def _wos(frames: Frames) -> pd.DataFrame:
-    slots = frames.details["slots"]
-    wrong = slots[slots["status"] != "correct"]
-    form = np.where(wrong["status"] == "extra", wrong["pred_value"].astype(str), wrong["gold_value"].astype(str))
-    shown = np.where(wrong["status"] == "wrong value", wrong["status"] + ": " + wrong["pred_value"].astype(str), wrong["status"].astype(str))
-    rows = pd.DataFrame({"form": form, "type": wrong["domain_slot"].astype(str), "error": shown, "guid": wrong["guid"]})
-    has_gold = slots[slots["gold_value"].notna() & (slots["status"] != "extra")]
-    totals = has_gold.groupby([has_gold["gold_value"].astype(str), has_gold["domain_slot"].astype(str)]).size().to_dict()
-    return _table(rows, "slot value", totals)
-
-
-def _words_of(entity: object) -> str:
-    return str(entity.get("word", "")) if isinstance(entity, dict) else str(entity)
-
-
-def _re(frames: Frames) -> pd.DataFrame:
-    ex = frames.examples
-    pairs = [f"{_words_of(s)} | {_words_of(o)}" for s, o in zip(ex["subject"], ex["object"])]
-    frame = pd.DataFrame({"form": pairs, "type": ex["gold"].astype(str).to_numpy(), "guid": ex["guid"].to_numpy(),
-                          "correct": ex["correct"].astype(bool).to_numpy(), "pred": ex["pred"].astype(str).to_numpy()})
-    totals = frame.groupby(["form", "type"]).size().to_dict()
-    wrong = frame[~frame["correct"]]
-    rows = wrong.assign(error="predicted " + wrong["pred"])[["form", "type", "error", "guid"]]
-    return _table(rows, "entity pair", totals)
-
-
-def _mrc(frames: Frames) -> pd.DataFrame:
-    ex = frames.examples
-    totals = ex.groupby([ex["answer_script"].astype(str), ex["question_type"].astype(str)]).size().to_dict()
-    wrong = ex[~ex["correct"].astype(bool)]
-    rows = pd.DataFrame({"form": wrong["answer_script"].astype(str), "type": wrong["question_type"].astype(str),
-                         "error": wrong["error_type"].astype(str), "guid": wrong["guid"]})
-    return _table(rows, "answer type", totals)
 
 
 def text_words(text: str) -> set[str]:
@@ -146,18 +66,9 @@ def _text_words(task: Task, frames: Frames, min_examples: int = MIN_WORD_EXAMPLE
 
 def surface_errors(task: Task, frames: Frames) -> pd.DataFrame:
     """The errors of one run by surface form (see the module docstring), most frequent first."""
-    if "entities" in frames.details:
-        table = _ner(frames)
-    elif "words" in frames.details:
-        table = _dp(frames)
-    elif "slots" in frames.details:
-        table = _wos(frames)
-    elif {"subject", "object"} <= set(frames.examples.columns):
-        table = _re(frames)
-    elif "answer_script" in frames.examples:
-        table = _mrc(frames)
-    else:
+    if task.surface is None:
         return _text_words(task, frames)
+    table = task.surface.errors(frames)
     return table.sort_values(["count", "examples", "unit", "form", "error"], ascending=[False, False, True, True, True], ignore_index=True)
 
 

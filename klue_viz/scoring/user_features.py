@@ -49,7 +49,6 @@ OTHER = "other"
 #: Share of a column's filled cells that must read as numbers for the column to be numeric.
 NUMERIC_SHARE = 0.9
 KEY_COLUMNS = ("guid", "id", "turn", "start", "end")
-ENTITY_LEVEL = "entities"
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,7 @@ class UserColumn:
 
     name: str
     kind: str  # "numeric" or "text"
-    level: str  # "examples" or "entities"
+    level: str  # "examples" or the task's span detail level (NER's entities)
     bins: tuple[str, ...] = ()  # the values it takes after binning, in order
 
     @property
@@ -87,6 +86,8 @@ class UserFeatures:
     #: binned value (`user:<name>`) and, for numeric columns, its number (`user_value:<name>`).
     values: pd.DataFrame = field(repr=False)
     rows: int = 0
+    #: What one row describes, in words ("examples", "entity spans").
+    unit: str = "examples"
 
 
 def digest_of(data: bytes) -> str:
@@ -179,7 +180,9 @@ def read_features(data: bytes, name: str, task: Task, gold_rows: Sequence[dict],
     id_field = "guid" if "guid" in fields else ("id" if "id" in fields else None)
     if id_field is None:
         raise InputError(f"{name}: no 'guid' column (the examples' ids, as in the gold file); columns found: {', '.join(fields[:10])}")
-    entity_level = "start" in fields and "end" in fields and any(s.level == ENTITY_LEVEL for s in task.facts.slices)
+    spans = task.facts.detail if task.facts.detail is not None and task.facts.detail.spans else None
+    entity_level = "start" in fields and "end" in fields and spans is not None
+    level = spans.name if spans is not None and entity_level else "examples"
     key_fields = {id_field, "turn", "start", "end"} if entity_level else {id_field, "turn"}
     names = [f for f in fields if f not in key_fields]
     if not names:
@@ -263,13 +266,13 @@ def read_features(data: bytes, name: str, task: Task, gold_rows: Sequence[dict],
                 texts[k] = _text(cell)
             binned, labels = top_categories(texts, top)
         values[PREFIX + column] = binned
-        columns.append(UserColumn(column, "numeric" if numeric else "text", ENTITY_LEVEL if entity_level else "examples", labels))
+        columns.append(UserColumn(column, "numeric" if numeric else "text", level, labels))
     keys = ["guid", "start", "end"] if entity_level else ["guid"]
     table = pd.DataFrame({k: [unit[j] for _, unit, _ in kept] for j, k in enumerate(keys)})
     for key, column_values in values.items():
         table[key] = np.asarray(column_values, dtype=float) if key.startswith(VALUE_PREFIX) else pd.array(column_values, dtype="string")
-    features = UserFeatures(name, digest_of(data if isinstance(data, bytes) else str(data).encode()), ENTITY_LEVEL if entity_level else "examples",
-                            columns, table, len(records))
+    features = UserFeatures(name, digest_of(data if isinstance(data, bytes) else str(data).encode()), level,
+                            columns, table, len(records), f"{spans.row} spans" if spans is not None and entity_level else "examples")
     return features, problems
 
 
@@ -286,12 +289,12 @@ def apply_features(frames: Frames, features: UserFeatures) -> Frames:
         added = joined.drop(columns="guid").set_axis(frames.examples.index)
         return Frames(pd.concat([frames.examples.drop(columns=[c for c in added.columns if c in frames.examples]), added], axis=1),
                       dict(frames.details))
-    entities = frames.details[ENTITY_LEVEL]
+    entities = frames.details[features.level]
     keys = ["guid", "start", "end"]
     joined = entities[keys].astype({"start": "int64", "end": "int64"}).merge(features.values, on=keys, how="left")
     added = joined.drop(columns=keys).set_axis(entities.index)
     details = dict(frames.details)
-    details[ENTITY_LEVEL] = pd.concat([entities.drop(columns=[c for c in added.columns if c in entities]), added], axis=1)
+    details[features.level] = pd.concat([entities.drop(columns=[c for c in added.columns if c in entities]), added], axis=1)
     return Frames(frames.examples, details)
 
 
@@ -338,6 +341,5 @@ def summary(features: UserFeatures, problems: Iterable[Problem]) -> str:
     """One line on what was read: the file, its rows, its columns and how each was read, and the problems."""
     listed = list(problems)
     parts = [f"{c.name}: {c.describe()}" for c in features.columns]
-    unit = "entity spans" if features.level == ENTITY_LEVEL else "examples"
-    return (f"{features.file}: {len(features.values):,} {unit} described by {len(features.columns)} column(s) ({'; '.join(parts)})"
+    return (f"{features.file}: {len(features.values):,} {features.unit} described by {len(features.columns)} column(s) ({'; '.join(parts)})"
             + (f"; {len(listed)} problem(s)" if listed else ""))

@@ -64,6 +64,16 @@ def get_task(name: str) -> Task:
         raise KeyError(f"unknown task {name!r}; expected one of {', '.join(TASKS)}") from None
 
 
+def _names_a_label(labels: tuple[str, ...], value: object) -> bool:
+    """Whether a record's `label` is a string naming one of `labels`, by name or by its Hugging Face id."""
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    if text in labels:
+        return True
+    return text.lstrip("-").isdigit() and len(text) <= 12 and 0 <= int(text) < len(labels)
+
+
 def detect_task(records: list[dict]) -> str | None:
     """The task a list of prediction or gold records most likely belongs to (by guid prefix, then fields)."""
     sample = records[:200]
@@ -72,13 +82,8 @@ def detect_task(records: list[dict]) -> str | None:
         prefix_hits = sum(str(r.get("guid", r.get("id", ""))).startswith(task.facts.guid_prefix + "_") for r in sample)
         field_hits = sum(bool(task.facts.signature_fields & r.keys()) for r in sample)
         label_hits = 0
-        label_of = getattr(task, "label_of", None)
-        if label_of is not None and not task.facts.signature_fields:
-            for r in sample:
-                try:
-                    label_hits += r.get("label") is not None and label_of(r["label"]) is not None and isinstance(r["label"], str)
-                except ValueError:
-                    pass
+        if task.labels is not None and not task.facts.signature_fields:
+            label_hits = sum(_names_a_label(task.labels, r.get("label")) for r in sample)
         score = 2 * prefix_hits + field_hits + label_hits
         if score > best_score:
             best, best_score = task.facts.name, score

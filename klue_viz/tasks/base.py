@@ -51,6 +51,28 @@ class Slice:
     level: str = "examples"
 
 
+@dataclass(frozen=True)
+class DetailLevel:
+    """The detail frame whose rows a task's finer slices describe (NER's entities, DP's words, WoS's slots): what the
+    slice finder (klue_viz.discovery.slices) and your own columns (klue_viz.scoring.user_features) need to know of it,
+    so that neither names a task's frames."""
+
+    #: The frame's key in `Frames.details`, and the `level` of the task's finer `Slice`s.
+    name: str
+    #: One row, in words ("entity").
+    row: str
+    #: The rows in a heading ("entities (gold and predicted)").
+    heading: str
+    #: The columns that pair one run's rows with another's; empty where rows differ between runs (WoS's slots), which
+    #: are then compared on the examples.
+    pair_keys: tuple[str, ...] = ()
+    #: The rows come from both sides, gold and predicted (a `side` column, "gold" or "pred"): the side is a slice
+    #: feature, and two runs are paired on their gold rows.
+    sided: bool = False
+    #: The rows are character spans of the example (`start`, `end` exclusive): your own column files may describe them.
+    spans: bool = False
+
+
 GUID_NUMBER = re.compile(r"_(\d{5})(?:[-_]|$)")
 
 
@@ -83,6 +105,8 @@ class TaskFacts:
     hf_has_guid: bool = True
     #: Why a metric can be undefined on examples that exist (docs/metrics.md).
     undefined_reasons: Mapping[str, str] = field(default_factory=dict)
+    #: The detail frame the finer slices describe; None where every slice is of the examples.
+    detail: DetailLevel | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,8 +138,27 @@ class SeenInTraining:
     unit_keys: Callable[[pd.DataFrame], Iterable[Hashable | None]]
 
 
+@dataclass(frozen=True)
+class SurfaceForms:
+    """A task's own "errors by surface form" table (klue_viz.scoring.surface_forms): a run's errors by the form of its
+    unit (entity text, word, slot value...), in the shape of klue_viz.tasks.surface. A task without one is tabled by
+    the words of its text columns."""
+
+    errors: Callable[[Frames], pd.DataFrame]
+
+
+@dataclass(frozen=True)
+class DrawingDocument:
+    """A task's drawing of one card (the examples in `guids`) as a document for klue_viz.drawing.svg: a dict of what to
+    draw (`kind`, rows or arcs or turns, notes, legend), no markup. A task without one is drawn as its text columns with
+    the gold and predicted label (klue_viz.outputs.example_document)."""
+
+    document: Callable[[Frames, list[str]], dict]
+
+
 class Task(ABC):
-    """Base class of a KLUE task module: its parts (`facts`, `view`, `training`) and the methods below, abstract where
+    """Base class of a KLUE task module: its parts (`facts`, `view`, and the optional `training`, `surface`,
+    `svg_document`, `labels`: a feature checks `task.<part> is None`, never the task's name or its frames' shape) and the methods below, abstract where
     every task must say how, with defaults where one fits every task.
 
     How a task reads an LLM's answer and which frame columns the slice search adds are class attributes beside the
@@ -127,6 +170,13 @@ class Task(ABC):
     view: ViewSettings = ViewSettings()
     #: The seen-in-training feature, for the tasks that have one.
     training: SeenInTraining | None = None
+    #: The task's own errors-by-surface-form table, for the tasks whose unit is finer than the text.
+    surface: SurfaceForms | None = None
+    #: The task's own drawing of a card as a standalone document, for the tasks drawn as more than text and labels.
+    svg_document: DrawingDocument | None = None
+    #: The label space of a single-label task (YNAT, NLI, RE) in its official order; None where a prediction is not
+    #: one label of a fixed set.
+    labels: tuple[str, ...] | None = None
 
     #: Fields of a prediction record holding this task's prediction; a record with none of them but a free-text field
     #: (`generation`, `output`, `response`, `text`) is an LLM's answer and goes through `parse_answer`.

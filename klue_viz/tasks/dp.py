@@ -20,8 +20,9 @@ from klue_viz.drawing import markup as mk
 from klue_viz.drawing.arcs import Arc, Word, dependency_svg
 from klue_viz.metrics.official import DP_LAS_CLASSES, DP_RELATIONS, Statistics, dp_las_classes, dp_statistics
 from klue_viz.reading.answers import Answer, json_in, strip_answer, unreadable
-from klue_viz.tasks.base import Metric, RecordError, Slice, Task, TaskFacts, ViewSettings, as_int, as_list, bucket
+from klue_viz.tasks.base import DetailLevel, DrawingDocument, Metric, RecordError, Slice, SurfaceForms, Task, TaskFacts, ViewSettings, as_int, as_list, bucket
 from klue_viz.tasks.kit import Evidence, Suspect, correction_items, suspect_item, tsv_blocks
+from klue_viz.tasks.surface import surface_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,6 +58,36 @@ def word_statistics(words: pd.DataFrame, sentence: np.ndarray, n: int) -> Statis
     )
 
 
+def _surface_errors(frames: Frames) -> pd.DataFrame:
+    """Errors by surface form: each word form (with its POS) and each POS tag with a wrong head, or the right head and a
+    wrong label."""
+    words = frames.details["words"]
+    error = np.where(~words["head_ok"].astype(bool), "wrong head", np.where(~words["label_ok"].astype(bool), "wrong label", ""))
+    wrong = words.assign(error=error)[error != ""]
+    by_word = pd.DataFrame({"form": wrong["word_form"].astype(str), "type": wrong["pos"].astype(str), "error": wrong["error"], "guid": wrong["guid"]})
+    by_pos = pd.DataFrame({"form": wrong["pos"].astype(str), "type": "", "error": wrong["error"], "guid": wrong["guid"]})
+    word_totals = words.groupby([words["word_form"].astype(str), words["pos"].astype(str)]).size().to_dict()
+    pos_totals = {(p, ""): n for p, n in words.groupby(words["pos"].astype(str)).size().items()}
+    return pd.concat([surface_table(by_word, "word", word_totals), surface_table(by_pos, "POS", pos_totals)], ignore_index=True)
+
+
+def _drawing_document(frames: Frames, guids: list[str]) -> dict:
+    """The card of `guids` as a document for klue_viz.drawing.svg (what to draw, no markup)."""
+    guid = guids[0]
+    ex = frames.example(guid)
+    words = frames.rows(guid, "words")
+    arcs = []
+    for w in words.itertuples():
+        arcs.append({"dependent": int(w.index), "head": int(w.gold_head), "label": w.gold_deprel, "side": "gold", "status": "correct"})
+        status = "correct" if w.correct else ("wrong_head" if not w.head_ok else "wrong_label")
+        arcs.append({"dependent": int(w.index), "head": int(w.pred_head), "label": w.pred_deprel, "side": "pred", "status": status})
+    legend = [{"text": "gold arcs above the words, predicted below", "status": ""}, {"text": "right", "status": "correct"},
+              {"text": "wrong head", "status": "wrong"}, {"text": "wrong label", "status": "partial"}]
+    notes = [{"side": "score", "text": f"UAS {ex['uas']:.2f} · LAS {ex['las']:.2f}"}]
+    return {"kind": "arcs", "text": str(ex["sentence"]), "tokens": [{"form": w.word_form, "lemma": w.lemma, "pos": w.pos} for w in words.itertuples()],
+            "arcs": arcs, "notes": notes, "legend": legend}
+
+
 class Dp(Task):
     facts = TaskFacts(
         name="dp",
@@ -83,7 +114,10 @@ class Dp(Task):
         confusion_label="relation",
         error_tags=("attachment", "coordination", "long distance", "relation label", "punctuation", "gold error"),
         hf_has_guid=False,
+        detail=DetailLevel("words", "word", "words", ("guid", "index")),
     )
+    surface = SurfaceForms(_surface_errors)
+    svg_document = DrawingDocument(_drawing_document)
     view = ViewSettings(wide_drawing=True, outcome_columns=(WRONG_HEAD,))
     prediction_fields = frozenset({"head", "deprel"})
     answer_parser_version = 1

@@ -13,8 +13,9 @@ from klue_viz.core.results import Frames, ScoredRun
 from klue_viz.drawing import markup as mk
 from klue_viz.metrics.official import MRC_LAYOUT, Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
 from klue_viz.reading.answers import Answer, first_line, strip_answer
-from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, Task, TaskFacts, bucket
+from klue_viz.tasks.base import DrawingDocument, Metric, RecordError, SeenInTraining, Slice, SurfaceForms, Task, TaskFacts, bucket
 from klue_viz.tasks.kit import Evidence, Suspect, dump_json, read_json, script_mix, shared_examples, suspect_item
+from klue_viz.tasks.surface import surface_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,6 +64,35 @@ def unit_training_keys(units: pd.DataFrame) -> pd.Series:
     return units["answers"].map(lambda a: a[0] if len(a) else None)
 
 
+ANSWER_COLOURS = {"gold": "#2da44e", "pred": "#fb8f44", "both": "#54aeff"}
+
+
+def _surface_errors(frames: Frames) -> pd.DataFrame:
+    """Errors by surface form: the script of the gold answer (digits, Hangul, Latin...) and the question type, per error."""
+    ex = frames.examples
+    totals = ex.groupby([ex["answer_script"].astype(str), ex["question_type"].astype(str)]).size().to_dict()
+    wrong = ex[~ex["correct"].astype(bool)]
+    rows = pd.DataFrame({"form": wrong["answer_script"].astype(str), "type": wrong["question_type"].astype(str),
+                         "error": wrong["error_type"].astype(str), "guid": wrong["guid"]})
+    return surface_table(rows, "answer type", totals)
+
+
+def _drawing_document(frames: Frames, guids: list[str]) -> dict:
+    """The card of `guids` as a document for klue_viz.drawing.svg (what to draw, no markup)."""
+    ex = frames.example(guids[0])
+    context, pred = str(ex["context"]), ex["pred"] if isinstance(ex["pred"], str) else ""
+    at = context.find(pred) if pred else -1
+    segments = answer_segments(context, list(ex["answer_spans"]), (at, at + len(pred)) if at >= 0 else None)
+    marks = [{"start": a, "end": b, "colour": ANSWER_COLOURS[side]} for a, b, side in segments if side]
+    status = "correct" if ex["correct"] else ("partial" if ex["rouge_w"] > 0 else "wrong")
+    notes = [{"side": "gold", "text": str(ex["gold"]), "status": "correct"},
+             {"side": "predicted", "text": (pred or "(no answer)") + f"  (EM {ex['em']:.0f}, ROUGE-W {ex['rouge_w']:.1f})", "status": status}]
+    legend = [{"text": "gold answer", "colour": ANSWER_COLOURS["gold"]}, {"text": "predicted", "colour": ANSWER_COLOURS["pred"]},
+              {"text": "both", "colour": ANSWER_COLOURS["both"]}]
+    rows = [{"side": "question", "text": str(ex["question"]), "marks": []}, {"side": "passage", "text": context, "marks": marks}]
+    return {"kind": "spans", "rows": rows, "notes": notes, "legend": legend}
+
+
 class Mrc(Task):
     facts = TaskFacts(
         name="mrc",
@@ -86,6 +116,8 @@ class Mrc(Task):
         confusion_label="answerability / outcome",
         error_tags=("wrong sentence", "partial span", "should be unanswerable", "paraphrase missed", "needs world knowledge", "gold error"),
     )
+    surface = SurfaceForms(_surface_errors)
+    svg_document = DrawingDocument(_drawing_document)
     training = SeenInTraining("Answer seen in training", training_keys, unit_training_keys)
     prediction_fields = frozenset({"answer", "prediction_text"})
     answer_parser_version = 1

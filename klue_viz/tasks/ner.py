@@ -40,8 +40,23 @@ from klue_viz.metrics.official import (
     strict_entities,
 )
 from klue_viz.reading.answers import NOTHING_FORMS, Answer, Vocabulary, align, json_in, strip_answer, unreadable
-from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, Task, TaskFacts, ViewSettings, as_int, as_list, bucket
+from klue_viz.tasks.base import (
+    DetailLevel,
+    DrawingDocument,
+    Metric,
+    RecordError,
+    SeenInTraining,
+    Slice,
+    SurfaceForms,
+    Task,
+    TaskFacts,
+    ViewSettings,
+    as_int,
+    as_list,
+    bucket,
+)
 from klue_viz.tasks.kit import Evidence, Suspect, correction_items, entity_features, eojeol_bucket, suspect_item, tsv_blocks
+from klue_viz.tasks.surface import surface_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -285,6 +300,46 @@ def unit_training_keys(units: pd.DataFrame) -> pd.Series:
 SPAN_ITEM = re.compile(r"(\d+)-(\d+):([A-Z]+)$")
 
 
+STATUS_TEXT = {"correct": "right", "missed": "missed (dashed)", "spurious": "spurious (dashed)", "wrong type": "wrong type",
+               "wrong boundary": "wrong boundary", "wrong type and boundary": "wrong type and boundary"}
+
+
+def _surface_errors(frames: Frames) -> pd.DataFrame:
+    """Errors by surface form: each gold entity missed, mistyped or mis-bounded, by its text and gold type (with what it
+    was predicted as), and each spurious prediction by its text and predicted type; `total` is how often the text occurs
+    with that type in the gold."""
+    ents = frames.details["entities"]
+    gold = ents[ents["side"] == "gold"]
+    wrong = gold[~gold["correct"].astype(bool)]
+    totals = gold.groupby(["text", "label"]).size().to_dict()
+    as_what = np.where(wrong["error_type"].isin(["wrong type", "wrong type and boundary"]), " as " + wrong["other_label"].astype(str), "")
+    missed = pd.DataFrame({"form": wrong["text"].astype(str), "type": wrong["label"].astype(str),
+                           "error": wrong["error_type"].astype(str) + as_what, "guid": wrong["guid"]})
+    extra = ents[(ents["side"] == "pred") & (ents["error_type"] == "spurious")]
+    spurious = pd.DataFrame({"form": extra["text"].astype(str), "type": extra["label"].astype(str), "error": "spurious", "guid": extra["guid"]})
+    return surface_table(pd.concat([missed, spurious], ignore_index=True), "entity", totals)
+
+
+def _status_legend(statuses: Iterable[object]) -> list[dict]:
+    seen = list(dict.fromkeys(str(s) for s in statuses))
+    return [{"text": STATUS_TEXT.get(s, s), "status": s} for s in seen]
+
+
+def _drawing_document(frames: Frames, guids: list[str]) -> dict:
+    """The card of `guids` as a document for klue_viz.drawing.svg (what to draw, no markup)."""
+    guid = guids[0]
+    ex = frames.example(guid)
+    ents = frames.rows(guid, "entities")
+    rows = []
+    for side, name in (("gold", "gold"), ("pred", "predicted")):
+        marks = [{"start": int(e.start), "end": int(e.end), "tag": e.label, "colour": mk.LABEL_COLOURS.get(e.label, "#d0d7de"), "status": e.error_type}
+                 for e in ents[ents["side"] == side].itertuples()]
+        rows.append({"side": name, "text": ex["sentence"], "marks": marks})
+    types = sorted(set(ents["label"].astype(str)))
+    legend = [{"text": t, "colour": mk.LABEL_COLOURS.get(t, "#d0d7de")} for t in types] + _status_legend(ents["error_type"])
+    return {"kind": "spans", "rows": rows, "legend": legend}
+
+
 class Ner(Task):
     facts = TaskFacts(
         name="ner",
@@ -312,7 +367,10 @@ class Ner(Task):
         confusion_label="entity type",
         error_tags=("boundary", "type confusion", "missed", "spurious", "nested/overlap", "gold error"),
         hf_has_guid=False,
+        detail=DetailLevel("entities", "entity", "entities (gold and predicted)", ("guid", "start", "end", "label"), sided=True, spans=True),
     )
+    surface = SurfaceForms(_surface_errors)
+    svg_document = DrawingDocument(_drawing_document)
     view = ViewSettings(outcome_columns=(WRONG_BOUNDARY,))
     training = SeenInTraining("Entity seen in training", training_keys, unit_training_keys)
     prediction_fields = frozenset({"entities", "tags", "ner_tags"})

@@ -12,9 +12,10 @@ from klue_viz.core.lazy import lazy_module
 from klue_viz.core.results import Frames
 from klue_viz.drawing import markup as mk
 from klue_viz.metrics.official import RE_RELATIONS, Statistics, label_statistics, re_aggregate, re_auprc_unsummed
-from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, TaskFacts, ViewSettings, as_int, bucket
+from klue_viz.tasks.base import DrawingDocument, Metric, RecordError, SeenInTraining, Slice, SurfaceForms, TaskFacts, ViewSettings, as_int, bucket
 from klue_viz.tasks.classification import LabelTask
 from klue_viz.tasks.kit import Suspect
+from klue_viz.tasks.surface import surface_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -104,6 +105,36 @@ def _overlap(first: dict, second: dict) -> bool:
     return first["start"] < second["end"] and second["start"] < first["end"]
 
 
+def _words_of(entity: object) -> str:
+    return str(entity.get("word", "")) if isinstance(entity, dict) else str(entity)
+
+
+def _surface_errors(frames: Frames) -> pd.DataFrame:
+    """Errors by surface form: each subject/object pair whose relation is wrong (gold -> predicted)."""
+    ex = frames.examples
+    pairs = [f"{_words_of(s)} | {_words_of(o)}" for s, o in zip(ex["subject"], ex["object"])]
+    frame = pd.DataFrame({"form": pairs, "type": ex["gold"].astype(str).to_numpy(), "guid": ex["guid"].to_numpy(),
+                          "correct": ex["correct"].astype(bool).to_numpy(), "pred": ex["pred"].astype(str).to_numpy()})
+    totals = frame.groupby(["form", "type"]).size().to_dict()
+    wrong = frame[~frame["correct"]]
+    rows = wrong.assign(error="predicted " + wrong["pred"])[["form", "type", "error", "guid"]]
+    return surface_table(rows, "entity pair", totals)
+
+
+def _drawing_document(frames: Frames, guids: list[str]) -> dict:
+    """The card of `guids` as a document for klue_viz.drawing.svg (what to draw, no markup)."""
+    ex = frames.example(guids[0])
+    subj, obj = ex["subject"], ex["object"]
+    marks = [{"start": int(subj["start"]), "end": int(subj["end"]), "tag": f"subj · {subj['type']}", "colour": mk.LABEL_COLOURS.get(subj["type"], "#d0d7de")},
+             {"start": int(obj["start"]), "end": int(obj["end"]), "tag": f"obj · {obj['type']}", "colour": mk.LABEL_COLOURS.get(obj["type"], "#d0d7de")}]
+    right = bool(ex["correct"])
+    notes = [{"side": "gold", "text": str(ex["gold"]), "status": "correct"},
+             {"side": "predicted", "text": str(ex["pred"]) if isinstance(ex["pred"], str) else "(none)", "status": "correct" if right else "wrong"}]
+    legend = [{"text": f"{subj['type']} (subject)", "colour": marks[0]["colour"]}, {"text": f"{obj['type']} (object)", "colour": marks[1]["colour"]},
+              {"text": "prediction right", "status": "correct"}, {"text": "prediction wrong", "status": "wrong"}]
+    return {"kind": "spans", "rows": [{"side": "text", "text": ex["sentence"], "marks": marks}], "notes": notes, "legend": legend}
+
+
 class Re(LabelTask):
     facts = TaskFacts(
         name="re",
@@ -127,6 +158,8 @@ class Re(LabelTask):
         undefined_reasons={"micro_f1": "undefined: no relation other than no_relation in gold or prediction",
                            "auprc": "needs 'probs' (30 class probabilities) for every scored record"},
     )
+    surface = SurfaceForms(_surface_errors)
+    svg_document = DrawingDocument(_drawing_document)
     view = ViewSettings(hideable_labels=(NO_RELATION,))
     training = SeenInTraining("Subject-object pair seen in training", training_keys, unit_training_keys)
     labels = RELATIONS

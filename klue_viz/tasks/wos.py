@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -15,8 +15,22 @@ from klue_viz.core.results import Frames, ScoredRun
 from klue_viz.drawing import markup as mk
 from klue_viz.metrics.official import WOS_LAYOUT, Statistics, mean_statistics, prf_statistics, turn_prf, wos_aggregate
 from klue_viz.reading.answers import NOTHING_FORMS, Answer, json_in, strip_answer, unreadable
-from klue_viz.tasks.base import Metric, RecordError, SeenInTraining, Slice, Task, TaskFacts, ViewSettings, as_int, as_list
+from klue_viz.tasks.base import (
+    DetailLevel,
+    DrawingDocument,
+    Metric,
+    RecordError,
+    SeenInTraining,
+    Slice,
+    SurfaceForms,
+    Task,
+    TaskFacts,
+    ViewSettings,
+    as_int,
+    as_list,
+)
 from klue_viz.tasks.kit import Evidence, Suspect, correction_items, dump_json, read_json, suspect_item
+from klue_viz.tasks.surface import surface_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,6 +76,53 @@ def unit_training_keys(units: pd.DataFrame) -> list[str]:
     return (units["domain_slot"] + "-" + values.astype(str)).tolist()
 
 
+def _surface_errors(frames: Frames) -> pd.DataFrame:
+    """Errors by surface form: each gold slot value missing or wrongly valued, each extra one (by the predicted value), per
+    domain-slot."""
+    slots = frames.details["slots"]
+    wrong = slots[slots["status"] != "correct"]
+    form = np.where(wrong["status"] == "extra", wrong["pred_value"].astype(str), wrong["gold_value"].astype(str))
+    shown = np.where(wrong["status"] == "wrong value", wrong["status"] + ": " + wrong["pred_value"].astype(str), wrong["status"].astype(str))
+    rows = pd.DataFrame({"form": form, "type": wrong["domain_slot"].astype(str), "error": shown, "guid": wrong["guid"]})
+    has_gold = slots[slots["gold_value"].notna() & (slots["status"] != "extra")]
+    totals = has_gold.groupby([has_gold["gold_value"].astype(str), has_gold["domain_slot"].astype(str)]).size().to_dict()
+    return surface_table(rows, "slot value", totals)
+
+
+class _SlotRow(Protocol):
+    """A row of the WoS slots frame (from `itertuples`), as `_chip` reads it."""
+
+    status: str
+    domain_slot: str
+    gold_value: object
+    pred_value: object
+
+
+def _chip(slot: _SlotRow) -> dict:
+    if slot.status == "missing":
+        return {"text": f"{slot.domain_slot} = {slot.gold_value} (missed)", "status": "missing"}
+    if slot.status == "extra":
+        return {"text": f"{slot.domain_slot} = {slot.pred_value} (extra)", "status": "extra"}
+    return {"text": f"{slot.domain_slot}: gold {slot.gold_value} / pred {slot.pred_value}", "status": "wrong_value"}
+
+
+def _drawing_document(frames: Frames, guids: list[str]) -> dict:
+    """The card of `guids` as a document for klue_viz.drawing.svg (what to draw, no markup)."""
+    first = frames.example(guids[0])
+    dialogue = frames.rows(first["dialogue"], by="dialogue").sort_values("turn")
+    slots = frames.rows(first["dialogue"], "slots", by="dialogue")
+    turns = []
+    for turn in dialogue.itertuples():
+        if turn.system:
+            turns.append({"speaker": "sys", "text": turn.system})
+        wrong = slots[(slots["guid"] == turn.guid) & (slots["status"] != "correct")]
+        chips = [_chip(s) for s in wrong.itertuples()] or [{"text": f"prediction = gold ({len(turn.gold_state)} slots)", "status": "correct"}]
+        turns.append({"speaker": f"user {turn.turn}", "text": turn.text, "chips": chips, "broken": not turn.correct})
+    legend = [{"text": "state right", "status": "correct"}, {"text": "missed slot", "status": "missing"}, {"text": "extra slot", "status": "extra"},
+              {"text": "wrong value", "status": "wrong_value"}, {"text": "red bar: joint goal wrong on this turn", "status": "wrong"}]
+    return {"kind": "turns", "turns": turns, "legend": legend}
+
+
 class Wos(Task):
     facts = TaskFacts(
         name="wos",
@@ -84,7 +145,10 @@ class Wos(Task):
         text_columns=("text", "system"),
         confusion_label="value class",
         error_tags=("carried-over slot", "missed update", "value normalisation", "dontcare", "wrong domain", "gold error"),
+        detail=DetailLevel("slots", "slot", "slots"),
     )
+    surface = SurfaceForms(_surface_errors)
+    svg_document = DrawingDocument(_drawing_document)
     view = ViewSettings(card_column="dialogue")
     training = SeenInTraining("Slot value seen in training", training_keys, unit_training_keys)
     prediction_fields = frozenset({"state"})

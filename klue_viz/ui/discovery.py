@@ -35,7 +35,6 @@ from klue_viz.store.gold_marks import mark_gold_wrong
 from klue_viz.store.kept_results import kept_view
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
-from klue_viz.tasks.classification import LabelTask
 from klue_viz.tasks.kit import Suspect
 from klue_viz.ui.annotate import annotator, editor, store, task_remarks
 from klue_viz.ui.links import SELECTED_GUIDS, WEAK_SLICE, WEAK_SLICE_WANTED, clear_filters
@@ -269,7 +268,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _calibration_of(result_key: str, _task: Task, _result: RunResult) -> tuple[Calibration | None, pd.DataFrame | None]:
     cal = run_calibration(_task, _result.frames.examples)
-    curve = coverage_curve(*predicted_confidence(_result.frames.examples, _task.labels)) if cal and isinstance(_task, LabelTask) else None
+    curve = coverage_curve(*predicted_confidence(_result.frames.examples, _task.labels)) if cal and _task.labels is not None else None
     return cal, curve
 
 
