@@ -14,18 +14,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError
 from klue_viz.drawing.markup import visible
-from klue_viz.reading.demo import DEMO_BENCHMARK
 from klue_viz.reading.gold_folders import DATA_DIR_ENV
 from klue_viz.reading.records import RecordFile, bulk_reading, read_bytes
 from klue_viz.reading.uploads import check_size
-from klue_viz.scoring.evaluate import Gold, gold_file, load_gold, official_file
+from klue_viz.scoring.evaluate import Gold, gold_file, gold_from_bytes, load_gold
+from klue_viz.store.gold_choice import GoldChoice, GoldReaders, gold_choice
 from klue_viz.tasks import TASKS, get_task
 from klue_viz.tasks.base import Task
 
@@ -107,31 +106,19 @@ def remove_runs(runs: stored.RunStore, results: kept.KeptResults, task: str, nam
     return 0 if removed else 1
 
 
-@dataclass
-class GoldChoice:
-    """The gold of one task for `runs add`, or why there is none."""
-
-    gold: Gold | None
-    reason: str = ""
-
-
 def gold_of(task_name: str, given: str | None, parsed: parsed_golds.ParsedGolds | None = None) -> GoldChoice:
-    """The task's gold: --gold, else KLUE_VIZ_DATA_DIR's folder, else the embedded demo (the app's default).
+    """The task's gold, decided as the app decides it (klue_viz.store.gold_choice): --gold, else KLUE_VIZ_DATA_DIR's
+    folder, else the embedded demo.
 
     With `parsed`, a gold file is read through the store's parsed golds, so the app's first page on this store reads
     back the gold parsed here instead of parsing it again."""
-    task = get_task(task_name)
-    try:
-        if given:
-            return GoldChoice(_load(task, given, parsed))
-        folder = os.environ.get(DATA_DIR_ENV, "").strip()
-        if folder:
-            found = official_file(task, Path(folder).expanduser())
-            if found is not None:
-                return GoldChoice(_load(task, str(found.resolve()), parsed))  # resolved, as the app names it
-        return GoldChoice(_load(task, str(DEMO_BENCHMARK), parsed))
-    except InputError as err:
-        return GoldChoice(None, str(err))
+    readers = GoldReaders(path=lambda task, source, _modified: _load(task, source, parsed),
+                          upload=lambda task, _key, kept: gold_from_bytes(task, kept.data, kept.file_name),
+                          hf=lambda task: load_gold(task, "hf"), stored=lambda _key: None)  # runs add keeps no uploads
+
+    folder = os.environ.get(DATA_DIR_ENV, "").strip()
+    source = "given" if given else ("folder" if folder else "demo")
+    return gold_choice(get_task(task_name), source, readers, folder=folder, given=given)
 
 
 def _load(task: Task, source: str, parsed: parsed_golds.ParsedGolds | None) -> Gold:
@@ -202,8 +189,8 @@ def score_line(results: kept.KeptResults, run: stored.Run, data: bytes, choice: 
     """Score a stored run against its gold, keep the result, and say so in one line. `records`: the file's records as
     read to tell its task (scored from, not read again)."""
     head = f"{run.task}\t{run.name}\t{run.model or '-'}"
-    if choice.gold is None:
-        return f"{head}\tstored, not scored: no gold for it ({choice.reason}); it is scored when a page opens it with its gold"
+    if choice.problem:
+        return f"{head}\tstored, not scored: no gold for it ({choice.problem}); it is scored when a page opens it with its gold"
     task = get_task(run.task)
     scored, failures = kept.results_for(results, task, choice.gold, [kept.RunInput(run.name, kept.sha256(data), run.file_name, lambda: data, records)], strict)
     if run.name in failures:

@@ -14,6 +14,7 @@ from klue_viz.reading.uploads import limit_megabytes, limit_text
 from klue_viz.scoring.benchmark import ModelRun, html_table
 from klue_viz.scoring.evaluate import RunResult
 from klue_viz.store.annotations import StoreError
+from klue_viz.store.gold_choice import SOURCES
 from klue_viz.store.kept_results import intervals, remove_run
 from klue_viz.store.runs import RunConflict
 from klue_viz.tasks import TASKS
@@ -22,7 +23,7 @@ from klue_viz.ui.annotate import home_section
 from klue_viz.ui.annotate import store as annotation_store
 from klue_viz.ui.common import WARNING_ICON, database_notice, guarded, problem_table, setup_page
 from klue_viz.ui.links import enter_page, settings_params, write_url
-from klue_viz.ui.state import SOURCES, evaluate_runs, gold_for, kept_results, kept_results_or_none, receive_uploads, register_gold_upload, run_store, runs_for
+from klue_viz.ui.state import evaluate_runs, gold_for, kept_results, kept_results_or_none, receive_uploads, register_gold_upload, run_store, runs_for
 from klue_viz.ui.warmup import warm_elements
 
 UI_RESAMPLES = 200

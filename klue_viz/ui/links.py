@@ -17,8 +17,8 @@ import streamlit as st
 
 from klue_viz.drawing.markup import md
 from klue_viz.reading.gold_folders import DATA_DIR_ENV
+from klue_viz.store.gold_choice import SOURCES
 from klue_viz.tasks import TASKS
-from klue_viz.ui.state import SOURCES
 
 
 @dataclass(frozen=True)

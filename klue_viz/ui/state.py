@@ -25,8 +25,8 @@ from klue_viz.core.results import Frames
 from klue_viz.discovery.corrected import Correction
 from klue_viz.discovery.corrected_gold import CorrectedGold
 from klue_viz.drawing.markup import md
-from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
-from klue_viz.reading.gold_folders import DATA_DIR_ENV, allowed_gold_file, allowed_gold_folder
+from klue_viz.reading.demo import demo_runs
+from klue_viz.reading.gold_folders import DATA_DIR_ENV
 from klue_viz.reading.records import read_bytes, read_records
 from klue_viz.reading.uploads import check_size, clean_name, max_upload_bytes
 from klue_viz.scoring.benchmark import prediction_files
@@ -37,35 +37,16 @@ from klue_viz.scoring.evaluate import (
     gold_file,
     gold_from_bytes,
     load_hf,
-    official_file,
 )
 from klue_viz.scoring.harness import is_results_name, results_beside, task_hint
 from klue_viz.store.annotations import Store, StoreError, StoreUnavailable, database_url
+from klue_viz.store.gold_choice import GoldChoice, GoldReaders, gold_choice
 from klue_viz.store.gold_versions import GoldVersions
 from klue_viz.store.golds import GoldStore, StoredGold, gold_digest
 from klue_viz.store.kept_results import KeptResults, RunInput, results_for
 from klue_viz.store.parsed_golds import ParsedGolds
 from klue_viz.store.runs import Run, RunConflict, RunStore
 from klue_viz.tasks import TASKS, Task, detect_task
-
-SOURCES = {
-    "demo": "Embedded demo",
-    "folder": "A folder laid out like klue_benchmark/",
-    "upload": "Uploaded official gold files",
-    "hf": "Hugging Face klue/klue (validation split)",
-}
-
-
-@dataclass(frozen=True)
-class GoldChoice:
-    """The gold a page scores against, with a sentence for the user about where it came from."""
-
-    gold: Gold
-    key: str
-    note: str
-    is_demo: bool
-    #: Said prominently (a warning, not the caption): the gold asked for is not there.
-    warning: str = ""
 
 
 def digest(data: bytes) -> str:
@@ -124,12 +105,6 @@ def _gold_from_hf(task_name: str) -> Gold | str:
         return str(err)
 
 
-def _demo(task: Task, note: str) -> GoldChoice:
-    path = official_file(task, DEMO_BENCHMARK)
-    assert path is not None, f"the embedded demo has no {task.facts.name} file"  # shipped with the package
-    return GoldChoice(_gold_from_path(task.facts.name, str(path), path.stat().st_mtime), f"demo:{path.stat().st_mtime}", note, True)
-
-
 #: Session key: task name -> the gold version (kept in the database) its pages score against; absent: the gold as chosen.
 GOLD_VERSIONS = "gold_versions"
 
@@ -171,46 +146,21 @@ def _versioned_gold(task_name: str, choice_key: str, name: str, path: str, _text
     return CorrectedGold.from_text(TASKS[task_name], _text, path, path, [Correction(**c) for c in version.corrections], version.name)
 
 
+def _stored_upload(task: Task, key: str, stored: StoredGold) -> Gold:
+    return _gold_from_upload(task.facts.name, key, stored.file_name, stored.data)
+
+
+#: How the app reads golds: once per server and file (Streamlit's resource cache), through the store's parsed golds.
+READERS = GoldReaders(path=lambda task, path, modified: _gold_from_path(task.facts.name, path, modified), upload=_stored_upload,
+                      hf=lambda task: _gold_from_hf(task.facts.name), stored=lambda key: stored_gold(key))
+
+
 def chosen_gold(task: Task) -> GoldChoice:
-    """The gold of a task under the session's chosen source; the demo stands in where that source has none."""
+    """The gold of a task under the session's chosen source (klue_viz.store.gold_choice decides; the demo stands in where
+    that source has none)."""
     state = st.session_state
-    source = state["gold_source"]
-    if source == "folder" and state["data_dir"]:
-        try:
-            folder = allowed_gold_folder(state["data_dir"])  # only under the folders the operator allowed
-        except InputError as err:
-            return _demo(task, f"{err}. Showing the embedded demo for {task.facts.name.upper()}.")
-        found = official_file(task, folder)
-        if found is not None:
-            try:
-                found = allowed_gold_file(found)  # a link inside the folder may lead outside it
-                modified = found.stat().st_mtime
-                gold = _gold_from_path(task.facts.name, str(found), modified)
-            except InputError as err:  # a broken file stays this task's problem; the demo stands in
-                return _demo(task, f"{err}. Showing the embedded demo for {task.facts.name.upper()}.")
-            return GoldChoice(gold, f"file:{found}:{modified}", f"Gold: {found}", False)
-        return _demo(task, f"No {task.facts.official_folder} dev file in {folder}: showing the embedded demo for {task.facts.name.upper()}.")
-    if source == "upload" and task.facts.name in state["gold_uploads"]:
-        _, key = state["gold_uploads"][task.facts.name]
-        stored = stored_gold(key)
-        if stored is None:
-            shown = _demo(task, "Showing the embedded demo instead.")
-            return GoldChoice(shown.gold, shown.key, shown.note, True,
-                              warning=f"This link names an uploaded {task.facts.name.upper()} gold file (sha256 {key[:12]}…) that this server does not "
-                                      "have (uploaded to another server, or its database was reset): upload it again on the home page.")
-        try:
-            gold = _gold_from_upload(task.facts.name, key, stored.file_name, stored.data)
-        except InputError as err:
-            return _demo(task, f"{err}. Showing the embedded demo for {task.facts.name.upper()}.")
-        return GoldChoice(gold, f"upload:{key[:20]}", f"Gold: uploaded {stored.file_name}", False)
-    if source == "hf":
-        loaded = _gold_from_hf(task.facts.name)
-        if isinstance(loaded, Gold):
-            return GoldChoice(loaded, f"hf:{task.facts.name}", f"Gold: {loaded.source}", False)
-        return _demo(task, f"{loaded} Showing the embedded demo meanwhile.")
-    if source == "upload":
-        return _demo(task, f"No gold file uploaded for {task.facts.name.upper()} yet: showing the embedded demo.")
-    return _demo(task, "Gold: the embedded demo set (our own sentences in the official KLUE format).")
+    upload = state["gold_uploads"].get(task.facts.name)
+    return gold_choice(task, state["gold_source"], READERS, folder=state["data_dir"], upload_key=upload[1] if upload else None)
 
 
 def register_gold_upload(name: str, data: bytes) -> str:
