@@ -95,7 +95,7 @@ def test_read_columns_reads_only_those_columns():
     gold = load_gold(task, DEMO_BENCHMARK)
     path = next(iter(demo_runs("ner")))
     result = evaluate_bytes(task, gold, path.read_bytes(), path.name)
-    data = kept.frame_bytes(result.frames.examples)
+    data = kept.parquet_bytes(result.frames.examples)
     assert "sentence" in pq.ParquetFile(io.BytesIO(data)).schema_arrow.names
     frame = kept.read_columns(data, ["n_errors", "guid", "no such column", "guid"])
     assert list(frame.columns) == ["n_errors", "guid"]  # in the order asked, once, an unknown name left out

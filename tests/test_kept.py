@@ -188,7 +188,7 @@ def test_a_result_kept_in_another_layout_is_scored_again(store, monkeypatch):
 def test_a_parquet_file_of_another_layout_is_never_read(store):
     task, gold, run = demo_input()
     result = evaluate_bytes(task, gold, run.read(), run.file_name)
-    data = kept.frame_bytes(result.frames.examples, kept_layout="0.planted")
+    data = kept.parquet_bytes(result.frames.examples, kept_layout="0.planted")
     with pytest.raises(kept.KeptUnreadable, match="layout"):
         kept.read_frame(data)
 

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from klue_viz.core.exact_json import TUPLE
-from klue_viz.store.kept_results import frame_bytes, json_cells, read_frame
+from klue_viz.store.kept_results import json_cells, parquet_bytes, read_frame
 
 
 def test_each_value_is_the_text_json_dumps_gives() -> None:
@@ -47,7 +47,7 @@ def frame() -> pd.DataFrame:
 
 def test_a_frame_reads_back_as_it_was_written() -> None:
     original = frame()
-    back = read_frame(frame_bytes(original))
+    back = read_frame(parquet_bytes(original))
     pdt.assert_frame_equal(back, original, check_exact=True)
     assert back["spans"][1] == [(0, 2, "PS"), (1, 3, "OG")] and isinstance(back["spans"][1][0], tuple)
     assert back["votes"][0] is not back["votes"][1]  # equal lists are read back as lists of their own
@@ -55,7 +55,7 @@ def test_a_frame_reads_back_as_it_was_written() -> None:
 
 def test_the_parquet_has_no_statistics_and_duckdb_reads_it(tmp_path: Path) -> None:
     path = tmp_path / "examples.parquet"
-    path.write_bytes(frame_bytes(frame()))
+    path.write_bytes(parquet_bytes(frame()))
     meta = pq.ParquetFile(path).metadata
     assert meta.num_rows == 3
     for k in range(meta.num_columns):

@@ -89,6 +89,6 @@ def test_type_codes_is_the_categorical_code():
 
 def test_json_cells_read_back_with_none_and_the_string_null():
     frame = pd.DataFrame({"v": pd.Series([None, "null", [1, "a"], (2, 3), {"k": None}], dtype=object)})
-    back = kept.read_frame(kept.frame_bytes(frame))
+    back = kept.read_frame(kept.parquet_bytes(frame))
     assert back["v"].tolist() == [None, "null", [1, "a"], (2, 3), {"k": None}]
     assert [type(v) for v in back["v"]] == [type(None), str, list, tuple, dict]

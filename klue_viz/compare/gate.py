@@ -30,6 +30,7 @@ from klue_viz.drawing.markup import md
 from klue_viz.metrics.official import Statistics
 from klue_viz.scoring.bootstrap import resample_counts
 from klue_viz.scoring.evaluate import RunResult
+from klue_viz.scoring.slicing import TAG_PREFIX
 from klue_viz.scoring.user_features import user_slices
 from klue_viz.tasks.base import Task
 
@@ -37,7 +38,6 @@ from klue_viz.tasks.base import Task
 LEVEL = 0.95
 #: A test is left out when its metric is undefined on more than this share of the resamples.
 MAX_UNDEFINED = 0.5
-TAG_PREFIX = "tag: "
 #: Resample counts held at once (resamples x examples).
 CHUNK_CELLS = 4_000_000
 

@@ -103,29 +103,3 @@ class ScoredRun(Protocol):
 
     @property
     def frames(self) -> Frames: ...
-
-
-class Remark(Protocol):
-    """A stored annotation as discovery reads it (klue_viz.store.annotations.Annotation is one): discovery sits beside
-    annotations in the layers, so it names what it reads instead of importing the class."""
-
-    @property
-    def task(self) -> str: ...
-
-    @property
-    def run(self) -> str: ...
-
-    @property
-    def guid(self) -> str: ...
-
-    @property
-    def turn(self) -> int | None: ...
-
-    @property
-    def tags(self) -> list[str]: ...
-
-    @property
-    def gold_wrong(self) -> bool: ...
-
-    @property
-    def corrected_label(self) -> str | None: ...

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from klue_viz.core.problems import Problem
-from klue_viz.core.results import Remark
 from klue_viz.tasks.base import Task
+
+if TYPE_CHECKING:
+    from klue_viz.store.annotations import Annotation as Remark  # a stored annotation, as read here
 
 
 @dataclass

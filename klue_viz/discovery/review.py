@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,25 +28,12 @@ from klue_viz.tasks.kit import KEEP, REVIEWED, Evidence, Suspect
 
 if TYPE_CHECKING:
     import krippendorff
+
+    from klue_viz.store.annotations import Annotation as Remark  # what a review reads of a stored annotation
 else:
     krippendorff = lazy_module("krippendorff")
 
 GOLD = "gold"
-
-
-class Remark(Protocol):
-    """What a review reads of a stored annotation (klue_viz.store.annotations.Remark)."""
-
-    task: str
-    guid: str
-    run: str
-    annotator: str
-    tags: list[str]
-    note: str
-    gold_wrong: bool
-    corrected_label: str | None
-    turn: int | None
-    updated_at: str
 
 
 def decision_of(item: Remark) -> str | None:

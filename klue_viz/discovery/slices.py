@@ -19,21 +19,24 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from klue_viz.core.results import Frames, Remark, ScoredRun
+from klue_viz.core.results import Frames, ScoredRun
 from klue_viz.scoring.bootstrap import compare_runs, confidence_intervals
+from klue_viz.scoring.slicing import TAG_PREFIX
 from klue_viz.scoring.user_features import user_slices
 from klue_viz.tasks.base import Task
+
+if TYPE_CHECKING:
+    from klue_viz.store.annotations import Annotation as Remark  # a stored annotation, as read here
 
 #: Features never used as conditions: they restate the error itself.
 LEAKING = frozenset({"error_type", "correct", "matched", "status"})
 #: The feature a sided detail level adds (klue_viz.tasks.base.DetailLevel.sided): the row's side, gold or predicted.
 SIDE = "side"
-TAG_PREFIX = "tag: "
 MISSING = -1
 
 

@@ -13,6 +13,9 @@ import pandas as pd
 from klue_viz.core.results import Frames
 from klue_viz.tasks.base import Slice, Task
 
+#: How a slice by an error tag is named (the weak-slice finder's feature, the gate's slice): `tag: <tag>`.
+TAG_PREFIX = "tag: "
+
 
 def slice_table(task: Task, frames: Frames, spec: Slice) -> pd.DataFrame:
     """One row per value of the slicing attribute: count, errors and metrics, largest groups first."""

@@ -47,7 +47,7 @@ from klue_viz.reading.records import RecordFile
 from klue_viz.scoring.bootstrap import confidence_intervals
 from klue_viz.scoring.evaluate import Gold, RunResult, evaluate_with_frames
 from klue_viz.store.annotations import Store, now
-from klue_viz.store.runs import RunStore
+from klue_viz.store.runs import RunStore, sha256
 from klue_viz.tasks.base import Task
 
 if TYPE_CHECKING:
@@ -101,10 +101,6 @@ kept_frames = sa.Table(
 
 class KeptUnreadable(Exception):
     """A kept result's frames are missing, damaged or of another layout: score the run again."""
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _code_fingerprint(prefix: str, sources: tuple[str, ...]) -> str:
@@ -173,7 +169,7 @@ def json_cells(values: Iterable[Any]) -> list[str]:
     return out
 
 
-def frame_bytes(frame: pd.DataFrame, kept_layout: str | None = None) -> bytes:
+def parquet_bytes(frame: pd.DataFrame, kept_layout: str | None = None) -> bytes:
     """A frame as Parquet bytes (zstd): object columns as JSON text, every other column as it is (pandas metadata keeps its dtype).
 
     TypeError when an object column holds a value JSON cannot give back as it was (a numpy scalar, a set).
@@ -191,7 +187,7 @@ def frame_bytes(frame: pd.DataFrame, kept_layout: str | None = None) -> bytes:
 
 
 def read_frame(data: bytes, kept_layout: str | None = None) -> pd.DataFrame:
-    """The frame `frame_bytes` wrote; KeptUnreadable when the bytes are damaged or of another layout."""
+    """The frame `parquet_bytes` wrote; KeptUnreadable when the bytes are damaged or of another layout."""
     try:
         table = pq.read_table(io.BytesIO(data))
     except (pa.ArrowException, OSError, ValueError) as err:
@@ -205,10 +201,10 @@ def read_frame(data: bytes, kept_layout: str | None = None) -> pd.DataFrame:
 
 
 def _decode_json_columns(frame: pd.DataFrame, columns: Iterable[str]) -> None:
-    """Decode, in place, the frame's columns `frame_bytes` wrote as JSON text."""
+    """Decode, in place, the frame's columns `parquet_bytes` wrote as JSON text."""
     for column in columns:
         cells = frame[column].tolist()
-        if all(isinstance(v, str) for v in cells):  # each cell one JSON text (frame_bytes): the column is read as one array
+        if all(isinstance(v, str) for v in cells):  # each cell one JSON text (parquet_bytes): the column is read as one array
             values = decode("[" + ",".join(cells) + "]")
             if len(values) != len(cells):
                 raise KeptUnreadable(f"column {column!r}: {len(values)} values for {len(cells)} cells")
@@ -267,9 +263,9 @@ class KeptResults:
         key = result_key(run_sha256, gold_sha256, strict)
         kept_layout = layout()
         frames = result.frames
-        blobs = {"examples": frame_bytes(frames.examples, kept_layout)}
+        blobs = {"examples": parquet_bytes(frames.examples, kept_layout)}
         for level, frame in frames.details.items():
-            blobs[level] = frame_bytes(frame, kept_layout)
+            blobs[level] = parquet_bytes(frame, kept_layout)
         levels = {level: (sha256(data), len(data)) for level, data in blobs.items()}
         summary = Summary(key, result.task.facts.name, run_sha256, gold_sha256, bool(strict), result.file, result.scores, result.coverage,
                           list(result.problems), list(result.notes), list(result.extra_guids), levels)

@@ -16,6 +16,10 @@ from klue_viz.store.annotations import StoreError
 from klue_viz.ui.links import ANNOTATOR
 from klue_viz.ui.state import init_state
 
+#: Bootstrap resamples of the intervals drawn on a page (the CLI's --bootstrap sets its own): enough for a 95%
+#: interval's ends to settle to a tenth of a point on a dev set, quick enough for a rerun.
+UI_RESAMPLES = 200
+
 log = logging.getLogger("klue_viz")
 #: Streamlit's own control-flow exceptions (st.stop, st.rerun, st.switch_page) must pass through.
 CONTROL_FLOW = ("StopException", "RerunException")

@@ -37,6 +37,7 @@ from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
 from klue_viz.tasks.kit import Suspect
 from klue_viz.ui.annotate import annotator, editor, store, task_remarks
+from klue_viz.ui.common import UI_RESAMPLES
 from klue_viz.ui.links import SELECTED_GUIDS, WEAK_SLICE, WEAK_SLICE_WANTED, clear_filters
 from klue_viz.ui.review import review_panel, suspect_queue
 from klue_viz.ui.state import base_text, digest, gold_for, kept_results_or_none
@@ -45,7 +46,6 @@ CALIBRATION = "Calibration"
 SLICES = "Weak slices"
 SUSPECTS = "Likely gold errors"
 REVIEW = "Review the gold"
-UI_RESAMPLES = 200
 PAGE_SIZES = (10, 25, 50, 100)
 ERROR_RATE_COLUMN = st.column_config.NumberColumn("error rate", format="%.1f%%")
 COMPACT_COLUMNS = ("gold", "pred", "correct", "confidence", "abs_error")

@@ -21,12 +21,10 @@ from klue_viz.tasks import TASKS
 from klue_viz.tasks.base import Task
 from klue_viz.ui.annotate import home_section
 from klue_viz.ui.annotate import store as annotation_store
-from klue_viz.ui.common import WARNING_ICON, database_notice, guarded, problem_table, setup_page
+from klue_viz.ui.common import UI_RESAMPLES, WARNING_ICON, database_notice, guarded, problem_table, setup_page
 from klue_viz.ui.links import enter_page, settings_params, write_url
 from klue_viz.ui.state import evaluate_runs, gold_for, kept_results, kept_results_or_none, receive_uploads, register_gold_upload, run_store, runs_for
 from klue_viz.ui.warmup import warm_elements
-
-UI_RESAMPLES = 200
 
 PAGE_FILES = {name: f"pages/{k}_{name}.py" for k, name in enumerate(TASKS, 1)}
 

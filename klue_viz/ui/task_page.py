@@ -31,7 +31,7 @@ from klue_viz.store.kept_results import intervals
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
-from klue_viz.ui.common import METRIC_FORMAT, WARNING_ICON, guard, guarded, metric_text, problem_table, setup_page
+from klue_viz.ui.common import METRIC_FORMAT, UI_RESAMPLES, WARNING_ICON, guard, guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.compare import compare_section
 from klue_viz.ui.crowd import crowd_panel
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
@@ -144,7 +144,6 @@ def _inspected_run(names: list[str]) -> str:
     return st.selectbox("Run to inspect", names, key="run")
 
 
-UI_RESAMPLES = 200
 
 
 @st.cache_resource(max_entries=128, show_spinner="Resampling…")
