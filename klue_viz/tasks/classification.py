@@ -15,7 +15,7 @@ import numpy as np
 from klue_viz.core.crowd import HumanBaseline, example_cross_entropy, vote_agreement
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError, Problem
-from klue_viz.core.results import Frames, ScoredRun
+from klue_viz.core.results import Frames, Repaired, ScoredRun
 from klue_viz.drawing import markup as mk
 from klue_viz.metrics.official import Aggregate, Statistics, label_statistics
 from klue_viz.reading.answers import UNREADABLE, Answer, Vocabulary, read_label
@@ -82,7 +82,9 @@ class LabelTask(Task):
                               + (f" and {len(bad) - 1} more" if len(bad) > 1 else ""))
         return out
 
-    def parse_prediction(self, record: dict, gold: dict) -> dict:
+    def parse_prediction(self, record: dict, gold: dict) -> dict | Repaired:
+        """The label (given, or the most probable class) and the probabilities as a distribution (`as_distribution`):
+        a row that is not one is a problem on its line, its label scored and its probabilities left out."""
         probs = self.probs_of(record["probs"]) if record.get("probs") not in (None, "") else None
         if record.get("label") not in (None, ""):
             label = self.label_of(record["label"])
@@ -90,7 +92,12 @@ class LabelTask(Task):
             label = self.labels[int(np.argmax(probs))]
         else:
             raise RecordError("missing field 'label' (the predicted label name or id)")
-        return {"label": label, "probs": probs}
+        if probs is None:
+            return {"label": label, "probs": None}
+        distribution, why = as_distribution(probs, self.labels)
+        if distribution is None:
+            return Repaired({"label": label, "probs": None}, (f"{why}; the label is scored, the probabilities are left out",))
+        return {"label": label, "probs": distribution}
 
     def empty_prediction(self, gold: dict) -> dict:
         return {"label": None, "probs": None}
@@ -212,6 +219,28 @@ class LabelTask(Task):
                     problems: list[Problem]) -> tuple[str, int]:
         """The official records with a correction, the last correction's label (name or id) in `official_label_field`."""
         return label_patch(self, official_text, name, corrections, problems)
+
+
+#: How far from 1 the probabilities of a row may sum and still be read as a distribution. Rounding each of k
+#: probabilities to three decimals moves their sum by at most k * 0.0005: 0.015 for RE's 30 relations, and a float32
+#: softmax by about 1e-6; a row that is off by more is scores on another scale (logits, percentages, votes), not a
+#: distribution. Scaling an accepted row to sum 1 moves its confidence, and so the ECE, by at most 2 points.
+PROBABILITY_SUM_TOLERANCE = 0.02
+
+
+def as_distribution(probs: list[float], labels: Sequence[str]) -> tuple[list[float] | None, str]:
+    """`probs` scaled to sum 1 when every value is in [0, 1] and their sum within PROBABILITY_SUM_TOLERANCE of 1;
+    otherwise (None, why). The one rule for every reader of class probabilities (docs/metrics.md): the frames, the
+    official metrics, calibration, the vote divergences and the suspect queue all see the scaled row."""
+    outside = [k for k, p in enumerate(probs) if not 0.0 <= p <= 1.0]
+    if outside:
+        k = outside[0]
+        more = f" and {len(outside) - 1} more" if len(outside) > 1 else ""
+        return None, f"probs are not probabilities: {probs[k]:g} for {labels[k]!r}{more} is outside [0, 1]"
+    total = math.fsum(probs)
+    if abs(total - 1.0) > PROBABILITY_SUM_TOLERANCE:
+        return None, f"probs sum to {total:.4g}, not 1 (within {PROBABILITY_SUM_TOLERANCE}): not a distribution"
+    return ([p / total for p in probs] if total != 1.0 else probs), ""
 
 
 def _number(value: Any, expected: str) -> float:
