@@ -133,6 +133,10 @@ class Task(ABC):
     prediction_fields: frozenset[str] = frozenset({"label", "probs"})
     #: The version of the task's answer parser (docs/answer-parsers.md), raised whenever what it reads changes.
     answer_parser_version: int = 0
+    #: The official scorer compares this task's prediction text byte for byte (MRC's exact match): a file in decomposed
+    #: Unicode is scored as written, not composed as every other task reads it, and `as_written_note` says what
+    #: composing would have changed.
+    keeps_text_as_written: bool = False
     #: Weak-slice features taken from example-frame columns: (feature name, column, readable name). Label tasks
     #: add the gold and the predicted label, so 'gold = entailment' can be found where a run fails most.
     label_features: tuple[tuple[str, str, str], ...] = ()
@@ -185,6 +189,11 @@ class Task(ABC):
     def unreadable_prediction(self, gold: dict) -> Any:
         """What an unreadable answer is scored as: wrong (klue_viz.scoring.llm_outputs); by default the empty prediction."""
         return self.empty_prediction(gold)
+
+    def as_written_note(self, gold: list[dict], predictions: list[Any]) -> str | None:
+        """For a task that `keeps_text_as_written`: what reading these predictions (of these gold rows) composed would
+        change, as one problem line; None when nothing would."""
+        return None
 
     # ---- results ----------------------------------------------------------------------------
     @abstractmethod

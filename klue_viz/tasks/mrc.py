@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +89,7 @@ class Mrc(Task):
     )
     training = SeenInTraining("Answer seen in training", training_keys, unit_training_keys)
     prediction_fields = frozenset({"answer", "prediction_text"})
+    keeps_text_as_written = True
     answer_parser_version = 1
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
@@ -145,6 +147,19 @@ class Mrc(Task):
         if not isinstance(value, (str, int, float)):
             raise RecordError(f"answer must be text, found {type(value).__name__}")
         return str(value)
+
+    def as_written_note(self, gold: list[dict], predictions: list[str]) -> str | None:
+        """How many answers are not in NFC, and the EM of all answers read composed: the official normaliser does not
+        compose Unicode, so a decomposed answer is scored as written (it does not match its composed gold)."""
+        decomposed = [k for k, p in enumerate(predictions) if not unicodedata.is_normalized("NFC", p)]
+        if not decomposed:
+            return None
+        composed = [unicodedata.normalize("NFC", p) for p in predictions]
+        em = answer_statistics([normalise_answer(p) for p in composed], [row["gold_norm"] for row in gold])
+        composed_em = self.scores_of(em).values["exact_match"]
+        return (f"{len(decomposed)} of {len(predictions)} answers are in decomposed Unicode (NFD, as macOS tools write "
+                f"Korean): scored as written, as the official scorer does, they do not match a composed gold; "
+                f"read composed (NFC), EM would be {composed_em:.2f}")
 
     def empty_prediction(self, gold: dict) -> str:
         return ""
