@@ -140,6 +140,12 @@ class Task(ABC):
     #: Weak-slice features taken from example-frame columns: (feature name, column, readable name). Label tasks
     #: add the gold and the predicted label, so 'gold = entailment' can be found where a run fails most.
     label_features: tuple[tuple[str, str, str], ...] = ()
+    #: Example-frame columns that together fix whether an example is right, and predicted values wrong by definition
+    #: (column -> values): a slice conditioning on all the columns of one set (a label task's gold and predicted label,
+    #: a confusion-matrix cell) or on one of those values has the error rate its definition gives it, and is never
+    #: ranked as a weak slice (klue_viz.discovery.slices).
+    error_fixing_columns: tuple[frozenset[str], ...] = ()
+    error_fixing_values: Mapping[str, frozenset[str]] = {}
 
     # ---- gold -------------------------------------------------------------------------------
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:

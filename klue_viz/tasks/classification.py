@@ -40,6 +40,9 @@ class LabelTask(Task):
     #: The gold label field of the official file.
     official_label_field: str = "label"
     label_features = (("gold_label", "gold", "Gold label"), ("pred_label", "pred", "Predicted label"))
+    #: Gold and predicted label together are a confusion-matrix cell; an unreadable answer is wrong by definition.
+    error_fixing_columns = (frozenset({"gold", "pred"}),)
+    error_fixing_values = {"pred": frozenset({UNREADABLE})}
     #: The aggregate of the task's metric, made for a number of classes (metrics.py).
     aggregate_for: Callable[[int], Aggregate]
     #: How an LLM may write each label besides its name (form -> label name), declared by each task module;
