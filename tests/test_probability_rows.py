@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
-from klue_viz.discovery.calibration import run_calibration
 from klue_viz.discovery.annotators import run_crowd
+from klue_viz.discovery.calibration import run_calibration
 from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
 from tests.cases import gold_of, nli
