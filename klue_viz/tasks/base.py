@@ -300,6 +300,11 @@ class Task(ABC):
         None when the rows keep no per-annotator labels (the default)."""
         return None
 
+    def held_out_baseline(self, rows: list[dict]) -> HumanBaseline | None:
+        """The human baseline with each annotator held out of the reference they are scored against (klue_viz.core.crowd);
+        None when the rows keep no per-annotator labels (the default)."""
+        return None
+
     def suspect_text(self, row: dict, suspect: Suspect) -> str:
         """The unit of a suspect as plain text (escaped where it is drawn): by default the example's text columns,
         one per line; tasks with finer units mark the span, the word and its head, the slot."""

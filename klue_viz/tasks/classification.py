@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from klue_viz.core.crowd import HumanBaseline, example_cross_entropy, vote_agreement
+from klue_viz.core.crowd import HumanBaseline, example_cross_entropy, vote_agreement, vote_held_out
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError, Problem
 from klue_viz.core.results import Frames, Repaired, ScoredRun
@@ -148,6 +148,10 @@ class LabelTask(Task):
     def human_baseline(self, rows: list[dict]) -> HumanBaseline | None:
         """The share of the annotators' individual votes equal to the gold label (rows that keep `votes`)."""
         return vote_agreement(rows)
+
+    def held_out_baseline(self, rows: list[dict]) -> HumanBaseline | None:
+        """Each annotator's vote against the majority of the other votes of its example, ties split (the page's headline)."""
+        return vote_held_out(rows)
 
     def classification_frame(self, gold: pd.DataFrame, predictions: list[dict]) -> pd.DataFrame:
         """The shared columns: gold, pred, correct, error type, probabilities and confidence."""
