@@ -128,7 +128,8 @@ def human_of(task: Task, gold_rows: list[dict], results: list[RunResult], held_o
 
 def run_crowd(task: Task, result: RunResult) -> dict:
     """What the annotators' labels say about one run, for `--out` and the page: `vote_cross_entropy` ({"value", "n"}) where
-    the run gave probabilities against votes, with `vote_divergence` ({"kl", "jsd", "vote_entropy", "n"}), `error_vs_spread` ({"table", "spearman"}) where pairs carry score spreads."""
+    the run gave probabilities against votes, with `vote_divergence` ({"kl", "jsd", "vote_entropy", "n"}), and
+    `error_vs_spread` ({"table", "spearman"}) where pairs carry score spreads."""
     examples = result.frames.examples
     out: dict = {}
     if "vote_cross_entropy" in examples:
