@@ -354,7 +354,7 @@ def as_int(value: Any, what: str) -> int:
         number = value
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
-    elif isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value.strip()) <= 12:
+    elif isinstance(value, str) and value.strip().lstrip("-").isdigit() and value.isascii() and len(value.strip()) <= 12:  # not `①`
         number = int(value.strip())
     if number is None:
         raise RecordError(f"{what} must be an integer, found {shown(value)}")

@@ -49,13 +49,15 @@ class LabelTask(Task):
     #: `answer_whole_forms` are read only when they are the whole answer (docs/answer-parsers.md).
     answer_forms: dict[str, str] = {}
     answer_whole_forms: dict[str, str] = {}
-    answer_parser_version = 1
+    #: Words that hold a form with an ending but name no label (NLI's `반대로`, "on the contrary").
+    answer_not_words: tuple[str, ...] = ()
+    answer_parser_version = 2
 
     def label_of(self, value: Any, what: str = "label") -> str:
         """A label name from a name or a Hugging Face integer id."""
         if isinstance(value, str) and value.strip() in self.labels:
             return value.strip()
-        if isinstance(value, (int, float)) or (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
+        if isinstance(value, (int, float)) or (isinstance(value, str) and value.strip().lstrip("-").isdigit() and value.isascii()):
             index = as_int(value, what)
             if 0 <= index < len(self.labels):
                 return self.labels[index]
@@ -108,11 +110,11 @@ class LabelTask(Task):
     @cached_property
     def answer_vocabulary(self) -> Vocabulary:
         """The label names and the task's `answer_forms`, as the answer parser finds them in a text."""
-        return Vocabulary({**{label: label for label in self.labels}, **self.answer_forms}, self.answer_whole_forms)
+        return Vocabulary({**{label: label for label in self.labels}, **self.answer_forms}, self.answer_whole_forms, self.answer_not_words)
 
     def parse_answer(self, text: str, gold: dict) -> Answer:
         """One label named by the text (a name, a Korean or English form, or a Hugging Face id as the whole answer)."""
-        return read_label(text, self.answer_vocabulary, len(self.labels))
+        return read_label(text, self.answer_vocabulary, len(self.labels), labels=self.labels)
 
     def unreadable_prediction(self, gold: dict) -> dict:
         """No label: never equal to the gold (scored as wrong), and its own column of the confusion matrix."""
