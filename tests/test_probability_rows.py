@@ -65,3 +65,11 @@ def test_a_row_of_scores_is_listed_and_its_label_still_read():
     (problem,) = result.problems
     assert problem.file == "scores.jsonl" and problem.guid == "klue-nli-v1_dev_00000" and "sum to 3" in problem.message
     assert result.frames.examples["pred"].tolist() == ["entailment"]  # the label the scores name (first of a tie), scored
+
+
+def test_float_arithmetic_just_below_zero_is_read_as_zero():
+    gold = gold_of("nli", nli(["neutral"]))
+    rest = 1.0 - 0.9 - 0.1  # -2.8e-17
+    assert rest < 0
+    result = evaluate_bytes(TASK, gold, jsonl([{"guid": "klue-nli-v1_dev_00000", "probs": [0.1, 0.9, rest]}]), "run.jsonl")
+    assert not result.problems and result.frames.examples["probs"].tolist()[0][2] == 0.0

@@ -235,17 +235,20 @@ class LabelTask(Task):
 #: softmax by about 1e-6; a row that is off by more is scores on another scale (logits, percentages, votes), not a
 #: distribution. Scaling an accepted row to sum 1 moves its confidence, and so the ECE, by at most 2 points.
 PROBABILITY_SUM_TOLERANCE = 0.02
+#: How far outside [0, 1] a value may fall and be read as its bound: float arithmetic (`1 - 0.9 - 0.1` is -2.8e-17).
+PROBABILITY_ROUNDING = 1e-9
 
 
 def as_distribution(probs: list[float], labels: Sequence[str]) -> tuple[list[float] | None, str]:
     """`probs` scaled to sum 1 when every value is in [0, 1] and their sum within PROBABILITY_SUM_TOLERANCE of 1;
     otherwise (None, why). The one rule for every reader of class probabilities (docs/metrics.md): the frames, the
     official metrics, calibration, the vote divergences and the suspect queue all see the scaled row."""
-    outside = [k for k, p in enumerate(probs) if not 0.0 <= p <= 1.0]
+    outside = [k for k, p in enumerate(probs) if not -PROBABILITY_ROUNDING <= p <= 1.0 + PROBABILITY_ROUNDING]
     if outside:
         k = outside[0]
         more = f" and {len(outside) - 1} more" if len(outside) > 1 else ""
         return None, f"probs are not probabilities: {probs[k]:g} for {labels[k]!r}{more} is outside [0, 1]"
+    probs = [min(max(p, 0.0), 1.0) for p in probs]
     total = math.fsum(probs)
     if abs(total - 1.0) > PROBABILITY_SUM_TOLERANCE:
         return None, f"probs sum to {total:.4g}, not 1 (within {PROBABILITY_SUM_TOLERANCE}): not a distribution"
