@@ -26,6 +26,8 @@ HOSTILE = {
     "copulas and dashes": lambda n: ("서울입니다 - 이며, as " * n)[:n],
     "whitespace then a parenthesis": lambda n: "서울" + " " * (n // 2) + "(" + "가" * (n // 2),
     "many lines": lambda n: ("정답\n" * n)[:n],
+    "many answer lines": lambda n: ("정답: 참이\n" * n)[:n],
+    "labels and replies in one sentence": lambda n: ("정치 네 중립 아니요 " * n)[:n],
     "one long word": lambda n: "가" * n,
 }
 

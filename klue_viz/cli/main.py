@@ -350,8 +350,8 @@ def human_line(task: Task, gold: Gold, results: list[RunResult], per_run: bool) 
             ce = found["vote_cross_entropy"]
             print(terminal(f"  {result.run}: vote cross-entropy {ce['value']:.4f} over {ce['n']:,} {task.facts.unit}s with probabilities"))
             div = found["vote_divergence"]
-            print(terminal(f"  {result.run}: KL {div['kl']:.4f}, Jensen-Shannon distance {div['jsd']:.4f} to the votes (nats; "
-                           f"the votes' own entropy {div['vote_entropy']:.4f})"))
+            print(terminal(f"  {result.run}: KL {div['kl']:.4f} nats, Jensen-Shannon distance {div['jsd']:.4f} (base e) to the votes; "
+                           f"the votes' own entropy {div['vote_entropy']:.4f} nats"))
         rho = found.get("error_vs_spread", {}).get("spearman")
         if rho is not None:
             print(terminal(f"  {result.run}: Spearman rho of |gold - predicted| with the annotators' spread {rho['rho']:.3f} "

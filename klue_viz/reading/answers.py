@@ -192,10 +192,6 @@ class Vocabulary:
             return None
         return self.forms[found.group(1)]
 
-    def mentions(self, text: str, start: int = 0, end: int | None = None) -> list[tuple[str, int, int]]:
-        """(label, start, end) of every form named in text[start:end], in order, whatever its use."""
-        return [(m.label, m.start, m.end) for m in self.uses(text, start, end) if m.label is not None and m.kind not in ("yes", "no")]
-
     def uses(self, text: str, start: int = 0, end: int | None = None, folded: str | None = None) -> list[Mention]:
         """Every form and reply word in text[start:end], in order, each with how it is used; `folded`: the text already
         casefolded (`casefold_same_length`), so that reading a text sentence by sentence folds it once."""
@@ -217,9 +213,9 @@ class Vocabulary:
             else:
                 kind = "positive"
             found.append(Mention(self.forms[form], a, b, kind))
-        taken = {(m.start, m.end) for m in found}
+        covered = {at for m in found for at in range(m.start, m.end)}
         for match in REPLY.finditer(folded, start, end):  # reply words that are no label form of this vocabulary
-            if (match.start(1), match.end(1)) not in taken and not any(m.start <= match.start(1) < m.end for m in found):
+            if match.start(1) not in covered:
                 found.append(Mention(None, match.start(1), match.end(1), "yes" if REPLIES[match.group(1)] else "no"))
         found.sort(key=lambda m: m.start)
         return _offered_options(folded, _coordinated_negations(folded, found), end)
@@ -269,7 +265,7 @@ def _ending_end(folded: str, mention: Mention) -> int:
 
 
 def read_label(text: str, vocabulary: Vocabulary, n_labels: int, field_name: str = "label", labels: Iterable[str] = ()) -> Answer:
-    """A single label from a generated text (docs/answer-parsers.md, rule 3): a label form or a Hugging Face id as the
+    """A single label from a generated text (docs/answer-parsers.md, rule 4): a label form or a Hugging Face id as the
     whole answer; else the answer lines (`정답: ...`, or a line that is a label form) when the text has several lines,
     which must agree; else the first sentence that names a label, read with its negations, questions and replies.
     No label, two, or only what the answer is not (when that leaves more than one of `labels`) is unreadable."""
@@ -283,15 +279,16 @@ def read_label(text: str, vocabulary: Vocabulary, n_labels: int, field_name: str
     if core.isascii() and core.isdigit() and int(core) < n_labels:  # `①` is a digit to str.isdigit, not to int
         return Answer(text, {field_name: int(core)}, (start, end))
     every = tuple(labels) or tuple(dict.fromkeys(vocabulary.forms.values()))
+    folded = casefold_same_length(text)
     if "\n" in core:
-        answers = [_read_span(text, a, b, vocabulary, every) for a, b in _answer_lines(text, start, end, vocabulary)]
+        answers = [_read_span(text, folded, a, b, vocabulary, every) for a, b in _answer_lines(text, start, end, vocabulary)]
         read = [found for found in answers if isinstance(found, tuple)]
         named = distinct(found[0] for found in read)
         if len(named) > 1:
             return unreadable(text, f"its answer lines name {len(named)} labels: {', '.join(named[:4])}")
         if named:
             return Answer(text, {field_name: named[0]}, read[0][1])
-    found = _read_span(text, start, end, vocabulary, every)
+    found = _read_span(text, folded, start, end, vocabulary, every)
     if isinstance(found, str):
         return unreadable(text, found)
     return Answer(text, {field_name: found[0]}, found[1])
@@ -319,8 +316,10 @@ def _answer_lines(text: str, start: int, end: int, vocabulary: Vocabulary) -> li
     return out
 
 
-def _read_span(text: str, start: int, end: int, vocabulary: Vocabulary, every: tuple[str, ...]) -> tuple[str, tuple[int, int]] | str:
-    """(label, span used) read from text[start:end] sentence by sentence, or why it cannot be read.
+def _read_span(text: str, folded: str, start: int, end: int, vocabulary: Vocabulary,
+               every: tuple[str, ...]) -> tuple[str, tuple[int, int]] | str:
+    """(label, span used) read from text[start:end] (`folded`: the text casefolded) sentence by sentence, or why it
+    cannot be read.
 
     The first sentence that names a label decides: its positive forms (one label: read; two: unreadable), else its
     negated forms (the one label they leave, if one). A sentence that only asks (`함의?`) or only replies (`아닙니다.`)
@@ -329,7 +328,6 @@ def _read_span(text: str, start: int, end: int, vocabulary: Vocabulary, every: t
     asked: Mention | None = None
     negated: dict[str, Mention] = {}
     cursor = start
-    folded = casefold_same_length(text)
     while cursor < end:
         found = SENTENCES.search(text, cursor, end)
         stop = end if found is None else found.end()
