@@ -204,6 +204,8 @@ class Vocabulary:
             form, a, b = match.group(1), match.start(1), match.end(1)
             reply = REPLIES.get(form)
             after = match.end()
+            if reply is not None and match.group(2):  # `예를 들어` (for example), `네가` (you): no reply
+                continue
             if reply is not None:
                 kind = "yes" if reply else "no"
             elif match.group(2) in QUESTION_ENDINGS or folded.startswith(("?", "？"), _skip_spaces(folded, after, end)):
