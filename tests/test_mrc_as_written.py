@@ -41,3 +41,15 @@ def test_a_composed_file_has_no_such_line_and_scores_as_before():
     gold = gold_of("mrc", mrc([["서울"], ["부산"]]))
     result = evaluate_bytes(TASK, gold, _run(["서울", "부산"]), "nfc.jsonl")
     assert result.scores.values["exact_match"] == pytest.approx(100.0) and not result.problems
+
+
+def test_a_run_kept_with_its_frames_is_scored_as_written_too():
+    from klue_viz.reading.records import read_records
+    from klue_viz.scoring.evaluate import evaluate_with_frames
+
+    gold = gold_of("mrc", mrc([["서울"], ["부산"]]))
+    data = _run(["서울", _nfd("부산")])
+    for read in (None, read_records(data, "kept.jsonl")):  # read once to tell the task, or not
+        result = evaluate_with_frames(TASK, gold, data, "kept.jsonl", read=read)
+        assert result.scores.values["exact_match"] == pytest.approx(50.0)
+        assert any("EM would be 100.00" in p.message for p in result.problems)
