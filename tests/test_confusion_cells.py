@@ -57,3 +57,18 @@ def test_the_paired_finder_lists_no_confusion_cell_either(shared):
     second, _ = _planted_run(task, gold, sources[1], seed=4, name="b.jsonl")
     found = paired_slices(task, first, second, top=10)
     assert found and not [s.conditions for s in found if {"gold_label", "pred_label"} <= set(s.conditions)]
+
+
+def test_re_gold_relation_slice_with_the_predicted_label_is_a_cell_too():
+    """RE declares the gold relation as a slice of its own (`gold`) besides the label feature: either with the predicted
+    label is a confusion cell; the gold relation alone, or with the source, is not."""
+    from klue_viz.discovery.slices import units
+    from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+
+    task = get_task("re")
+    gold = load_gold(task, DEMO_BENCHMARK)
+    found = units(task, evaluate_bytes(task, gold, next(demo_runs("re")).read_bytes(), "re.jsonl").frames)
+    assert found.fixes_error({"gold": "no_relation", "pred_label": "per:title"})
+    assert found.fixes_error({"gold_label": "no_relation", "pred_label": "per:title"})
+    assert found.fixes_error({"pred_label": "unreadable answer"})
+    assert not found.fixes_error({"gold": "no_relation"}) and not found.fixes_error({"gold": "no_relation", "source": "wikipedia"})
