@@ -37,12 +37,13 @@ EOF
 )
 
 run() {  # side task gold pred label
-  local tree=$work/$1/tree out=$work/$1/out/$5 command
+  local tree=$work/$1/tree out=$work/$1/out/$5 command cli=klue_viz.cli
+  [ -f "$tree/klue_viz/cli/main.py" ] && cli=klue_viz.cli.main  # the command line moved into its folder
   for command in evaluate slices suspects errors; do
-    (cd "$tree" && PYTHONPATH="$tree" "$py" -m klue_viz.cli.main "$command" --task "$2" --gold "$3" --pred "$4" --out "$out.$command.json" \
+    (cd "$tree" && PYTHONPATH="$tree" "$py" -m "$cli" "$command" --task "$2" --gold "$3" --pred "$4" --out "$out.$command.json" \
       >"$out.$command.txt" 2>&1) || true
   done
-  (cd "$tree" && PYTHONPATH="$tree" "$py" -m klue_viz.cli.main report --task "$2" --gold "$3" --pred "$4" --out "$out.report.html" \
+  (cd "$tree" && PYTHONPATH="$tree" "$py" -m "$cli" report --task "$2" --gold "$3" --pred "$4" --out "$out.report.html" \
     >"$out.report.txt" 2>&1) || true
 }
 

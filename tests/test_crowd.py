@@ -160,6 +160,7 @@ def test_any_label_gold_with_annotator_labels_gets_a_baseline_ynat(tmp_path):
     assert written["human"] == {"metric": "accuracy", "value": pytest.approx(100 * sum(v == g for v, g in votes) / len(votes)), "n": len(votes)}
     order = ["IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"]
     preds = {r["guid"]: r["probs"] for r in map(json.loads, run.read_text(encoding="utf-8").splitlines()) if r}
-    ce = [-sum(r["annotations"]["annotations"]["first-scope"].count(label) / 3 * math.log(max(q, 1e-12)) for label, q in zip(order, preds[r["guid"]]))
+    ce = [-sum(r["annotations"]["annotations"]["first-scope"].count(label) / 3 * math.log(max(q / math.fsum(preds[r["guid"]]), 1e-12))
+               for label, q in zip(order, preds[r["guid"]]))
           for r in records if r["guid"] in preds]
     assert written["runs"][0]["vote_cross_entropy"] == {"value": pytest.approx(sum(ce) / len(ce)), "n": len(ce)}

@@ -69,7 +69,7 @@ def _independent_ece(gold_path, pred_path) -> tuple[float, int]:
         r = json.loads(line)
         if r["guid"] not in gold or not r.get("probs"):
             continue
-        c = r["probs"][labels.index(r["label"])]
+        c = r["probs"][labels.index(r["label"])] / math.fsum(r["probs"])  # rows are read scaled to sum 1 (docs/metrics.md)
         bins[min(math.floor(10 * c), 9)].append((c, r["label"] == gold[r["guid"]]))
     n = sum(len(b) for b in bins)
     return 100 * sum(len(b) / n * abs(sum(ok for _, ok in b) / len(b) - sum(c for c, _ in b) / len(b)) for b in bins if b), n

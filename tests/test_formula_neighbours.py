@@ -79,12 +79,13 @@ def test_re_auprc_is_the_trapezoid_under_the_pr_curve_not_average_precision():
     """Wrong neighbour: step-wise average precision (per:title 5/6 instead of 19/24)."""
     gold = ["per:title", "no_relation", "per:title"]
     probs = []
-    for title, none in ((0.9, 0.1), (0.8, 0.95), (0.1, 0.2)):
+    for title, none in ((0.9, 0.1), (0.05, 0.95), (0.01, 0.2)):  # each row a distribution: the rest on org:founded
         row = [0.0] * 30
         row[RELATIONS.index("per:title")], row[RELATIONS.index("no_relation")] = title, none
+        row[RELATIONS.index("org:founded")] = 1.0 - title - none
         probs.append(row)
     # no_relation scores (.1, .95, .2) with the only positive on top -> 1.
-    # per:title scores (.9, .8, .1), positives 1st and 3rd: points (R, P) = (0, 1), (.5, 1), (.5, .5), (1, 2/3);
+    # per:title scores (.9, .05, .01), positives 1st and 3rd: points (R, P) = (0, 1), (.5, 1), (.5, .5), (1, 2/3);
     # trapezoids: .5 * 1 + 0 + .5 * (.5 + 2/3) / 2 = 1/2 + 7/24 = 19/24. 28 absent classes at 0.5.
     expected = (1 + 19 / 24 + 28 * 0.5) / 30
     assert values("re", cases.re_records(gold), re_preds(["per:title", "no_relation", "no_relation"], probs))["auprc"] == pytest.approx(100 * expected)

@@ -234,22 +234,22 @@ def test_a_suspect_without_probabilities_scores_one_per_agreeing_run():
 
 
 def _probability_runs():
-    """Four NLI pairs (gold e, e, n, c), two runs with probabilities (one of them not normalised: twice the other scale)."""
+    """Four NLI pairs (gold e, e, n, c), two runs with probabilities (one of them summing 1.01: read scaled to sum 1)."""
     task = get_task("nli")
     gold = gold_of("nli", nli(["entailment", "entailment", "neutral", "contradiction"]))
     a = [[0.1, 0.2, 0.7], [0.6, 0.3, 0.1], [0.2, 0.7, 0.1], [0.1, 0.1, 0.8]]
-    b = [[0.6, 0.2, 1.2], [0.2, 1.6, 0.2], [0.2, 1.6, 0.2], [0.0, 0.2, 1.8]]  # sums 2
+    b = [[0.31, 0.1, 0.6], [0.1, 0.81, 0.1], [0.1, 0.81, 0.1], [0.0, 0.1, 0.91]]  # sums 1.01
     answers = [[NLI[int(np.argmax(p))] for p in run] for run in (a, b)]
     return task, gold, a, b, _runs(task, gold, answers, [a, b])
 
 
 def test_cleanlab_scores_come_from_the_mean_of_each_runs_normalised_probabilities(monkeypatch):
     task, gold, a, b, runs = _probability_runs()
-    # each run's rows scaled to sum 1 first (b's rows sum 2: halved; a 0 becomes 1e-6), then the two runs averaged
+    # each run's rows scaled to sum 1 first (b's rows sum 1.01; a 0 becomes 1e-6), then the two runs averaged
     rows_a = np.clip(np.array(a), 1e-6, None)
     rows_b = np.clip(np.array(b), 1e-6, None)
     mean = (rows_a / rows_a.sum(axis=1, keepdims=True) + rows_b / rows_b.sum(axis=1, keepdims=True)) / 2
-    assert mean[0, 0] == pytest.approx((0.1 + 0.3) / 2)  # first pair, p(entailment): a 0.1, b 0.6 of 2
+    assert mean[0, 0] == pytest.approx((0.1 + 0.31 / 1.01) / 2)  # first pair, p(entailment): a 0.1, b 0.31 of 1.01
     assert mean.sum(axis=1) == pytest.approx(np.ones(4))
     labels = np.array([0, 0, 1, 2])
     calls = []
@@ -267,10 +267,11 @@ def test_cleanlab_scores_come_from_the_mean_of_each_runs_normalised_probabilitie
     only = found[0]
     assert only.evidence.extra["cleanlab"]["label_quality"] == pytest.approx(mean[0, 0])  # self-confidence: p(gold)
     assert only.evidence.extra["cleanlab"]["flagged"] == bool(flagged[0])
-    assert only.score == pytest.approx(0.7 + 1.2 + 1 - mean[0, 0])
+    assert only.score == pytest.approx(0.7 + 0.6 / 1.01 + 1 - mean[0, 0])
     assert dict(only.evidence.runs) == {
         "run0": {"label": "contradiction", "confidence": 0.7, "p_gold": 0.1, "p_proposed": 0.7},
-        "run1": {"label": "contradiction", "confidence": 1.2, "p_gold": 0.6, "p_proposed": 1.2}}
+        "run1": {"label": "contradiction", "confidence": pytest.approx(0.6 / 1.01), "p_gold": pytest.approx(0.31 / 1.01),
+                 "p_proposed": pytest.approx(0.6 / 1.01)}}
 
 
 def test_a_zero_probability_is_clipped_and_two_examples_are_enough():

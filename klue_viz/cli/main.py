@@ -204,6 +204,9 @@ def evaluate_command(args: argparse.Namespace) -> int:
                    "runs": [run_record(r, crowd=human is not None) for r in results]}
         if human is not None:
             payload["human"] = human.to_dict()
+            held_out = annotators.human_of(task, gold.rows, results, held_out=True)
+            if held_out is not None:
+                payload["human_held_out"] = held_out.to_dict()
         if corrected is not None:
             payload["corrections"] = corrected.summary(task, before, args.pred, args.strict)
         if columns is not None:
@@ -333,12 +336,22 @@ def human_line(task: Task, gold: Gold, results: list[RunResult], per_run: bool) 
     human = annotators.human_of(task, gold.rows, results)
     if human is None:
         return None
-    print(f"== human baseline (the gold's annotators against the gold) ==\n  {human.text()}")
+    held_out = annotators.human_of(task, gold.rows, results, held_out=True)
+    print("== human baseline (the gold's annotators) ==")
+    if held_out is not None and held_out.value != human.value:
+        print(f"  held out (each against the others): {held_out.text()}\n  against the gold they elected: {human.text()}")
+    else:
+        print(f"  {human.text()}")
+    if human.metric == "pearsonr":
+        print("  (one annotator against the mean of the others; a run is correlated with the mean of all of them)")
     for result in results if per_run else []:
         found = annotators.run_crowd(task, result)
         if "vote_cross_entropy" in found:
             ce = found["vote_cross_entropy"]
             print(terminal(f"  {result.run}: vote cross-entropy {ce['value']:.4f} over {ce['n']:,} {task.facts.unit}s with probabilities"))
+            div = found["vote_divergence"]
+            print(terminal(f"  {result.run}: KL {div['kl']:.4f} nats, Jensen-Shannon distance {div['jsd']:.4f} (base e) to the votes; "
+                           f"the votes' own entropy {div['vote_entropy']:.4f} nats"))
         rho = found.get("error_vs_spread", {}).get("spearman")
         if rho is not None:
             print(terminal(f"  {result.run}: Spearman rho of |gold - predicted| with the annotators' spread {rho['rho']:.3f} "

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from klue_viz.core.crowd import SPREAD_LABELS, HumanBaseline, pearson, vote_cross_entropy
+from klue_viz.core.crowd import SPREAD_LABELS, HumanBaseline, pearson, vote_cross_entropy, vote_divergence
 from klue_viz.core.lazy import lazy_module
 from klue_viz.scoring.evaluate import RunResult
 from klue_viz.tasks.base import Task
@@ -117,22 +117,26 @@ def scored_rows(gold_rows: list[dict], results: list[RunResult]) -> list[dict]:
     return [row for row in gold_rows if row["guid"] in scored]
 
 
-def human_of(task: Task, gold_rows: list[dict], results: list[RunResult]) -> HumanBaseline | None:
-    """The task's human baseline over the gold rows the runs scored (None when the gold keeps no annotator labels)."""
-    if task.human_baseline(gold_rows) is None:
+def human_of(task: Task, gold_rows: list[dict], results: list[RunResult], held_out: bool = False) -> HumanBaseline | None:
+    """The task's human baseline over the gold rows the runs scored (None when the gold keeps no annotator labels); with
+    `held_out`, each annotator scored against the others only (`Task.held_out_baseline`)."""
+    baseline = task.held_out_baseline if held_out else task.human_baseline
+    if baseline(gold_rows) is None:
         return None
-    return task.human_baseline(scored_rows(gold_rows, results) if results else gold_rows)
+    return baseline(scored_rows(gold_rows, results) if results else gold_rows)
 
 
 def run_crowd(task: Task, result: RunResult) -> dict:
     """What the annotators' labels say about one run, for `--out` and the page: `vote_cross_entropy` ({"value", "n"}) where
-    the run gave probabilities against votes, `error_vs_spread` ({"table", "spearman"}) where pairs carry score spreads."""
+    the run gave probabilities against votes, with `vote_divergence` ({"kl", "jsd", "vote_entropy", "n"}), and
+    `error_vs_spread` ({"table", "spearman"}) where pairs carry score spreads."""
     examples = result.frames.examples
     out: dict = {}
     if "vote_cross_entropy" in examples:
         found = vote_cross_entropy(examples["votes"].tolist(), examples["probs"].tolist(), task.labels or ())
         if found is not None:
             out["vote_cross_entropy"] = found
+            out["vote_divergence"] = vote_divergence(examples["votes"].tolist(), examples["probs"].tolist(), task.labels or ())
     if "vote_std" in examples and examples["vote_std"].notna().any():
         table, rho = error_by_spread(examples)
         records = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()} for row in table.to_dict("records")]

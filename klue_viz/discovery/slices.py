@@ -48,6 +48,17 @@ class Units:
     frame: pd.DataFrame  # the unit rows themselves (guid first)
     features: pd.DataFrame  # one column per feature, aligned with `frame`
     labels: dict[str, str] = field(default_factory=dict)  # feature -> readable name
+    sources: dict[str, str] = field(default_factory=dict)  # feature -> the frame column it reads (task features only)
+    fixing_columns: tuple[frozenset[str], ...] = ()  # the task's `error_fixing_columns`
+    fixing_values: Mapping[str, frozenset[str]] = field(default_factory=dict)  # the task's `error_fixing_values`
+
+    def fixes_error(self, conditions: Mapping[str, str]) -> bool:
+        """Whether these conditions fix the slice's error rate by their definition (a confusion-matrix cell, an
+        unreadable answer): such a slice says nothing about where the run is weak and is never ranked."""
+        columns = {self.sources.get(name) for name in conditions}
+        if any(group <= columns for group in self.fixing_columns):
+            return True
+        return any(value in self.fixing_values.get(self.sources.get(name, ""), ()) for name, value in conditions.items())
 
 
 def unit_level(task: Task) -> str:
@@ -60,7 +71,7 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
     level = unit_level(task)
     examples = frames.examples.reset_index(drop=True)
     frame = examples if level == "examples" else frames.details[level].reset_index(drop=True)
-    columns, labels = {}, {}
+    columns, labels, sources = {}, {}, {}
     detail = task.facts.detail
     if detail is not None and detail.sided:
         # Both sides decide the detail F1: gold rows = recall errors, predicted rows = precision errors.
@@ -77,10 +88,12 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
             continue
         name = spec.key if spec.key not in columns else f"{spec.level}.{spec.key}"
         columns[name], labels[name] = _strings(values), spec.label
+        sources[name] = spec.key
     for name, column, label in task.label_features:  # the gold and the predicted label of a label task
         if column in examples.columns:
             values = examples[column] if level == "examples" else frame["guid"].map(examples.set_index("guid")[column])
             columns[name], labels[name] = _strings(values.reset_index(drop=True) if level == "examples" else values), label
+            sources[name] = column
     if extra is not None:
         for name in extra.columns:
             columns[name], labels[name] = _strings(extra[name].reset_index(drop=True)), name.replace("_", " ")
@@ -89,7 +102,7 @@ def units(task: Task, frames: Frames, tags: dict[str, set[str]] | None = None, e
         name = TAG_PREFIX + tag
         columns[name] = np.where(frame["guid"].isin(has).to_numpy(), "yes", "no").astype(object)  # has the tag / has it not
         labels[name] = f"Tagged '{tag}'"
-    return Units(level, frame, pd.DataFrame(columns, index=frame.index), labels)
+    return Units(level, frame, pd.DataFrame(columns, index=frame.index), labels, sources, task.error_fixing_columns, task.error_fixing_values)
 
 
 def _strings(values: pd.Series) -> np.ndarray:
@@ -149,11 +162,12 @@ def slice_scores(sizes: np.ndarray, errors: np.ndarray, n: int, average: float, 
 
 
 def search(features: pd.DataFrame, errors: np.ndarray, max_conditions: int = 3, min_size: int | None = None,
-           alpha: float = 0.95, top: int = 10) -> list[Candidate]:
+           alpha: float = 0.95, top: int = 10, fixes_error: Callable[[Mapping[str, str]], bool] | None = None) -> list[Candidate]:
     """The `top` conjunctions with the highest positive SliceLine score, counted exactly.
 
     A conjunction that selects exactly the same rows as one with fewer conditions is left out (it
-    says nothing more), so the list shows distinct groups.
+    says nothing more), so the list shows distinct groups; so is one whose error rate `fixes_error` says its
+    conditions fix by definition (`Units.fixes_error`).
     """
     errors = np.asarray(errors, dtype=float)
     n = len(errors)
@@ -199,7 +213,10 @@ def search(features: pd.DataFrame, errors: np.ndarray, max_conditions: int = 3, 
         if any(stats.get(frozenset(sub)) == (size, n_errors) and _same_rows(codes, chosen, sub)
                for r in range(1, len(chosen)) for sub in combinations(chosen, r)):
             continue
-        out.append(Candidate({names[j]: str(values[j][v]) for j, v in chosen}, size, n_errors, score))
+        conditions = {names[j]: str(values[j][v]) for j, v in chosen}
+        if fixes_error is not None and fixes_error(conditions):
+            continue
+        out.append(Candidate(conditions, size, n_errors, score))
         if len(out) == top:
             break
     return out
@@ -323,7 +340,7 @@ def weak_slices(task: Task, frames: Frames, tags: dict[str, set[str]] | None = N
     """The slices where one run fails most, best first, each described with its metrics."""
     found = units(task, frames, tags, extra)
     errors = (~found.frame["correct"].astype(bool)).to_numpy(dtype=float)
-    candidates = search(found.features, errors, top=top, **options)
+    candidates = search(found.features, errors, top=top, fixes_error=found.fixes_error, **options)
     metrics_of = slice_metrics(task, frames) if candidates else None
     return [describe(task, frames, found, c.conditions, c.score, ci_samples, metrics_of) for c in candidates]
 
@@ -347,7 +364,8 @@ def paired_units(task: Task, first: Frames, second: Frames, tags: dict[str, set[
     right = b.frame[keep_b][keys + ["correct"]].rename(columns={"correct": "ok_b"})
     joined = left.merge(right, on=keys, how="inner")
     rows = joined["row_a"].to_numpy()
-    shared = Units(a.level, a.frame.iloc[rows].reset_index(drop=True), a.features.iloc[rows].reset_index(drop=True), a.labels)
+    shared = Units(a.level, a.frame.iloc[rows].reset_index(drop=True), a.features.iloc[rows].reset_index(drop=True), a.labels,
+                   a.sources, a.fixing_columns, a.fixing_values)
     if SIDE in shared.features:
         shared.features = shared.features.drop(columns=SIDE)
     return shared, joined["ok_a"].to_numpy(dtype=bool), joined["ok_b"].to_numpy(dtype=bool)
@@ -372,7 +390,7 @@ def paired_slices(task: Task, first: ScoredRun, second: ScoredRun, tags: dict[st
     found = []
     for worse, better, ok_w, ok_o in ((first, second, ok_a, ok_b), (second, first, ok_b, ok_a)):
         difference = (~ok_w).astype(float) - (~ok_o).astype(float)
-        for c in search(shared.features, (~ok_w & ok_o).astype(float), top=max(3 * top, 30), **options):
+        for c in search(shared.features, (~ok_w & ok_o).astype(float), top=max(3 * top, 30), fixes_error=shared.fixes_error, **options):
             mask = condition_mask(shared.features, c.conditions)
             d = difference[mask]
             if not len(d) or d.mean() <= 0:  # an empty slice never ranks

@@ -267,14 +267,25 @@ def human_section(task: Task, gold_rows: list[dict], results: list[RunResult]) -
     if human is None:
         return ""
     what = ("the share of the annotators' individual votes equal to the gold label" if human.metric == "accuracy" else
-            "Pearson r between each annotator's score and the mean of the others' on the same pair")
+            "Pearson r between each annotator's score and the mean of the others' on the same pair (a run is correlated with "
+            "the mean of all the annotators, a less noisy target: not the same comparison)")
     rows = [f"<tr><td>human baseline (the gold's annotators)</td><td>{esc(human.metric)}</td>"
             f"<td class='num' data-human='{esc_attr(human.metric)}'>{number(human.value)}</td><td>{human.n:,} {esc(human.counts)}</td></tr>"]
+    held_out = human_of(task, gold_rows, results, held_out=True)
+    if held_out is not None and held_out.value != human.value:
+        rows.insert(0, f"<tr><td>human baseline, held out (each vote against the others' majority, ties split)</td>"
+                       f"<td>{esc(held_out.metric)}</td><td class='num' data-human-held-out='{esc_attr(held_out.metric)}'>"
+                       f"{number(held_out.value)}</td><td>{held_out.n:,} votes</td></tr>")
     for result in results:
-        found = run_crowd(task, result).get("vote_cross_entropy")
+        crowd = run_crowd(task, result)
+        found = crowd.get("vote_cross_entropy")
         if found is not None:
             rows.append(f"<tr><td>{esc(result.run)}</td><td>vote cross-entropy</td><td class='num'>{found['value']:.4f}</td>"
                         f"<td>{found['n']:,} {esc(task.facts.unit)}s with probabilities</td></tr>")
+            for key, name in (("kl", "KL to the votes (nats)"), ("jsd", "Jensen-Shannon distance to the votes"),
+                              ("vote_entropy", "the votes' own entropy (nats)")):
+                rows.append(f"<tr><td>{esc(result.run)}</td><td>{name}</td><td class='num'>{crowd['vote_divergence'][key]:.4f}</td>"
+                            f"<td>{found['n']:,} {esc(task.facts.unit)}s with probabilities</td></tr>")
     return (f"<h3>Against the annotators</h3><p>Human baseline: {esc(what)}, over the {esc(task.facts.unit)}s the runs scored, "
             f"on the 0..100 scale of the run metric.</p><table class='kv-table'><thead><tr><th></th><th>measure</th><th>value</th><th>over</th>"
             f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")

@@ -31,15 +31,30 @@ UNREADABLE = "unreadable answer"
 
 #: Prefixes models put before the answer (casefolded, matched at the start after whitespace and quotes).
 PREFIXES = re.compile(
-    r"(?:(?:최종\s*)?(?:정답|답변|답|대답|결과|출력|응답|예측|레이블|라벨|관계|주제|분류|유사도|점수|개체명|상태)\s*(?:은|는|:|：|-|=)\s*"
-    r"|(?:the\s+)?(?:final\s+)?(?:answer|output|label|prediction|response|relation|topic|score|state|entities)(?:\s+is\s*:?|\s*[:：=])\s*"
+    r"(?:(?:최종\s*)?(?:정답|답변|답|대답|결과|출력|응답|예측|레이블|라벨|관계|주제|분류|유사도|점수|개체명|상태)\s*(?:\*\*)?\s*(?:은|는|:|：|-|=|\|)\s*"
+    r"|(?:the\s+)?(?:final\s+)?(?:answer|output|label|prediction|response|relation|topic|score|state|entities)(?:\*\*)?"
+    r"(?:\s+is\s*:?|\s*[:：=|])\s*"
     r"|a\s*[:：]\s*)",
     re.IGNORECASE,
 )
 #: Quote marks peeled off either end of an answer, alone or in pairs; brackets only as a pair around the whole answer.
 QUOTE_MARKS = "\"'`“”‘’*"
+#: At most this many bracket pairs are peeled off one answer: each peel checks the whole answer (`_closes_at_end`), so a
+#: text of nested brackets costs at most this many passes, never one per bracket.
+MAX_BRACKET_PAIRS = 8
 PAIRS = {"「": "」", "『": "』", "《": "》", "〈": "〉", "«": "»", "(": ")", "[": "]", "{": "}", "【": "】"}
-ENDING = r"(?:입니다|이다|이에요|예요|에요|이야|야|임|이며|이고|이므로|이라고|라고|으로|로|요|다)?"
+#: What may follow a label form and leave it the word named (docs/answer-parsers.md, rule 2): copulas and endings
+#: (`거짓입니다`, `중립인 것 같다`, `중립일 것`), the verbs made of it (`모순됩니다`, `함의합니다`, `모순됨`), its adjective
+#: (`모순적`, `정치적인`) and the particles that let a reader see it negated (`모순이 아닙니다`, `참은 아니다`) or
+#: coordinated (`함의도 모순도 아닌`, `정치와 경제`, `경제나 사회`).
+ENDINGS = ("입니다", "이다", "이에요", "예요", "에요", "이야", "야", "임", "이며", "이고", "이므로", "이라고", "라고", "이라는", "라는",
+           "이라", "라", "으로", "로", "으로는", "로는", "요", "다", "인", "일", "이죠", "죠",
+           "됩니다", "된다", "됨", "돼요", "되며", "되고", "되므로", "되는", "합니다", "한다", "함", "해요", "하며", "하고", "하므로", "하는",
+           "적", "적이다", "적입니다", "적임", "적인", "적이며", "적이고",
+           "이", "가", "은", "는", "도", "을", "를", "과", "와", "이나", "나", "에", "면")
+#: Endings that ask (`참인가요?`): a form asked about is not the answer (`함의? 아니요, 모순입니다.`).
+QUESTION_ENDINGS = ("인가요", "인가", "일까요", "일까", "입니까", "이니")
+ENDING = "(?:" + "|".join(sorted(ENDINGS + QUESTION_ENDINGS, key=len, reverse=True)) + ")?"
 WORD_CHAR = re.compile(r"[\w가-힣ㄱ-ㅎㅏ-ㅣ]")
 
 
@@ -79,14 +94,17 @@ def strip_answer(text: str, brackets: bool = True) -> tuple[int, int]:
     `정답:`-style prefixes peeled off, repeatedly (`답변: "정답: 참"` reads as `참`); with `brackets`, also a bracket
     pair around the whole answer (`[거짓]`), never one bracket alone (`서울(한국)` keeps its parenthesis)."""
     start, end = 0, len(text)
+    peeled = 0
     while True:
         before = (start, end)
         while start < end and (text[start].isspace() or text[start] in QUOTE_MARKS):
             start += 1
         while end > start and (text[end - 1].isspace() or text[end - 1] in QUOTE_MARKS or text[end - 1] in ".!。"):
             end -= 1
-        if brackets and end - start >= 2 and PAIRS.get(text[start]) == text[end - 1] and _closes_at_end(text, start, end):
+        if (brackets and peeled < MAX_BRACKET_PAIRS and end - start >= 2 and PAIRS.get(text[start]) == text[end - 1]
+                and _closes_at_end(text, start, end)):
             start, end = start + 1, end - 1
+            peeled += 1
         found = PREFIXES.match(text, start, end)
         if found and found.end() > start:
             start = found.end()
@@ -107,58 +125,152 @@ def _closes_at_end(text: str, start: int, end: int) -> bool:
     return False
 
 
-def first_line(text: str, start: int, end: int) -> int:
-    """The end of the first line of text[start:end] (an explanation usually follows on the next lines)."""
-    newline = text.find("\n", start, end)
-    return end if newline < 0 else newline
-
-
-SENTENCE_END = re.compile(r"[.!?。]\s|\n|[.!?。]$")
-
-
-def first_sentence(text: str, start: int, end: int) -> int:
-    """The end of the first sentence of text[start:end]: an explanation follows after a sentence end or a newline."""
-    found = SENTENCE_END.search(text, start, end)
-    return end if found is None else found.start()
-
-
 def casefold_same_length(text: str) -> str:
     """`text` casefolded when that keeps every offset (it does for Hangul and ASCII); else lower-cased per character."""
     folded = text.casefold()
     return folded if len(folded) == len(text) else "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
 
 
-class Vocabulary:
-    """The written forms of a task's labels: form (any case) -> label. Finds the labels a text names.
+#: Words that answer a question with yes or no (`참인가요? 네.`, `Is it entailment? No.`): casefolded -> yes.
+REPLIES = {"예": True, "네": True, "yes": True, "아니요": False, "아니오": False, "아뇨": False, "no": False, "아닙니다": False,
+           "아니다": False, "아니에요": False}
+REPLY = re.compile(r"(?<![\w가-힣])(" + "|".join(sorted(map(re.escape, REPLIES), key=len, reverse=True)) + r")(?![\w가-힣])")
+#: After a form (and its particle): it is negated (`모순 아님`, `모순이 아닙니다`, `경제 기사는 아닙니다`, `참이라고 할 수 없다`).
+#: A few nouns may stand between the form and the negation (`세계 뉴스가 아니라`).
+NEGATED_AFTER = re.compile(r"\s*(?:(?:뉴스|기사|분야|관계|주제|카테고리|관련|쪽|내용|것|문제|면)\s*(?:이라고|라고|이|가|은|는|도|로|으로)?\s*)?"
+                           r"(?:아니(?!면)|아님|아닌|아닙|않|(?:할|볼|말할|하기|보기)\s*(?:는\s*)?(?:수\s*)?(?:는\s*)?(?:없|어렵))")
+#: After a list of forms: they are the options offered, not the answer (`참/거짓/중립 중 거짓입니다`).
+OPTIONS_AFTER = re.compile(r"\s*(?:중에서|중에|중|가운데)(?![\w가-힣])")
+#: What may stand between two options of a list (`참/거짓`, `참, 거짓`, `참 또는 거짓`).
+OPTION_SEPARATOR = re.compile(r"\s*(?:[/,·|]|또는|혹은|or)\s*")
+#: Before a form, in English: it is negated (`not entailment`, `isn't entailed`, `neither ... nor`, `no contradiction`).
+NEGATED_BEFORE = re.compile(r"(?:\bnot|n't|\bno|\bneither|\bnor|\bnever|\bnon-?)\s*"
+                            r"(?:(?:a|an|the|be|been|being|really|necessarily|quite|exactly|entirely|considered|classified\s+as|"
+                            r"labell?ed(?:\s+as)?|about|in|of|case\s+of)\s+)*$")
+#: How far before a form NEGATED_BEFORE looks (characters): a negation further away is another clause's.
+NEGATION_REACH = 48
+#: Where a sentence ends: `.`, `!`, `?` or `。` before a space or the end, `;` is no end (`not neutral; it is ...`).
+SENTENCES = re.compile(r"[.!?。](?=\s|$)|\n")
+#: Markdown at the start of a line: headings, quotes, bullets, numbered items, a table's cells.
+MARKDOWN_LEAD = re.compile(r"(?:#{1,6}\s*|>\s*|[-*+•]\s+|\d{1,3}[.)]\s+|\|\s*)+")
 
-    A form is found where it stands as a word: not inside a longer word, optionally followed by a copula
-    (`참입니다`) but not by another syllable (`참고`). Longer forms win over the shorter forms inside them.
+
+@dataclass(frozen=True)
+class Mention:
+    """A label form found in a text: where, and how it is used (`positive`, `negated`, `question`, or a `yes`/`no` reply;
+    a reply's label is the form's own when the vocabulary has one, as NLI's `예`/`아니요`)."""
+
+    label: str | None
+    start: int
+    end: int
+    kind: str
+
+
+class Vocabulary:
+    """The written forms of a task's labels: form (any case) -> label. Finds the labels a text names, and how.
+
+    A form is found where it stands as a word: not inside a longer word, optionally followed by an ending or a
+    particle (`참입니다`, `모순이`) but not by another syllable (`참고`). Longer forms win over the shorter forms inside
+    them. `not_words`: words that hold a form with an ending but name no label (NLI's `반대로`, "on the contrary").
     """
 
-    def __init__(self, forms: Mapping[str, str], exact_only: Mapping[str, str] | None = None) -> None:
+    def __init__(self, forms: Mapping[str, str], exact_only: Mapping[str, str] | None = None, not_words: Iterable[str] = ()) -> None:
         self.forms = {casefold_same_length(form.strip()): label for form, label in forms.items() if form.strip()}
         #: Forms read only as the whole answer (YNAT's `IT`, which is also an English word inside explanations).
         self.whole = {**self.forms, **{casefold_same_length(f.strip()): label for f, label in (exact_only or {}).items()}}
+        self.not_words = frozenset(casefold_same_length(w) for w in not_words)
         alternatives = "|".join(re.escape(f) for f in sorted(self.forms, key=len, reverse=True))
-        self.pattern = re.compile(rf"(?<![\w가-힣])({alternatives}){ENDING}(?![\w가-힣])")
+        self.pattern = re.compile(rf"(?<![\w가-힣])({alternatives})({ENDING})(?![\w가-힣])")
 
     def exact(self, text: str) -> str | None:
-        """The label `text` is, as a whole (after its copula is stripped), or None."""
+        """The label `text` is, as a whole (after its ending is stripped; not asked about), or None."""
         folded = casefold_same_length(text.strip())
         if folded in self.whole:
             return self.whole[folded]
         found = self.pattern.fullmatch(folded)
-        return self.forms[found.group(1)] if found else None
+        if found is None or found.group(2) in QUESTION_ENDINGS or folded in self.not_words:
+            return None
+        return self.forms[found.group(1)]
 
-    def mentions(self, text: str, start: int = 0, end: int | None = None) -> list[tuple[str, int, int]]:
-        """(label, start, end) of every form named in text[start:end], in order."""
-        folded = casefold_same_length(text)
-        return [(self.forms[m.group(1)], m.start(1), m.end(1)) for m in self.pattern.finditer(folded, start, len(text) if end is None else end)]
+    def uses(self, text: str, start: int = 0, end: int | None = None, folded: str | None = None) -> list[Mention]:
+        """Every form and reply word in text[start:end], in order, each with how it is used; `folded`: the text already
+        casefolded (`casefold_same_length`), so that reading a text sentence by sentence folds it once."""
+        end = len(text) if end is None else end
+        folded = casefold_same_length(text) if folded is None else folded
+        found: list[Mention] = []
+        for match in self.pattern.finditer(folded, start, end):
+            if match.group(0) in self.not_words:
+                continue
+            form, a, b = match.group(1), match.start(1), match.end(1)
+            reply = REPLIES.get(form)
+            after = match.end()
+            if reply is not None and match.group(2):  # `예를 들어` (for example), `네가` (you): no reply
+                continue
+            if reply is not None:
+                kind = "yes" if reply else "no"
+            elif match.group(2) in QUESTION_ENDINGS or folded.startswith(("?", "？"), _skip_spaces(folded, after, end)):
+                kind = "question"
+            elif NEGATED_AFTER.match(folded, after, end) or NEGATED_BEFORE.search(folded, max(start, a - NEGATION_REACH), a):
+                kind = "negated"
+            else:
+                kind = "positive"
+            found.append(Mention(self.forms[form], a, b, kind))
+        covered = {at for m in found for at in range(m.start, m.end)}
+        for match in REPLY.finditer(folded, start, end):  # reply words that are no label form of this vocabulary
+            if match.start(1) not in covered:
+                found.append(Mention(None, match.start(1), match.end(1), "yes" if REPLIES[match.group(1)] else "no"))
+        found.sort(key=lambda m: m.start)
+        return _offered_options(folded, _coordinated_negations(folded, found), end)
 
 
-def read_label(text: str, vocabulary: Vocabulary, n_labels: int, field_name: str = "label") -> Answer:
-    """A single label from a generated text: a label form or a Hugging Face id as the whole answer, else the one
-    label the answer's first line starts with or names; no label, or two, is unreadable."""
+def _skip_spaces(text: str, at: int, end: int) -> int:
+    while at < end and text[at].isspace():
+        at += 1
+    return at
+
+
+def _coordinated_negations(folded: str, found: list[Mention]) -> list[Mention]:
+    """`함의도 모순도 아닌`: a form with `도` followed (after spaces or a comma) by a negated form with `도` is negated too."""
+    out = list(found)
+    for k in range(len(out) - 2, -1, -1):
+        this, following = out[k], out[k + 1]
+        between = folded[this.end:following.start]
+        if (this.kind == "positive" and following.kind == "negated" and between.startswith("도")
+                and folded.startswith("도", following.end) and not between[1:].strip(" ,")):
+            out[k] = Mention(this.label, this.start, this.end, "negated")
+    return out
+
+
+def _offered_options(folded: str, found: list[Mention], end: int) -> list[Mention]:
+    """`참/거짓/중립 중 거짓입니다`: forms listed (joined by `/`, `,`, `또는`...) and followed by `중` (among) are the options
+    the prompt offered, not the answer: they are dropped."""
+    out: list[Mention] = []
+    k = 0
+    while k < len(found):
+        run = k
+        while run + 1 < len(found) and OPTION_SEPARATOR.fullmatch(folded, _ending_end(folded, found[run]), found[run + 1].start):
+            run += 1
+        if run > k and OPTIONS_AFTER.match(folded, _ending_end(folded, found[run]), end):
+            k = run + 1
+            continue
+        out.extend(found[k:run + 1])
+        k = run + 1
+    return out
+
+
+def _ending_end(folded: str, mention: Mention) -> int:
+    """Where a form's word ends (after its ending): the next space or separator."""
+    at = mention.end
+    while at < len(folded) and (folded[at].isalnum() or "가" <= folded[at] <= "힣"):
+        at += 1
+    return at
+
+
+def read_label(text: str, vocabulary: Vocabulary, n_labels: int, field_name: str = "label", labels: Iterable[str] = ()) -> Answer:
+    """A single label from a generated text (docs/answer-parsers.md, rule 4): a label form or a Hugging Face id as the
+    whole answer; else the answer lines (`정답: ...`, or a line that is a label form) when the text has several lines,
+    which must agree; else the first sentence that names a label, read with its negations, questions and replies.
+    No label, two, or only what the answer is not (when that leaves more than one of `labels`) is unreadable."""
     start, end = strip_answer(text)
     if start >= end:
         return unreadable(text, "the answer is empty")
@@ -166,18 +278,95 @@ def read_label(text: str, vocabulary: Vocabulary, n_labels: int, field_name: str
     label = vocabulary.exact(core)
     if label is not None:
         return Answer(text, {field_name: label}, (start, end))
-    if core.isdigit() and int(core) < n_labels:
+    if core.isascii() and core.isdigit() and int(core) < n_labels:  # `①` is a digit to str.isdigit, not to int
         return Answer(text, {field_name: int(core)}, (start, end))
-    sentence_end = first_sentence(text, start, end)
-    found = vocabulary.mentions(text, start, sentence_end)
-    if not found:  # the first sentence names none: the answer may come later (`설명: ... 따라서 거짓`)
-        found = vocabulary.mentions(text, start, end)
-    named = distinct(label for label, _, _ in found)
-    if not named:
-        return unreadable(text, "names no label")
-    if len(named) > 1:
-        return unreadable(text, f"names {len(named)} labels: {', '.join(named[:4])}")
-    return Answer(text, {field_name: named[0]}, (found[0][1], found[0][2]))
+    every = tuple(labels) or tuple(dict.fromkeys(vocabulary.forms.values()))
+    folded = casefold_same_length(text)
+    if "\n" in core:
+        answers = [_read_span(text, folded, a, b, vocabulary, every) for a, b in _answer_lines(text, start, end, vocabulary)]
+        read = [found for found in answers if isinstance(found, tuple)]
+        named = distinct(found[0] for found in read)
+        if len(named) > 1:
+            return unreadable(text, f"its answer lines name {len(named)} labels: {', '.join(named[:4])}")
+        if named:
+            return Answer(text, {field_name: named[0]}, read[0][1])
+    found = _read_span(text, folded, start, end, vocabulary, every)
+    if isinstance(found, str):
+        return unreadable(text, found)
+    return Answer(text, {field_name: found[0]}, found[1])
+
+
+def _answer_lines(text: str, start: int, end: int, vocabulary: Vocabulary) -> list[tuple[int, int]]:
+    """The lines of text[start:end] that give an answer: one starting with an answer prefix (`정답:`, `Answer:`), or one
+    that is a label form as a whole (`중립`, `**Neutral**`); each as the (start, end) of what follows the prefix."""
+    out = []
+    at = start
+    while at < end:
+        stop = text.find("\n", at, end)
+        stop = end if stop < 0 else stop
+        lead = MARKDOWN_LEAD.match(text, at, stop)
+        line_start = lead.end() if lead else at
+        line_end = stop
+        while line_end > line_start and text[line_end - 1] in "| \t":
+            line_end -= 1
+        a, b = strip_answer(text[line_start:line_end])
+        inner = text[line_start:line_end]
+        prefixed = PREFIXES.match(inner.lstrip(QUOTE_MARKS + " \t"))
+        if a < b and (prefixed or vocabulary.exact(inner[a:b]) is not None):
+            out.append((line_start + a, line_start + b))
+        at = stop + 1
+    return out
+
+
+def _read_span(text: str, folded: str, start: int, end: int, vocabulary: Vocabulary,
+               every: tuple[str, ...]) -> tuple[str, tuple[int, int]] | str:
+    """(label, span used) read from text[start:end] (`folded`: the text casefolded) sentence by sentence, or why it
+    cannot be read.
+
+    The first sentence that names a label decides: its positive forms (one label: read; two: unreadable), else its
+    negated forms (the one label they leave, if one). A sentence that only asks (`함의?`) or only replies (`아닙니다.`)
+    carries over: a yes affirms the label asked about, a no negates it; a reply that is itself a label form of the task
+    (NLI's `예`, `아니요`) is read as that label when nothing was asked and no other form is named."""
+    asked: Mention | None = None
+    negated: dict[str, Mention] = {}
+    cursor = start
+    while cursor < end:
+        found = SENTENCES.search(text, cursor, end)
+        stop = end if found is None else found.end()
+        uses = vocabulary.uses(text, cursor, stop, folded)
+        cursor = stop
+        positive = [m for m in uses if m.kind == "positive"]
+        denied = [m for m in uses if m.kind == "negated"]
+        replies = [m for m in uses if m.kind in ("yes", "no")]
+        for m in uses:
+            if m.kind == "question":
+                asked = m
+        if positive:
+            named = distinct(m.label for m in positive if m.label is not None)
+            if len(named) > 1:
+                return f"names {len(named)} labels: {', '.join(named[:4])}"
+            return named[0], (positive[0].start, positive[0].end)
+        if denied:
+            for m in denied:
+                negated.setdefault(m.label or "", m)
+            break
+        if replies:
+            reply = replies[0]
+            if asked is not None and asked.label is not None:
+                if reply.kind == "yes":
+                    return asked.label, (asked.start, asked.end)
+                negated.setdefault(asked.label, asked)
+                asked = None
+                continue
+            if reply.label is not None:
+                return reply.label, (reply.start, reply.end)
+    if negated:
+        left = [label for label in every if label not in negated]
+        if len(left) == 1:
+            first = next(iter(negated.values()))
+            return left[0], (first.start, first.end)
+        return f"names no label (only what it is not: {', '.join(list(negated)[:4])})"
+    return "names no label"
 
 
 def distinct(values: Iterable[str]) -> list[str]:

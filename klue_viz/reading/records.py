@@ -371,10 +371,10 @@ def _delimited(text: str, name: str, delimiter: str, out: RecordFile) -> RecordF
     return out
 
 
-def read_records(data: bytes, name: str, normalise: Callable[[dict], dict] | None = None) -> RecordFile:
+def read_records(data: bytes | str, name: str, normalise: Callable[[dict], dict] | None = None) -> RecordFile:
     """Read any accepted container into numbered records; the container is taken from the name, else sniffed.
 
-    `normalise` is applied to each record as it is read.
+    `normalise` is applied to each record as it is read. Text (`str`) is read as it is, not decoded nor composed.
     """
     out = RecordFile(name, normalise=normalise)
     text, encoding = decode(data, name) if isinstance(data, bytes) else (data, "utf-8")

@@ -266,6 +266,16 @@ def evaluate_bytes(task: Task, gold: Gold, data: bytes, name: str, strict: bool 
     return score_matched(task, gold, _read_and_match(task, gold, data, name, strict), run)
 
 
+#: The end of a file's encoding when it was read composed (klue_viz.reading.records.decode).
+COMPOSED = "(NFD → NFC)"
+
+
+def as_written(data: bytes) -> str:
+    """A UTF-8 file's text as written, for a task that `keeps_text_as_written`: line ends made LF, Unicode not composed
+    (decode composes it). Only a file `decode` read as UTF-8 comes here: CP949 has no decomposed jamo."""
+    return data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _read_and_match(task: Task, gold: Gold, data: bytes, name: str, strict: bool, read: RecordFile | None = None) -> Matched:
     """The file's predictions matched to gold; its text and raw records are let go before scoring starts.
     An evaluation-harness log is read as the prediction file it converts to (klue_viz.scoring.harness).
@@ -278,9 +288,15 @@ def _read_and_match(task: Task, gold: Gold, data: bytes, name: str, strict: bool
             file = normalised(read, task.normalise_record)
         else:
             file = read_records(data, name, task.normalise_record)
+        if task.keeps_text_as_written and file.encoding.endswith(COMPOSED):
+            file = read_records(as_written(data), name, task.normalise_record)
         log = take_log(file)
         file.problems.extend(locate_positions(task, gold, file))
         matched = match_records(task, gold, file, strict)
+        if task.keeps_text_as_written:
+            note = task.as_written_note([gold.rows[k] for k in matched.order], matched.predictions)
+            if note:
+                matched.problems.insert(0, Problem(note, file=name))
         matched.log = log
         matched.notes[:0] = log_notes(log)
         matched.problems = log_problems(matched.problems, name, log)

@@ -183,9 +183,19 @@ class Task(ABC):
     prediction_fields: frozenset[str] = frozenset({"label", "probs"})
     #: The version of the task's answer parser (docs/answer-parsers.md), raised whenever what it reads changes.
     answer_parser_version: int = 0
+    #: The official scorer compares this task's prediction text byte for byte (MRC's exact match): a file in decomposed
+    #: Unicode is scored as written, not composed as every other task reads it, and `as_written_note` says what
+    #: composing would have changed.
+    keeps_text_as_written: bool = False
     #: Weak-slice features taken from example-frame columns: (feature name, column, readable name). Label tasks
     #: add the gold and the predicted label, so 'gold = entailment' can be found where a run fails most.
     label_features: tuple[tuple[str, str, str], ...] = ()
+    #: Example-frame columns that together fix whether an example is right, and predicted values wrong by definition
+    #: (column -> values): a slice conditioning on all the columns of one set (a label task's gold and predicted label,
+    #: a confusion-matrix cell) or on one of those values has the error rate its definition gives it, and is never
+    #: ranked as a weak slice (klue_viz.discovery.slices).
+    error_fixing_columns: tuple[frozenset[str], ...] = ()
+    error_fixing_values: Mapping[str, frozenset[str]] = {}
 
     # ---- gold -------------------------------------------------------------------------------
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:
@@ -235,6 +245,11 @@ class Task(ABC):
     def unreadable_prediction(self, gold: dict) -> Any:
         """What an unreadable answer is scored as: wrong (klue_viz.scoring.llm_outputs); by default the empty prediction."""
         return self.empty_prediction(gold)
+
+    def as_written_note(self, gold: list[dict], predictions: list[Any]) -> str | None:
+        """For a task that `keeps_text_as_written`: what reading these predictions (of these gold rows) composed would
+        change, as one problem line; None when nothing would."""
+        return None
 
     # ---- results ----------------------------------------------------------------------------
     @abstractmethod
@@ -335,6 +350,11 @@ class Task(ABC):
         None when the rows keep no per-annotator labels (the default)."""
         return None
 
+    def held_out_baseline(self, rows: list[dict]) -> HumanBaseline | None:
+        """The human baseline with each annotator held out of the reference they are scored against (klue_viz.core.crowd);
+        None when the rows keep no per-annotator labels (the default)."""
+        return None
+
     def suspect_text(self, row: dict, suspect: Suspect) -> str:
         """The unit of a suspect as plain text (escaped where it is drawn): by default the example's text columns,
         one per line; tasks with finer units mark the span, the word and its head, the slot."""
@@ -384,7 +404,7 @@ def as_int(value: Any, what: str) -> int:
         number = value
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
-    elif isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value.strip()) <= 12:
+    elif isinstance(value, str) and value.strip().lstrip("-").isdigit() and value.isascii() and len(value.strip()) <= 12:  # not `①`
         number = int(value.strip())
     if number is None:
         raise RecordError(f"{what} must be an integer, found {shown(value)}")

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from klue_viz.core.crowd import HumanBaseline, example_cross_entropy, vote_agreement
+from klue_viz.core.crowd import HumanBaseline, example_cross_entropy, vote_agreement, vote_held_out
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError, Problem
-from klue_viz.core.results import Frames, ScoredRun
+from klue_viz.core.results import Frames, Repaired, ScoredRun
 from klue_viz.drawing import markup as mk
 from klue_viz.metrics.official import Aggregate, Statistics, label_statistics
 from klue_viz.reading.answers import UNREADABLE, Answer, Vocabulary, read_label
@@ -40,19 +40,24 @@ class LabelTask(Task):
     #: The gold label field of the official file.
     official_label_field: str = "label"
     label_features = (("gold_label", "gold", "Gold label"), ("pred_label", "pred", "Predicted label"))
+    #: Gold and predicted label together are a confusion-matrix cell; an unreadable answer is wrong by definition.
+    error_fixing_columns = (frozenset({"gold", "pred"}),)
+    error_fixing_values = {"pred": frozenset({UNREADABLE})}
     #: The aggregate of the task's metric, made for a number of classes (metrics.py).
     aggregate_for: Callable[[int], Aggregate]
     #: How an LLM may write each label besides its name (form -> label name), declared by each task module;
     #: `answer_whole_forms` are read only when they are the whole answer (docs/answer-parsers.md).
     answer_forms: dict[str, str] = {}
     answer_whole_forms: dict[str, str] = {}
-    answer_parser_version = 1
+    #: Words that hold a form with an ending but name no label (NLI's `반대로`, "on the contrary").
+    answer_not_words: tuple[str, ...] = ()
+    answer_parser_version = 2
 
     def label_of(self, value: Any, what: str = "label") -> str:
         """A label name from a name or a Hugging Face integer id."""
         if isinstance(value, str) and value.strip() in self.labels:
             return value.strip()
-        if isinstance(value, (int, float)) or (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
+        if isinstance(value, (int, float)) or (isinstance(value, str) and value.strip().lstrip("-").isdigit() and value.isascii()):
             index = as_int(value, what)
             if 0 <= index < len(self.labels):
                 return self.labels[index]
@@ -82,7 +87,9 @@ class LabelTask(Task):
                               + (f" and {len(bad) - 1} more" if len(bad) > 1 else ""))
         return out
 
-    def parse_prediction(self, record: dict, gold: dict) -> dict:
+    def parse_prediction(self, record: dict, gold: dict) -> dict | Repaired:
+        """The label (given, or the most probable class) and the probabilities as a distribution (`as_distribution`):
+        a row that is not one is a problem on its line, its label scored and its probabilities left out."""
         probs = self.probs_of(record["probs"]) if record.get("probs") not in (None, "") else None
         if record.get("label") not in (None, ""):
             label = self.label_of(record["label"])
@@ -90,7 +97,12 @@ class LabelTask(Task):
             label = self.labels[int(np.argmax(probs))]
         else:
             raise RecordError("missing field 'label' (the predicted label name or id)")
-        return {"label": label, "probs": probs}
+        if probs is None:
+            return {"label": label, "probs": None}
+        distribution, why = as_distribution(probs, self.labels)
+        if distribution is None:
+            return Repaired({"label": label, "probs": None}, (f"{why}; the label is scored, the probabilities are left out",))
+        return {"label": label, "probs": distribution}
 
     def empty_prediction(self, gold: dict) -> dict:
         return {"label": None, "probs": None}
@@ -98,11 +110,11 @@ class LabelTask(Task):
     @cached_property
     def answer_vocabulary(self) -> Vocabulary:
         """The label names and the task's `answer_forms`, as the answer parser finds them in a text."""
-        return Vocabulary({**{label: label for label in self.labels}, **self.answer_forms}, self.answer_whole_forms)
+        return Vocabulary({**{label: label for label in self.labels}, **self.answer_forms}, self.answer_whole_forms, self.answer_not_words)
 
     def parse_answer(self, text: str, gold: dict) -> Answer:
         """One label named by the text (a name, a Korean or English form, or a Hugging Face id as the whole answer)."""
-        return read_label(text, self.answer_vocabulary, len(self.labels))
+        return read_label(text, self.answer_vocabulary, len(self.labels), labels=self.labels)
 
     def unreadable_prediction(self, gold: dict) -> dict:
         """No label: never equal to the gold (scored as wrong), and its own column of the confusion matrix."""
@@ -138,6 +150,10 @@ class LabelTask(Task):
     def human_baseline(self, rows: list[dict]) -> HumanBaseline | None:
         """The share of the annotators' individual votes equal to the gold label (rows that keep `votes`)."""
         return vote_agreement(rows)
+
+    def held_out_baseline(self, rows: list[dict]) -> HumanBaseline | None:
+        """Each annotator's vote against the majority of the other votes of its example, ties split (the page's headline)."""
+        return vote_held_out(rows)
 
     def classification_frame(self, gold: pd.DataFrame, predictions: list[dict]) -> pd.DataFrame:
         """The shared columns: gold, pred, correct, error type, probabilities and confidence."""
@@ -212,6 +228,31 @@ class LabelTask(Task):
                     problems: list[Problem]) -> tuple[str, int]:
         """The official records with a correction, the last correction's label (name or id) in `official_label_field`."""
         return label_patch(self, official_text, name, corrections, problems)
+
+
+#: How far from 1 the probabilities of a row may sum and still be read as a distribution. Rounding each of k
+#: probabilities to three decimals moves their sum by at most k * 0.0005: 0.015 for RE's 30 relations, and a float32
+#: softmax by about 1e-6; a row that is off by more is scores on another scale (logits, percentages, votes), not a
+#: distribution. Scaling an accepted row to sum 1 moves its confidence, and so the ECE, by at most 2 points.
+PROBABILITY_SUM_TOLERANCE = 0.02
+#: How far outside [0, 1] a value may fall and be read as its bound: float arithmetic (`1 - 0.9 - 0.1` is -2.8e-17).
+PROBABILITY_ROUNDING = 1e-9
+
+
+def as_distribution(probs: list[float], labels: Sequence[str]) -> tuple[list[float] | None, str]:
+    """`probs` scaled to sum 1 when every value is in [0, 1] and their sum within PROBABILITY_SUM_TOLERANCE of 1;
+    otherwise (None, why). The one rule for every reader of class probabilities (docs/metrics.md): the frames, the
+    official metrics, calibration, the vote divergences and the suspect queue all see the scaled row."""
+    outside = [k for k, p in enumerate(probs) if not -PROBABILITY_ROUNDING <= p <= 1.0 + PROBABILITY_ROUNDING]
+    if outside:
+        k = outside[0]
+        more = f" and {len(outside) - 1} more" if len(outside) > 1 else ""
+        return None, f"probs are not probabilities: {probs[k]:g} for {labels[k]!r}{more} is outside [0, 1]"
+    probs = [min(max(p, 0.0), 1.0) for p in probs]
+    total = math.fsum(probs)
+    if abs(total - 1.0) > PROBABILITY_SUM_TOLERANCE:
+        return None, f"probs sum to {total:.4g}, not 1 (within {PROBABILITY_SUM_TOLERANCE}): not a distribution"
+    return ([p / total for p in probs] if total != 1.0 else probs), ""
 
 
 def _number(value: Any, expected: str) -> float:

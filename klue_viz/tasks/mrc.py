@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +14,7 @@ from klue_viz.core.problems import InputError, Problem
 from klue_viz.core.results import Frames, ScoredRun
 from klue_viz.drawing import markup as mk
 from klue_viz.metrics.official import MRC_LAYOUT, Statistics, mean_statistics, mrc_aggregate, mrc_example, normalise_answer
-from klue_viz.reading.answers import Answer, first_line, strip_answer
+from klue_viz.reading.answers import MARKDOWN_LEAD, PREFIXES, QUOTE_MARKS, Answer, strip_answer
 from klue_viz.tasks.base import DrawingDocument, Metric, RecordError, SeenInTraining, Slice, SurfaceForms, Task, TaskFacts, bucket
 from klue_viz.tasks.kit import Evidence, Suspect, dump_json, read_json, script_mix, shared_examples, suspect_item
 from klue_viz.tasks.surface import surface_table
@@ -27,8 +29,98 @@ UNANSWERABLE_TYPE = 3  # the question_type of unanswerable questions
 #: The correction that says a question has no answer in its passage (as the app shows an unanswerable gold).
 NO_ANSWER = "(unanswerable)"
 #: Generated texts that say the question has no answer (casefolded): read as the official "".
-NO_ANSWER_FORMS = frozenset(("답 없음", "답없음", "정답 없음", "없음", "알 수 없음", "알수없음", "답할 수 없음", "답변 불가", "unanswerable",
-                             "no answer", "none", "n/a", "unknown", "cannot be answered", "(unanswerable)"))
+NO_ANSWER_FORMS = frozenset(("답 없음", "답없음", "정답 없음", "없음", "없습니다", "알 수 없음", "알수없음", "답할 수 없음", "답변 불가",
+                             "unanswerable", "no answer", "none", "n/a", "unknown", "cannot be answered", "(unanswerable)"))
+
+
+#: Phrases that say the passage holds no answer (casefolded, found anywhere in the answer line): a refusal.
+REFUSALS = ("답이 없", "답을 찾을 수 없", "답할 수 없", "답변할 수 없", "답을 알 수 없", "정답을 알 수 없", "알 수 없습니다",
+            "알 수 없어요", "모르겠", "몰라", "모릅니다", "정보가 없", "나와 있지 않", "나와있지 않", "언급되지 않", "언급이 없",
+            "언급되어 있지 않", "지문에 없", "본문에 없", "찾을 수 없", "확인할 수 없", "나오지 않", "정보 없음", "언급 없음",
+            "don't know", "do not know", "not in the passage", "not in the context", "not in the text", "no answer",
+            "cannot be answered", "can't be answered", "not answerable", "unanswerable", "not mentioned", "does not contain",
+            "doesn't contain", "does not mention", "doesn't mention", "cannot find", "can't find", "could not find",
+            "couldn't find", "does not say", "doesn't say", "not stated", "no information", "cannot answer", "can't answer",
+            "unable to answer", "not possible to answer")
+#: A line that only announces the answer below it (`### 정답`, `## Answer`).
+HEADINGS = frozenset(("정답", "답", "답변", "최종 답변", "최종 정답", "answer", "final answer", "the answer"))
+#: Hedges before the answer, casefolded.
+HEDGES = ("아마도 ", "아마 ", "probably ", "perhaps ", "likely ", "it is ", "it's ")
+#: Where the answer ends and its explanation starts (the earliest found wins): a sentence end, a dash between spaces,
+#: a comma before a reason, a copula (`서울입니다`, `제주도이며,`, `서울일 것입니다`, `서울인 것 같습니다`).
+ANSWER_END = re.compile(r"[.!?。](?=\s|$)|\s[-–—]\s|,\s*(?:as|because|since|which|according|see|per|왜냐하면|이는|이유|근거|지문|본문|따라서)\b"
+                        r"|(?<=\S)\s?(?:입니다|이며|이고|이다|이에요|예요|이요)(?=[\s,.!]|$)|(?<=\S)(?:일|인)\s*(?:것(?:\s|입|이|으로|같)|겁니|거예|거야)")
+
+
+def _without_trailing_note(text: str, start: int, end: int) -> int:
+    """The end of text[start:end] without a parenthesis after a space at its end: the answer's explanation (`부산 (지문
+    셋째 문단)`), where `서울(한국)` keeps its own. Plain string search, linear in the length."""
+    if end - start < 3 or text[end - 1] != ")":
+        return end
+    opening = text.rfind("(", start, end - 1)
+    if opening <= start or not text[opening - 1].isspace() or ")" in text[opening + 1:end - 1] or "(" in text[opening + 1:end - 1]:
+        return end
+    while opening > start and text[opening - 1].isspace():
+        opening -= 1
+    return opening if opening > start else end
+
+
+#: How many times an answer is cut and unwrapped (`"부산"입니다. ...` is two): each pass reads the whole answer, so a text
+#: of nested wrappings costs at most this many passes.
+ANSWER_LAYERS = 4
+
+
+def refuses(text: str) -> bool:
+    """Whether an answer says the passage holds none (`NO_ANSWER_FORMS` as a whole, or a `REFUSALS` phrase)."""
+    folded = " ".join(text.casefold().split()).strip(" .!")
+    return folded in NO_ANSWER_FORMS or any(phrase in folded for phrase in REFUSALS)
+
+
+def answer_line(text: str) -> tuple[int, int]:
+    """(start, end) of the answer line's content: the first line with an answer prefix, else the first line that is
+    neither a heading nor a code fence; Markdown marks, quotes and the prefix peeled off (`strip_answer`)."""
+    lines: list[tuple[int, int]] = []
+    at = 0
+    while at <= len(text):
+        stop = text.find("\n", at)
+        stop = len(text) if stop < 0 else stop
+        lead = MARKDOWN_LEAD.match(text, at, stop)
+        a = lead.end() if lead else at
+        b = stop
+        while b > a and text[b - 1] in "| \t\r":
+            b -= 1
+        if a < b and not text[a:b].startswith("```"):
+            lines.append((a, b))
+        at = stop + 1
+    for a, b in lines:
+        inner = text[a:b].lstrip(QUOTE_MARKS + " \t")
+        if PREFIXES.match(inner):
+            x, y = strip_answer(text[a:b])
+            return a + x, a + y
+    for a, b in lines:
+        if text[a:b].strip(QUOTE_MARKS + " :：").casefold() not in HEADINGS:
+            x, y = strip_answer(text[a:b])
+            return a + x, a + y
+    return 0, 0
+
+
+def answer_part(text: str, start: int, end: int) -> tuple[int, int]:
+    """The answer inside its line text[start:end]: without a hedge, then cut before its explanation, then its quotes."""
+    folded = text[start:end].casefold()
+    for hedge in HEDGES:
+        if folded.startswith(hedge):
+            start += len(hedge)
+            break
+    for _ in range(ANSWER_LAYERS):
+        found = ANSWER_END.search(text, start, end)
+        if found is not None and found.start() > start:
+            end = found.start()
+        end = _without_trailing_note(text, start, end)
+        x, y = strip_answer(text[start:end])
+        if (start + x, start + y) == (start, end):
+            break
+        start, end = start + x, start + y
+    return start, end
 
 
 def answer_segments(context: str, gold_spans: list[tuple[int, int]], pred_span: tuple[int, int] | None) -> list[tuple[int, int, str]]:
@@ -120,7 +212,8 @@ class Mrc(Task):
     svg_document = DrawingDocument(_drawing_document)
     training = SeenInTraining("Answer seen in training", training_keys, unit_training_keys)
     prediction_fields = frozenset({"answer", "prediction_text"})
-    answer_parser_version = 1
+    keeps_text_as_written = True
+    answer_parser_version = 2
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, dict) or not isinstance(data.get("data"), list):
@@ -178,21 +271,33 @@ class Mrc(Task):
             raise RecordError(f"answer must be text, found {type(value).__name__}")
         return str(value)
 
+    def as_written_note(self, gold: list[dict], predictions: list[str]) -> str | None:
+        """How many answers are not in NFC, and the EM of all answers read composed: the official normaliser does not
+        compose Unicode, so a decomposed answer is scored as written (it does not match its composed gold)."""
+        decomposed = [k for k, p in enumerate(predictions) if not unicodedata.is_normalized("NFC", p)]
+        if not decomposed:
+            return None
+        composed = [unicodedata.normalize("NFC", p) for p in predictions]
+        em = answer_statistics([normalise_answer(p) for p in composed], [row["gold_norm"] for row in gold])
+        composed_em = self.scores_of(em).values["exact_match"]
+        return (f"{len(decomposed)} of {len(predictions)} answers are in decomposed Unicode (NFD, as macOS tools write "
+                f"Korean): scored as written, as the official scorer does, they do not match a composed gold; "
+                f"read composed (NFC), EM would be {composed_em:.2f}")
+
     def empty_prediction(self, gold: dict) -> str:
         return ""
 
     def parse_answer(self, text: str, gold: dict) -> Answer:
-        """The free text is the answer: its first line, without prefix, quotes or a closing `입니다`; a text saying there
-        is no answer (`답 없음`, `unanswerable`, an empty text) is the official "" (so MRC never has an unreadable answer)."""
-        start, end = strip_answer(text)
-        end = first_line(text, start, end)
-        line_start, line_end = strip_answer(text[start:end])  # the line's own quotes and period (`"부산"` before an explanation)
-        start, end = start + line_start, start + line_end
-        core = text[start:end].rstrip(" .")
-        if core.endswith("입니다"):
-            core = core[:-3].rstrip()
-        end = start + len(core)
-        if not core or core.casefold() in NO_ANSWER_FORMS:
+        """The answer part of a generated text (docs/answer-parsers.md): the first line with an answer prefix (`정답:`,
+        `Answer:`), else the first line that is not a heading; without its prefix, quotes, hedge (`아마`, `Probably`), copula
+        (`입니다`, `이며`, `일 것 같습니다`) and explanation (after a sentence end, ` - `, a trailing ` (...)`, or `, because`).
+        A refusal (`답 없음`, `지문에 답이 없습니다`, `I don't know`, `unanswerable`, an empty text) is the official ""
+        (KLUE-MRC has unanswerable questions), so MRC never has an unreadable answer."""
+        start, end = answer_line(text)
+        if start < end and not refuses(text[start:end]):
+            start, end = answer_part(text, start, end)
+        core = text[start:end]
+        if not core or refuses(core):
             return Answer(text, {"answer": ""}, (start, end) if core else None)
         return Answer(text, {"answer": core}, (start, end))
 

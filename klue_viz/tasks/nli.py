@@ -27,10 +27,11 @@ VOTE_FIELDS = ("author", "label2", "label3", "label4", "label5")
 
 #: How an LLM answers NLI prompts in Korean and English (참/거짓/중립, 예/아니오, yes/no/maybe): form -> label.
 ANSWER_FORMS = {
-    **dict.fromkeys(("entails", "entail", "함의", "참", "수반", "예", "네", "yes", "true", "맞음", "맞다", "맞습니다"), "entailment"),
+    **dict.fromkeys(("entails", "entail", "entailed", "함의", "참", "수반", "예", "네", "yes", "true", "맞음", "맞다", "맞습니다"), "entailment"),
     **dict.fromkeys(("중립", "알 수 없음", "알수없음", "알 수 없다", "알 수 없습니다", "모름", "판단할 수 없음", "판단 불가", "불확실",
-                     "maybe", "unknown", "undetermined", "it is not possible to tell", "not enough information"), "neutral"),
-    **dict.fromkeys(("contradicts", "contradict", "모순", "거짓", "아니오", "아니요", "아뇨", "no", "false",
+                     "maybe", "unknown", "undetermined", "it is not possible to tell", "impossible to tell", "cannot tell", "can't tell",
+                     "cannot be determined", "not enough information"), "neutral"),
+    **dict.fromkeys(("contradicts", "contradict", "contradicted", "contradictory", "모순", "거짓", "아니오", "아니요", "아뇨", "no", "false",
                      "틀림", "틀리다", "반대"), "contradiction"),
 }
 
@@ -100,6 +101,7 @@ class Nli(LabelTask):
     view = ViewSettings(compact_table=True)
     labels = NLI_LABELS
     answer_forms = ANSWER_FORMS
+    answer_not_words = ("반대로",)
     aggregate_for = staticmethod(nli_aggregate)
     official_label_field = "gold_label"
 

@@ -160,6 +160,10 @@ class Sts(Task):
         """Pearson r between each annotator's score and the mean of the others' on the same pair, over all couples."""
         return annotator_pearson(rows)
 
+    def held_out_baseline(self, rows: list[dict]) -> HumanBaseline | None:
+        """The same Pearson r: each annotator is already held out of the mean they are correlated with."""
+        return annotator_pearson(rows)
+
     def statistics_columns(self) -> dict[str, tuple[str, ...]]:
         return {"examples": ("gold", "pred", "pred_binary", "abs_error")}
 

@@ -17,8 +17,9 @@ from klue_viz.ui.common import metric_text
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def _human(gold_key: str, result_keys: tuple[str, ...], _task: Task, _gold: Gold, _results: list[RunResult]) -> HumanBaseline | None:
-    return human_of(_task, _gold.rows, _results)
+def _human(gold_key: str, result_keys: tuple[str, ...], held_out: bool, _task: Task, _gold: Gold,
+           _results: list[RunResult]) -> HumanBaseline | None:
+    return human_of(_task, _gold.rows, _results, held_out=held_out)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -34,19 +35,31 @@ def _annotators(gold_key: str, _gold: Gold) -> pd.DataFrame:
 def crowd_panel(task: Task, gold: Gold, gold_key: str, result: RunResult, results: dict[str, RunResult]) -> None:
     """The human baseline beside the runs' metrics, and (in an expander) the annotators and the inspected run against them."""
     runs = list(results.values())
-    human = _human(gold_key, tuple(r.key for r in runs), task, gold, runs)
+    keys = tuple(r.key for r in runs)
+    human = _human(gold_key, keys, False, task, gold, runs)
     if human is None:
         return
+    held_out = _human(gold_key, keys, True, task, gold, runs) or human
     left, right = st.columns([1, 3])
-    left.metric(f"Human baseline ({human.metric})", metric_text(human.value),
-                help="The gold's own annotators: " + ("the share of their individual votes equal to the gold label"
-                                                      if human.metric == "accuracy" else
-                                                      "Pearson r of each annotator's score with the mean of the others' on the same pair"))
-    lines = [f"The gold's annotators against the gold: {human.text()}, over the {task.facts.unit}s the runs scored."]
+    if human.metric == "accuracy":
+        left.metric(f"Human baseline ({human.metric}, held out)", metric_text(held_out.value),
+                    help="Each annotator's vote against the majority of the other annotators' votes, a tie for most split: "
+                         "judged as a run is, against a gold they had no part in")
+        lines = [f"Held out: {held_out.text()}. Against the gold they helped elect (the documented figure): {human.text()}; "
+                 f"over the {task.facts.unit}s the runs scored."]
+    else:
+        left.metric(f"Human baseline ({human.metric})", metric_text(human.value),
+                    help="Pearson r of each annotator's score with the mean of the others' on the same pair")
+        lines = [f"The gold's annotators: {human.text()}, over the {task.facts.unit}s the runs scored. One annotator is "
+                 "correlated with the mean of the others, while a run is correlated with the mean of all of them (a less "
+                 "noisy target): the two are not the same comparison."]
     for name, run in results.items():
-        found = _crowd(run.key, task, run).get("vote_cross_entropy")
-        if found is not None:
-            lines.append(f"{name}: vote cross-entropy {found['value']:.4f} over {found['n']:,} {task.facts.unit}s (lower is closer to the votes)")
+        crowd = _crowd(run.key, task, run)
+        found, divergence = crowd.get("vote_cross_entropy"), crowd.get("vote_divergence")
+        if found is not None and divergence is not None:
+            lines.append(f"{name} against the votes over {found['n']:,} {task.facts.unit}s: KL {divergence['kl']:.4f}, "
+                         f"Jensen-Shannon distance {divergence['jsd']:.4f} (nats, lower is closer; the votes' own entropy "
+                         f"{divergence['vote_entropy']:.4f}), cross-entropy {found['value']:.4f}")
     right.caption(md(" · ".join(lines)))
     with st.expander("The annotators: who agrees with whom, and where the run fails against them"):
         table = _annotators(gold_key, gold)
