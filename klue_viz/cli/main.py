@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -738,7 +739,15 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
                 "slices": slices_command, "suspects": suspects_command, "errors": errors_command, "gold": gold_command,
                 "compare": compare_command, "gate": gate_command, "runs": runs_command}
-    return handlers[args.command](args)
+    try:
+        code = handlers[args.command](args)
+        sys.stdout.flush()  # here, where a reader that left is caught, not at exit
+        return code
+    except BrokenPipeError:
+        # `klue-viz runs list | head`: the reader has what it wanted. Python's advice: point stdout at devnull so the
+        # interpreter's own flush at exit does not fail again; 141 is what a tool killed by SIGPIPE exits with.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -14,12 +14,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError
+from klue_viz.core.steps import natural_key, step_of
 from klue_viz.drawing.markup import visible
 from klue_viz.reading.demo import DEMO_BENCHMARK
 from klue_viz.reading.gold_folders import DATA_DIR_ENV
@@ -82,11 +83,19 @@ def runs_command(args: argparse.Namespace) -> int:
     return add_runs(runs, results, args)
 
 
+#: The columns of `runs list`, its first line.
+LIST_HEADER = ("task", "run", "model", "step", "file", "size", "added", "uploader")
+
+
 def list_runs(runs: stored.RunStore, task: str | None) -> int:
-    stored = runs.list(task)
-    for run in stored:
-        say("\t".join([run.task, run.name, run.model or "-", run.file_name, f"{run.size} bytes", run.created_at[:19], run.uploader or "-"]))
-    say(f"{len(stored)} run(s) in {runs.store.location}", error=True)
+    """The stored runs, tab-separated under a header row: by task, then model and step read as numbers."""
+    found = sorted(runs.list(task), key=lambda r: (r.task, natural_key(r.model), natural_key(r.name)))
+    say("\t".join(LIST_HEADER))
+    for run in found:
+        step = step_of(run.name)
+        say("\t".join([run.task, run.name, run.model or "-", "-" if step is None else str(step), run.file_name, f"{run.size} bytes",
+                       run.created_at[:19], run.uploader or "-"]))
+    say(f"{len(found)} run(s) in {runs.store.location}", error=True)
     return 0
 
 
@@ -145,11 +154,16 @@ def expand(path_text: str, model: str) -> list[workspace.PredictionFile]:
     """The prediction files a PATH names: a file, each file of a folder, each member of a zip; sizes checked before reading."""
     path = Path(path_text)
     if path.is_dir():
-        return [workspace.PredictionFile(Path(f.name).name, f.data, model or f.model) for f in workspace.folder_files(path)]
+        return [replace(f, model=model or f.model) for f in workspace.folder_files(path)]
     if not path.is_file():
         raise InputError(f"{path_text}: no such file or folder")
     check_size(str(path), path.stat().st_size)
-    return [workspace.PredictionFile(f.name, f.data, model or f.model) for f in workspace.prediction_files(path.name, read_bytes(path))]
+    files = workspace.prediction_files(path.name, read_bytes(path))
+    if path.suffix.lower() == ".zip":
+        return [replace(f, model=model or f.model) for f in files]
+    # a file given on its own still sits in its checkpoint's folder: out/ckpt-500/ner.jsonl is run ckpt-500
+    run, placed_model = workspace.run_and_model(PurePosixPath(*path.absolute().parts[-3:]), lone=True)
+    return [replace(f, run=f.run or run, model=model or f.model or placed_model) for f in files]
 
 
 def add_runs(runs: stored.RunStore, results: kept.KeptResults, args: argparse.Namespace) -> int:
@@ -187,7 +201,7 @@ def add_file(runs: stored.RunStore, results: kept.KeptResults, file: workspace.P
     says what was done in one line. False when the file was refused."""
     try:
         task_name, records = workspace.read_and_detect(file)
-        run = runs.add(task_name, file.name, file.data, model=file.model, uploader=args.uploader)
+        run = runs.add(task_name, file.name, file.data, model=file.model, uploader=args.uploader, name=file.run or None)
     except (InputError, store.StoreError, stored.RunConflict) as err:
         say(f"refused\t{shown}\t{err}")
         return False

@@ -13,7 +13,6 @@ best is decided by Holm's step-down correction over the runs compared (docs/comp
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,6 +23,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from klue_viz.core.results import Frames
+from klue_viz.core.steps import natural_key
 from klue_viz.metrics.official import Statistics
 from klue_viz.scoring.bootstrap import CHUNK_CELLS, percentile_interval, resample_counts
 from klue_viz.scoring.evaluate import RunResult
@@ -39,12 +39,6 @@ MATRIX_ORDERS = ("difficulty", "wrong for every run", "right for only one run", 
 
 
 # ---- the runs side by side ------------------------------------------------------------------------
-
-def natural_key(name: str) -> tuple:
-    """Sort key reading the numbers in a name as numbers: `ckpt-2000` before `ckpt-10000`, case ignored."""
-    parts = re.split(r"(\d+)", name)
-    return tuple(int(p) if k % 2 else p.lower() for k, p in enumerate(parts)), name
-
 
 def order_runs(names: Sequence[str], by: str = "name", uploaded: dict[str, str] | None = None) -> list[str]:
     """Run names in display order: by model and step read naturally (`name`), or by upload time (`time`; ISO

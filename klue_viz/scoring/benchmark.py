@@ -1,14 +1,16 @@
 """A model across the benchmark: prediction files routed to their tasks, and one table of models by task.
 
-Pure functions, shared by the app's home page and `klue-viz evaluate --pred <folder>`: a zip or a
-folder of one model's prediction files becomes (model, file) pairs; each file's task is detected
-from its guids and fields; the scored runs become one row per model with the official metrics of
-each of the eight tasks.
+Pure functions, shared by the app's home page, `klue-viz runs add` and `klue-viz evaluate --pred <folder>`: a zip or a
+folder of prediction files becomes files each with its run name and model, read from where it sits (`run_and_model`:
+both layouts training scripts write, `<model>/<checkpoint>/<task>.jsonl` and `<model>/<task>/<checkpoint>.jsonl`); each
+file's task is detected from its guids and fields; the scored runs become one row per model with the official metrics
+of each of the eight tasks (the latest checkpoint of a model, or its best).
 """
 
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from klue_viz.core.problems import InputError
+from klue_viz.core.steps import natural_key, step_of
 from klue_viz.drawing.markup import attrs, esc, esc_attr
 from klue_viz.reading.records import RecordFile, bulk_reading, read_bytes, read_records
 from klue_viz.reading.uploads import check_size, clean_name, max_upload_bytes
@@ -32,8 +35,51 @@ PREDICTION_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", *LOG_SUFFIXES)
 class PredictionFile:
     name: str
     data: bytes
-    #: The folder or zip the file came in ("" for a file on its own).
+    #: The model the file's place names (`run_and_model`; "" for a file on its own).
     model: str = ""
+    #: The run name the file's place gives it ("": the file's stem).
+    run: str = ""
+
+
+#: Words of a file's stem that say what the file holds (a task, "predictions") rather than which run it is.
+GENERIC_WORDS = frozenset({"klue", "prediction", "predictions", "pred", "preds", "output", "outputs", "result", "results",
+                           "answers", "generated", "dev", "val", "validation", "test", "eval"})
+
+
+def names_no_run(name: str) -> bool:
+    """Whether a file stem or folder name only says which task or what kind of file it is (`ner`, `predictions`,
+    `klue-nli_dev_preds`): such a file is named after its folder, such a folder is not a model's name."""
+    words = [w for w in re.split(r"[-_.\s]+", name.casefold()) if w]
+    return bool(words) and all(w in GENERIC_WORDS or w in TASKS for w in words)
+
+
+def run_and_model(path: PurePosixPath, lone: bool = False) -> tuple[str, str]:
+    """(run name, model) of a prediction file from where it sits (its folders from the one given down, file last).
+
+    - `<model>/<checkpoint>/ner.jsonl` (a stem that names the task, or `predictions`, `preds`, `output`...): the run is
+      the checkpoint folder, the model the folder above it (the checkpoint folder itself when there is none above).
+    - `<model>/ner/<checkpoint>.jsonl` (a folder that names the task): the run is the file's stem, the model the folder
+      above the task's.
+    - anything else, `<model>/<run>.jsonl`: the run is the stem and the model its folder ("" for a file on its own).
+    A run name of "" means the file's stem (the store's default). `lone`: a file given on its own (`runs add
+    out/ckpt-500/ner.jsonl`), whose folders are wherever it lies on disk: only the first layout names its run, and no
+    folder names its model."""
+    folders = [clean_name(part) for part in path.parent.parts if part not in ("", ".", "/")]
+    folders = [f for f in folders if f]
+    stem = PurePosixPath(path.name).stem
+    if folders and names_no_run(stem) and not names_no_run(folders[-1]):
+        return folders[-1], "" if lone else folders[-2] if len(folders) > 1 else folders[-1]
+    if lone:
+        return "", ""
+    if len(folders) > 1 and names_no_run(folders[-1]):
+        return "", folders[-2]
+    return "", folders[-1] if folders else ""
+
+
+def placed(name: str, data: bytes, where: PurePosixPath) -> PredictionFile:
+    """A file named `name` found at `where` (its folders, then its name), with the run name and model its place gives."""
+    run, model = run_and_model(where)
+    return PredictionFile(PurePosixPath(name).name, data, model, run)
 
 
 def is_prediction_name(name: str) -> bool:
@@ -61,8 +107,7 @@ def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -
         if is_results_name(path.name):
             raise InputError(f"{path.name}: the results file of lm-evaluation-harness holds no predictions; upload it "
                              "together with its samples_*.jsonl files, in a zip or a folder")
-        model = clean_name(path.parent.name) if len(path.parts) > 1 else ""
-        return [PredictionFile(f.name, f.data, model) for f in expand(path.name, data, siblings)]
+        return [placed(f.name, f.data, path.parent / PurePosixPath(f.name).name) for f in expand(path.name, data, siblings)]
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -86,17 +131,19 @@ def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -
                 # A header that understates the size fails the CRC; encrypted or unknown compression fail too.
                 raise InputError(f"{name}/{info.filename}: damaged inside the zip ({err}); nothing from this zip was stored") from None
             check_size(f"{name}/{info.filename}", len(content))
-            parent = PurePosixPath(info.filename).parent.name
-            members.setdefault(clean_name(parent) or stem, []).append((PurePosixPath(info.filename).name, content))
+            # a member at the zip's top sits in the zip, as if the zip were its folder
+            parent = PurePosixPath(info.filename).parent
+            members.setdefault(str(parent) if str(parent) != "." else stem, []).append((PurePosixPath(info.filename).name, content))
     # a harness log is read with the results file of its folder, and becomes its runs
-    out = [PredictionFile(f.name, f.data, model) for model, files in members.items() for f in log_files(iter(files))]
+    out = [placed(f.name, f.data, PurePosixPath(folder) / f.name) for folder, files in members.items() for f in log_files(iter(files))]
     if not out:
         raise InputError(f"{name}: no prediction file (.json, .jsonl, .csv, .tsv) inside this zip")
     return out
 
 
 def folder_files(folder: Path) -> list[PredictionFile]:
-    """The prediction files under a folder; a file's model is the folder it sits in."""
+    """The prediction files under a folder, each with the run name and model its place gives (`run_and_model`, the
+    folder given counting as the first of its folders)."""
     by_folder: dict[Path, list[tuple[str, bytes]]] = {}
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder).as_posix()
@@ -104,7 +151,8 @@ def folder_files(folder: Path) -> list[PredictionFile]:
             check_size(str(path), path.stat().st_size)
             by_folder.setdefault(path.parent, []).append((relative, read_bytes(path)))
     # a harness log is read with the results file of its folder, and becomes its runs
-    out = [PredictionFile(f.name, f.data, clean_name(parent.name)) for parent, files in by_folder.items() for f in log_files(iter(files))]
+    out = [placed(f.name, f.data, PurePosixPath(folder.resolve().name, parent.relative_to(folder).as_posix(), PurePosixPath(f.name).name))
+           for parent, files in by_folder.items() for f in log_files(iter(files))]
     if not out:
         raise InputError(f"{folder}: no prediction file (.json, .jsonl, .csv, .tsv) in this folder")
     return out
@@ -166,11 +214,11 @@ def evaluate_folder(gold_source: str | Path, folder: Path, strict: bool = False)
             gold = golds[task_name]
             if isinstance(gold, str):
                 raise InputError(f"{file.name}: a {task_name.upper()} file, but its gold cannot be read: {gold}")
-            result = evaluate_bytes(gold.task, gold, file.data, file.name, strict=strict, run=Path(file.name).stem)
+            result = evaluate_bytes(gold.task, gold, file.data, file.name, strict=strict, run=file.run or Path(file.name).stem)
         except InputError as err:
             out.failures.append(str(err))
             continue
-        out.runs.append(ModelRun(file.model or Path(file.name).stem, result))
+        out.runs.append(ModelRun(file.model or result.run, result))
     return out
 
 

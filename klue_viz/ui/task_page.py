@@ -54,7 +54,7 @@ from klue_viz.ui.links import (
 from klue_viz.ui.paper import svg_download
 from klue_viz.ui.report_download import report_button
 from klue_viz.ui.review import REVIEW_LIST
-from klue_viz.ui.run_picker import MANY_RUNS, pick_runs
+from klue_viz.ui.run_picker import MANY_RUNS, latest_run, pick_runs
 from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, kept_results_or_none, receive_uploads, runs_for
 from klue_viz.ui.surface import surface_panel
 from klue_viz.ui.warmup import warm_elements
@@ -141,7 +141,9 @@ def _inspected_run(names: list[str]) -> str:
         return names[0]
     if wanted and wanted[0] in names:
         state["run"] = wanted[0]
-    return st.selectbox("Run to inspect", names, key="run")
+    elif state.get("run") not in names:
+        state["run"] = latest_run(names)
+    return st.selectbox("Run to inspect", names, key="run", help="The run with the latest step in its name is inspected first")
 
 
 UI_RESAMPLES = 200
