@@ -8,6 +8,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from klue_viz.core.steps import natural_key, step_of
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
 from klue_viz.store import kept_results as kept
@@ -15,7 +16,6 @@ from klue_viz.store.annotations import Store
 from klue_viz.store.runs import RunStore
 from klue_viz.tasks import get_task
 from klue_viz.ui.home import PAGE_FILES
-from klue_viz.core.steps import natural_key, step_of
 from klue_viz.ui.run_picker import ALL_MODELS, filter_runs
 from tests.conftest import REPO
 

@@ -20,7 +20,6 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from klue_viz.core.problems import InputError
-from klue_viz.core.steps import natural_key, step_of
 from klue_viz.drawing.markup import attrs, esc, esc_attr
 from klue_viz.reading.records import RecordFile, bulk_reading, read_bytes, read_records
 from klue_viz.reading.uploads import check_size, clean_name, max_upload_bytes
