@@ -35,6 +35,7 @@ STEPS = [500 * k for k in range(1, 51)]  # 50 checkpoints
     ("sweeps/roberta/ckpt-500/klue-ner_dev_preds.jsonl", ("ckpt-500", "roberta")),
     ("roberta/nli/ckpt-500.jsonl", ("", "roberta")),  # <model>/<task>/<checkpoint>.jsonl: the stem is the run
     ("model-a/ner.jsonl", ("model-a", "model-a")),  # one model's folder of task files: each run is named after it
+    ("predictions/model-a/ner.jsonl", ("model-a", "model-a")),  # a folder that only says what it holds is no model
     ("model-a/my-run.jsonl", ("", "model-a")),  # a file named for itself keeps its stem, its folder is its model
     ("my-run.jsonl", ("", "")),
     ("ner.jsonl", ("", "")),  # no folder to take a name from

@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from klue_viz.core.problems import InputError
+from klue_viz.core.steps import natural_key, step_of
 from klue_viz.drawing.markup import attrs, esc, esc_attr
 from klue_viz.reading.records import RecordFile, bulk_reading, read_bytes, read_records
 from klue_viz.reading.uploads import check_size, clean_name, max_upload_bytes
@@ -56,7 +57,8 @@ def run_and_model(path: PurePosixPath, lone: bool = False) -> tuple[str, str]:
     """(run name, model) of a prediction file from where it sits (its folders from the one given down, file last).
 
     - `<model>/<checkpoint>/ner.jsonl` (a stem that names the task, or `predictions`, `preds`, `output`...): the run is
-      the checkpoint folder, the model the folder above it (the checkpoint folder itself when there is none above).
+      the checkpoint folder, the model the folder above it (the checkpoint folder itself when there is none above, or
+      when the one above only says what it holds: `predictions/<model>/ner.jsonl`).
     - `<model>/ner/<checkpoint>.jsonl` (a folder that names the task): the run is the file's stem, the model the folder
       above the task's.
     - anything else, `<model>/<run>.jsonl`: the run is the stem and the model its folder ("" for a file on its own).
@@ -67,7 +69,8 @@ def run_and_model(path: PurePosixPath, lone: bool = False) -> tuple[str, str]:
     folders = [f for f in folders if f]
     stem = PurePosixPath(path.name).stem
     if folders and names_no_run(stem) and not names_no_run(folders[-1]):
-        return folders[-1], "" if lone else folders[-2] if len(folders) > 1 else folders[-1]
+        above = folders[-2] if len(folders) > 1 and not names_no_run(folders[-2]) else folders[-1]  # predictions/<model>/ner.jsonl
+        return folders[-1], "" if lone else above
     if lone:
         return "", ""
     if len(folders) > 1 and names_no_run(folders[-1]):
@@ -180,6 +183,8 @@ class ModelRun:
     model: str
     result: RunResult
     intervals: dict[str, tuple[float, float] | None] | None = None
+    #: One of the embedded demo's runs (listed after the real ones, and marked).
+    demo: bool = False
 
     @property
     def task(self) -> str:
@@ -241,14 +246,60 @@ def column_title(task_name: str) -> str:
     return f"{task_name.upper()} " + " / ".join(m.key for m in task.facts.metrics)
 
 
-def model_table(runs: list[ModelRun]) -> pd.DataFrame:
-    """Models as rows, the eight tasks as columns: each cell the task's official metrics and its coverage.
+#: What a cell of the model table shows when a model has several runs of a task.
+PICKS = {"latest": "the latest step", "best": "the best"}
 
-    A model with several runs of one task shows the last one given.
-    """
-    cells: dict[str, dict[str, str]] = {}
+
+@dataclass
+class Cell:
+    """One model's runs of one task: the run the cell shows, why it is that one, and the rest (natural order)."""
+
+    shown: ModelRun
+    why: str
+    others: list[ModelRun]
+
+
+def pick_run(runs: list[ModelRun], pick: str = "latest") -> tuple[ModelRun, str]:
+    """The run a cell shows, and why in a few words: `latest`, the one with the latest step in its name (the last
+    given when no name has a step); `best`, the one best on the task's first official metric (an undefined value
+    last). Was the last one given, and `runs add` gives a folder's files in name order: ckpt-9000 stood for a model
+    whose ckpt-25000 was 15 points better."""
+    if len(runs) == 1:
+        return runs[0], ""
+    if pick == "best":
+        metric = runs[0].result.task.facts.metrics[0].key
+        scored = [(value, k) for k, r in enumerate(runs) if (value := r.result.scores.values.get(metric)) is not None]
+        if scored:
+            return runs[max(scored)[1]], f"best {metric} of {len(runs)} runs"
+    steps = [(step, k) for k, r in enumerate(runs) if (step := step_of(r.result.run)) is not None]
+    if steps:
+        step, k = max(steps)
+        return runs[k], f"latest step ({step:,}) of {len(runs)} runs"
+    return runs[-1], f"last added of {len(runs)} runs"
+
+
+def model_cells(runs: list[ModelRun], pick: str = "latest") -> dict[str, dict[str, Cell]]:
+    """Model -> task -> its cell, models in natural order with the demo's after the real ones."""
+    grouped: dict[str, dict[str, list[ModelRun]]] = {}
     for run in runs:
-        cells.setdefault(run.model, {})[column_title(run.task)] = f"{cell_text(run)} ({coverage_text(run)})"
+        grouped.setdefault(run.model, {}).setdefault(run.task, []).append(run)
+    demo = {run.model for run in runs if run.demo}
+    out: dict[str, dict[str, Cell]] = {}
+    for model in sorted(grouped, key=lambda m: (m in demo, natural_key(m))):
+        for task, group in grouped[model].items():
+            shown, why = pick_run(group, pick)
+            out.setdefault(model, {})[task] = Cell(shown, why, sorted((r for r in group if r is not shown), key=lambda r: natural_key(r.result.run)))
+    return out
+
+
+def model_table(runs: list[ModelRun], pick: str = "latest") -> pd.DataFrame:
+    """Models as rows, the eight tasks as columns: each cell the task's official metrics and its coverage, of the run
+    `pick_run` chooses when a model has several runs of a task (and which it is)."""
+    cells: dict[str, dict[str, str]] = {}
+    for model, tasks in model_cells(runs, pick).items():
+        for task, cell in tasks.items():
+            which = f"; {cell.shown.result.run}, {cell.why}" if cell.why else ""
+            cells.setdefault(model, {})[column_title(task)] = f"{cell_text(cell.shown)} ({coverage_text(cell.shown)}{which})"
     columns = [column_title(name) for name in TASKS]
     frame = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=columns).astype(object).fillna("")
     return frame.rename_axis("model").reset_index()
@@ -271,26 +322,35 @@ def run_link(task_name: str, run_name: str, settings: dict[str, list[str]] | Non
     return f"/{task_name}?{urlencode(params)}"
 
 
-def html_table(runs: list[ModelRun], settings: dict[str, list[str]] | None = None) -> str:
-    """The model table as HTML: every cell links to its run's page (with `settings`); all file text escaped."""
-    by_model: dict[str, dict[str, ModelRun]] = {}
-    for run in runs:
-        by_model.setdefault(run.model, {})[run.task] = run
+def html_table(runs: list[ModelRun], settings: dict[str, list[str]] | None = None, pick: str = "latest") -> str:
+    """The model table as HTML: every cell links to the run it shows (`pick_run`), says which it is, and links the
+    model's other runs of that task in a fold; the demo's models are marked. All file text escaped."""
     head = "".join(f"<th title=\"{esc_attr(column_title(name))}\">{esc(name.upper())}"
                    f"<br><small>{esc(' / '.join(m.key for m in TASKS[name].facts.metrics))}</small></th>"
                    for name in TASKS)
     rows = []
-    for model, tasks in by_model.items():
+    for model, tasks in model_cells(runs, pick).items():
         cells = []
+        demo = False
         for name in TASKS:
-            scored = tasks.get(name)
-            if scored is None:
+            cell = tasks.get(name)
+            if cell is None:
                 cells.append("<td class='kv-empty'>–</td>")
                 continue
+            scored = cell.shown
+            demo = demo or scored.demo
             link = attrs(href=run_link(name, scored.result.run, settings), target="_self")
+            which = f"<br><small class='kv-which'>{esc(cell.why)}</small>" if cell.why else ""
+            rest = ""
+            if cell.others:
+                links = " ".join(f"<a {attrs(href=run_link(name, other.result.run, settings), target='_self')}>{esc(other.result.run)}</a>"
+                                 for other in cell.others)
+                rest = f"<details class='kv-others'><summary>{len(cell.others)} other run(s)</summary><small>{links}</small></details>"
             cells.append(f"<td data-task=\"{esc_attr(name)}\"><a {link}>{esc(cell_text(scored))}</a>"
-                         f"<br><small>{esc(scored.result.run)} · {esc(coverage_text(scored))} scored</small></td>")
-        rows.append(f"<tr><th scope='row'>{esc(model)}</th>{''.join(cells)}</tr>")
+                         f"<br><small>{esc(scored.result.run)} · {esc(coverage_text(scored))} scored</small>{which}{rest}</td>")
+        badge = " <small class='kv-demo'>(embedded demo)</small>" if demo else ""
+        style = " class='kv-demo-row' style='color:#57606a'" if demo else ""
+        rows.append(f"<tr{style}><th scope='row'>{esc(model)}{badge}</th>{''.join(cells)}</tr>")
     # Fixed columns sharing the page's width, their text wrapping (a metric list breaks at ' / '), so all eight tasks fit a
     # 1400 px window; below 720 px the table scrolls sideways.
     return ("<div class='kv-models' style='overflow-x:auto;font-size:.85rem'><table class='kv-model-table' "
