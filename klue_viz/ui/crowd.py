@@ -12,6 +12,7 @@ from klue_viz.core.crowd import HumanBaseline
 from klue_viz.discovery.annotators import annotator_table, human_of, run_crowd
 from klue_viz.drawing.markup import md
 from klue_viz.scoring.evaluate import Gold, RunResult
+from klue_viz.scoring.slicing import slice_table
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import metric_text
 
@@ -24,6 +25,29 @@ def _human(gold_key: str, result_keys: tuple[str, ...], _task: Task, _gold: Gold
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _crowd(result_key: str, _task: Task, _result: RunResult) -> dict:
     return run_crowd(_task, _result)
+
+
+def vote_cross_entropy(task: Task, result: RunResult) -> dict | None:
+    """A run's vote cross-entropy ({"value", "n"}: its probabilities against the annotators' votes), None without one."""
+    return _crowd(result.key, task, result).get("vote_cross_entropy")
+
+
+def _agreement_levels(task: Task, result: RunResult) -> None:
+    """Where the gold keeps each pair's votes but not who cast them (NLI), annotators cannot be compared one to one: how
+    many of them agree with the gold on each pair instead, and the inspected run's metrics on each level."""
+    spec = next((s for s in task.facts.slices if s.key == "agreement"), None)
+    if spec is None:
+        return
+    table = slice_table(task, result.frames, spec)
+    table = table[table["value"] != "(no votes)"]
+    if table.empty:
+        return
+    table = table.assign(order=table["value"].str.extract(r"^(\d+)", expand=False).astype(float)).sort_values("order", ascending=False)
+    st.markdown(f"**How many annotators agree with the gold, and {md(result.run)} on each level** (the gold keeps each "
+                f"{task.facts.unit}'s votes but not who cast them, so no annotator can be compared with another)")
+    shown = table.drop(columns=["order", "error_rate"]).rename(columns={"value": "annotators agreeing with the gold", "n": f"{task.facts.unit}s"})
+    st.dataframe(shown, hide_index=True, width="stretch",
+                 column_config={m.key: st.column_config.NumberColumn(format="%.2f") for m in task.facts.metrics})
 
 
 @st.cache_resource(max_entries=8, show_spinner="Comparing the annotators with one another…")
@@ -42,18 +66,18 @@ def crowd_panel(task: Task, gold: Gold, gold_key: str, result: RunResult, result
                 help="The gold's own annotators: " + ("the share of their individual votes equal to the gold label"
                                                       if human.metric == "accuracy" else
                                                       "Pearson r of each annotator's score with the mean of the others' on the same pair"))
-    lines = [f"The gold's annotators against the gold: {human.text()}, over the {task.facts.unit}s the runs scored."]
-    for name, run in results.items():
-        found = _crowd(run.key, task, run).get("vote_cross_entropy")
-        if found is not None:
-            lines.append(f"{name}: vote cross-entropy {found['value']:.4f} over {found['n']:,} {task.facts.unit}s (lower is closer to the votes)")
-    right.caption(md(" · ".join(lines)))
+    with_votes = any(vote_cross_entropy(task, run) is not None for run in runs)
+    right.caption(md(f"The gold's annotators against the gold: {human.text()}, over the {task.facts.unit}s the runs scored."
+                     + (" Each run's vote cross-entropy (its probabilities against the annotators' votes; lower is closer) is a "
+                        "column of the official metrics above." if with_votes else "")))
     with st.expander("The annotators: who agrees with whom, and where the run fails against them"):
         table = _annotators(gold_key, gold)
         if not table.empty:
             st.markdown("**Each annotator against the others** (annotator ids recur across pairs)")
             st.dataframe(table, hide_index=True, width="stretch",
                          column_config={c: st.column_config.NumberColumn(format="%.2f") for c in table.columns if c not in ("annotator", "pairs")})
+        else:
+            _agreement_levels(task, result)
         spread = _crowd(result.key, task, result).get("error_vs_spread")
         if spread is not None:
             rho = spread["spearman"]
