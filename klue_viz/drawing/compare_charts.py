@@ -63,6 +63,7 @@ def sequence_figure(runs: Sequence[str], models: Sequence[str], series: Mapping[
     labels = [chart_text(r) for r in runs]
     owners = list(dict.fromkeys(models))
     many = len(owners) > 1
+    single = len(series) == 1  # the overall line: each model its own colour; a slice's values: a colour each, a dash per model
     fig = go.Figure()
     for v, (value, scores) in enumerate(series.items()):
         for m, model in enumerate(owners):
@@ -75,7 +76,7 @@ def sequence_figure(runs: Sequence[str], models: Sequence[str], series: Mapping[
             fig.add_trace(go.Scatter(
                 x=[steps[k] for k in mine] if by_step else [labels[k] for k in mine], y=[scores[k] for k in mine],
                 mode="lines+markers", name=name, legendgroup=chart_text(value),
-                line={"color": PALETTE[v % len(PALETTE)], "dash": DASHES[m % len(DASHES)]},
+                line=({"color": PALETTE[m % len(PALETTE)]} if single else {"color": PALETTE[v % len(PALETTE)], "dash": DASHES[m % len(DASHES)]}),
                 customdata=[[labels[k], counts[value][k]] for k in mine],
                 hovertemplate=f"{name}<br>%{{customdata[0]}}: %{{y:.2f}} (n=%{{customdata[1]}})<extra></extra>",
             ))

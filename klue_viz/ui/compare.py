@@ -35,7 +35,7 @@ from klue_viz.store.kept_results import column_frames
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import METRIC_FORMAT, guard
 from klue_viz.ui.links import example_params, query_string, view_params
-from klue_viz.ui.state import kept_results_or_none, run_store_or_none, scored_runs
+from klue_viz.ui.state import gold_for, kept_results_or_none, run_store_or_none, runs_for, scored_runs
 
 RESAMPLES = 500
 #: Rows of the matrix drawn (the first ones in the chosen order); the table below it holds them all.
@@ -91,9 +91,8 @@ def _upload_times(task: Task) -> dict[str, str]:
 
 
 def _models(task: Task) -> dict[str, str]:
-    """Each stored run's model (a run held in the session only has none)."""
-    runs = run_store_or_none()
-    return {run.name: run.model for run in runs.list(task.facts.name)} if runs else {}
+    """Each run's model as the page names it (a demo run's is "demo <run>")."""
+    return {name: source.model for name, source in runs_for(task, gold_for(task)).items()}
 
 
 @st.fragment
