@@ -1,12 +1,12 @@
 """`klue-viz runs add | list | remove`: prediction runs in the store named by KLUE_VIZ_DB, without a browser.
 
-`add` takes files, folders (each file's model is the folder it sits in, as the app's folder upload
-has it) and zips (the zip, or the folder inside it, names the model); each file's task is detected,
-the file is stored as a run under the app's rules (names, the upload size limit, the same bytes
-stored once), then scored against the gold in use and its result kept (klue_viz/store/kept_results.py), so the
-app shows it without scoring it. The gold is `--gold`, else the folder KLUE_VIZ_DATA_DIR names
-(the app's default), else the embedded demo; a run whose task has no gold there is stored and
-scored later, when a page opens it with its gold.
+`add` takes files, folders and zips; each file's run name and model come from where it sits, as the app's folder and
+zip uploads read them (klue_viz.scoring.benchmark.run_and_model: `<model>/<checkpoint>/ner.jsonl` and
+`<model>/ner/<checkpoint>.jsonl` are run `<checkpoint>` of `<model>`); each file's task is detected, the file is
+stored as a run under the app's rules (the upload size limit, the same bytes stored once), then scored against the
+gold in use and its result kept (klue_viz/store/kept_results.py), so the app shows it without scoring it. The gold is
+`--gold`, else the folder KLUE_VIZ_DATA_DIR names (the app's default), else the embedded demo; a run whose task has no
+gold there is stored and scored later, when a page opens it with its gold.
 """
 
 from __future__ import annotations
@@ -54,13 +54,14 @@ def add_runs_commands(commands: argparse._SubParsersAction) -> None:
     runs = commands.add_parser("runs", help="add, list or remove the prediction runs the app shows (the store named by KLUE_VIZ_DB)")
     actions = runs.add_subparsers(dest="action", required=True)
     add = actions.add_parser("add", help="store prediction files (files, folders, zips) as runs, each scored once and kept")
-    add.add_argument("paths", nargs="+", metavar="PATH", help="a prediction file, a folder of them (the folder names the model) or a zip")
-    add.add_argument("--model", default="", help="the model of every file given (default: the folder or zip each file came in)")
+    add.add_argument("paths", nargs="+", metavar="PATH", help="a prediction file, a folder of them or a zip; out/<model>/<checkpoint>/ner.jsonl "
+                                                                   "and out/<model>/ner/<checkpoint>.jsonl are run <checkpoint> of <model>")
+    add.add_argument("--model", default="", help="the model of every file given (default: the folder its place names)")
     add.add_argument("--gold", help=f"official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split] "
                                     f"(default: the folder {DATA_DIR_ENV} names, else the embedded demo, as the app)")
     add.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong (as the app's Strict)")
     add.add_argument("--uploader", default=os.environ.get("USER", ""), help="who added the runs (default: $USER)")
-    listing = actions.add_parser("list", help="the stored runs, one line each")
+    listing = actions.add_parser("list", help="the stored runs under a header row, one line each with its step")
     listing.add_argument("--task", choices=list(TASKS))
     remove = actions.add_parser("remove", help="remove stored runs and their kept results (annotations are kept unless asked)")
     remove.add_argument("--task", required=True, choices=list(TASKS))
