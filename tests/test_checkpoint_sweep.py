@@ -119,6 +119,7 @@ def test_runs_add_stores_a_sweep_of_50_checkpoints_by_name_and_step(sweep, capsy
 
 def test_runs_list_into_a_reader_that_left_ends_without_a_traceback(tmp_path):
     env = {**os.environ, "KLUE_VIZ_DB": str(tmp_path / "store.sqlite3"), "PYTHONPATH": str(REPO)}
+    RunStore(Store(env["KLUE_VIZ_DB"])).add("ner", "ckpt-500.jsonl", sorted(demo_runs("ner"))[0].read_bytes())  # a line to write
     # the reader closes the pipe before anything is written, as `head` does once it has its lines
     child = subprocess.Popen([sys.executable, "-m", "klue_viz.cli.main", "runs", "list"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=env, cwd=tmp_path)
