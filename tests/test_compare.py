@@ -24,8 +24,8 @@ from klue_viz.compare.ranking import (
     order_runs,
     paired_resamples,
     rank_runs,
+    run_sequence,
     run_table,
-    sequence_metrics,
 )
 from klue_viz.outputs.report import build_report
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
@@ -123,16 +123,16 @@ def test_solved_late_and_forgotten_read_the_runs_in_order(sequence):
 
 
 def test_the_sequence_of_metrics_gives_each_runs_accuracy_overall_and_per_source(sequence):
-    frame = sequence_metrics(NLI, sequence)
-    for k, (result, wrong) in enumerate(zip(sequence, (WRONG_1, WRONG_2, WRONG_3))):
-        overall = frame[(frame["run"] == result.run) & (frame["slice"] == "")]
-        assert overall["score"].item() == pytest.approx(100 * (N - len(wrong)) / N)
+    found = run_sequence(NLI, sequence)
+    assert found.runs == [r.run for r in sequence]
+    for k, wrong in enumerate((WRONG_1, WRONG_2, WRONG_3)):
+        assert found.overall["accuracy"][k] == pytest.approx(100 * (N - len(wrong)) / N)
         for s, source in enumerate(SOURCES):
             members = [i for i in range(N) if i % len(SOURCES) == s]
             expected = 100 * sum(i not in wrong for i in members) / len(members)
-            row = frame[(frame["run"] == result.run) & (frame["slice"] == "Source") & (frame["value"] == source)]
-            assert row["score"].item() == pytest.approx(expected)
-            assert (row["position"] == k).all()
+            assert found.slices["source"][source]["accuracy"][k] == pytest.approx(expected)
+            assert found.counts["source"][source][k] == len(members)
+    assert found.labels["source"] == "Source" and "correct" not in found.slices  # the outcome itself is no slice
 
 
 def test_complementarity_counts_the_oracle_the_best_pair_and_the_common_errors(sequence):
@@ -241,7 +241,7 @@ def test_compare_command_writes_the_issues_json_and_prints_the_ranking(tmp_path,
     printed = capsys.readouterr().out
     assert "ckpt-3" in printed and "Holm" in printed
     payload = json.loads(out.read_text(encoding="utf-8"))
-    assert set(payload) == {"task", "runs", "examples", "changes"}
+    assert set(payload) == {"task", "runs", "examples", "changes", "sequence"}
     assert [set(r) for r in payload["runs"]] == [{"run", "metrics", "ci95", "rank", "tied_with_best"}] * 3
     assert [r["run"] for r in payload["runs"]] == ["ckpt-1", "ckpt-2", "ckpt-3"]
     assert [r["metrics"]["accuracy"] for r in payload["runs"]] == pytest.approx([85.0, 87.5, 90.5])

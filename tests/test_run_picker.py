@@ -8,6 +8,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from klue_viz.core.steps import natural_key, step_of
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
 from klue_viz.store import kept_results as kept
@@ -15,7 +16,7 @@ from klue_viz.store.annotations import Store
 from klue_viz.store.runs import RunStore
 from klue_viz.tasks import get_task
 from klue_viz.ui.home import PAGE_FILES
-from klue_viz.ui.run_picker import ALL_MODELS, filter_runs, natural_key, step_of
+from klue_viz.ui.run_picker import ALL_MODELS, filter_runs
 from tests.conftest import REPO
 
 NAMES = ["ckpt-10000", "ckpt-2000", "other-ckpt-500", "base", "ckpt-500"]
@@ -26,6 +27,8 @@ def test_runs_are_ordered_by_model_then_step_read_as_a_number():
     assert filter_runs(NAMES, MODELS) == ["ckpt-500", "ckpt-2000", "ckpt-10000", "base", "other-ckpt-500"]
     assert sorted(["b10", "b9", "a100"], key=natural_key) == ["a100", "b9", "b10"]
     assert [step_of(n) for n in ["ckpt-2000", "base", "v2-step30"]] == [2000, None, 30]
+    # the checkpoint's own number, not a suffix the store added to a taken name nor a version before the step
+    assert [step_of(n) for n in ["ckpt-500-2", "checkpoint-1500", "roberta-v2-epoch_3", "run012", "global_step9000"]] == [500, 1500, 3, 12, 9000]
 
 
 def test_search_model_and_steps_narrow_the_runs():

@@ -54,12 +54,13 @@ def test_add_files_folder_and_zip(db, tmp_path, capsys):
     assert (task, run, model) == ("nli", NLI_DEMO[0].stem, "-")
     assert coverage.startswith(f"{expected.coverage.n_scored}/{expected.coverage.n_gold} scored")
     assert metrics == f"accuracy={expected.scores.values['accuracy']:.2f}"
-    assert out[1].split("\t")[:3] == ["ner", "ner", "model-x"]  # the folder names the model
-    assert out[2].split("\t")[:3] == ["nli", "nli", "zipped-model"]  # so does the zip
+    # a file named after its task takes its folder's name; with no folder above, that folder names the model too
+    assert out[1].split("\t")[:3] == ["ner", "model-x", "model-x"]
+    assert out[2].split("\t")[:3] == ["nli", "zipped-model", "zipped-model"]  # so does the zip
     assert "[3/3]" in err
     stored = RunStore(Store(str(db))).list()
-    assert sorted((r.task, r.name, r.model) for r in stored) == [("ner", "ner", "model-x"), ("nli", NLI_DEMO[0].stem, ""),
-                                                                 ("nli", "nli", "zipped-model")]
+    assert sorted((r.task, r.name, r.model) for r in stored) == [("ner", "model-x", "model-x"), ("nli", NLI_DEMO[0].stem, ""),
+                                                                 ("nli", "zipped-model", "zipped-model")]
     # every one of them is kept: the app reads them back without scoring
     results = kept.KeptResults(Store(str(db)))
     for run in stored:
@@ -108,7 +109,8 @@ def test_list_and_remove(db, capsys):
     capsys.readouterr()
     assert main(["runs", "list"]) == 0
     out, err = lines(capsys)
-    assert [line.split("\t")[:2] for line in out] == [["ner", p.stem] for p in NER_DEMO]
+    assert out[0].split("\t") == ["task", "run", "model", "step", "file", "size", "added", "uploader"]
+    assert [line.split("\t")[:2] for line in out[1:]] == [["ner", p.stem] for p in NER_DEMO]
     assert "2 run(s)" in err
     store = Store(str(db))
     store.save(Annotation(task="ner", guid=load_gold(get_task("ner"), DEMO_BENCHMARK).rows[0]["guid"], run=NER_DEMO[0].stem,

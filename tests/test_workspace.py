@@ -79,11 +79,12 @@ def test_an_uploaded_folder_is_routed_to_its_tasks_and_named_by_the_folder(db):
                                                           ("klue-bert/ynat.jsonl", ynat.read_bytes(), "application/json"),
                                                           ("klue-bert/._ner.jsonl", b"\x00\x05", "application/json")]).run()
     assert not at.exception and not at.error
+    # a file named after its task takes its folder's name (issue 28): one run per task, named after the model
     assert [(r.task, r.name, r.file_name, r.model) for r in RunStore(Store(db)).list()] == [
-        ("ner", "ner", "ner.jsonl", "klue-bert"), ("ynat", "ynat", "ynat.jsonl", "klue-bert")]
+        ("ner", "klue-bert", "ner.jsonl", "klue-bert"), ("ynat", "klue-bert", "ynat.jsonl", "klue-bert")]
     table = html.unescape(next(m.value for m in at.markdown if "kv-model-table" in m.value))
     row = next(part for part in table.split("<tr>") if "<th scope='row'>klue-bert</th>" in part)
-    assert '<a href="/ynat?run=ynat" target="_self">' + ynat_macro_f1(ynat) in row and 'href="/ner?run=ner"' in row
+    assert '<a href="/ynat?run=klue-bert" target="_self">' + ynat_macro_f1(ynat) in row and 'href="/ner?run=klue-bert"' in row
 
 
 def test_a_zip_bomb_is_refused_before_it_is_unpacked(monkeypatch):
@@ -101,15 +102,15 @@ def test_runs_uploaded_in_one_session_are_seen_by_a_new_one_with_the_model_table
     data = zipped({"klue-bert/ner.jsonl": ner.read_bytes(), "klue-bert/ynat.jsonl": ynat.read_bytes()})
     at.file_uploader(key="home_upload").set_value([("klue-bert.zip", data, "application/zip")]).run()
     assert not at.exception and not at.error
-    assert at.dataframe[0].value[["task", "run", "model"]].values.tolist() == [["ner", "ner", "klue-bert"], ["ynat", "ynat", "klue-bert"]]
-    assert [(r.task, r.name, r.model) for r in RunStore(Store(db)).list()] == [("ner", "ner", "klue-bert"), ("ynat", "ynat", "klue-bert")]
+    assert at.dataframe[0].value[["task", "run", "model"]].values.tolist() == [["ner", "klue-bert", "klue-bert"], ["ynat", "klue-bert", "klue-bert"]]
+    assert [(r.task, r.name, r.model) for r in RunStore(Store(db)).list()] == [("ner", "klue-bert", "klue-bert"), ("ynat", "klue-bert", "klue-bert")]
 
     fresh = open_page()  # another session: a new tab, or after a restart
     table = html.unescape(next(m.value for m in fresh.markdown if "kv-model-table" in m.value))
-    row = next(part for part in table.split("<tr>") if "<th scope='row'>klue-bert</th>" in part)
-    assert '<a href="/ynat?run=ynat" target="_self">' + ynat_macro_f1(ynat) in row
-    assert 'href="/ner?run=ner"' in row and row.count("kv-empty") == 6
-    assert fresh.selectbox(key="manage_run").options == ["NER · ner", "YNAT · ynat"]
+    row = next(part for part in re.split(r"<tr\b", table) if "<th scope='row'>klue-bert</th>" in part)  # demo rows carry a class
+    assert '<a href="/ynat?run=klue-bert" target="_self">' + ynat_macro_f1(ynat) in row
+    assert 'href="/ner?run=klue-bert"' in row and row.count("kv-empty") == 6
+    assert fresh.selectbox(key="manage_run").options == ["NER · klue-bert", "YNAT · klue-bert"]
 
 
 @pytest.mark.slow
@@ -215,5 +216,5 @@ def test_cli_evaluates_a_folder_of_several_tasks_against_the_real_dev_sets(share
     assert set(by_task) == {"nli", "sts"} and {r["model"] for r in payload["runs"]} == {"my-model"}
     assert by_task["nli"]["metrics"]["accuracy"] == pytest.approx(100 * accuracy_score([r["gold_label"] for r in nli_gold], nli_pred))
     assert by_task["sts"]["metrics"]["pearsonr"] == pytest.approx(100 * pearsonr([r["labels"]["real-label"] for r in sts_gold], sts_pred)[0])
-    assert by_task["nli"]["coverage"]["n_scored"] == 3000 and by_task["nli"]["run"] == "nli"
+    assert by_task["nli"]["coverage"]["n_scored"] == 3000 and by_task["nli"]["run"] == "my-model"  # named after its folder (issue 28)
     assert len(payload["failed"]) == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -566,7 +567,7 @@ def add_compare_commands(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--task", choices=list(TASKS), help="the KLUE task (guessed from the first file when left out)")
     compare.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
     compare.add_argument("--pred", required=True, action="append", help="prediction file (repeat: two or more runs, in sequence order)")
-    compare.add_argument("--out", help="write {task, runs, examples, changes} as JSON")
+    compare.add_argument("--out", help="write {task, runs, examples, changes, sequence} as JSON")
     compare.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000)")
     compare.add_argument("--metric", help="the official metric to rank by, its key as the table heads it (default: the task's first); "
                          "the best run, the p-values and the ties are computed on it")
@@ -608,7 +609,8 @@ def compare_command(args: argparse.Namespace) -> int:
         keys = [m.key for m in task.facts.metrics]
         if args.metric is not None and args.metric not in keys:
             raise InputError(f"--metric {args.metric!r}: {task.facts.name} ranks by one of {', '.join(keys)}")
-        table = run_comparison.run_table(results)
+        statistics = [task.statistics(r.frames) for r in results]  # once, for the ranking and the sequence
+        table = run_comparison.run_table(results, statistics)
         if not len(table.shared):
             raise InputError("the runs have no scored example in common")
     except (InputError, KeyError, ValueError) as err:
@@ -620,7 +622,8 @@ def compare_command(args: argparse.Namespace) -> int:
         say(line)
     for c in changes:
         print(terminal(f"{c.first} -> {c.second}: fixed {len(c.fixed)}, broke {len(c.broke)}"))
-    if args.out and not write_out(args.out, json.dumps(run_comparison.compare_payload(table, ranking, changes), ensure_ascii=False, indent=2)):
+    sequence = run_comparison.run_sequence(task, results, statistics=statistics) if args.out else None
+    if args.out and not write_out(args.out, json.dumps(run_comparison.compare_payload(table, ranking, changes, sequence), ensure_ascii=False, indent=2)):
         return 2
     return 0
 
@@ -751,7 +754,15 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
                 "slices": slices_command, "suspects": suspects_command, "errors": errors_command, "gold": gold_command,
                 "compare": compare_command, "gate": gate_command, "runs": runs_command}
-    return handlers[args.command](args)
+    try:
+        code = handlers[args.command](args)
+        sys.stdout.flush()  # here, where a reader that left is caught, not at exit
+        return code
+    except BrokenPipeError:
+        # `klue-viz runs list | head`: the reader has what it wanted. Python's advice: point stdout at devnull so the
+        # interpreter's own flush at exit does not fail again; 141 is what a tool killed by SIGPIPE exits with.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
 """`klue-viz runs add | list | remove`: prediction runs in the store named by KLUE_VIZ_DB, without a browser.
 
-`add` takes files, folders (each file's model is the folder it sits in, as the app's folder upload
-has it) and zips (the zip, or the folder inside it, names the model); each file's task is detected,
-the file is stored as a run under the app's rules (names, the upload size limit, the same bytes
-stored once), then scored against the gold in use and its result kept (klue_viz/store/kept_results.py), so the
-app shows it without scoring it. The gold is `--gold`, else the folder KLUE_VIZ_DATA_DIR names
-(the app's default), else the embedded demo; a run whose task has no gold there is stored and
-scored later, when a page opens it with its gold.
+`add` takes files, folders and zips; each file's run name and model come from where it sits, as the app's folder and
+zip uploads read them (klue_viz.scoring.benchmark.run_and_model: `<model>/<checkpoint>/ner.jsonl` and
+`<model>/ner/<checkpoint>.jsonl` are run `<checkpoint>` of `<model>`); each file's task is detected, the file is
+stored as a run under the app's rules (the upload size limit, the same bytes stored once), then scored against the
+gold in use and its result kept (klue_viz/store/kept_results.py), so the app shows it without scoring it. The gold is
+`--gold`, else the folder KLUE_VIZ_DATA_DIR names (the app's default), else the embedded demo; a run whose task has no
+gold there is stored and scored later, when a page opens it with its gold.
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError
+from klue_viz.core.steps import natural_key, step_of
 from klue_viz.drawing.markup import visible
 from klue_viz.reading.gold_folders import DATA_DIR_ENV
 from klue_viz.reading.records import RecordFile, bulk_reading, read_bytes
@@ -52,13 +54,14 @@ def add_runs_commands(commands: argparse._SubParsersAction) -> None:
     runs = commands.add_parser("runs", help="add, list or remove the prediction runs the app shows (the store named by KLUE_VIZ_DB)")
     actions = runs.add_subparsers(dest="action", required=True)
     add = actions.add_parser("add", help="store prediction files (files, folders, zips) as runs, each scored once and kept")
-    add.add_argument("paths", nargs="+", metavar="PATH", help="a prediction file, a folder of them (the folder names the model) or a zip")
-    add.add_argument("--model", default="", help="the model of every file given (default: the folder or zip each file came in)")
+    add.add_argument("paths", nargs="+", metavar="PATH", help="a prediction file, a folder of them or a zip; out/<model>/<checkpoint>/ner.jsonl "
+                                                                   "and out/<model>/ner/<checkpoint>.jsonl are run <checkpoint> of <model>")
+    add.add_argument("--model", default="", help="the model of every file given (default: the folder its place names)")
     add.add_argument("--gold", help=f"official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split] "
                                     f"(default: the folder {DATA_DIR_ENV} names, else the embedded demo, as the app)")
     add.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong (as the app's Strict)")
     add.add_argument("--uploader", default=os.environ.get("USER", ""), help="who added the runs (default: $USER)")
-    listing = actions.add_parser("list", help="the stored runs, one line each")
+    listing = actions.add_parser("list", help="the stored runs under a header row, one line each with its step")
     listing.add_argument("--task", choices=list(TASKS))
     remove = actions.add_parser("remove", help="remove stored runs and their kept results (annotations are kept unless asked)")
     remove.add_argument("--task", required=True, choices=list(TASKS))
@@ -81,11 +84,19 @@ def runs_command(args: argparse.Namespace) -> int:
     return add_runs(runs, results, args)
 
 
+#: The columns of `runs list`, its first line.
+LIST_HEADER = ("task", "run", "model", "step", "file", "size", "added", "uploader")
+
+
 def list_runs(runs: stored.RunStore, task: str | None) -> int:
-    stored = runs.list(task)
-    for run in stored:
-        say("\t".join([run.task, run.name, run.model or "-", run.file_name, f"{run.size} bytes", run.created_at[:19], run.uploader or "-"]))
-    say(f"{len(stored)} run(s) in {runs.store.location}", error=True)
+    """The stored runs, tab-separated under a header row: by task, then model and step read as numbers."""
+    found = sorted(runs.list(task), key=lambda r: (r.task, natural_key(r.model), natural_key(r.name)))
+    say("\t".join(LIST_HEADER))
+    for run in found:
+        step = step_of(run.name)
+        say("\t".join([run.task, run.name, run.model or "-", "-" if step is None else str(step), run.file_name, f"{run.size} bytes",
+                       run.created_at[:19], run.uploader or "-"]))
+    say(f"{len(found)} run(s) in {runs.store.location}", error=True)
     return 0
 
 
@@ -132,11 +143,16 @@ def expand(path_text: str, model: str) -> list[workspace.PredictionFile]:
     """The prediction files a PATH names: a file, each file of a folder, each member of a zip; sizes checked before reading."""
     path = Path(path_text)
     if path.is_dir():
-        return [workspace.PredictionFile(Path(f.name).name, f.data, model or f.model) for f in workspace.folder_files(path)]
+        return [replace(f, model=model or f.model) for f in workspace.folder_files(path)]
     if not path.is_file():
         raise InputError(f"{path_text}: no such file or folder")
     check_size(str(path), path.stat().st_size)
-    return [workspace.PredictionFile(f.name, f.data, model or f.model) for f in workspace.prediction_files(path.name, read_bytes(path))]
+    files = workspace.prediction_files(path.name, read_bytes(path))
+    if path.suffix.lower() == ".zip":
+        return [replace(f, model=model or f.model) for f in files]
+    # a file given on its own still sits in its checkpoint's folder: out/ckpt-500/ner.jsonl is run ckpt-500
+    run, placed_model = workspace.run_and_model(PurePosixPath(*path.absolute().parts[-3:]), lone=True)
+    return [replace(f, run=f.run or run, model=model or f.model or placed_model) for f in files]
 
 
 def add_runs(runs: stored.RunStore, results: kept.KeptResults, args: argparse.Namespace) -> int:
@@ -174,7 +190,7 @@ def add_file(runs: stored.RunStore, results: kept.KeptResults, file: workspace.P
     says what was done in one line. False when the file was refused."""
     try:
         task_name, records = workspace.read_and_detect(file)
-        run = runs.add(task_name, file.name, file.data, model=file.model, uploader=args.uploader)
+        run = runs.add(task_name, file.name, file.data, model=file.model, uploader=args.uploader, name=file.run or None)
     except (InputError, store.StoreError, stored.RunConflict) as err:
         say(f"refused\t{shown}\t{err}")
         return False

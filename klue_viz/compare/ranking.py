@@ -13,7 +13,6 @@ best is decided by Holm's step-down correction over the runs compared (docs/comp
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,10 +23,11 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from klue_viz.core.results import Frames
+from klue_viz.core.steps import natural_key
 from klue_viz.metrics.official import Statistics
 from klue_viz.scoring.bootstrap import CHUNK_CELLS, percentile_interval, resample_counts
 from klue_viz.scoring.evaluate import RunResult
-from klue_viz.scoring.slicing import slice_table
+from klue_viz.scoring.slicing import group_scores
 from klue_viz.tasks.base import Task
 
 #: The family-wise error level of "not distinguishable from the best" (Holm over the runs compared).
@@ -39,12 +39,6 @@ MATRIX_ORDERS = ("difficulty", "wrong for every run", "right for only one run", 
 
 
 # ---- the runs side by side ------------------------------------------------------------------------
-
-def natural_key(name: str) -> tuple:
-    """Sort key reading the numbers in a name as numbers: `ckpt-2000` before `ckpt-10000`, case ignored."""
-    parts = re.split(r"(\d+)", name)
-    return tuple(int(p) if k % 2 else p.lower() for k, p in enumerate(parts)), name
-
 
 def order_runs(names: Sequence[str], by: str = "name", uploaded: dict[str, str] | None = None) -> list[str]:
     """Run names in display order: by model and step read naturally (`name`), or by upload time (`time`; ISO
@@ -488,24 +482,89 @@ def consecutive_changes(table: RunTable, runs: Sequence[str] | None = None) -> l
     return [change(table, a, b) for a, b in zip(names, names[1:])]
 
 
-def sequence_metrics(task: Task, results: Sequence[RunResult], slices: bool = True) -> pd.DataFrame:
-    """Each official metric of each run in the order given, overall and per slice value (for a line chart):
-    columns position, run, slice (label, '' overall), value, metric, score, n."""
-    rows = []
-    for position, result in enumerate(results):
-        for key, value in result.scores.values.items():
-            rows.append({"position": position, "run": result.run, "slice": "", "value": "overall", "metric": key, "score": value,
-                         "n": result.coverage.n_scored})
-        for spec in task.facts.slices if slices else ():
-            if spec.key in PREDICTION_FEATURES:
+@dataclass
+class RunSequence:
+    """Each official metric of each run in order, overall and per value of each slice the task defines (those that do
+    not describe the outcome itself): one list per metric, one value per run (None where undefined or where the run
+    has no such value). `n` beside each: examples (or units) scored, per run."""
+
+    runs: list[str]
+    overall: dict[str, list[float | None]]
+    overall_n: list[int]
+    #: slice key -> value -> metric -> one value per run.
+    slices: dict[str, dict[str, dict[str, list[float | None]]]]
+    #: slice key -> value -> its size in each run (0 where the run has none).
+    counts: dict[str, dict[str, list[int]]]
+    #: slice key -> the label a person reads (the task's Slice.label).
+    labels: dict[str, str]
+
+    def to_dict(self) -> dict:
+        """`klue-viz compare --out`'s "sequence": {"overall": {metric: [...]}, "slices": {feature: {value: {metric: [...]}}}}."""
+        return {"overall": self.overall, "slices": self.slices}
+
+
+def sequence_columns(task: Task) -> dict[str, tuple[str, ...]] | None:
+    """The frame columns `run_sequence` reads of each run, by level (None: all): what the task's statistics and detail
+    statistics read, and each slice's own column; a kept run's texts stay on disk (klue_viz.store.kept_results.column_frames)."""
+    own = task.statistics_columns()
+    if own is None:
+        return None
+    columns = {level: list(wanted) for level, wanted in own.items()}
+    columns.setdefault("examples", [])
+    columns["examples"] += ["guid", "correct"]
+    for spec in task.facts.slices:
+        if spec.key in PREDICTION_FEATURES:
+            continue
+        if spec.level != "examples":
+            detail = task.detail_statistics_columns(spec.level)
+            if detail is None:
+                return None
+            columns.setdefault(spec.level, []).extend(detail)
+        columns.setdefault(spec.level, []).append(spec.key)
+    return {level: tuple(dict.fromkeys(wanted)) for level, wanted in columns.items()}
+
+
+def run_sequence(task: Task, results: Sequence[RunResult], frames: Sequence[Frames] | None = None,
+                 statistics: Sequence[Statistics] | None = None) -> RunSequence:
+    """Each official metric of each run in the order given, overall (the run's own scores) and per slice value (the
+    slice table's numbers: `klue_viz.scoring.slicing.group_scores` over the same statistics). `frames`: each run's frames
+    holding at least `sequence_columns(task)` (kept.column_frames reads only those of a kept run), else its own;
+    `statistics`: each run's `task.statistics` of those frames when already at hand (`klue-viz compare` ranks with them).
+
+    Each run's statistics are computed once per level, not once per slice (a NER run has four example-level and four
+    entity-level slices), and no table is built per slice: 30 NER dev runs take about a second (bench/bench_sequence.py)."""
+    width = len(results)
+    keys = [m.key for m in task.facts.metrics]
+    overall: dict[str, list[float | None]] = {key: [_defined(r.scores.values.get(key)) for r in results] for key in keys}
+    specs = [spec for spec in task.facts.slices if spec.key not in PREDICTION_FEATURES]
+    slices: dict[str, dict[str, dict[str, list[float | None]]]] = {spec.key: {} for spec in specs}
+    counts: dict[str, dict[str, list[int]]] = {spec.key: {} for spec in specs}
+    for k, result in enumerate(results):
+        run_frames = result.frames if frames is None else frames[k]
+        stats: dict[str, Statistics] = {} if statistics is None else {"examples": statistics[k]}
+        for spec in specs:
+            frame = run_frames.examples if spec.level == "examples" else run_frames.details.get(spec.level)
+            if frame is None or spec.key not in frame.columns:
                 continue
-            table = slice_table(task, result.frames, spec)
-            metrics = [c for c in table.columns if c not in ("value", "n", "errors", "error_rate")]
-            for record in table.to_dict("records"):
-                for key in metrics:
-                    rows.append({"position": position, "run": result.run, "slice": spec.label, "value": record["value"], "metric": key,
-                                 "score": record[key], "n": record["n"]})
-    return pd.DataFrame(rows, columns=["position", "run", "slice", "value", "metric", "score", "n"])
+            if spec.level not in stats:
+                stats[spec.level] = task.statistics(run_frames) if spec.level == "examples" else task.detail_statistics(spec.level, frame)
+            _, names, sizes, values = group_scores(stats[spec.level], frame[spec.key])
+            for g, name in enumerate(names):
+                metrics = slices[spec.key].setdefault(name, {})
+                for key, column in values.items():
+                    metrics.setdefault(key, [None] * width)[k] = _defined(column[g])
+                counts[spec.key].setdefault(name, [0] * width)[k] = int(sizes[g])
+    for spec in specs:  # values largest first (over all runs), as the slice tables list them
+        order = sorted(counts[spec.key], key=lambda v: (-sum(counts[spec.key][v]), v))
+        slices[spec.key] = {v: slices[spec.key][v] for v in order}
+        counts[spec.key] = {v: counts[spec.key][v] for v in order}
+    return RunSequence([r.run for r in results], overall, [r.coverage.n_scored for r in results],
+                       {key: found for key, found in slices.items() if found}, {key: found for key, found in counts.items() if found},
+                       {spec.key: spec.label for spec in specs if slices[spec.key]})
+
+
+def _defined(value: float | None) -> float | None:
+    return None if value is None or np.isnan(value) else float(value)
 
 
 #: Slice features that describe the outcome itself, never a fixed group of examples (klue_viz.discovery.slices.LEAKING).
@@ -549,9 +608,10 @@ def complementarity(table: RunTable) -> Complementarity:
 
 # ---- the CLI's file ------------------------------------------------------------------------------
 
-def compare_payload(table: RunTable, ranking: Ranking, changes: Sequence[Change]) -> dict:
+def compare_payload(table: RunTable, ranking: Ranking, changes: Sequence[Change], sequence: RunSequence | None = None) -> dict:
     """`klue-viz compare --out`: {"task", "runs": [{"run", "metrics", "ci95", "rank", "tied_with_best"}],
-    "examples": [{"guid", "turn", "correct", "difficulty"}], "changes": [{"from", "to", "fixed", "broke"}]}."""
+    "examples": [{"guid", "turn", "correct", "difficulty"}], "changes": [{"from", "to", "fixed", "broke"}]}, and with
+    `sequence` its "sequence": {"overall": {metric: [...]}, "slices": {feature: {value: {metric: [...]}}}}."""
     hard = difficulty(table)
     examples = []
     for row, (guid, turn) in enumerate(table.keys):
@@ -563,7 +623,7 @@ def compare_payload(table: RunTable, ranking: Ranking, changes: Sequence[Change]
                   "rank": r.rank, "tied_with_best": r.tied_with_best} for r in ranking.runs],
         "examples": examples,
         "changes": [c.to_dict() for c in changes],
-    }
+    } | ({"sequence": sequence.to_dict()} if sequence is not None else {})
 
 
 def frames_of(table: RunTable, run: str) -> Frames:

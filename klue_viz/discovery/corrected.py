@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.steps import natural_key
 from klue_viz.discovery.patch import make_patch
 from klue_viz.reading.records import JSON_FAILURES, decode, read_bytes
 from klue_viz.scoring.evaluate import Gold, RunResult, evaluate_bytes, gold_file, gold_from_bytes
@@ -160,6 +161,15 @@ def official_text(task: Task, source: str | Path) -> tuple[str, str]:
     return decode(read_bytes(path), str(path))[0], path.name
 
 
+def correctors(corrections: Iterable[Correction]) -> list[str]:
+    """Who made the corrections, most corrections first ("(anonymous)" for those saved without a name): a version is
+    credited to whoever accepted it into the gold, and these are the people whose work it holds."""
+    counts: dict[str, int] = {}
+    for item in corrections:
+        counts[item.annotator or "(anonymous)"] = counts.get(item.annotator or "(anonymous)", 0) + 1
+    return [f"{who} ({n})" for who, n in sorted(counts.items(), key=lambda pair: (-pair[1], natural_key(pair[0])))]
+
+
 def version_name(base: str, records: int, when: datetime | None = None) -> str:
     """The default name of a gold version: "dev + corrections, 17 records, 2026-12-03"."""
     day = (when or datetime.now(timezone.utc)).strftime("%Y-%m-%d")
@@ -179,7 +189,8 @@ class RunInput:
 
 @dataclass
 class Rescored:
-    """Every run on the gold before and after the corrections: metrics, ranks by the task's first metric, Kendall's tau."""
+    """Every run on the gold before and after the corrections: metrics, ranks by the task's first metric (and the places
+    each run moved), Kendall's tau; runs in natural order of their names."""
 
     metric: str
     rows: list[dict]
@@ -214,6 +225,9 @@ def rescore(task: Task, before: Gold, after: Gold, runs: Iterable[RunInput], str
     for side in ("before", "after"):
         for row, rank in zip(rows, ranks([r[side][metric] for r in rows])):
             row[f"rank_{side}"] = rank
+    for row in rows:  # places gained (positive) or lost; None where a rank is undefined
+        row["moved"] = None if row["rank_before"] is None or row["rank_after"] is None else row["rank_before"] - row["rank_after"]
+    rows.sort(key=lambda row: natural_key(row["run"]))  # ckpt-2000 before ckpt-10000, as every list of runs
     pairs = [(r["before"][metric], r["after"][metric]) for r in rows if r["before"][metric] is not None and r["after"][metric] is not None]
     tau = None
     if len(pairs) >= 2:

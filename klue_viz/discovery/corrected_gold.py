@@ -99,8 +99,9 @@ def change_table(found: Rescored, version: str) -> str:
     lines = [f"== what the corrections change ({visible(version)}), ranked by {found.metric} =="]
     for row in found.rows:
         change = row["change"][found.metric]
+        moved = f" (moved {'up' if row['moved'] > 0 else 'down'} {abs(row['moved'])})" if row["moved"] else ""
         lines.append(f"  {visible(row['run'])}: {found.metric} {number(row['before'][found.metric])} -> {number(row['after'][found.metric])} "
-                     f"({'n/a' if change is None else f'{change:+.2f}'}), rank {row['rank_before']} -> {row['rank_after']}")
+                     f"({'n/a' if change is None else f'{change:+.2f}'}), rank {row['rank_before']} -> {row['rank_after']}{moved}")
     lines.append(f"  Kendall tau of the two orderings: {number(found.kendall_tau) if found.kendall_tau is None else f'{found.kendall_tau:.3f}'}")
     return "\n".join(lines)
 

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 
+from klue_viz.core.steps import step_of
 from klue_viz.drawing.charts import FONT
 from klue_viz.drawing.markup import chart_text
 
 WRONG, RIGHT = "#cf222e", "#2da44e"
+#: One colour per series (a slice's value); plotly's default cycle, named so the models' dashes can share it.
+PALETTE = qualitative.Plotly
 
 
 def matrix_figure(runs: Sequence[str], examples: Sequence[str], values: np.ndarray, rows: Sequence[int], by_score: bool) -> go.Figure:
@@ -45,21 +48,42 @@ def matrix_figure(runs: Sequence[str], examples: Sequence[str], values: np.ndarr
     return fig
 
 
-def sequence_figure(frame: pd.DataFrame, runs: Sequence[str], metric: str, slice_label: str) -> go.Figure:
-    """One line per slice value (or the overall value) of `metric` along the runs in order (klue_viz.compare.ranking.sequence_metrics)."""
-    chosen = frame[(frame["metric"] == metric) & (frame["slice"] == slice_label)]
+#: Line styles telling models apart when a slice's values already take the colours.
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
+def sequence_figure(runs: Sequence[str], models: Sequence[str], series: Mapping[str, Sequence[float | None]],
+                    counts: Mapping[str, Sequence[int]], metric: str, legend_title: str) -> go.Figure:
+    """`metric` along the runs in order: one line per model and series (a slice's value, or "overall"), so model A's
+    checkpoints and model B's epochs are two lines, never one line with a cliff where A ends. When every run's name
+    carries a step (klue_viz.core.steps), the x axis is the step, read as a number; else the runs in order, by name.
+    `series`: value name -> one metric value per run (None: none); `counts`: the same shape, its size per run."""
+    steps = [step_of(r) for r in runs]
+    by_step = all(step is not None for step in steps)
     labels = [chart_text(r) for r in runs]
-    position = {r: k for k, r in enumerate(runs)}
+    owners = list(dict.fromkeys(models))
+    many = len(owners) > 1
+    single = len(series) == 1  # the overall line: each model its own colour; a slice's values: a colour each, a dash per model
     fig = go.Figure()
-    for value, part in chosen.groupby("value", sort=True):
-        part = part.assign(at=part["run"].map(position)).dropna(subset=["at"]).sort_values("at")
-        fig.add_trace(go.Scatter(
-            x=[labels[int(k)] for k in part["at"]], y=part["score"], mode="lines+markers", name=chart_text(value),
-            customdata=part["n"], hovertemplate=f"{chart_text(value)}<br>%{{x}}: %{{y:.2f}} (n=%{{customdata}})<extra></extra>",
-        ))
+    for v, (value, scores) in enumerate(series.items()):
+        for m, model in enumerate(owners):
+            mine = [k for k, owner in enumerate(models) if owner == model and scores[k] is not None]
+            if by_step:
+                mine.sort(key=lambda k: (steps[k], k))
+            if not mine:
+                continue
+            name = chart_text(value) + (f" · {chart_text(model or '(no model)')}" if many else "")
+            fig.add_trace(go.Scatter(
+                x=[steps[k] for k in mine] if by_step else [labels[k] for k in mine], y=[scores[k] for k in mine],
+                mode="lines+markers", name=name, legendgroup=chart_text(value),
+                line=({"color": PALETTE[m % len(PALETTE)]} if single else {"color": PALETTE[v % len(PALETTE)], "dash": DASHES[m % len(DASHES)]}),
+                customdata=[[labels[k], counts[value][k]] for k in mine],
+                hovertemplate=f"{name}<br>%{{customdata[0]}}: %{{y:.2f}} (n=%{{customdata[1]}})<extra></extra>",
+            ))
+    xaxis = ({"type": "linear", "title": "step"} if by_step else
+             {"type": "category", "categoryorder": "array", "categoryarray": labels, "title": "run"})
     fig.update_layout(
-        height=360, margin={"l": 10, "r": 10, "t": 30, "b": 10}, font={"family": FONT},
-        xaxis={"type": "category", "categoryorder": "array", "categoryarray": labels, "title": "run"},
-        yaxis={"title": chart_text(metric)}, legend={"title": chart_text(slice_label or "overall")},
+        height=360, margin={"l": 10, "r": 10, "t": 30, "b": 10}, font={"family": FONT}, xaxis=xaxis,
+        yaxis={"title": chart_text(metric)}, legend={"title": chart_text(legend_title)},
     )
     return fig

@@ -1,14 +1,16 @@
 """A model across the benchmark: prediction files routed to their tasks, and one table of models by task.
 
-Pure functions, shared by the app's home page and `klue-viz evaluate --pred <folder>`: a zip or a
-folder of one model's prediction files becomes (model, file) pairs; each file's task is detected
-from its guids and fields; the scored runs become one row per model with the official metrics of
-each of the eight tasks.
+Pure functions, shared by the app's home page, `klue-viz runs add` and `klue-viz evaluate --pred <folder>`: a zip or a
+folder of prediction files becomes files each with its run name and model, read from where it sits (`run_and_model`:
+both layouts training scripts write, `<model>/<checkpoint>/<task>.jsonl` and `<model>/<task>/<checkpoint>.jsonl`); each
+file's task is detected from its guids and fields; the scored runs become one row per model with the official metrics
+of each of the eight tasks (the latest checkpoint of a model, or its best).
 """
 
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -18,6 +20,7 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from klue_viz.core.problems import InputError
+from klue_viz.core.steps import natural_key, step_of
 from klue_viz.drawing.markup import attrs, esc, esc_attr
 from klue_viz.reading.records import RecordFile, bulk_reading, read_bytes, read_records
 from klue_viz.reading.uploads import check_size, clean_name, max_upload_bytes
@@ -32,8 +35,53 @@ PREDICTION_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", *LOG_SUFFIXES)
 class PredictionFile:
     name: str
     data: bytes
-    #: The folder or zip the file came in ("" for a file on its own).
+    #: The model the file's place names (`run_and_model`; "" for a file on its own).
     model: str = ""
+    #: The run name the file's place gives it ("": the file's stem).
+    run: str = ""
+
+
+#: Words of a file's stem that say what the file holds (a task, "predictions") rather than which run it is.
+GENERIC_WORDS = frozenset({"klue", "prediction", "predictions", "pred", "preds", "output", "outputs", "result", "results",
+                           "answers", "generated", "dev", "val", "validation", "test", "eval"})
+
+
+def names_no_run(name: str) -> bool:
+    """Whether a file stem or folder name only says which task or what kind of file it is (`ner`, `predictions`,
+    `klue-nli_dev_preds`): such a file is named after its folder, such a folder is not a model's name."""
+    words = [w for w in re.split(r"[-_.\s]+", name.casefold()) if w]
+    return bool(words) and all(w in GENERIC_WORDS or w in TASKS for w in words)
+
+
+def run_and_model(path: PurePosixPath, lone: bool = False) -> tuple[str, str]:
+    """(run name, model) of a prediction file from where it sits (its folders from the one given down, file last).
+
+    - `<model>/<checkpoint>/ner.jsonl` (a stem that names the task, or `predictions`, `preds`, `output`...): the run is
+      the checkpoint folder, the model the folder above it (the checkpoint folder itself when there is none above, or
+      when the one above only says what it holds: `predictions/<model>/ner.jsonl`).
+    - `<model>/ner/<checkpoint>.jsonl` (a folder that names the task): the run is the file's stem, the model the folder
+      above the task's.
+    - anything else, `<model>/<run>.jsonl`: the run is the stem and the model its folder ("" for a file on its own).
+    A run name of "" means the file's stem (the store's default). `lone`: a file given on its own (`runs add
+    out/ckpt-500/ner.jsonl`), whose folders are wherever it lies on disk: only the first layout names its run, and no
+    folder names its model."""
+    folders = [clean_name(part) for part in path.parent.parts if part not in ("", ".", "/")]
+    folders = [f for f in folders if f]
+    stem = PurePosixPath(path.name).stem
+    if folders and names_no_run(stem) and not names_no_run(folders[-1]):
+        above = folders[-2] if len(folders) > 1 and not names_no_run(folders[-2]) else folders[-1]  # predictions/<model>/ner.jsonl
+        return folders[-1], "" if lone else above
+    if lone:
+        return "", ""
+    if len(folders) > 1 and names_no_run(folders[-1]):
+        return "", folders[-2]
+    return "", folders[-1] if folders else ""
+
+
+def placed(name: str, data: bytes, where: PurePosixPath) -> PredictionFile:
+    """A file named `name` found at `where` (its folders, then its name), with the run name and model its place gives."""
+    run, model = run_and_model(where)
+    return PredictionFile(PurePosixPath(name).name, data, model, run)
 
 
 def is_prediction_name(name: str) -> bool:
@@ -61,8 +109,7 @@ def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -
         if is_results_name(path.name):
             raise InputError(f"{path.name}: the results file of lm-evaluation-harness holds no predictions; upload it "
                              "together with its samples_*.jsonl files, in a zip or a folder")
-        model = clean_name(path.parent.name) if len(path.parts) > 1 else ""
-        return [PredictionFile(f.name, f.data, model) for f in expand(path.name, data, siblings)]
+        return [placed(f.name, f.data, path.parent / PurePosixPath(f.name).name) for f in expand(path.name, data, siblings)]
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -86,17 +133,19 @@ def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -
                 # A header that understates the size fails the CRC; encrypted or unknown compression fail too.
                 raise InputError(f"{name}/{info.filename}: damaged inside the zip ({err}); nothing from this zip was stored") from None
             check_size(f"{name}/{info.filename}", len(content))
-            parent = PurePosixPath(info.filename).parent.name
-            members.setdefault(clean_name(parent) or stem, []).append((PurePosixPath(info.filename).name, content))
+            # a member at the zip's top sits in the zip, as if the zip were its folder
+            parent = PurePosixPath(info.filename).parent
+            members.setdefault(str(parent) if str(parent) != "." else stem, []).append((PurePosixPath(info.filename).name, content))
     # a harness log is read with the results file of its folder, and becomes its runs
-    out = [PredictionFile(f.name, f.data, model) for model, files in members.items() for f in log_files(iter(files))]
+    out = [placed(f.name, f.data, PurePosixPath(folder) / f.name) for folder, files in members.items() for f in log_files(iter(files))]
     if not out:
         raise InputError(f"{name}: no prediction file (.json, .jsonl, .csv, .tsv) inside this zip")
     return out
 
 
 def folder_files(folder: Path) -> list[PredictionFile]:
-    """The prediction files under a folder; a file's model is the folder it sits in."""
+    """The prediction files under a folder, each with the run name and model its place gives (`run_and_model`, the
+    folder given counting as the first of its folders)."""
     by_folder: dict[Path, list[tuple[str, bytes]]] = {}
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder).as_posix()
@@ -104,7 +153,8 @@ def folder_files(folder: Path) -> list[PredictionFile]:
             check_size(str(path), path.stat().st_size)
             by_folder.setdefault(path.parent, []).append((relative, read_bytes(path)))
     # a harness log is read with the results file of its folder, and becomes its runs
-    out = [PredictionFile(f.name, f.data, clean_name(parent.name)) for parent, files in by_folder.items() for f in log_files(iter(files))]
+    out = [placed(f.name, f.data, PurePosixPath(folder.resolve().name, parent.relative_to(folder).as_posix(), PurePosixPath(f.name).name))
+           for parent, files in by_folder.items() for f in log_files(iter(files))]
     if not out:
         raise InputError(f"{folder}: no prediction file (.json, .jsonl, .csv, .tsv) in this folder")
     return out
@@ -133,6 +183,8 @@ class ModelRun:
     model: str
     result: RunResult
     intervals: dict[str, tuple[float, float] | None] | None = None
+    #: One of the embedded demo's runs (listed after the real ones, and marked).
+    demo: bool = False
 
     @property
     def task(self) -> str:
@@ -166,11 +218,11 @@ def evaluate_folder(gold_source: str | Path, folder: Path, strict: bool = False)
             gold = golds[task_name]
             if isinstance(gold, str):
                 raise InputError(f"{file.name}: a {task_name.upper()} file, but its gold cannot be read: {gold}")
-            result = evaluate_bytes(gold.task, gold, file.data, file.name, strict=strict, run=Path(file.name).stem)
+            result = evaluate_bytes(gold.task, gold, file.data, file.name, strict=strict, run=file.run or Path(file.name).stem)
         except InputError as err:
             out.failures.append(str(err))
             continue
-        out.runs.append(ModelRun(file.model or Path(file.name).stem, result))
+        out.runs.append(ModelRun(file.model or result.run, result))
     return out
 
 
@@ -194,14 +246,60 @@ def column_title(task_name: str) -> str:
     return f"{task_name.upper()} " + " / ".join(m.key for m in task.facts.metrics)
 
 
-def model_table(runs: list[ModelRun]) -> pd.DataFrame:
-    """Models as rows, the eight tasks as columns: each cell the task's official metrics and its coverage.
+#: What a cell of the model table shows when a model has several runs of a task.
+PICKS = {"latest": "the latest step", "best": "the best"}
 
-    A model with several runs of one task shows the last one given.
-    """
-    cells: dict[str, dict[str, str]] = {}
+
+@dataclass
+class Cell:
+    """One model's runs of one task: the run the cell shows, why it is that one, and the rest (natural order)."""
+
+    shown: ModelRun
+    why: str
+    others: list[ModelRun]
+
+
+def pick_run(runs: list[ModelRun], pick: str = "latest") -> tuple[ModelRun, str]:
+    """The run a cell shows, and why in a few words: `latest`, the one with the latest step in its name (the last
+    given when no name has a step); `best`, the one best on the task's first official metric (an undefined value
+    last). Was the last one given, and `runs add` gives a folder's files in name order: ckpt-9000 stood for a model
+    whose ckpt-25000 was 15 points better."""
+    if len(runs) == 1:
+        return runs[0], ""
+    if pick == "best":
+        metric = runs[0].result.task.facts.metrics[0].key
+        scored = [(value, k) for k, r in enumerate(runs) if (value := r.result.scores.values.get(metric)) is not None]
+        if scored:
+            return runs[max(scored)[1]], f"best {metric} of {len(runs)} runs"
+    steps = [(step, k) for k, r in enumerate(runs) if (step := step_of(r.result.run)) is not None]
+    if steps:
+        step, k = max(steps)
+        return runs[k], f"latest step ({step:,}) of {len(runs)} runs"
+    return runs[-1], f"last added of {len(runs)} runs"
+
+
+def model_cells(runs: list[ModelRun], pick: str = "latest") -> dict[str, dict[str, Cell]]:
+    """Model -> task -> its cell, models in natural order with the demo's after the real ones."""
+    grouped: dict[str, dict[str, list[ModelRun]]] = {}
     for run in runs:
-        cells.setdefault(run.model, {})[column_title(run.task)] = f"{cell_text(run)} ({coverage_text(run)})"
+        grouped.setdefault(run.model, {}).setdefault(run.task, []).append(run)
+    demo = {run.model for run in runs if run.demo}
+    out: dict[str, dict[str, Cell]] = {}
+    for model in sorted(grouped, key=lambda m: (m in demo, natural_key(m))):
+        for task, group in grouped[model].items():
+            shown, why = pick_run(group, pick)
+            out.setdefault(model, {})[task] = Cell(shown, why, sorted((r for r in group if r is not shown), key=lambda r: natural_key(r.result.run)))
+    return out
+
+
+def model_table(runs: list[ModelRun], pick: str = "latest") -> pd.DataFrame:
+    """Models as rows, the eight tasks as columns: each cell the task's official metrics and its coverage, of the run
+    `pick_run` chooses when a model has several runs of a task (and which it is)."""
+    cells: dict[str, dict[str, str]] = {}
+    for model, tasks in model_cells(runs, pick).items():
+        for task, cell in tasks.items():
+            which = f"; {cell.shown.result.run}, {cell.why}" if cell.why else ""
+            cells.setdefault(model, {})[column_title(task)] = f"{cell_text(cell.shown)} ({coverage_text(cell.shown)}{which})"
     columns = [column_title(name) for name in TASKS]
     frame = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=columns).astype(object).fillna("")
     return frame.rename_axis("model").reset_index()
@@ -224,26 +322,35 @@ def run_link(task_name: str, run_name: str, settings: dict[str, list[str]] | Non
     return f"/{task_name}?{urlencode(params)}"
 
 
-def html_table(runs: list[ModelRun], settings: dict[str, list[str]] | None = None) -> str:
-    """The model table as HTML: every cell links to its run's page (with `settings`); all file text escaped."""
-    by_model: dict[str, dict[str, ModelRun]] = {}
-    for run in runs:
-        by_model.setdefault(run.model, {})[run.task] = run
+def html_table(runs: list[ModelRun], settings: dict[str, list[str]] | None = None, pick: str = "latest") -> str:
+    """The model table as HTML: every cell links to the run it shows (`pick_run`), says which it is, and links the
+    model's other runs of that task in a fold; the demo's models are marked. All file text escaped."""
     head = "".join(f"<th title=\"{esc_attr(column_title(name))}\">{esc(name.upper())}"
                    f"<br><small>{esc(' / '.join(m.key for m in TASKS[name].facts.metrics))}</small></th>"
                    for name in TASKS)
     rows = []
-    for model, tasks in by_model.items():
+    for model, tasks in model_cells(runs, pick).items():
         cells = []
+        demo = False
         for name in TASKS:
-            scored = tasks.get(name)
-            if scored is None:
+            cell = tasks.get(name)
+            if cell is None:
                 cells.append("<td class='kv-empty'>–</td>")
                 continue
+            scored = cell.shown
+            demo = demo or scored.demo
             link = attrs(href=run_link(name, scored.result.run, settings), target="_self")
+            which = f"<br><small class='kv-which'>{esc(cell.why)}</small>" if cell.why else ""
+            rest = ""
+            if cell.others:
+                links = " ".join(f"<a {attrs(href=run_link(name, other.result.run, settings), target='_self')}>{esc(other.result.run)}</a>"
+                                 for other in cell.others)
+                rest = f"<details class='kv-others'><summary>{len(cell.others)} other run(s)</summary><small>{links}</small></details>"
             cells.append(f"<td data-task=\"{esc_attr(name)}\"><a {link}>{esc(cell_text(scored))}</a>"
-                         f"<br><small>{esc(scored.result.run)} · {esc(coverage_text(scored))} scored</small></td>")
-        rows.append(f"<tr><th scope='row'>{esc(model)}</th>{''.join(cells)}</tr>")
+                         f"<br><small>{esc(scored.result.run)} · {esc(coverage_text(scored))} scored</small>{which}{rest}</td>")
+        badge = " <small class='kv-demo'>(embedded demo)</small>" if demo else ""
+        style = " class='kv-demo-row' style='color:#57606a'" if demo else ""
+        rows.append(f"<tr{style}><th scope='row'>{esc(model)}{badge}</th>{''.join(cells)}</tr>")
     # Fixed columns sharing the page's width, their text wrapping (a metric list breaks at ' / '), so all eight tasks fit a
     # 1400 px window; below 720 px the table scrolls sideways.
     return ("<div class='kv-models' style='overflow-x:auto;font-size:.85rem'><table class='kv-model-table' "

@@ -292,6 +292,12 @@ class Task(ABC):
         """Statistics of the rows of a detail frame (an entity, a word, a slot), one row each."""
         raise KeyError(f"{self.facts.name} has no detail level {level!r}")
 
+    def detail_statistics_columns(self, level: str) -> tuple[str, ...] | None:
+        """The columns of a detail level `detail_statistics` reads (None: every column), so the metrics along a sequence of
+        kept runs read those and the slices' own (klue_viz.compare.ranking.sequence_columns); tests/test_sequence.py holds
+        the numbers of frames cut to them equal to the whole frames' on every demo run."""
+        return None
+
     def detail_scores(self, level: str, frame: pd.DataFrame) -> dict[str, float | None]:
         """Metrics of a slice taken at a detail level (an entity type, a word relation, a slot)."""
         stats = self.detail_statistics(level, frame)

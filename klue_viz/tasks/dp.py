@@ -338,6 +338,9 @@ class Dp(Task):
             dp_las_classes(d for p in predictions for d in p["deprels"]),
         )
 
+    def detail_statistics_columns(self, level: str) -> tuple[str, ...] | None:
+        return ("gold_head", "pred_head", "gold_class", "pred_class") if level == "words" else None
+
     def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
         if level != "words":
             return super().detail_statistics(level, frame)

@@ -575,6 +575,9 @@ class Ner(Task):
         types = type_codes(ents["label"])
         return ner_statistics(len(ex), counts[0], counts[1], counts[2], sentence[keep], types[keep], kind[keep])
 
+    def detail_statistics_columns(self, level: str) -> tuple[str, ...] | None:
+        return ("side", "matched") if level == "entities" else None
+
     def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
         if level != "entities":
             return super().detail_statistics(level, frame)

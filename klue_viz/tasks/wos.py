@@ -296,6 +296,9 @@ class Wos(Task):
     def row_statistics(self, gold: list[dict], predictions: list[list[str]]) -> Statistics:
         return state_statistics([row["gold_state"] for row in gold], predictions)
 
+    def detail_statistics_columns(self, level: str) -> tuple[str, ...] | None:
+        return ("status",) if level == "slots" else None
+
     def detail_statistics(self, level: str, frame: pd.DataFrame) -> Statistics:
         if level != "slots":
             return super().detail_statistics(level, frame)

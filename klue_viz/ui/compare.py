@@ -15,6 +15,7 @@ import streamlit as st
 from klue_viz.compare.ranking import (
     MATRIX_ORDERS,
     Ranking,
+    RunSequence,
     RunTable,
     change,
     compared_columns,
@@ -23,8 +24,9 @@ from klue_viz.compare.ranking import (
     matrix_frame,
     order_runs,
     rank_runs,
+    run_sequence,
     run_table,
-    sequence_metrics,
+    sequence_columns,
 )
 from klue_viz.drawing.compare_charts import matrix_figure, sequence_figure
 from klue_viz.drawing.markup import esc, esc_attr, md
@@ -33,7 +35,7 @@ from klue_viz.store.kept_results import column_frames
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import METRIC_FORMAT, guard
 from klue_viz.ui.links import example_params, query_string, view_params
-from klue_viz.ui.state import kept_results_or_none, run_store_or_none, scored_runs
+from klue_viz.ui.state import gold_for, kept_results_or_none, run_store_or_none, runs_for, scored_runs
 
 RESAMPLES = 500
 #: Rows of the matrix drawn (the first ones in the chosen order); the table below it holds them all.
@@ -63,8 +65,14 @@ def _ranked(keys: tuple[str, ...], metric: str, _table: RunTable) -> Ranking:
 
 
 @st.cache_resource(max_entries=16, show_spinner="Scoring every slice of every run…")
-def _sequence(keys: tuple[str, ...], _task: Task, _results: tuple[RunResult, ...]) -> pd.DataFrame:
-    return sequence_metrics(_task, list(_results))
+def _sequence(keys: tuple[str, ...], _task: Task, _results: tuple[RunResult, ...]) -> RunSequence:
+    """The runs' metrics along the sequence, once per server. A kept run is read for the columns the slices and the
+    task's statistics need only, not its texts, and its frames are not kept afterwards: 32 whole NER runs held 805 MB."""
+    results = list(_results)
+    columns = sequence_columns(results[0].task)
+    if columns is None:
+        return run_sequence(_task, results)
+    return run_sequence(_task, results, column_frames(kept_results_or_none(), results, columns))
 
 
 def compare_section(task: Task, results: dict[str, RunResult]) -> None:
@@ -80,6 +88,11 @@ def compare_section(task: Task, results: dict[str, RunResult]) -> None:
 def _upload_times(task: Task) -> dict[str, str]:
     runs = run_store_or_none()
     return {run.name: run.created_at for run in runs.list(task.facts.name)} if runs else {}
+
+
+def _models(task: Task) -> dict[str, str]:
+    """Each run's model as the page names it (a demo run's is "demo <run>")."""
+    return {name: source.model for name, source in runs_for(task, gold_for(task)).items()}
 
 
 @st.fragment
@@ -232,16 +245,30 @@ def _along(task: Task, keys: tuple[str, ...], picked: tuple[RunResult, ...], run
     st.markdown("**Along the sequence**")
     if not st.toggle("Each metric along the runs, overall and per slice", key="cmp_along"):
         return
-    frame = _sequence(keys, task, picked)
-    labels = ["overall"] + [s.label for s in task.facts.slices if s.label in set(frame["slice"])]
+    sequence = _sequence(keys, task, picked)
+    options = {"overall": ""} | {label: key for key, label in sequence.labels.items()}
     left, right = st.columns(2)
-    chosen = left.selectbox("Slice", labels, key="cmp_slice")
-    slice_label = "" if chosen == "overall" else chosen
-    metrics = list(dict.fromkeys(frame.loc[frame["slice"] == slice_label, "metric"]))
+    chosen = options[left.selectbox("Slice", list(options), key="cmp_slice")]
+    if chosen:
+        series, counts = sequence.slices[chosen], sequence.counts[chosen]
+        metrics = list(dict.fromkeys(metric for values in series.values() for metric in values))
+    else:
+        metrics = list(sequence.overall)
     if st.session_state.get("cmp_metric") not in metrics:
         st.session_state["cmp_metric"] = metrics[0]
     metric = right.selectbox("Metric", metrics, key="cmp_metric")
-    st.plotly_chart(sequence_figure(frame, runs, metric, slice_label), key="cmp_sequence", config={"displayModeBar": False})
+    if chosen:
+        lines = {value: found.get(metric, [None] * len(runs)) for value, found in series.items()}
+    else:
+        lines, counts = {"overall": sequence.overall[metric]}, {"overall": sequence.overall_n}
+    owners = _models(task)
+    models = [owners.get(run, "") for run in runs]
+    figure = sequence_figure(runs, models, lines, counts, metric, "overall" if not chosen else sequence.labels[chosen])
+    st.plotly_chart(figure, key="cmp_sequence", config={"displayModeBar": False})
+    shown = len(set(models))
+    st.caption(("One line per model: " + ", ".join(md(m or "(no model)") for m in dict.fromkeys(models)) + ". " if shown > 1 else "")
+               + ("The x axis is the step in each run's name." if figure.layout.xaxis.type == "linear" else
+                  "The x axis is the runs in order (not every run's name has a step)."))
 
 
 def _complementarity(task: Task, table: RunTable) -> None:

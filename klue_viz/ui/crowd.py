@@ -12,6 +12,7 @@ from klue_viz.core.crowd import HumanBaseline
 from klue_viz.discovery.annotators import annotator_table, human_of, run_crowd
 from klue_viz.drawing.markup import md
 from klue_viz.scoring.evaluate import Gold, RunResult
+from klue_viz.scoring.slicing import slice_table
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import metric_text
 
@@ -25,6 +26,29 @@ def _human(gold_key: str, result_keys: tuple[str, ...], held_out: bool, _task: T
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _crowd(result_key: str, _task: Task, _result: RunResult) -> dict:
     return run_crowd(_task, _result)
+
+
+def vote_cross_entropy(task: Task, result: RunResult) -> dict | None:
+    """A run's vote cross-entropy ({"value", "n"}: its probabilities against the annotators' votes), None without one."""
+    return _crowd(result.key, task, result).get("vote_cross_entropy")
+
+
+def _agreement_levels(task: Task, result: RunResult) -> None:
+    """Where the gold keeps each pair's votes but not who cast them (NLI), annotators cannot be compared one to one: how
+    many of them agree with the gold on each pair instead, and the inspected run's metrics on each level."""
+    spec = next((s for s in task.facts.slices if s.key == "agreement"), None)
+    if spec is None:
+        return
+    table = slice_table(task, result.frames, spec)
+    table = table[table["value"] != "(no votes)"]
+    if table.empty:
+        return
+    table = table.assign(order=table["value"].str.extract(r"^(\d+)", expand=False).astype(float)).sort_values("order", ascending=False)
+    st.markdown(f"**How many annotators agree with the gold, and {md(result.run)} on each level** (the gold keeps each "
+                f"{task.facts.unit}'s votes but not who cast them, so no annotator can be compared with another)")
+    shown = table.drop(columns=["order", "error_rate"]).rename(columns={"value": "annotators agreeing with the gold", "n": f"{task.facts.unit}s"})
+    st.dataframe(shown, hide_index=True, width="stretch",
+                 column_config={m.key: st.column_config.NumberColumn(format="%.2f") for m in task.facts.metrics})
 
 
 @st.cache_resource(max_entries=8, show_spinner="Comparing the annotators with one another…")
@@ -53,7 +77,12 @@ def crowd_panel(task: Task, gold: Gold, gold_key: str, result: RunResult, result
         lines = [f"The gold's annotators: {human.text()}, over the {task.facts.unit}s the runs scored. One annotator is "
                  "correlated with the mean of the others, while a run is correlated with the mean of all of them (a less "
                  "noisy target): the two are not the same comparison."]
-    for name, run in results.items():
+    with_votes = any(vote_cross_entropy(task, run) is not None for run in runs)
+    if with_votes:
+        lines.append("Each run's vote cross-entropy (its probabilities against the annotators' votes; lower is closer) is a "
+                     "column of the official metrics above" + ("; its divergences from the votes:" if len(results) < 8 else
+                                                              "; `klue-viz evaluate --out` writes each run's divergences from the votes"))
+    for name, run in results.items() if len(results) < 8 else ():
         crowd = _crowd(run.key, task, run)
         found, divergence = crowd.get("vote_cross_entropy"), crowd.get("vote_divergence")
         if found is not None and divergence is not None:
@@ -67,6 +96,8 @@ def crowd_panel(task: Task, gold: Gold, gold_key: str, result: RunResult, result
             st.markdown("**Each annotator against the others** (annotator ids recur across pairs)")
             st.dataframe(table, hide_index=True, width="stretch",
                          column_config={c: st.column_config.NumberColumn(format="%.2f") for c in table.columns if c not in ("annotator", "pairs")})
+        else:
+            _agreement_levels(task, result)
         spread = _crowd(result.key, task, result).get("error_vs_spread")
         if spread is not None:
             rho = spread["spearman"]

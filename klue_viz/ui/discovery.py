@@ -6,6 +6,7 @@ and only the view the user picked is computed.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -177,9 +178,20 @@ def _apply(guids: list[str], conditions: dict[str, str]) -> None:
     st.session_state[WEAK_SLICE] = (dict(conditions), list(guids))
 
 
+#: Characters of a slice name one line of its 260 px cell holds (Korean and Latin mixed), and the most lines a row grows to.
+LINE_CHARS, MAX_LINES = 34, 4
+
+
+def slice_row_height(names: list[str]) -> int | None:
+    """Rows tall enough for the longest slice name to wrap whole in its cell (a grid cuts a long one short:
+    `Particle attached to the entity (경찰+은) = anoth…`); None (the grid's own height) when every name fits one line."""
+    lines = min(MAX_LINES, max((math.ceil(len(name) / LINE_CHARS) for name in names), default=1))
+    return None if lines <= 1 else 10 + 20 * lines
+
+
 def _slice_columns(task: Task, table: pd.DataFrame) -> dict:
     """Widths in pixels that fit the page's column at 1400 px (about 940 px) with two runs' columns (the slice name wraps
-    into its cell's tooltip beyond 260 px); error rate a share as in the slice table, metrics with two decimals."""
+    over more lines of a taller row beyond 260 px: `slice_row_height`); error rate a share as in the slice table, metrics with two decimals."""
     small, medium = 60, 100
     columns: dict = {
         "slice": st.column_config.TextColumn("slice", width=260),
@@ -243,7 +255,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
                   "the whole run they are, weighted by size (SliceLine's score). Select a row for its 95% interval and its examples."))
     table = pd.DataFrame(rows)
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="weak_slice_table",
-                         column_config=_slice_columns(task, table))
+                         column_config=_slice_columns(task, table), row_height=slice_row_height(list(table["slice"])))
     chosen = event.selection.rows if event is not None else []
     if not chosen:
         return

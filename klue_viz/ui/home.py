@@ -11,7 +11,7 @@ from klue_viz.core.problems import InputError, Problem
 from klue_viz.drawing.markup import md
 from klue_viz.reading.gold_folders import DATA_DIR_ENV, GOLD_ROOTS_ENV, allowed_gold_folder, gold_roots
 from klue_viz.reading.uploads import limit_megabytes, limit_text
-from klue_viz.scoring.benchmark import ModelRun, html_table
+from klue_viz.scoring.benchmark import PICKS, ModelRun, html_table
 from klue_viz.scoring.evaluate import RunResult
 from klue_viz.store.annotations import StoreError
 from klue_viz.store.gold_choice import SOURCES
@@ -109,7 +109,11 @@ def _intervals(result_key: str, _task: Task, _result: RunResult) -> dict[str, tu
 
 def _overview() -> None:
     st.subheader("Models across the benchmark")
-    show_ci = st.toggle(f"95% confidence intervals (bootstrap, {UI_RESAMPLES} resamples)", key="home_ci")
+    left, right = st.columns([2, 3])
+    show_ci = left.toggle(f"95% confidence intervals (bootstrap, {UI_RESAMPLES} resamples)", key="home_ci")
+    pick = right.radio("A model with several runs of a task shows", list(PICKS), format_func=PICKS.get, horizontal=True, key="home_pick",
+                       help="The latest step: the run whose name carries the largest checkpoint step (ckpt-25000). "
+                            "The best: the run best on the task's first official metric. Each cell says which; its other runs are one click away.")
     model_runs, rows, problems = [], [], []
     for name, task in TASKS.items():
         choice = gold_for(task)
@@ -118,7 +122,8 @@ def _overview() -> None:
         for run, result in results.items():
             if result.wrong_gold:
                 st.warning(md(f"{name.upper()} {run}: {result.wrong_gold}."), icon=WARNING_ICON)
-            model_runs.append(ModelRun(sources[run].model, result, _intervals(result.key, task, result) if show_ci else None))
+            model_runs.append(ModelRun(sources[run].model, result, _intervals(result.key, task, result) if show_ci else None,
+                                       demo=sources[run].path is not None))
             c = result.coverage
             stored = sources[run].stored
             rows.append({"task": name, "run": run, "model": sources[run].model, "file": result.file, "scored": f"{c.n_scored}/{c.n_gold}",
@@ -127,9 +132,10 @@ def _overview() -> None:
             problems += result.problems
         problems += [Problem(reason, file=f"{name}/{run}") for run, reason in failures.items()]
     if model_runs:
-        st.markdown(html_table(model_runs, settings_params()), unsafe_allow_html=True)
-        st.caption("Each cell: the task's official metrics (in the column's order), the run and how many gold examples it covers; "
-                   "click a cell to open that run's page.")
+        st.markdown(html_table(model_runs, settings_params(), pick), unsafe_allow_html=True)
+        st.caption(f"Each cell: the task's official metrics (in the column's order), the run and how many gold examples it covers; "
+                   f"with several runs, {PICKS[pick]} of them, said under it, and the others in a fold. Click a run to open its page. "
+                   "The embedded demo's models come last, marked.")
     cols = st.columns(4)
     for k, (name, path) in enumerate(PAGE_FILES.items()):
         cols[k % 4].page_link(path, label=f"{name.upper()} page", help=TASKS[name].facts.title)

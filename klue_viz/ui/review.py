@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from klue_viz.core.problems import InputError
-from klue_viz.discovery.corrected import Correction, Rescored, RunInput, rescore, version_name
+from klue_viz.discovery.corrected import Correction, Rescored, RunInput, correctors, rescore, version_name
 from klue_viz.discovery.corrected_gold import CorrectedGold, make_version
 from klue_viz.discovery.review import accepted_corrections, decision_of, disagreements, example_items, outcomes, reviewer_agreement
 from klue_viz.discovery.suspects import evidence_frame, suspects, with_text
@@ -216,8 +216,18 @@ def changes_html(table: pd.DataFrame) -> str:
         return f"<td>{esc(str(value))}</td>"
 
     head = "".join(f"<th>{esc(str(c))}</th>" for c in table.columns)
-    rows = "".join(f"<tr data-run='{esc_attr(str(r[0]))}'>{''.join(cell(v) for v in r)}</tr>" for r in table.itertuples(index=False))
+    moved = list(table["moved"]) if "moved" in table.columns else [""] * len(table)
+    # a run whose rank moved stands out (bold, tinted), so the rows the corrections reorder are read first
+    rows = "".join(f"<tr data-run='{esc_attr(str(r[0]))}'" + (" class='kv-moved' style='font-weight:600;background:#fff8c5'" if m else "")
+                   + f">{''.join(cell(v) for v in r)}</tr>" for r, m in zip(table.itertuples(index=False), moved))
     return f"<table class='kv-changes'><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def _moved(places: int | None) -> str:
+    """A rank change in words: "up 2", "down 1", "" when it did not move (or a rank is undefined)."""
+    if not places:
+        return ""
+    return f"{'up' if places > 0 else 'down'} {abs(places)}"
 
 
 def _changes(task: Task, base: GoldChoice, source: tuple[str, str], version: GoldVersion) -> None:
@@ -240,11 +250,14 @@ def _changes(task: Task, base: GoldChoice, source: tuple[str, str], version: Gol
     found = _rescored(task.facts.name, base.key, version.name, digests, strict, task, base.gold, after.gold, runs)
     metric = found.metric
     table = pd.DataFrame([{"run": r["run"], f"{metric} before": r["before"][metric], f"{metric} after": r["after"][metric],
-                           "change": r["change"][metric], "rank before": r["rank_before"], "rank after": r["rank_after"]} for r in found.rows])
+                           "change": r["change"][metric], "rank before": r["rank_before"], "rank after": r["rank_after"],
+                           "moved": _moved(r["moved"])} for r in found.rows])
     tau = "n/a (fewer than two runs, or one ordering constant)" if found.kendall_tau is None else f"{found.kendall_tau:.3f}"
-    st.markdown(f"**What the corrections change** ({md(version.name)}; {version.records} record(s) corrected, by "
-                f"{md(version.created_by or '(anonymous)')}): every {task.facts.name.upper()} run re-scored — Kendall's tau of the two "
-                f"rankings by {md(metric)}: {tau}")
+    made_by = correctors(Correction(**c) for c in version.corrections)
+    st.markdown(f"**What the corrections change** ({md(version.name)}; {version.records} record(s) corrected by "
+                f"{md(', '.join(made_by) or '(nobody named)')}; accepted into this version by {md(version.created_by or '(anonymous)')}): "
+                f"every {task.facts.name.upper()} run re-scored — Kendall's tau of the two rankings by {md(metric)}: {tau}. "
+                f"Rows whose rank moved are highlighted.")
     st.markdown(changes_html(table), unsafe_allow_html=True)  # a few rows: drawn as text (a grid's canvas hides them from search)
     for name, reason in found.failures.items():
         st.caption(md(f"{name}: not scored ({reason})"))

@@ -2,30 +2,18 @@
 
 Checkpoints are named with their step (`ckpt-2000`, `ckpt012`): runs are ordered by model and then by
 their names read naturally (numbers as numbers, so `ckpt-2000` comes before `ckpt-10000`), and the
-last number in a run's name is its step.
+step is the number in the checkpoint's name (klue_viz.core.steps).
 """
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
+
+from klue_viz.core.steps import natural_key, step_of
 
 #: From this many runs on, a task page offers the search and filters and shows the metrics as one table.
 MANY_RUNS = 8
-NUMBER = re.compile(r"(\d+)")
 ALL_MODELS = "(every model)"
-
-
-def natural_key(name: str) -> tuple:
-    """A sort key reading the numbers in a name as numbers."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part.lower()) for part in NUMBER.split(name) if part)
-
-
-def step_of(name: str) -> int | None:
-    """The last number in a run's name (its checkpoint step), or None."""
-    numbers = NUMBER.findall(name)
-    return int(numbers[-1]) if numbers else None
 
 
 def filter_runs(names: list[str], models: dict[str, str], query: str = "", model: str = ALL_MODELS,
@@ -47,6 +35,16 @@ def filter_runs(names: list[str], models: dict[str, str], query: str = "", model
     return sorted(kept, key=lambda n: (natural_key(models.get(n, "")), natural_key(n)))
 
 
+def latest_run(names: list[str]) -> str:
+    """The run a page inspects first: the one with the latest step (the checkpoint a sweep ended on; the first of those
+    in `names` order on a tie), else the first name. The first by name was a sweep's worst checkpoint (ckpt-1000)."""
+    steps = [step_of(name) for name in names]
+    if all(step is None for step in steps):
+        return names[0]
+    latest = max(step for step in steps if step is not None)
+    return names[steps.index(latest)]
+
+
 def pick_runs(names: list[str], models: dict[str, str]) -> list[str]:
     """The search, model and step widgets over a task page's runs; the runs they leave (all of them when there are few)."""
     if len(names) < MANY_RUNS:
@@ -59,7 +57,7 @@ def pick_runs(names: list[str], models: dict[str, str]) -> list[str]:
     chosen = None
     if len(steps) > 1:
         chosen = right.select_slider("Steps", options=steps, value=(steps[0], steps[-1]), key="run_steps",
-                                     help="The last number in a run's name; the whole range also keeps runs without one")
+                                     help="The step in a checkpoint's name (ckpt-2000 is step 2000); the whole range also keeps runs without one")
         if tuple(chosen) == (steps[0], steps[-1]):
             chosen = None
     shown = filter_runs(names, models, query, model, chosen)

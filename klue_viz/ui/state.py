@@ -264,9 +264,10 @@ def run_store_or_none() -> RunStore | None:
         return None
 
 
-def add_run(task_name: str, name: str, data: bytes, model: str = "") -> Run:
-    """Store a prediction file as a run of a task (the same bytes give back their run) and return the run."""
-    return run_store().add(task_name, name, data, model=model, uploader=st.session_state.get("annotator_name", ""))
+def add_run(task_name: str, name: str, data: bytes, model: str = "", run: str = "") -> Run:
+    """Store a prediction file as a run of a task (the same bytes give back their run) and return the run; `run`: the
+    name its place gives it (klue_viz.scoring.benchmark.run_and_model), else the file's stem."""
+    return run_store().add(task_name, name, data, model=model, uploader=st.session_state.get("annotator_name", ""), name=run or None)
 
 
 def reupload_note(file_name: str, model: str, run: Run) -> str:
@@ -305,10 +306,10 @@ def receive_uploads(uploads: Sequence[UploadedFile] | None, task: str | None = N
             outcome = UploadOutcome(file.name, model=model.strip() or file.model)
             try:
                 outcome.task = task_of(file.name, file.data, task)
-                stored = add_run(outcome.task, file.name, file.data, outcome.model)
+                stored = add_run(outcome.task, file.name, file.data, outcome.model, file.run)
                 outcome.run, outcome.note, outcome.model = stored.name, reupload_note(file.name, outcome.model, stored), stored.model
             except StoreUnavailable as err:
-                outcome.run = keep_in_session(outcome.task, file.name, file.data, outcome.model)
+                outcome.run = keep_in_session(outcome.task, file.name, file.data, outcome.model, file.run)
                 outcome.note, outcome.session_only = f"{file.name} is scored in this session only, not stored: {err}", True
             except (InputError, StoreError, RunConflict) as err:
                 outcome.error = str(err)
@@ -316,10 +317,11 @@ def receive_uploads(uploads: Sequence[UploadedFile] | None, task: str | None = N
     return outcomes
 
 
-def keep_in_session(task_name: str, file_name: str, data: bytes, model: str = "") -> str:
-    """Hold a file the database could not store in this session, so its metrics still show; returns its run name."""
+def keep_in_session(task_name: str, file_name: str, data: bytes, model: str = "", run: str = "") -> str:
+    """Hold a file the database could not store in this session, so its metrics still show; returns its run name (`run`,
+    the name its place gives it, else the file's stem)."""
     held = st.session_state.setdefault(SESSION_RUNS, {})
-    stem = name = Path(file_name).stem
+    stem = name = run or Path(file_name).stem
     suffix = 2
     while (task_name, name) in held and held[(task_name, name)][1] != data:  # another file of the same stem
         name, suffix = f"{stem}-{suffix}", suffix + 1

@@ -33,7 +33,7 @@ from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
 from klue_viz.ui.common import METRIC_FORMAT, UI_RESAMPLES, WARNING_ICON, guard, guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.compare import compare_section
-from klue_viz.ui.crowd import crowd_panel
+from klue_viz.ui.crowd import crowd_panel, vote_cross_entropy
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
 from klue_viz.ui.features import features_panel
 from klue_viz.ui.keyboard import card_keys, keyboard_bar
@@ -54,7 +54,7 @@ from klue_viz.ui.links import (
 from klue_viz.ui.paper import svg_download
 from klue_viz.ui.report_download import report_button
 from klue_viz.ui.review import REVIEW_LIST
-from klue_viz.ui.run_picker import MANY_RUNS, pick_runs
+from klue_viz.ui.run_picker import MANY_RUNS, latest_run, pick_runs
 from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, kept_results_or_none, receive_uploads, runs_for
 from klue_viz.ui.surface import surface_panel
 from klue_viz.ui.warmup import warm_elements
@@ -111,7 +111,9 @@ def _body(task: Task) -> None:
 
     models = {name: source.model for name, source in runs_for(task, choice).items()}
     shown = pick_runs(list(results), models)
-    _metrics(task, {name: results[name] for name in shown}, models)
+    # the gold keeps its annotators' labels (YNAT, NLI): each run's distance to them joins its metrics
+    votes = task.labels is not None and any(row.get("votes") for row in choice.gold.rows[:50])
+    _metrics(task, {name: results[name] for name in shown}, models, votes)
     result = results[_inspected_run(shown)]
     crowd_panel(task, choice.gold, choice.key, result, results)
     pairs = _pairs(result.key, task, result)
@@ -141,9 +143,12 @@ def _inspected_run(names: list[str]) -> str:
         return names[0]
     if wanted and wanted[0] in names:
         state["run"] = wanted[0]
-    return st.selectbox("Run to inspect", names, key="run")
+    elif state.get("run") not in names:
+        state["run"] = latest_run(names)
+    return st.selectbox("Run to inspect", names, key="run", help="The run with the latest step in its name is inspected first")
 
 
+VOTE_CROSS_ENTROPY = "vote cross-entropy"
 
 
 @st.cache_resource(max_entries=128, show_spinner="Resampling…")
@@ -158,11 +163,11 @@ def _paired(first_key: str, second_key: str, _task: Task, _first: RunResult, _se
                           f"{_first.run} higher in": f"{100 * c.first_better:.0f}% of resamples"} for c in rows])
 
 
-def _metrics(task: Task, results: dict[str, RunResult], models: dict[str, str]) -> None:
+def _metrics(task: Task, results: dict[str, RunResult], models: dict[str, str], votes: bool = False) -> None:
     st.subheader("Official metrics")
     show_ci = st.toggle(f"95% confidence intervals (bootstrap, {UI_RESAMPLES} resamples of the examples)", key="show_ci")
     if len(results) >= MANY_RUNS:
-        _metrics_table(task, results, models, show_ci)
+        _metrics_table(task, results, models, show_ci, votes)
         return
     for run, result in results.items():
         if result.wrong_gold:
@@ -179,6 +184,10 @@ def _metrics(task: Task, results: dict[str, RunResult], models: dict[str, str]) 
         details = [f"{c.n_scored:,} of {c.n_gold:,} gold scored", f"missing {c.n_missing}", f"extra {c.n_extra}",
                    f"unreadable {c.n_invalid}"] + ([f"unreadable answers {c.unreadable_answers} (scored as wrong)"]
                                                    if c.unreadable_answers else []) + result.notes
+        found = vote_cross_entropy(task, result) if votes else None
+        if found is not None:
+            details.append(f"vote cross-entropy {found['value']:.4f} over {found['n']:,} {task.facts.unit}s (its probabilities against "
+                           "the annotators' votes; lower is closer)")
         if show_ci:
             spans = _intervals(result.key, task, result)
             details.insert(0, "95% CI " + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v))
@@ -188,20 +197,26 @@ def _metrics(task: Task, results: dict[str, RunResult], models: dict[str, str]) 
                 problem_table(result.problems)
 
 
-def _metrics_table(task: Task, results: dict[str, RunResult], models: dict[str, str], show_ci: bool) -> None:
-    """Many runs: one row each (the scores come from their kept results; intervals read a run's frames, so only when asked)."""
+def _metrics_table(task: Task, results: dict[str, RunResult], models: dict[str, str], show_ci: bool, votes: bool = False) -> None:
+    """Many runs: one row each (the scores come from their kept results; intervals read a run's frames, so only when asked;
+    with `votes`, each run's vote cross-entropy, blank for a run without probabilities)."""
     rows = []
     for run, result in results.items():
         c = result.coverage
         row = {"run": run, "model": models.get(run, ""), **{m.key: result.scores.values.get(m.key) for m in task.facts.metrics},
                "scored": f"{c.n_scored}/{c.n_gold}", "missing": c.n_missing, "extra": c.n_extra, "unreadable": c.n_invalid,
                "problems": len(result.problems)}
+        if votes:
+            found = vote_cross_entropy(task, result)
+            row[VOTE_CROSS_ENTROPY] = None if found is None else found["value"]
         if show_ci:
             spans = _intervals(result.key, task, result)
             row["95% CI"] = ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)
         rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                 column_config={m.key: st.column_config.NumberColumn(m.label, format="%.2f") for m in task.facts.metrics})
+    config = {m.key: st.column_config.NumberColumn(m.label, format="%.2f") for m in task.facts.metrics}
+    config[VOTE_CROSS_ENTROPY] = st.column_config.NumberColumn(format="%.4f", help="The run's probabilities against the annotators' votes, "
+                                                               "mean over the examples (lower is closer); blank: the run gave no probabilities")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=config)
     problems = [p for result in results.values() for p in result.problems]
     if problems:
         with st.expander(f"{len(problems)} problem(s) in these runs' files"):
