@@ -367,6 +367,36 @@ class Store:
 
         return self.write(work, "another writer kept changing this record")
 
+    def change(self, task: str, guid: str, run: str, annotator: str, turn: int | None, edit: Callable[[Annotation], None]) -> Annotation:
+        """Apply `edit` to the record as it is stored now (a new one when none is), in the transaction that writes it.
+
+        For the write paths that change some fields of a record whatever else it holds (a review decision, a
+        'gold looks wrong' mark, bulk tags): the record is read under the write lock (SQLite's IMMEDIATE
+        transaction, PostgreSQL's FOR UPDATE), so a save confirmed a moment before is edited, never replaced by an
+        older copy; and the record's version goes up, so an Annotate form opened before is refused as stale
+        (ConflictError) instead of overwriting the change. `edit` may raise to write nothing.
+        """
+        def work(connection: sa.Connection) -> Annotation:
+            row = connection.execute(sa.select(annotation_table).where(
+                self._where(task, run, guid, turn, annotator, key_turn=True)).with_for_update()).first()
+            item = self._from_row(row) if row is not None else Annotation(task, guid, run, annotator, turn=turn)
+            edit(item)
+            validate(item)
+            item.updated_at = now()
+            values = {"tags": json.dumps(sorted(set(item.tags)), ensure_ascii=False), "note": item.note, "gold_wrong": item.gold_wrong,
+                      "corrected_label": item.corrected_label or None, "updated_at": item.updated_at}
+            if row is None:
+                connection.execute(annotation_table.insert().values(
+                    task=task, guid=guid, turn=NO_TURN if turn is None else turn, run=run, annotator=annotator, version=1, **values))
+                item.version = 1
+            else:
+                connection.execute(annotation_table.update().where(annotation_table.c.id == row.id).values(version=row.version + 1, **values))
+                item.version = row.version + 1
+            item.tags = sorted(set(item.tags))
+            return item
+
+        return self.write(work, "another writer kept changing this record")
+
     def write(self, work: Callable[[sa.Connection], T], clash: str) -> T:
         """Run `work` in one write transaction, again when two writers met on a new key or SQLite stayed busy.
 
