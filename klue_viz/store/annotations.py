@@ -17,13 +17,23 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
+from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, ProgrammingError
 
-from klue_viz.store.schema import MIGRATIONS, NO_TURN, SCHEMA_VERSION, annotation_table, custom_tags, schema_version
+from klue_viz.store.schema import (
+    CACHE_TABLES,
+    MIGRATIONS,
+    NO_TURN,
+    SCHEMA_VERSION,
+    annotation_table,
+    create_cache_tables,
+    custom_tags,
+    schema_version,
+)
 from klue_viz.tasks import TASKS
 
 try:
@@ -285,28 +295,23 @@ class Store:
                 f"Set {DB_ENV} to another file, or start a new one and keep this file aside ('klue-viz annotations new-db').")
 
     def migrate(self) -> None:
-        """Create or upgrade the schema, one recorded version at a time, each in its own transaction.
+        """Create or upgrade the schema, one recorded version at a time, each in its own transaction, and create the
+        tables of data computed again on demand that are missing (klue_viz.store.schema says why those are apart).
 
         An up-to-date database is only read: opening it never waits for another writer's lock.
         """
         with self.engine.connect() as connection:
-            if sa.inspect(connection).has_table(schema_version.name):
-                current = connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0
-                if current == SCHEMA_VERSION:
-                    return
-        with self.writer.begin() as connection:
-            schema_version.create(connection, checkfirst=True)
-            current = connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0
+            present = set(sa.inspect(connection).get_table_names())
+            current = connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0 if schema_version.name in present else 0
         if current > SCHEMA_VERSION:
             raise StoreError(f"the annotation database {self.location} was written by a newer klue-viz (schema {current})")
         for version in range(current + 1, SCHEMA_VERSION + 1):
-            with self.writer.begin() as connection:
-                MIGRATIONS[version](connection)
-                connection.execute(schema_version.insert().values(version=version))
+            self.write(partial(_migrate_to, version), "another klue-viz kept upgrading the database")
+        if any(table.name not in present for table in CACHE_TABLES):
+            self.write(create_cache_tables, "another klue-viz kept creating the tables of kept results")
 
     def version(self) -> int:
-        with self.engine.connect() as connection:
-            return connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0
+        return self.read(lambda connection: connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0)
 
     # ---- reading ---------------------------------------------------------------------------------
     @staticmethod
@@ -330,13 +335,11 @@ class Store:
     def find(self, task: str | None = None, run: str | None = None, guid: str | None = None, annotator: str | None = None) -> list[Annotation]:
         query = sa.select(annotation_table).where(self._where(task, run, guid, annotator=annotator))
         query = query.order_by(annotation_table.c.task, annotation_table.c.guid, annotation_table.c.turn, annotation_table.c.run, annotation_table.c.annotator)
-        with self.engine.connect() as connection:
-            return [self._from_row(row) for row in connection.execute(query)]
+        return self.read(lambda connection: [self._from_row(row) for row in connection.execute(query)])
 
     def get(self, task: str, guid: str, run: str, annotator: str, turn: int | None = None) -> Annotation | None:
         query = sa.select(annotation_table).where(self._where(task, run, guid, turn, annotator, key_turn=True))
-        with self.engine.connect() as connection:
-            row = connection.execute(query).first()
+        row = self.read(lambda connection: connection.execute(query).first())
         return self._from_row(row) if row else None
 
     # ---- writing ---------------------------------------------------------------------------------
@@ -398,21 +401,28 @@ class Store:
         return self.write(work, "another writer kept changing this record")
 
     def write(self, work: Callable[[sa.Connection], T], clash: str) -> T:
-        """Run `work` in one write transaction, again when two writers met on a new key or SQLite stayed busy.
+        """The one write transaction of every store on this database: run `work` in it, again (up to WRITE_ATTEMPTS times,
+        after 50, 100, 150... ms) when two writers met on a new key, SQLite stayed busy past BUSY_TIMEOUT, or another
+        process created a table at the same moment.
 
-        What is left after WRITE_ATTEMPTS tries becomes a StoreError: StoreBusy ("try again in a moment") for a
-        lock, the other kinds as `_classify` tells them; `clash` says what kept changing when keys collided.
+        Every failure leaves as a StoreError: StoreBusy ("try again in a moment"; `clash` says what kept changing when
+        keys collided) or what `_classify` makes of the driver's error (busy, read-only, unreachable, corrupt); a server
+        that went away is StoreUnavailable from the error hook. An exception of `work` itself passes through.
         """
         for attempt in range(WRITE_ATTEMPTS):
             try:
                 with self.writer.begin() as connection:
                     return work(connection)
-            except (IntegrityError, OperationalError) as err:
-                # Two writers inserted the same new key, or SQLite stayed busy: read again and retry.
+            except (IntegrityError, OperationalError, ProgrammingError) as err:
+                again = isinstance(err, (IntegrityError, OperationalError)) or "already exists" in str(err.orig).lower()
+                if not again:
+                    raise self._classify(err) from None
                 if attempt == WRITE_ATTEMPTS - 1:
                     raise self._classify(err) if isinstance(err, OperationalError) else StoreBusy(
                         f"could not save to {self.location}: {clash}") from None
                 time.sleep(0.05 * (attempt + 1))
+            except (DatabaseError, sqlite3.DatabaseError) as err:
+                raise self._classify(err) from None
         raise StoreBusy(f"could not save to {self.location}: {clash}")
 
     def read(self, work: Callable[[sa.Connection], T]) -> T:
@@ -424,8 +434,8 @@ class Store:
             raise self._classify(err) from None
 
     def delete(self, item: Annotation) -> None:
-        with self.writer.begin() as connection:
-            connection.execute(annotation_table.delete().where(self._where(item.task, item.run, item.guid, item.turn, item.annotator, key_turn=True)))
+        where = self._where(item.task, item.run, item.guid, item.turn, item.annotator, key_turn=True)
+        self.write(lambda connection: connection.execute(annotation_table.delete().where(where)), "another writer kept changing this record")
 
     def add_tag(self, task: str, tag: str) -> None:
         tag = tag.strip()
@@ -435,14 +445,17 @@ class Store:
             _text("a tag", tag, MAX_TAG)
         except InvalidRecord as err:
             raise StoreError(str(err)) from None
-        with self.writer.begin() as connection:
+
+        def work(connection: sa.Connection) -> None:
             exists = connection.execute(sa.select(custom_tags).where((custom_tags.c.task == task) & (custom_tags.c.tag == tag))).first()
             if not exists:
                 connection.execute(custom_tags.insert().values(task=task, tag=tag))
 
+        self.write(work, "another writer kept adding this tag")
+
     def custom_tags(self, task: str) -> list[str]:
-        with self.engine.connect() as connection:
-            return [row.tag for row in connection.execute(sa.select(custom_tags.c.tag).where(custom_tags.c.task == task).order_by(custom_tags.c.tag))]
+        query = sa.select(custom_tags.c.tag).where(custom_tags.c.task == task).order_by(custom_tags.c.tag)
+        return self.read(lambda connection: [row.tag for row in connection.execute(query)])
 
     # ---- import ----------------------------------------------------------------------------------
     def plan_import(self, incoming: Iterable[Annotation]) -> ImportPlan:
@@ -479,9 +492,9 @@ class Store:
         """
         for attempt in range(attempts):
             try:
-                return self._apply(plan, overwrite_conflicts)
-            except (_StalePlan, IntegrityError):
-                # A save or another import got in between (PostgreSQL: inserted a key we planned to add).
+                return self.write(partial(self._apply, plan, overwrite_conflicts), "another import kept adding the same records")
+            except _StalePlan:
+                # A save or another import got in between: plan again against what is stored now.
                 if attempt == attempts - 1:
                     raise StoreBusy(f"the annotations in {self.location} kept changing during the import; nothing was "
                                     "imported, try again") from None
@@ -489,12 +502,10 @@ class Store:
                 plan.added, plan.updated, plan.conflicting, plan.unchanged = fresh.added, fresh.updated, fresh.conflicting, fresh.unchanged
                 plan.planned_version = fresh.planned_version
                 plan.replanned += 1
-            except OperationalError as err:
-                raise self._classify(err) from None
         return 0
 
-    def _apply(self, plan: ImportPlan, overwrite_conflicts: bool) -> int:
-        """Write the planned records in one transaction (all or nothing), with batched statements.
+    def _apply(self, plan: ImportPlan, overwrite_conflicts: bool, connection: sa.Connection) -> int:
+        """Write the planned records in the transaction of `connection` (all or nothing), with batched statements.
 
         One SELECT reads the stored versions of the tasks involved (locked for update on PostgreSQL;
         SQLite's IMMEDIATE transaction holds the write lock), each planned record is checked against the
@@ -506,30 +517,29 @@ class Store:
         if not items:
             return 0
         table = annotation_table
-        with self.writer.begin() as connection:
-            tasks = sorted({item.task for item in items})
-            query = sa.select(table.c.id, table.c.task, table.c.guid, table.c.turn, table.c.run, table.c.annotator, table.c.version)
-            stored = {(row.task, row.guid, None if row.turn == NO_TURN else row.turn, row.run, row.annotator): (row.id, row.version)
-                      for row in connection.execute(query.where(table.c.task.in_(tasks)).with_for_update())}
-            inserts, updates = [], []
-            for item in items:
-                row = stored.get(item.key)
-                if (row[1] if row else 0) != plan.planned_version.get(id(item), 0):
-                    raise _StalePlan()  # leaving the block rolls the whole import back
-                values = {"tags": json.dumps(sorted(set(item.tags)), ensure_ascii=False), "note": item.note, "gold_wrong": item.gold_wrong,
-                          "corrected_label": item.corrected_label or None, "updated_at": item.updated_at or now()}
-                if row is None:
-                    inserts.append({"task": item.task, "guid": item.guid, "turn": NO_TURN if item.turn is None else item.turn, "run": item.run,
-                                    "annotator": item.annotator, "version": 1, **values})
-                else:
-                    updates.append({"row_id": row[0], "new_version": row[1] + 1, **{f"new_{k}": v for k, v in values.items()}})
-            for start in range(0, len(inserts), IMPORT_BATCH):
-                connection.execute(table.insert(), inserts[start:start + IMPORT_BATCH])
-            update = table.update().where(table.c.id == sa.bindparam("row_id")).values(
-                version=sa.bindparam("new_version"), **{k: sa.bindparam(f"new_{k}") for k in ("tags", "note", "gold_wrong", "corrected_label", "updated_at")})
-            for start in range(0, len(updates), IMPORT_BATCH):
-                connection.execute(update, updates[start:start + IMPORT_BATCH])
-            self._add_imported_tags(connection, items)
+        tasks = sorted({item.task for item in items})
+        query = sa.select(table.c.id, table.c.task, table.c.guid, table.c.turn, table.c.run, table.c.annotator, table.c.version)
+        stored = {(row.task, row.guid, None if row.turn == NO_TURN else row.turn, row.run, row.annotator): (row.id, row.version)
+                  for row in connection.execute(query.where(table.c.task.in_(tasks)).with_for_update())}
+        inserts, updates = [], []
+        for item in items:
+            row = stored.get(item.key)
+            if (row[1] if row else 0) != plan.planned_version.get(id(item), 0):
+                raise _StalePlan()  # leaving the block rolls the whole import back
+            values = {"tags": json.dumps(sorted(set(item.tags)), ensure_ascii=False), "note": item.note, "gold_wrong": item.gold_wrong,
+                      "corrected_label": item.corrected_label or None, "updated_at": item.updated_at or now()}
+            if row is None:
+                inserts.append({"task": item.task, "guid": item.guid, "turn": NO_TURN if item.turn is None else item.turn, "run": item.run,
+                                "annotator": item.annotator, "version": 1, **values})
+            else:
+                updates.append({"row_id": row[0], "new_version": row[1] + 1, **{f"new_{k}": v for k, v in values.items()}})
+        for start in range(0, len(inserts), IMPORT_BATCH):
+            connection.execute(table.insert(), inserts[start:start + IMPORT_BATCH])
+        update = table.update().where(table.c.id == sa.bindparam("row_id")).values(
+            version=sa.bindparam("new_version"), **{k: sa.bindparam(f"new_{k}") for k in ("tags", "note", "gold_wrong", "corrected_label", "updated_at")})
+        for start in range(0, len(updates), IMPORT_BATCH):
+            connection.execute(update, updates[start:start + IMPORT_BATCH])
+        self._add_imported_tags(connection, items)
         return len(items)
 
     def _add_imported_tags(self, connection: sa.Connection, items: list[Annotation]) -> None:
@@ -540,6 +550,15 @@ class Store:
             listed = {(row.task, row.tag) for row in connection.execute(sa.select(custom_tags).where(custom_tags.c.task.in_({t for t, _ in new})))}
             for task, tag in sorted(new - listed):
                 connection.execute(custom_tags.insert().values(task=task, tag=tag))
+
+
+def _migrate_to(version: int, connection: sa.Connection) -> None:
+    """One step of MIGRATIONS and its record, unless another process took that step meanwhile."""
+    schema_version.create(connection, checkfirst=True)
+    if (connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0) >= version:
+        return
+    MIGRATIONS[version](connection)
+    connection.execute(schema_version.insert().values(version=version))
 
 
 def newest_per_key(items: list[Annotation]) -> list[Annotation]:

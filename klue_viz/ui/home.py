@@ -14,7 +14,7 @@ from klue_viz.reading.uploads import limit_megabytes, limit_text
 from klue_viz.scoring.benchmark import ModelRun, html_table
 from klue_viz.scoring.evaluate import RunResult
 from klue_viz.store.annotations import StoreError
-from klue_viz.store.kept_results import intervals, remove_run
+from klue_viz.store.kept_scoring import intervals, remove_run
 from klue_viz.store.runs import RunConflict
 from klue_viz.tasks import TASKS
 from klue_viz.tasks.base import Task
