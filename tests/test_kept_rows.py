@@ -132,7 +132,7 @@ def test_two_versions_on_one_database_leave_each_others_results_alone(store, mon
     scoring again, however often they take turns (they used to replace each other's row and score again each time)."""
     task, gold, run = demo_input()
     counting = Counting(monkeypatch)
-    for turn in range(3):
+    for _turn in range(3):
         for version in ("A", "B"):
             monkeypatch.setattr(kept_format, "_LAYOUT", f"9.version-{version}")
             results, _ = kept_scoring.results_for(store, task, gold, [run], strict=False)
