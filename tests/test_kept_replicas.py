@@ -24,8 +24,7 @@ BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(not PG
 #: One replica's work, run in a process of its own: prints what it saw as JSON on its last line.
 REPLICA = textwrap.dedent('''
     import json, sys
-    from klue_viz.store import kept_results
-from klue_viz.store import kept_scoring
+    from klue_viz.store import kept_results, kept_scoring
     from klue_viz.store.runs import RunStore
     from klue_viz.store.annotations import Annotation, Store
     from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs

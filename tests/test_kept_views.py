@@ -184,9 +184,7 @@ def test_a_damaged_view_is_computed_again(store):
 #: times each was computed, as JSON on its last line.
 SERVER = textwrap.dedent('''
     import json, sys
-    from klue_viz.store import kept_format
-from klue_viz.store import kept_results
-from klue_viz.store import kept_scoring
+    from klue_viz.store import kept_format, kept_results, kept_scoring
     from klue_viz.store.annotations import Store
     from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
     from klue_viz.discovery.slices import WeakSlice, weak_slices

@@ -402,8 +402,9 @@ class Store:
 
     def write(self, work: Callable[[sa.Connection], T], clash: str) -> T:
         """The one write transaction of every store on this database: run `work` in it, again (up to WRITE_ATTEMPTS times,
-        after 50, 100, 150... ms) when two writers met on a new key, SQLite stayed busy past BUSY_TIMEOUT, or another
-        process created a table at the same moment.
+        after 50, 100, 150... ms) when the failure is one of meeting another writer (`_transient`): two writers on a
+        new key, SQLite busy past BUSY_TIMEOUT, a PostgreSQL deadlock or serialization failure, another process
+        creating a table at the same moment. Anything else (a disk error, a server gone) is not tried again.
 
         Every failure leaves as a StoreError: StoreBusy ("try again in a moment"; `clash` says what kept changing when
         keys collided) or what `_classify` makes of the driver's error (busy, read-only, unreachable, corrupt); a server
@@ -414,8 +415,7 @@ class Store:
                 with self.writer.begin() as connection:
                     return work(connection)
             except (IntegrityError, OperationalError, ProgrammingError) as err:
-                again = isinstance(err, (IntegrityError, OperationalError)) or "already exists" in str(err.orig).lower()
-                if not again:
+                if not _transient(err):
                     raise self._classify(err) from None
                 if attempt == WRITE_ATTEMPTS - 1:
                     raise self._classify(err) if isinstance(err, OperationalError) else StoreBusy(
@@ -550,6 +550,15 @@ class Store:
             listed = {(row.task, row.tag) for row in connection.execute(sa.select(custom_tags).where(custom_tags.c.task.in_({t for t, _ in new})))}
             for task, tag in sorted(new - listed):
                 connection.execute(custom_tags.insert().values(task=task, tag=tag))
+
+
+#: Words of a driver's error that mean another writer got in the way: worth a second try.
+TRANSIENT = ("locked", "busy", "deadlock", "could not serialize", "already exists")
+
+
+def _transient(err: DatabaseError) -> bool:
+    """Whether a failed write met another writer (a key inserted meanwhile, a lock, a table created meanwhile)."""
+    return isinstance(err, IntegrityError) or any(word in str(err.orig).lower() for word in TRANSIENT)
 
 
 def _migrate_to(version: int, connection: sa.Connection) -> None:
