@@ -13,6 +13,7 @@ import logging
 import os
 import sqlite3
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
@@ -48,6 +49,9 @@ CONNECT_TIMEOUT = 5
 UNREACHABLE = ("connection refused", "could not connect", "connection failed", "server closed the connection", "terminating connection",
                "no route to host", "timeout expired", "connection timed out", "could not translate host name", "the database system is")
 log = logging.getLogger("klue_viz")
+#: Seconds a database found unreachable is remembered: meanwhile a page's reads fail at once instead of each waiting
+#: CONNECT_TIMEOUT for a server that does not answer; a save is still tried (the user pressed Save).
+OUTAGE_SECONDS = 30.0
 #: Seconds a SQLite connection waits for another writer before reporting the database busy.
 BUSY_TIMEOUT = 10.0
 #: How many times a write that found the database busy is tried again.
@@ -210,6 +214,40 @@ def _sqlite_begin(connection: sa.Connection) -> None:
     connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get("immediate") else "BEGIN")
 
 
+_outage_lock = threading.Lock()
+_outages: dict[str, float] = {}  # database URL -> when it was last found unreachable (time.monotonic)
+_trying = threading.local()  # `.write` set while a write runs: it connects even during a remembered outage
+
+
+def remember_outage(url: str) -> None:
+    """Remember that the database of `url` cannot be reached, so the next connections fail at once (`outage_left`)."""
+    with _outage_lock:
+        _outages[url] = time.monotonic()
+
+
+def forget_outage(url: str | None = None) -> None:
+    """The database answered (or, without a URL, forget every outage: tests, an operator's reload)."""
+    with _outage_lock:
+        if url is None:
+            _outages.clear()
+        else:
+            _outages.pop(url, None)
+
+
+def outage_left(url: str) -> float:
+    """Seconds the outage of `url` is still remembered (0: none is, or it is time to try again)."""
+    with _outage_lock:
+        since = _outages.get(url)
+    return 0.0 if since is None else max(0.0, OUTAGE_SECONDS - (time.monotonic() - since))
+
+
+def unreachable_message(public_location: str) -> str:
+    """What a page says while the database is unreachable: the same words for the first failure and for the ones
+    remembered after it, so a page says it once."""
+    return (f"the annotation database is unreachable ({public_location}); what needs no database still works. The app "
+            f"tries it again every {OUTAGE_SECONDS:.0f} s and at once when you save (what you typed stays in the form)")
+
+
 class Store:
     """Annotations and custom tags in one database, opened (and migrated) on construction."""
 
@@ -232,6 +270,10 @@ class Store:
             self.path = None
             # A server that is down or unreachable is reported within seconds, not after the OS's TCP timeout.
             self.engine = sa.create_engine(self.url, pool_pre_ping=True, connect_args={"connect_timeout": CONNECT_TIMEOUT})
+            # An outage is remembered for OUTAGE_SECONDS (as klue_viz.reading.hf_hub remembers the hub's): a server that
+            # does not answer costs one page CONNECT_TIMEOUT, not every page and every store of it.
+            sa.event.listen(self.engine, "do_connect", self._remembered_outage)
+            sa.event.listen(self.engine, "connect", lambda *_: forget_outage(self.url))
         sa.event.listen(self.engine, "handle_error", self._unreachable)
         self.writer = self.engine.execution_options(immediate=True)
         self._open()
@@ -246,6 +288,12 @@ class Store:
         """Where the database is, for every user of the app: a SQLite file's path, never a server's address."""
         return str(self.path) if self.path else f"a PostgreSQL database (set by {DB_ENV})"
 
+    def _remembered_outage(self, *_: object) -> None:
+        """SQLAlchemy's connect hook: while an outage is remembered, a new connection fails at once (StoreUnavailable)
+        instead of waiting CONNECT_TIMEOUT, unless a write asked for it (`write`: the user pressed Save)."""
+        if outage_left(self.url) > 0 and not getattr(_trying, "write", False):
+            raise StoreUnavailable(unreachable_message(self.public_location))
+
     def _unreachable(self, context: sa.engine.ExceptionContext) -> StoreError | None:
         """SQLAlchemy's error hook: a server that went away or a full disk becomes StoreUnavailable, whose message
         names no host or port (those go to the log); busy and conflicting writes stay as they are, to be retried."""
@@ -256,8 +304,9 @@ class Store:
             return StoreUnavailable(f"the disk holding the annotation database is full: nothing was saved ({self.public_location})")
         if context.is_disconnect or any(word in lowered for word in UNREACHABLE):
             log.error("annotation database %s unreachable: %s", self.location, detail)
-            return StoreUnavailable(f"the annotation database is unreachable ({self.public_location}); what needs no database still "
-                                    "works, and the app reconnects by itself when the server is back")
+            if not self.is_sqlite:
+                remember_outage(self.url)
+            return StoreUnavailable(unreachable_message(self.public_location))
         return None
 
     def _open(self) -> None:
@@ -412,6 +461,7 @@ class Store:
         """
         for attempt in range(WRITE_ATTEMPTS):
             try:
+                _trying.write = True  # a write connects even while an outage is remembered: the user asked for it
                 with self.writer.begin() as connection:
                     return work(connection)
             except (IntegrityError, OperationalError, ProgrammingError) as err:
@@ -423,6 +473,8 @@ class Store:
                 time.sleep(0.05 * (attempt + 1))
             except (DatabaseError, sqlite3.DatabaseError) as err:
                 raise self._classify(err) from None
+            finally:
+                _trying.write = False
         raise StoreBusy(f"could not save to {self.location}: {clash}")
 
     def read(self, work: Callable[[sa.Connection], T]) -> T:
