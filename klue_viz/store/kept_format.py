@@ -113,7 +113,11 @@ def gold_key(task: str, gold_sha256: str, name: str) -> str:
 # ---- checksums of kept rows ---------------------------------------------------------------------
 
 def _digest(text: str, fields: Sequence[object]) -> str:
-    return sha256(json.dumps([*map(str, fields), text], ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    """sha256 of the key fields (as one JSON list, so no two field lists give the same bytes) and then the text."""
+    digest = hashlib.sha256(json.dumps([str(f) for f in fields], ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    digest.update(b"\n")
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
 
 
 def seal(text: str, *fields: object) -> str:
