@@ -5,10 +5,10 @@
 compare  ranking (every official metric, 95% intervals, paired differences to the best, Holm) +
          the example x run matrix (difficulty order) + the changes between consecutive runs, for
          --nli-runs runs of NLI dev and --ner-runs runs of NER dev (the gold with seeded corruptions,
-         bench_core.predictions), on the path a user takes: each run is scored and kept (kept.keep, a
-         SQLite store in a temporary folder) before the clock starts, then loaded back (kept.load) as the
+         bench_core.predictions), on the path a user takes: each run is scored and kept (kept_scoring.keep, a
+         SQLite store in a temporary folder) before the clock starts, then loaded back (kept_scoring.load) as the
          app gets it; run_table rebuilds each run's statistics from its kept frames, cut to the columns it
-         reads (kept.column_frames, as the app's compare section does). Timed three times (median of
+         reads (kept_scoring.column_frames, as the app's compare section does). Timed three times (median of
          --repeat): with the kept frames already read (the server's frame cache); including the reading
          of those columns from Parquet (a first view after a start: the goal); and, for reference,
          including the reading of the whole frames (the path before column_frames). Goal: <= 3 s.
@@ -36,36 +36,36 @@ from bench_core import CHILD_ENV, cpu_time, predictions
 
 from klue_viz.compare.ranking import compared_columns, consecutive_changes, matrix_frame, rank_runs, run_table
 from klue_viz.scoring.evaluate import RunResult, evaluate_with_frames, load_gold
-from klue_viz.store import kept_results as kept
+from klue_viz.store import kept_format, kept_results, kept_scoring
 from klue_viz.store.annotations import Store
 from klue_viz.tasks import get_task
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def kept_runs(task_name: str, shared: Path, count: int, folder: Path) -> tuple[kept.KeptResults, Callable[[], list[RunResult]]]:
+def kept_runs(task_name: str, shared: Path, count: int, folder: Path) -> tuple[kept_results.KeptResults, Callable[[], list[RunResult]]]:
     """`count` runs of the task's dev set (ckpt000, ckpt001, ...) scored and kept; returns the store and how to load them back."""
     task = get_task(task_name)
     gold = load_gold(task, shared)
-    store = kept.KeptResults(Store(str(folder / f"{task_name}.sqlite3")))
+    store = kept_results.KeptResults(Store(str(folder / f"{task_name}.sqlite3")))
     shas = []
     for k in range(count):
         data = "\n".join(json.dumps(r, ensure_ascii=False) for r in predictions(task_name, gold, random.Random(k))).encode("utf-8")
         result = evaluate_with_frames(task, gold, data, f"ckpt{k:03d}.jsonl", run=f"ckpt{k:03d}")
-        shas.append(kept.sha256(data))
-        kept.keep(store, result, shas[-1], gold.sha256, False)
+        shas.append(kept_format.sha256(data))
+        kept_scoring.keep(store, result, shas[-1], gold.sha256, False)
 
     def load() -> list[RunResult]:
-        loaded = [kept.load(store, task, sha, gold.sha256, False, f"ckpt{k:03d}") for k, sha in enumerate(shas)]
+        loaded = [kept_scoring.load(store, task, sha, gold.sha256, False, f"ckpt{k:03d}") for k, sha in enumerate(shas)]
         if any(r is None for r in loaded):
             raise SystemExit(f"a kept {task_name} run could not be loaded back")
         return [r for r in loaded if r is not None]
     return store, load
 
 
-def compare_once(store: kept.KeptResults, results: list[RunResult], resamples: int, whole: bool) -> None:
+def compare_once(store: kept_results.KeptResults, results: list[RunResult], resamples: int, whole: bool) -> None:
     columns = compared_columns(results[0].task)
-    table = run_table(results, frames=None if whole or columns is None else kept.column_frames(store, results, columns))
+    table = run_table(results, frames=None if whole or columns is None else kept_scoring.column_frames(store, results, columns))
     rank_runs(table, samples=resamples)
     matrix_frame(table, "difficulty")
     consecutive_changes(table)

@@ -70,15 +70,16 @@ def cli_figures(shared: Path, paths: list[Path], out: Path, repeat: int) -> tupl
 
 def keep_runs(shared: Path, paths: list[Path], database: Path) -> None:
     from klue_viz.scoring.evaluate import evaluate_with_frames, load_gold
-    from klue_viz.store import kept_results as kept
+    from klue_viz.store import kept_format, kept_scoring
     from klue_viz.store.annotations import Store
+    from klue_viz.store.kept_results import KeptResults
     from klue_viz.tasks import get_task
     task = get_task("ner")
     gold = load_gold(task, shared)
-    store = kept.KeptResults(Store(str(database)))
+    store = KeptResults(Store(str(database)))
     for path in paths:
         data = path.read_bytes()
-        kept.keep(store, evaluate_with_frames(task, gold, data, path.name, run=path.stem), kept.sha256(data), gold.sha256, False)
+        kept_scoring.keep(store, evaluate_with_frames(task, gold, data, path.name, run=path.stem), kept_format.sha256(data), gold.sha256, False)
 
 
 def rss_mb() -> float:
@@ -91,20 +92,21 @@ def child(how: str, shared: Path, paths: list[Path], database: Path) -> None:
     from klue_viz.compare.ranking import PREDICTION_FEATURES, run_sequence, sequence_columns
     from klue_viz.scoring.evaluate import load_gold
     from klue_viz.scoring.slicing import slice_table
-    from klue_viz.store import kept_results as kept
+    from klue_viz.store import kept_format, kept_scoring
     from klue_viz.store.annotations import Store
+    from klue_viz.store.kept_results import KeptResults
     from klue_viz.tasks import get_task
     task = get_task("ner")
     gold = load_gold(task, shared)
-    store = kept.KeptResults(Store(str(database)))
-    results = [kept.load(store, task, kept.sha256(p.read_bytes()), gold.sha256, False, p.stem) for p in paths]
+    store = KeptResults(Store(str(database)))
+    results = [kept_scoring.load(store, task, kept_format.sha256(p.read_bytes()), gold.sha256, False, p.stem) for p in paths]
     assert all(r is not None for r in results)
     gc.collect()
     start = time.process_time()
     if how == "new":
         columns = sequence_columns(task)
         assert columns is not None
-        found = run_sequence(task, results, kept.column_frames(store, results, columns))
+        found = run_sequence(task, results, kept_scoring.column_frames(store, results, columns))
         size = sum(len(v) for s in found.slices.values() for v in s.values())
     else:
         tables = [slice_table(task, r.frames, spec) for r in results for spec in task.facts.slices if spec.key not in PREDICTION_FEATURES]

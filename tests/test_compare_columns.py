@@ -1,4 +1,4 @@
-"""Comparing kept runs reads only the columns it needs (kept.column_frames, Task.statistics_columns), with the numbers
+"""Comparing kept runs reads only the columns it needs (kept_scoring.column_frames, Task.statistics_columns), with the numbers
 of the whole frames: the same statistics, per-example scores, keys, ranking and changes, on every demo run of every
 task and on real dev runs; unreadable kept files fall back to the whole frames."""
 
@@ -15,7 +15,7 @@ import pytest
 from klue_viz.compare.ranking import compared_columns, consecutive_changes, rank_runs, run_table
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
-from klue_viz.store import kept_results as kept
+from klue_viz.store import kept_format, kept_results, kept_scoring
 from klue_viz.store.annotations import Store
 from klue_viz.tasks import TASKS, get_task
 from tests.test_kept import assert_same_frame, keep_and_load, noisy_run
@@ -24,11 +24,11 @@ PG_URL = os.environ.get("KLUE_VIZ_TEST_PG")
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(not PG_URL, reason="set KLUE_VIZ_TEST_PG"))]
 
 
-def make_store(backend: str, tmp_path) -> kept.KeptResults:
-    return kept.KeptResults(Store(str(tmp_path / "db.sqlite3") if backend == "sqlite" else PG_URL))
+def make_store(backend: str, tmp_path) -> kept_results.KeptResults:
+    return kept_results.KeptResults(Store(str(tmp_path / "db.sqlite3") if backend == "sqlite" else PG_URL))
 
 
-def kept_demo_runs(store: kept.KeptResults, task_name: str) -> list:
+def kept_demo_runs(store: kept_results.KeptResults, task_name: str) -> list:
     """Every demo run of a task, kept and loaded back as the app has them (frames not read yet)."""
     task = get_task(task_name)
     gold = load_gold(task, DEMO_BENCHMARK)
@@ -50,7 +50,7 @@ def test_cut_frames_give_the_whole_frames_numbers(tmp_path, backend, task_name):
     columns = compared_columns(task)
     assert columns is not None, "every task names the columns its statistics read"
     runs = kept_demo_runs(store, task_name)
-    cut = kept.column_frames(store, runs, columns)
+    cut = kept_scoring.column_frames(store, runs, columns)
     assert all("frames" not in r.__dict__ for r in runs), "the whole frames were read"
     for run, frames in zip(runs, cut):
         whole = run.frames  # read now, from the same kept files
@@ -82,7 +82,7 @@ def test_real_dev_runs_compared_from_their_columns(tmp_path, shared, task_name):
     task = get_task(task_name)
     gold = load_gold(task, shared)
     runs = [keep_and_load(store, task, gold, noisy_run(task_name, gold, seed), f"{task_name}-{seed}.jsonl")[1] for seed in (1, 2)]
-    cut = kept.column_frames(store, runs, compared_columns(task))
+    cut = kept_scoring.column_frames(store, runs, compared_columns(task))
     for run, frames in zip(runs, cut):
         assert_same_statistics(task.statistics(run.frames), task.statistics(frames))
     full, light = run_table(runs), run_table(runs, frames=cut)
@@ -95,17 +95,17 @@ def test_read_columns_reads_only_those_columns():
     gold = load_gold(task, DEMO_BENCHMARK)
     path = next(iter(demo_runs("ner")))
     result = evaluate_bytes(task, gold, path.read_bytes(), path.name)
-    data = kept.parquet_bytes(result.frames.examples)
+    data = kept_format.parquet_bytes(result.frames.examples)
     assert "sentence" in pq.ParquetFile(io.BytesIO(data)).schema_arrow.names
-    frame = kept.read_columns(data, ["n_errors", "guid", "no such column", "guid"])
+    frame = kept_format.read_columns(data, ["n_errors", "guid", "no such column", "guid"])
     assert list(frame.columns) == ["n_errors", "guid"]  # in the order asked, once, an unknown name left out
     # hand check against the scored frame, read independently of the reader under test
     assert frame["guid"].tolist() == result.frames.examples["guid"].tolist()
     assert frame["n_errors"].tolist() == result.frames.examples["n_errors"].tolist()
-    with pytest.raises(kept.KeptUnreadable, match="layout"):
-        kept.read_columns(data, ["guid"], kept_layout="0.other")
-    with pytest.raises(kept.KeptUnreadable, match="unreadable"):
-        kept.read_columns(data[: len(data) // 2], ["guid"])
+    with pytest.raises(kept_format.KeptUnreadable, match="layout"):
+        kept_format.read_columns(data, ["guid"], kept_layout="0.other")
+    with pytest.raises(kept_format.KeptUnreadable, match="unreadable"):
+        kept_format.read_columns(data[: len(data) // 2], ["guid"])
 
 
 def test_frames_already_read_are_cut_not_read_again(tmp_path, monkeypatch):
@@ -116,7 +116,7 @@ def test_frames_already_read_are_cut_not_read_again(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a kept file was read")
     monkeypatch.setattr(store, "frame_columns", refuse)
-    cut = kept.column_frames(store, runs[:1], compared_columns(get_task("nli")))
+    cut = kept_scoring.column_frames(store, runs[:1], compared_columns(get_task("nli")))
     assert list(cut[0].examples.columns) == ["guid", "correct", "gold", "pred", "probs"]
     assert cut[0].examples["gold"].tolist() == runs[0].frames.examples["gold"].tolist()
 
@@ -127,13 +127,13 @@ def test_a_damaged_kept_file_falls_back_to_the_whole_frames(tmp_path):
     gold = load_gold(task, DEMO_BENCHMARK)
     path = next(iter(demo_runs("ner")))
     data = path.read_bytes()
-    run = kept.RunInput(path.stem, kept.sha256(data), path.name, lambda: data)
-    results, _ = kept.results_for(store, task, gold, [run], False)
+    run = kept_scoring.RunInput(path.stem, kept_format.sha256(data), path.name, lambda: data)
+    results, _ = kept_scoring.results_for(store, task, gold, [run], False)
     summary = store.summary("ner", run.run_sha256, gold.sha256, False)
     target = store.folder / summary.key / "entities.parquet"
     damaged = bytearray(target.read_bytes())
     damaged[len(damaged) // 2] ^= 0xFF  # same size, other bytes: only the sha256 tells
     target.write_bytes(bytes(damaged))
-    cut = kept.column_frames(store, [results[run.name]], compared_columns(task))
+    cut = kept_scoring.column_frames(store, [results[run.name]], compared_columns(task))
     fresh = evaluate_bytes(task, gold, data, path.name)
     assert_same_statistics(task.statistics(fresh.frames), task.statistics(cut[0]))

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import datasets
 import pytest
+from markdown_it import MarkdownIt
 
 from klue_viz.cli.main import main
 from klue_viz.core.problems import InputError
 from klue_viz.discovery.corrected import Correction, corrected_file, read_corrections
 from klue_viz.discovery.corrected_gold import CorrectedGold, make_version
+from klue_viz.discovery.hf_export import check_dataset_folder
 from klue_viz.store.annotations import Annotation, Store
 from klue_viz.store.gold_versions import GoldVersions
 from klue_viz.tasks import get_task
@@ -109,7 +112,28 @@ def test_export_writes_the_whole_file_and_a_dataset_that_reads_back(files, tmp_p
     parquet = datasets.load_dataset("parquet", data_files=str(folder / "data" / "validation-00000-of-00001.parquet"), split="train")
     assert parquet["gold_label"] == split["gold_label"]
     card = (folder / "README.md").read_text(encoding="utf-8")
-    assert "| klue-nli-v1_dev_00005 |  | entailment | kim | hypothesis follows |" in card and "license: cc-by-sa-4.0" in card
+    assert "license: cc-by-sa-4.0" in card
+    assert card_rows(card) == [["klue-nli-v1_dev_00005", "", "entailment", "kim", "hypothesis follows"]]
+
+
+#: A hub renders a card as GitHub-flavoured Markdown with HTML allowed: CommonMark, tables and autolinks.
+CARD = MarkdownIt("gfm-like", {"html": True})
+
+
+def card_rows(card: str) -> list[list[str]]:
+    """The rendered card's table rows (text of each cell) below the header, as a hub shows them."""
+    tokens = CARD.parse(card.split("\n---\n", 1)[1])
+    rows, row, inside = [], [], False
+    for token in tokens:
+        if token.type == "tbody_open":
+            inside = True
+        elif inside and token.type == "tr_open":
+            row = []
+        elif inside and token.type == "inline":
+            row.append("".join(child.content for child in token.children or [] if child.type == "text").replace("\u2060", ""))
+        elif inside and token.type == "tr_close":
+            rows.append(row)
+    return rows
 
 
 def test_bad_corrections_files_name_the_line():
@@ -125,3 +149,77 @@ def test_hf_gold_is_refused_for_corrections(files):
     _, _, corrections = files
     with pytest.raises(InputError, match="official file"):
         CorrectedGold.from_file(get_task("nli"), "hf", corrections)
+
+
+def test_gold_export_never_overwrites_the_gold_or_an_existing_file_without_force(files, tmp_path, capsys):
+    gold, _, corrections = files
+    before = gold.read_bytes()
+    export = ["gold", "export", "--task", "nli", "--gold", str(gold), "--corrections", str(corrections)]
+    assert main([*export, "--file", str(gold)]) == 2
+    assert "is the gold file this export reads" in capsys.readouterr().err and gold.read_bytes() == before
+    assert main([*export, "--file", str(gold), "--force"]) == 2 and gold.read_bytes() == before  # not even with --force
+    other = tmp_path / "kept.json"
+    other.write_text("mine", encoding="utf-8")
+    assert main([*export, "--file", str(other)]) == 2
+    assert "already exists; add --force to replace it" in capsys.readouterr().err and other.read_text(encoding="utf-8") == "mine"
+    assert main([*export, "--file", str(other), "--force"]) == 0
+    assert [r["gold_label"] for r in json.loads(other.read_text(encoding="utf-8"))] == GOLD[:5] + [E]
+
+
+@pytest.mark.parametrize("where", ["non-empty", "a file"])
+def test_a_dataset_goes_only_into_a_new_or_empty_folder(files, tmp_path, capsys, where):
+    gold, _, corrections = files
+    target = {"non-empty": tmp_path, "a file": gold}[where]
+    listing = sorted(p.name for p in target.iterdir()) if target.is_dir() else None
+    whole = tmp_path / "whole.json"
+    assert main(["gold", "export", "--task", "nli", "--gold", str(gold), "--corrections", str(corrections), "--file", str(whole),
+                 "--dataset", str(target), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "a dataset is written only into a new or empty folder" in err and str(target) in err
+    assert not whole.exists()  # refused before anything is written
+    assert (sorted(p.name for p in target.iterdir()) if target.is_dir() else None) == listing
+
+
+def test_the_root_folder_is_refused_before_anything_is_written():
+    """`/` is checked by the function alone: a regression must not write a dataset into the machine's root."""
+    with pytest.raises(InputError, match="a dataset is written only into a new or empty folder"):
+        check_dataset_folder(Path(Path.cwd().anchor))
+
+
+def test_a_dataset_goes_into_an_empty_folder(files, tmp_path):
+    gold, _, corrections = files
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    assert main(["gold", "export", "--task", "nli", "--gold", str(gold), "--corrections", str(corrections), "--dataset", str(folder)]) == 0
+    assert datasets.load_from_disk(str(folder))["validation"].num_rows == 6
+
+
+def test_the_dataset_card_escapes_names_and_notes_and_lists_only_applied_corrections(files, tmp_path, capsys):
+    gold, _, _ = files
+    lines = [
+        {"guid": "klue-nli-v1_dev_00005", "correction": E, "annotator": "<img src=https://t.example/p.png>",
+         "note": "[see](https://evil.example) **now** ![x](https://t.example/y.png) | <script>alert(1)</script>"},
+        {"guid": "klue-nli-v1_dev_00003", "correction": N, "annotator": "kim", "note": "neutral"},
+        {"guid": "klue-nli-v1_dev_00003", "correction": C, "annotator": "lee", "note": "contradiction"},
+        {"guid": "klue-nli-v1_dev_09999", "correction": N, "annotator": "kim"},
+        {"guid": "klue-nli-v1_dev_00001", "correction": "maybe", "annotator": "kim"},
+    ]
+    corrections = tmp_path / "mixed.jsonl"
+    corrections.write_bytes(jsonl(lines))
+    folder = tmp_path / "dataset"
+    assert main(["gold", "export", "--task", "nli", "--gold", str(gold), "--corrections", str(corrections), "--dataset", str(folder)]) == 0
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    html = CARD.render(card)
+    for markup in ("<img", "<script", "<a ", "<strong", "<em"):
+        assert markup not in html, markup
+    rows = card_rows(card)  # only the applied correction, its text as typed (a word joiner after "https:" keeps it unlinked)
+    assert [(r[0], r[3], r[4]) for r in rows] == [("klue-nli-v1_dev_00005", lines[0]["annotator"], lines[0]["note"])]
+    assert "with 1 record(s) corrected" in card
+    assert "4 correction(s) were not applied" in card  # two conflicting, one unknown guid, one unreadable
+    split = datasets.load_from_disk(str(folder))["validation"]
+    assert split["gold_label"] == GOLD[:5] + [E]  # the conflict on 3 settled by nobody: the gold stays
+    out = capsys.readouterr()
+    said = out.out + out.err
+    assert "klue-nli-v1_dev_00003: kim's correction neutral conflicts with lee's contradiction; neither is applied" in said
+    assert "klue-nli-v1_dev_09999: not in the gold" in said
+    assert "klue-nli-v1_dev_00001" in said and "maybe" in said

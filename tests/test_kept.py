@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
-from klue_viz.store import kept_results as kept
+from klue_viz.store import kept_format, kept_results, kept_scoring, schema
 from klue_viz.store.annotations import Store
 from klue_viz.tasks import TASKS, get_task
 from klue_viz.tasks.ner import tag_list
@@ -23,8 +23,8 @@ DEMO_CASES = [(name, path) for name in TASKS for path in demo_runs(name)]
 
 
 @pytest.fixture
-def store(tmp_path) -> kept.KeptResults:
-    return kept.KeptResults(Store(str(tmp_path / "db.sqlite3")))
+def store(tmp_path) -> kept_results.KeptResults:
+    return kept_results.KeptResults(Store(str(tmp_path / "db.sqlite3")))
 
 
 def same_value(a, b) -> bool:
@@ -71,10 +71,10 @@ def assert_same_result(task, fresh, back) -> None:
 
 def keep_and_load(store, task, gold, data: bytes, name: str, strict: bool = False):
     """A fresh scoring (evaluate_bytes, the CLI's path) and the same run kept the way the app and `runs add` keep it, read back."""
-    run = kept.RunInput(Path(name).stem, kept.sha256(data), name, lambda: data)
-    kept.results_for(store, task, gold, [run], strict)
+    run = kept_scoring.RunInput(Path(name).stem, kept_format.sha256(data), name, lambda: data)
+    kept_scoring.results_for(store, task, gold, [run], strict)
     fresh = evaluate_bytes(task, gold, data, name, strict=strict, run=run.name)
-    back = kept.load(store, task, run.run_sha256, gold.sha256, strict, run=run.name)
+    back = kept_scoring.load(store, task, run.run_sha256, gold.sha256, strict, run=run.name)
     assert back is not None
     return fresh, back
 
@@ -128,7 +128,7 @@ def test_ner_dev_kept_within_two_kilobytes_a_sentence(store, shared):
     task = get_task("ner")
     gold = load_gold(task, shared)
     data = noisy_run("ner", gold, 3)
-    summary = store.keep(evaluate_bytes(task, gold, data, "ner.jsonl"), kept.sha256(data), gold.sha256, False)
+    summary = store.keep(evaluate_bytes(task, gold, data, "ner.jsonl"), kept_format.sha256(data), gold.sha256, False)
     on_disk = sum(p.stat().st_size for p in (store.folder / summary.key).iterdir())
     assert on_disk == store.disk_bytes(summary)
     assert on_disk / len(gold.rows) <= 2048, on_disk / len(gold.rows)
@@ -141,7 +141,7 @@ def demo_input(task_name: str = "ner") -> tuple:
     gold = load_gold(task, DEMO_BENCHMARK)
     path = next(iter(demo_runs(task_name)))
     data = path.read_bytes()
-    return task, gold, kept.RunInput(path.stem, kept.sha256(data), path.name, lambda: data)
+    return task, gold, kept_scoring.RunInput(path.stem, kept_format.sha256(data), path.name, lambda: data)
 
 
 class Counting:
@@ -149,59 +149,61 @@ class Counting:
 
     def __init__(self, monkeypatch) -> None:
         self.calls = 0
-        real = kept.evaluate_with_frames
+        real = kept_scoring.evaluate_with_frames
 
         def counted(*args, **kwargs):
             self.calls += 1
             return real(*args, **kwargs)
-        monkeypatch.setattr(kept, "evaluate_with_frames", counted)
+        monkeypatch.setattr(kept_scoring, "evaluate_with_frames", counted)
 
 
 def test_a_kept_run_is_scored_once(store, monkeypatch):
     task, gold, run = demo_input()
     counting = Counting(monkeypatch)
-    first, _ = kept.results_for(store, task, gold, [run], strict=False)
-    second, _ = kept.results_for(kept.KeptResults(Store(store.store.url)), task, gold, [run], strict=False)  # another process
+    first, _ = kept_scoring.results_for(store, task, gold, [run], strict=False)
+    second, _ = kept_scoring.results_for(kept_results.KeptResults(Store(store.store.url)), task, gold, [run], strict=False)  # another process
     assert counting.calls == 1
     assert second[run.name].scores.values == first[run.name].scores.values
     assert_same_frame(first[run.name].frames.examples, second[run.name].frames.examples)
     assert counting.calls == 1
 
 
-def test_a_result_kept_in_another_layout_is_scored_again(store, monkeypatch):
+def test_a_result_kept_in_another_layout_is_left_alone_and_scored_beside_it(store, monkeypatch):
+    """Another layout (another klue-viz version on the same database) keeps its own row: this one scores once and keeps
+    its result beside it, and neither replaces the other (tests/test_kept_rows.py takes turns between two versions)."""
     task, gold, run = demo_input()
-    monkeypatch.setattr(kept, "_LAYOUT", "0.planted")
-    kept.results_for(store, task, gold, [run], strict=False)
+    monkeypatch.setattr(kept_format, "_LAYOUT", "0.planted")
+    kept_scoring.results_for(store, task, gold, [run], strict=False)
     with store.store.engine.connect() as connection:
-        assert connection.execute(sa.select(kept.kept_scores.c.layout)).scalars().all() == ["0.planted"]
+        assert connection.execute(sa.select(schema.kept_scores.c.layout)).scalars().all() == ["0.planted"]
     monkeypatch.undo()
     counting = Counting(monkeypatch)
-    assert kept.load(store, task, run.run_sha256, gold.sha256, False, run.name) is None
-    results, _ = kept.results_for(store, task, gold, [run], strict=False)
+    assert kept_scoring.load(store, task, run.run_sha256, gold.sha256, False, run.name) is None
+    results, _ = kept_scoring.results_for(store, task, gold, [run], strict=False)
     assert counting.calls == 1 and run.name in results
     with store.store.engine.connect() as connection:
-        assert connection.execute(sa.select(kept.kept_scores.c.layout)).scalars().all() == [kept.layout()]
-    kept.results_for(store, task, gold, [run], strict=False)
+        assert sorted(connection.execute(sa.select(schema.kept_scores.c.layout)).scalars()) == sorted(["0.planted", kept_format.layout()])
+    kept_scoring.results_for(store, task, gold, [run], strict=False)
     assert counting.calls == 1
 
 
 def test_a_parquet_file_of_another_layout_is_never_read(store):
     task, gold, run = demo_input()
     result = evaluate_bytes(task, gold, run.read(), run.file_name)
-    data = kept.parquet_bytes(result.frames.examples, kept_layout="0.planted")
-    with pytest.raises(kept.KeptUnreadable, match="layout"):
-        kept.read_frame(data)
+    data = kept_format.parquet_bytes(result.frames.examples, kept_layout="0.planted")
+    with pytest.raises(kept_format.KeptUnreadable, match="layout"):
+        kept_format.read_frame(data)
 
 
 def test_a_truncated_parquet_file_is_scored_again(store, monkeypatch):
     task, gold, run = demo_input()
-    kept.results_for(store, task, gold, [run], strict=False)
+    kept_scoring.results_for(store, task, gold, [run], strict=False)
     summary = store.summary(task.facts.name, run.run_sha256, gold.sha256, False)
     path = store.folder / summary.key / "entities.parquet"
     path.write_bytes(path.read_bytes()[:-100])
     counting = Counting(monkeypatch)
     assert store.summary(task.facts.name, run.run_sha256, gold.sha256, False) is None  # the size no longer matches
-    results, _ = kept.results_for(store, task, gold, [run], strict=False)
+    results, _ = kept_scoring.results_for(store, task, gold, [run], strict=False)
     assert counting.calls == 1
     fresh = evaluate_bytes(task, gold, run.read(), run.file_name, run=run.name)
     assert_same_frame(fresh.frames.details["entities"], results[run.name].frames.details["entities"])
@@ -209,26 +211,26 @@ def test_a_truncated_parquet_file_is_scored_again(store, monkeypatch):
 
 def test_a_damaged_file_of_the_right_size_is_scored_again_when_read(store, monkeypatch):
     task, gold, run = demo_input()
-    kept.results_for(store, task, gold, [run], strict=False)
+    kept_scoring.results_for(store, task, gold, [run], strict=False)
     summary = store.summary(task.facts.name, run.run_sha256, gold.sha256, False)
     path = store.folder / summary.key / "examples.parquet"
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
     counting = Counting(monkeypatch)
-    results, _ = kept.results_for(store, task, gold, [run], strict=False)
+    results, _ = kept_scoring.results_for(store, task, gold, [run], strict=False)
     assert counting.calls == 0  # the scores row is whole: the headline numbers come from it
     frames = results[run.name].frames  # the damaged file is noticed here and the run scored again
     assert counting.calls == 1
     fresh = evaluate_bytes(task, gold, run.read(), run.file_name, run=run.name)
     assert_same_frame(fresh.frames.examples, frames.examples)
-    assert kept.load(store, task, run.run_sha256, gold.sha256, False, run.name).frames is not None  # kept again, whole
+    assert kept_scoring.load(store, task, run.run_sha256, gold.sha256, False, run.name).frames is not None  # kept again, whole
 
 
 def test_changed_gold_is_scored_again_once(store, tmp_path, monkeypatch):
     task, gold, run = demo_input("nli")
     counting = Counting(monkeypatch)
-    kept.results_for(store, task, gold, [run], strict=False)
+    kept_scoring.results_for(store, task, gold, [run], strict=False)
     path = next(DEMO_BENCHMARK.glob("klue-nli-v1.1/*_dev.json"))
     rows = json.loads(path.read_text(encoding="utf-8"))
     rows[0]["gold_label"] = "neutral" if rows[0]["gold_label"] != "neutral" else "entailment"
@@ -236,11 +238,11 @@ def test_changed_gold_is_scored_again_once(store, tmp_path, monkeypatch):
     changed.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
     other = load_gold(task, changed)
     assert other.sha256 != gold.sha256
-    before, _ = kept.results_for(store, task, gold, [run], strict=False)
-    after, _ = kept.results_for(store, task, other, [run], strict=False)
+    before, _ = kept_scoring.results_for(store, task, gold, [run], strict=False)
+    after, _ = kept_scoring.results_for(store, task, other, [run], strict=False)
     assert counting.calls == 2
-    kept.results_for(store, task, other, [run], strict=False)
-    kept.results_for(store, task, gold, [run], strict=False)
+    kept_scoring.results_for(store, task, other, [run], strict=False)
+    kept_scoring.results_for(store, task, gold, [run], strict=False)
     assert counting.calls == 2
     flipped = before[run.name].frames.examples["correct"].iloc[0] != after[run.name].frames.examples["correct"].iloc[0]
     assert flipped or before[run.name].frames.examples["gold"].iloc[0] != after[run.name].frames.examples["gold"].iloc[0]
@@ -249,16 +251,16 @@ def test_changed_gold_is_scored_again_once(store, tmp_path, monkeypatch):
 def test_strict_is_its_own_kept_result(store, monkeypatch):
     task, gold, run = demo_input("ner")
     counting = Counting(monkeypatch)
-    loose, _ = kept.results_for(store, task, gold, [run], strict=False)
-    strict, _ = kept.results_for(store, task, gold, [run], strict=True)
+    loose, _ = kept_scoring.results_for(store, task, gold, [run], strict=False)
+    strict, _ = kept_scoring.results_for(store, task, gold, [run], strict=True)
     assert counting.calls == 2
     assert strict[run.name].coverage.n_scored == len(gold.rows) and loose[run.name].key != strict[run.name].key
 
 
 def test_forget_removes_the_kept_results_of_a_run(store):
     task, gold, run = demo_input()
-    kept.results_for(store, task, gold, [run], strict=False)
-    kept.results_for(store, task, gold, [run], strict=True)
+    kept_scoring.results_for(store, task, gold, [run], strict=False)
+    kept_scoring.results_for(store, task, gold, [run], strict=True)
     assert len([p for p in store.folder.iterdir() if not p.name.startswith(".")]) == 2
     assert store.forget(run.run_sha256) == 2
     assert list(store.folder.iterdir()) == []
@@ -268,26 +270,26 @@ def test_forget_removes_the_kept_results_of_a_run(store):
 def test_a_file_that_cannot_be_scored_is_a_failure_not_kept(store):
     task, gold, _ = demo_input("ner")
     data = b'{"guid": "nope", "tags": []}\n'
-    results, failures = kept.results_for(store, task, gold, [kept.RunInput("bad", kept.sha256(data), "bad.jsonl", lambda: data)], strict=False)
+    results, failures = kept_scoring.results_for(store, task, gold, [kept_scoring.RunInput("bad", kept_format.sha256(data), "bad.jsonl", lambda: data)], strict=False)
     assert not results and "no prediction could be scored" in failures["bad"]
 
 
 def test_intervals_are_resampled_once_and_go_with_their_result(store, monkeypatch):
     task, gold, run = demo_input("nli")
-    results, _ = kept.results_for(store, task, gold, [run], strict=False)
+    results, _ = kept_scoring.results_for(store, task, gold, [run], strict=False)
     calls = []
-    real = kept.confidence_intervals
-    monkeypatch.setattr(kept, "confidence_intervals", lambda *a, **k: calls.append(1) or real(*a, **k))
-    first = kept.intervals(store, results[run.name], 50)
-    other = kept.KeptResults(Store(store.store.url))  # a server started later, or another replica
-    again, _ = kept.results_for(other, task, gold, [run], strict=False)
-    assert kept.intervals(other, again[run.name], 50) == first and len(calls) == 1
+    real = kept_scoring.confidence_intervals
+    monkeypatch.setattr(kept_scoring, "confidence_intervals", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first = kept_scoring.intervals(store, results[run.name], 50)
+    other = kept_results.KeptResults(Store(store.store.url))  # a server started later, or another replica
+    again, _ = kept_scoring.results_for(other, task, gold, [run], strict=False)
+    assert kept_scoring.intervals(other, again[run.name], 50) == first and len(calls) == 1
     assert first == real(task, evaluate_bytes(task, gold, run.read(), run.file_name).frames, samples=50)  # the CLI's intervals
-    kept.intervals(other, again[run.name], 60)  # another number of resamples is another view
+    kept_scoring.intervals(other, again[run.name], 60)  # another number of resamples is another view
     assert len(calls) == 2
     store.forget(run.run_sha256)
     with store.store.engine.connect() as connection:
-        assert connection.execute(sa.select(sa.func.count()).select_from(kept.kept_views)).scalar() == 0
+        assert connection.execute(sa.select(sa.func.count()).select_from(schema.kept_views)).scalar() == 0
 
 
 def test_a_second_run_of_the_same_bytes_keeps_its_own_name_and_file(store):
@@ -295,8 +297,8 @@ def test_a_second_run_of_the_same_bytes_keeps_its_own_name_and_file(store):
     (an uploaded copy of a demo run read 'uploaded-bert-crf (bert-crf.jsonl)', the first file's name)."""
     task, gold, first = demo_input()
     data = first.read()
-    copy = kept.RunInput("uploaded-copy", kept.sha256(data), "uploaded-copy.jsonl", lambda: data)
-    kept.results_for(store, task, gold, [first], strict=False)
-    results, _ = kept.results_for(store, task, gold, [first, copy], strict=False)
+    copy = kept_scoring.RunInput("uploaded-copy", kept_format.sha256(data), "uploaded-copy.jsonl", lambda: data)
+    kept_scoring.results_for(store, task, gold, [first], strict=False)
+    results, _ = kept_scoring.results_for(store, task, gold, [first, copy], strict=False)
     assert (results[first.name].run, results[first.name].file) == (first.name, first.file_name)
     assert (results["uploaded-copy"].run, results["uploaded-copy"].file) == ("uploaded-copy", "uploaded-copy.jsonl")

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from klue_viz.core.exact_json import TUPLE
-from klue_viz.store.kept_results import json_cells, parquet_bytes, read_frame
+from klue_viz.store.kept_format import json_cells, parquet_bytes, read_frame
 
 
 def test_each_value_is_the_text_json_dumps_gives() -> None:

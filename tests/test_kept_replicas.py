@@ -14,7 +14,6 @@ import sqlalchemy as sa
 
 from klue_viz.reading.demo import demo_runs
 from klue_viz.store import annotations as store_module
-from klue_viz.store import kept_results as kept
 from klue_viz.store import schema
 from tests.conftest import REPO
 
@@ -25,7 +24,7 @@ BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(not PG
 #: One replica's work, run in a process of its own: prints what it saw as JSON on its last line.
 REPLICA = textwrap.dedent('''
     import json, sys
-    from klue_viz.store import kept_results as kept
+    from klue_viz.store import kept_results, kept_scoring
     from klue_viz.store.runs import RunStore
     from klue_viz.store.annotations import Annotation, Store
     from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
@@ -34,23 +33,23 @@ REPLICA = textwrap.dedent('''
 
     url, action = sys.argv[1], sys.argv[2]
     store = Store(url)
-    runs, results = RunStore(store), kept.KeptResults(store)
+    runs, results = RunStore(store), kept_results.KeptResults(store)
     task = get_task("ner")
     gold = load_gold(task, DEMO_BENCHMARK)
     scored = []
-    real = kept.evaluate_with_frames
+    real = kept_scoring.evaluate_with_frames
     def counted(*args, **kwargs):
         scored.append(args[3])
         return real(*args, **kwargs)
-    kept.evaluate_with_frames = counted
+    kept_scoring.evaluate_with_frames = counted
     if action == "add":
         path = next(iter(demo_runs("ner")))
         run = runs.add("ner", path.name, path.read_bytes(), model="replica-a")
         data = path.read_bytes()
-        kept.results_for(results, task, gold, [kept.RunInput(run.name, run.sha256, run.file_name, lambda: data)], False)
+        kept_scoring.results_for(results, task, gold, [kept_scoring.RunInput(run.name, run.sha256, run.file_name, lambda: data)], False)
     listed = runs.list("ner")
-    inputs = [kept.RunInput(r.name, r.sha256, r.file_name, lambda r=r: runs.data(r.sha256)) for r in listed]
-    found, failures = kept.results_for(results, task, gold, inputs, False)
+    inputs = [kept_scoring.RunInput(r.name, r.sha256, r.file_name, lambda r=r: runs.data(r.sha256)) for r in listed]
+    found, failures = kept_scoring.results_for(results, task, gold, inputs, False)
     out = {"runs": [[r.name, r.model] for r in listed], "scored": scored, "failures": failures,
            "metrics": {name: result.scores.values for name, result in found.items()}}
     if action == "read":
@@ -79,7 +78,6 @@ def db_url(request, tmp_path) -> str:
         return str(tmp_path / "shared.sqlite3")
     assert PG_URL, "CI must provide KLUE_VIZ_TEST_PG"
     engine = sa.create_engine(store_module.database_url(PG_URL))
-    kept.metadata.drop_all(engine)
     schema.metadata.drop_all(engine)
     engine.dispose()
     return PG_URL
@@ -100,6 +98,6 @@ def test_a_run_added_through_one_replica_is_read_and_annotated_through_another(d
     if db_url.startswith("postgresql"):
         engine = sa.create_engine(store_module.database_url(db_url))
         with engine.connect() as connection:
-            levels = connection.execute(sa.select(kept.kept_frames.c.level)).scalars().all()
+            levels = connection.execute(sa.select(schema.kept_frames.c.level)).scalars().all()
         engine.dispose()
         assert sorted(levels) == ["entities", "examples"]  # the frames are rows every replica reads, not files beside one

@@ -11,9 +11,10 @@ import sqlalchemy as sa
 from klue_viz.core.problems import InputError
 from klue_viz.reading.demo import DEMO_BENCHMARK
 from klue_viz.scoring.evaluate import Gold, gold_file, gold_from_bytes
-from klue_viz.store import parsed_golds
+from klue_viz.store import kept_format, parsed_golds
 from klue_viz.store.annotations import Store
-from klue_viz.store.parsed_golds import ParsedGolds, gold_json, kept_golds
+from klue_viz.store.parsed_golds import ParsedGolds, gold_json
+from klue_viz.store.schema import kept_golds
 from klue_viz.tasks import TASKS, get_task
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "klue"
@@ -90,7 +91,7 @@ def test_another_name_other_bytes_or_other_code_parse_again(golds: ParsedGolds, 
     golds.gold(task, data, "a.json")
     golds.gold(task, data, "b.json")  # its problems would name another file
     golds.gold(task, data.replace(b"}", b"} ", 1), "a.json")  # other bytes
-    monkeypatch.setattr(parsed_golds, "layout", lambda: "other-code")
+    monkeypatch.setattr(kept_format, "_LAYOUT", "other-code")
     golds.gold(task, data, "a.json")
     golds.gold(task, data, "a.json")  # kept again under the new code
     assert parses == ["a.json", "b.json", "a.json", "a.json"]

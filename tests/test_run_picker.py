@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from klue_viz.core.steps import natural_key, step_of
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
-from klue_viz.store import kept_results as kept
+from klue_viz.store import kept_scoring
 from klue_viz.store.annotations import Store
 from klue_viz.store.runs import RunStore
 from klue_viz.tasks import get_task
@@ -63,8 +63,8 @@ def test_a_task_page_with_many_runs_filters_them_and_never_rescores_kept_ones(mo
     # every run is kept now: a new server (its caches cleared) reads them back without scoring any of them
     st.cache_resource.clear()
     scored = []
-    real = kept.evaluate_with_frames
-    monkeypatch.setattr(kept, "evaluate_with_frames", lambda *a, **k: scored.append(a[3]) or real(*a, **k))
+    real = kept_scoring.evaluate_with_frames
+    monkeypatch.setattr(kept_scoring, "evaluate_with_frames", lambda *a, **k: scored.append(a[3]) or real(*a, **k))
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
     at.switch_page(PAGE_FILES["ner"]).run()
     assert not at.exception and scored == []

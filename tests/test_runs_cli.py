@@ -14,8 +14,7 @@ from klue_viz.cli.main import main
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.reading.gold_folders import allowed_gold_file, allowed_gold_folder
 from klue_viz.scoring.evaluate import evaluate_file, load_gold, official_file
-from klue_viz.store import kept_results as kept
-from klue_viz.store import parsed_golds
+from klue_viz.store import kept_results, kept_scoring, parsed_golds
 from klue_viz.store.annotations import Annotation, Store
 from klue_viz.store.parsed_golds import ParsedGolds
 from klue_viz.store.runs import RunStore
@@ -62,7 +61,7 @@ def test_add_files_folder_and_zip(db, tmp_path, capsys):
     assert sorted((r.task, r.name, r.model) for r in stored) == [("ner", "model-x", "model-x"), ("nli", NLI_DEMO[0].stem, ""),
                                                                  ("nli", "zipped-model", "zipped-model")]
     # every one of them is kept: the app reads them back without scoring
-    results = kept.KeptResults(Store(str(db)))
+    results = kept_results.KeptResults(Store(str(db)))
     for run in stored:
         gold = load_gold(get_task(run.task), DEMO_BENCHMARK)
         assert results.summary(run.task, run.sha256, gold.sha256, False) is not None
@@ -97,10 +96,10 @@ def test_a_run_without_its_gold_is_stored_and_scored_later(db, tmp_path, capsys,
     out, _ = lines(capsys)
     assert "stored, not scored: no gold for it" in out[0] and "scored when a page opens it" in out[0]
     run = RunStore(Store(str(db))).list()[0]
-    results = kept.KeptResults(Store(str(db)))
+    results = kept_results.KeptResults(Store(str(db)))
     gold = load_gold(get_task("ner"), DEMO_BENCHMARK)
     assert results.summary("ner", run.sha256, gold.sha256, False) is None
-    found, failures = kept.results_for(results, get_task("ner"), gold, [kept.RunInput(run.name, run.sha256, run.file_name, lambda: NER_DEMO[0].read_bytes())], False)
+    found, failures = kept_scoring.results_for(results, get_task("ner"), gold, [kept_scoring.RunInput(run.name, run.sha256, run.file_name, lambda: NER_DEMO[0].read_bytes())], False)
     assert not failures and found[run.name].coverage.n_scored == 24
 
 
@@ -115,7 +114,7 @@ def test_list_and_remove(db, capsys):
     store = Store(str(db))
     store.save(Annotation(task="ner", guid=load_gold(get_task("ner"), DEMO_BENCHMARK).rows[0]["guid"], run=NER_DEMO[0].stem,
                           annotator="ann", tags=["boundary"]))
-    results = kept.KeptResults(store)
+    results = kept_results.KeptResults(store)
     sha = RunStore(store).get("ner", NER_DEMO[0].stem).sha256
     assert main(["runs", "remove", "--task", "ner", NER_DEMO[0].stem, "nothing-here"]) == 0
     out, err = lines(capsys)
@@ -150,7 +149,7 @@ def test_add_real_dev_runs_as_the_app_reads_them(db, tmp_path, capsys, shared, m
     accuracy = 100 * sum(label == r["gold"] for r, label in zip(nli_gold.rows, right)) / len(right)  # counted here, not by klue_viz
     assert by_task["nli"][4] == f"accuracy={accuracy:.2f}"
     assert by_task["ner"][3].startswith("5000/5000 scored")
-    results = kept.KeptResults(Store(os.environ["KLUE_VIZ_DB"]))
+    results = kept_results.KeptResults(Store(os.environ["KLUE_VIZ_DB"]))
     for run in RunStore(Store(os.environ["KLUE_VIZ_DB"])).list():
         gold = ner_gold if run.task == "ner" else nli_gold
         assert run.model == "model-a"

@@ -13,7 +13,7 @@ from klue_viz.compare.ranking import PREDICTION_FEATURES, run_sequence, sequence
 from klue_viz.drawing.compare_charts import sequence_figure
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.scoring.slicing import slice_table
-from klue_viz.store import kept_results as kept
+from klue_viz.store import kept_scoring
 from klue_viz.tasks import TASKS, get_task
 from tests.test_compare_columns import kept_demo_runs, make_store
 
@@ -25,7 +25,7 @@ def test_the_sequence_read_from_kept_columns_is_each_runs_slice_tables(tmp_path,
     columns = sequence_columns(task)
     assert columns is not None
     runs = kept_demo_runs(store, task_name)
-    found = run_sequence(task, runs, kept.column_frames(store, runs, columns))
+    found = run_sequence(task, runs, kept_scoring.column_frames(store, runs, columns))
     assert all("frames" not in r.__dict__ for r in runs), "the whole frames were read"
     for k, run in enumerate(runs):  # the slice tables of the whole frames, the page's own tables
         for metric in task.facts.metrics:

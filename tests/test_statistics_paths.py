@@ -10,7 +10,7 @@ import pytest
 from klue_viz.metrics.official import Statistics, ner_statistics
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.scoring.evaluate import load_gold
-from klue_viz.store import kept_results as kept
+from klue_viz.store import kept_format, kept_results
 from klue_viz.store.annotations import Store
 from klue_viz.tasks import TASKS, get_task
 from klue_viz.tasks.ner import COUNT_COLUMNS, TYPES, entity_rows, entity_sentences, type_codes
@@ -35,8 +35,8 @@ def assert_same_entries(a: Statistics, b: Statistics) -> None:
 
 
 @pytest.fixture
-def store(tmp_path) -> kept.KeptResults:
-    return kept.KeptResults(Store(str(tmp_path / "db.sqlite3")))
+def store(tmp_path) -> kept_results.KeptResults:
+    return kept_results.KeptResults(Store(str(tmp_path / "db.sqlite3")))
 
 
 @pytest.mark.slow
@@ -89,6 +89,6 @@ def test_type_codes_is_the_categorical_code():
 
 def test_json_cells_read_back_with_none_and_the_string_null():
     frame = pd.DataFrame({"v": pd.Series([None, "null", [1, "a"], (2, 3), {"k": None}], dtype=object)})
-    back = kept.read_frame(kept.parquet_bytes(frame))
+    back = kept_format.read_frame(kept_format.parquet_bytes(frame))
     assert back["v"].tolist() == [None, "null", [1, "a"], (2, 3), {"k": None}]
     assert [type(v) for v in back["v"]] == [type(None), str, list, tuple, dict]

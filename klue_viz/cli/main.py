@@ -16,7 +16,7 @@ from klue_viz.core.problems import InputError
 from klue_viz.discovery.calibration import run_calibration
 from klue_viz.drawing.markup import csv_cell, visible
 from klue_viz.reading.records import read_bytes, read_records
-from klue_viz.scoring.evaluate import RunResult, evaluate_bytes, evaluate_file, load_gold
+from klue_viz.scoring.evaluate import RunResult, evaluate_bytes, evaluate_file, gold_file, load_gold
 from klue_viz.scoring.harness import expand_path, task_hint
 from klue_viz.tasks import TASKS, Task, detect_task, get_task
 
@@ -113,6 +113,25 @@ def check_out(path: str | None) -> None:
         raise InputError(f"--out {path}: is a folder; give a file name such as {out / 'metrics.json'}")
     if not out.parent.is_dir():
         raise InputError(f"--out {path}: the folder {out.parent} does not exist")
+
+
+def check_export_file(task: Task, gold: str, path: str | None, force: bool) -> None:
+    """Refuse, before any work, a `gold export --file` that would replace the gold it reads (never: the corrections are made
+    against it), or another existing file without --force."""
+    if not path:
+        return
+    check_out(path)
+    target = Path(path)
+    if not target.exists():
+        return
+    try:
+        source = gold_file(task, Path(gold))
+    except InputError:
+        source = None
+    if source is not None and source.exists() and target.resolve() == source.resolve():
+        raise InputError(f"--file {path} is the gold file this export reads ({source}); write the corrected file elsewhere")
+    if not force:
+        raise InputError(f"--file {path} already exists; add --force to replace it, or give another name")
 
 
 def write_out(path: str, text: str) -> bool:
@@ -666,7 +685,8 @@ def add_gold_commands(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--corrections", help="a corrections JSONL file")
     export.add_argument("--gold-version", help="a gold version kept in KLUE_VIZ_DB, by name")
     export.add_argument("--file", help="write the corrected official file (whole, in its format) here")
-    export.add_argument("--dataset", help="write a Hugging Face datasets folder here (save_to_disk, Parquet, README.md card)")
+    export.add_argument("--dataset", help="write a Hugging Face datasets folder here, a new or empty one (save_to_disk, Parquet, README.md card)")
+    export.add_argument("--force", action="store_true", help="replace the file --file names when it exists (never the gold it reads)")
 
 
 def gold_command(args: argparse.Namespace) -> int:
@@ -687,8 +707,9 @@ def gold_command(args: argparse.Namespace) -> int:
             return 0
         if not (args.file or args.dataset):
             raise InputError("give --file (the corrected official file) and/or --dataset (a Hugging Face dataset folder)")
-        for target in (args.file,):
-            check_out(target)
+        check_export_file(task, args.gold, args.file, args.force)
+        if args.dataset:
+            hf_export.check_dataset_folder(Path(args.dataset))
         if args.corrections and args.gold_version:
             raise InputError("give --corrections or --gold-version, not both")
         if args.corrections:
@@ -697,12 +718,15 @@ def gold_command(args: argparse.Namespace) -> int:
             corrected = corrected_gold.CorrectedGold.from_version(task, args.gold, args.gold_version)
         else:
             raise InputError("give --corrections FILE or --gold-version NAME")
+        for _, reason in corrected.file.left_out[:SHOWN_PROBLEMS]:
+            say(f"not applied: {reason}", error=True)
+        if len(corrected.file.left_out) > SHOWN_PROBLEMS:
+            say(f"... and {len(corrected.file.left_out) - SHOWN_PROBLEMS} more correction(s) not applied", error=True)
         if args.file:
             Path(args.file).write_text(corrected.file.text, encoding="utf-8")
             say(f"wrote {args.file}: the whole corrected file, {len(corrected.file.changed)} record(s) changed")
         if args.dataset:
-            hf_export.export_dataset(task, corrected.file.text, corrected.base_name, corrected.file.changed, corrected.corrections,
-                           Path(args.dataset), corrected.version, corrected.base)
+            hf_export.export_dataset(task, corrected.file, corrected.base_name, Path(args.dataset), corrected.version, corrected.base)
             say(f"wrote the dataset {args.dataset} (load_from_disk, Parquet under data/, README.md card)")
         return 0
     except (InputError, annotation_store.StoreError, OSError) as err:

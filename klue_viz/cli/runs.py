@@ -33,11 +33,13 @@ from klue_viz.tasks.base import Task
 if TYPE_CHECKING:
     from klue_viz.scoring import benchmark as workspace
     from klue_viz.store import annotations as store
+    from klue_viz.store import kept_format, kept_scoring, parsed_golds
     from klue_viz.store import kept_results as kept
-    from klue_viz.store import parsed_golds
     from klue_viz.store import runs as stored
 else:  # the database, pandas and pyarrow load when a `runs` command runs, not with every command of the CLI
     kept = lazy_module("klue_viz.store.kept_results")
+    kept_scoring = lazy_module("klue_viz.store.kept_scoring")
+    kept_format = lazy_module("klue_viz.store.kept_format")
     parsed_golds = lazy_module("klue_viz.store.parsed_golds")
     workspace = lazy_module("klue_viz.scoring.benchmark")
     stored = lazy_module("klue_viz.store.runs")
@@ -108,7 +110,7 @@ def remove_runs(runs: stored.RunStore, results: kept.KeptResults, task: str, nam
             say(f"klue-viz: there is no {task.upper()} run named {name}", error=True)
             continue
         try:
-            deleted = kept.remove_run(results, runs, task, name, run.version, delete_annotations=delete_annotations)
+            deleted = kept_scoring.remove_run(results, runs, task, name, run.version, delete_annotations=delete_annotations)
         except stored.RunConflict as err:
             say(f"klue-viz: {name}: {err}", error=True)
             continue
@@ -208,7 +210,8 @@ def score_line(results: kept.KeptResults, run: stored.Run, data: bytes, choice: 
     if choice.problem:
         return f"{head}\tstored, not scored: no gold for it ({choice.problem}); it is scored when a page opens it with its gold"
     task = get_task(run.task)
-    scored, failures = kept.results_for(results, task, choice.gold, [kept.RunInput(run.name, kept.sha256(data), run.file_name, lambda: data, records)], strict)
+    stored_run = kept_scoring.RunInput(run.name, kept_format.sha256(data), run.file_name, lambda: data, records)
+    scored, failures = kept_scoring.results_for(results, task, choice.gold, [stored_run], strict)
     if run.name in failures:
         return f"{head}\tstored, not scored against {choice.gold.source}: {failures[run.name]}"
     result = scored[run.name]

@@ -147,7 +147,7 @@ def run_table(results: Sequence[RunResult], statistics: Sequence[Statistics] | N
               frames: Sequence[Frames] | None = None) -> RunTable:
     """The runs (of one task, on one gold, with distinct names) side by side, in the order given. `statistics`: each
     run's `task.statistics(frames)` when already at hand, else computed here. `frames`: each run's frames holding at
-    least `compared_columns(task)` (kept.column_frames reads only those of a kept run), else the runs' own frames."""
+    least `compared_columns(task)` (kept_scoring.column_frames reads only those of a kept run), else the runs' own frames."""
     if not results:
         raise ValueError("no run to compare")
     task = results[0].task
@@ -505,7 +505,7 @@ class RunSequence:
 
 def sequence_columns(task: Task) -> dict[str, tuple[str, ...]] | None:
     """The frame columns `run_sequence` reads of each run, by level (None: all): what the task's statistics and detail
-    statistics read, and each slice's own column; a kept run's texts stay on disk (klue_viz.store.kept_results.column_frames)."""
+    statistics read, and each slice's own column; a kept run's texts stay on disk (klue_viz.store.kept_scoring.column_frames)."""
     own = task.statistics_columns()
     if own is None:
         return None
@@ -528,7 +528,7 @@ def run_sequence(task: Task, results: Sequence[RunResult], frames: Sequence[Fram
                  statistics: Sequence[Statistics] | None = None) -> RunSequence:
     """Each official metric of each run in the order given, overall (the run's own scores) and per slice value (the
     slice table's numbers: `klue_viz.scoring.slicing.group_scores` over the same statistics). `frames`: each run's frames
-    holding at least `sequence_columns(task)` (kept.column_frames reads only those of a kept run), else its own;
+    holding at least `sequence_columns(task)` (kept_scoring.column_frames reads only those of a kept run), else its own;
     `statistics`: each run's `task.statistics` of those frames when already at hand (`klue-viz compare` ranks with them).
 
     Each run's statistics are computed once per level, not once per slice (a NER run has four example-level and four

@@ -85,22 +85,68 @@ def read_corrections(data: bytes, name: str) -> list[Correction]:
 
 @dataclass
 class CorrectedFile:
-    """The whole official file with the corrections applied, and the guids of the records it changed."""
+    """The whole official file with the corrections applied, and the guids of the records it changed.
+
+    `applied`: the corrections in those records; `left_out`: each correction that was not applied, with why (two
+    reviewers' different corrections of one unit, a guid the gold has not, one the task's patch writer could not
+    read); each of them is also a problem, so every caller that lists problems says so."""
 
     text: str
     changed: list[str]
     problems: list[Problem] = field(default_factory=list)
+    applied: list[Correction] = field(default_factory=list)
+    left_out: list[tuple[Correction, str]] = field(default_factory=list)
+
+
+def settle(task: Task, official_text: str, name: str, corrections: Iterable[Correction]) -> tuple[list[Correction], list[tuple[Correction, str]]]:
+    """The corrections to apply and those to leave out with why: a guid the official file has not (read by the task's
+    gold reader), and the corrections of one unit (guid, turn) where two or more people gave different ones (none of
+    them is applied: no one's correction wins silently; a third person settles it and the export is made again).
+    One person's several corrections of a unit (NER entities of one sentence) are applied together, as before."""
+    corrections = list(corrections)
+    guids = {str(row.get("guid")) for row in gold_from_bytes(task, official_text.encode("utf-8"), name).rows}
+    by_unit: dict[tuple[str, int | None], list[Correction]] = {}
+    left_out: list[tuple[Correction, str]] = []
+    for item in corrections:
+        if item.guid not in guids:
+            left_out.append((item, f"{item.guid}: not in the gold {name}; the correction {item.correction!r} is not applied"))
+        else:
+            by_unit.setdefault((item.guid, item.turn), []).append(item)
+    usable = []
+    for (guid, turn), items in by_unit.items():
+        texts = {item.correction.strip() for item in items}
+        people = {item.annotator for item in items}
+        if len(texts) > 1 and len(people) > 1:
+            where = guid if turn is None else f"{guid} turn {turn}"
+            listed = [f"{item.annotator or '(anonymous)'}'s{' correction' if k == 0 else ''} {item.correction}" for k, item in enumerate(items)]
+            reason = f"{where}: {listed[0]} conflicts with {', '.join(listed[1:])}; neither is applied"
+            left_out += [(item, reason) for item in items]
+        else:
+            usable += items
+    order = {id(item): k for k, item in enumerate(corrections)}
+    return sorted(usable, key=lambda c: order[id(c)]), sorted(left_out, key=lambda pair: order[id(pair[0])])
 
 
 def corrected_file(task: Task, official_text: str, name: str, corrections: Iterable[Correction]) -> CorrectedFile:
-    """Apply corrections to the whole official file, in its format; corrections that cannot be read become problems."""
-    patch = make_patch(task, official_text, name, correction_map(corrections))
+    """Apply corrections to the whole official file, in its format; corrections that are not applied (`settle`, or that
+    the patch writer cannot read) become problems and are listed in `left_out`."""
+    usable, left_out = settle(task, official_text, name, corrections)
+    patch = make_patch(task, official_text, name, correction_map(usable))
     first = patch.text.lstrip()[:1]
     if first in "[{" and first:
         text, changed = _merge_json(official_text, name, read_json(patch.text, f"{name} (patch)"))
     else:
         text, changed = _merge_tsv(official_text, patch.text)
-    return CorrectedFile(text, changed, patch.problems)
+    done = set(changed)
+    refused = {str(p.guid): p.message for p in patch.problems if p.guid is not None}
+    applied = [item for item in usable if item.guid in done]
+    for item in usable:
+        if item.guid not in done:
+            why = refused.get(item.guid, "it leaves the record as it was")
+            left_out.append((item, f"{item.guid}: the correction {item.correction!r} is not applied: {why}"))
+    problems = list(patch.problems) + [Problem(reason, None, item.guid, name) for item, reason in left_out
+                                       if not (item.guid in refused and item.guid not in done)]
+    return CorrectedFile(text, changed, problems, applied, left_out)
 
 
 def _merge_json(official_text: str, name: str, patched: list[dict[str, Any]] | dict[str, Any]) -> tuple[str, list[str]]:

@@ -2,9 +2,10 @@
 
 The folder holds the dataset as `save_to_disk` writes it (read back with `datasets.load_from_disk`), the
 same split as Parquet under `data/` (the layout the hub serves, `load_dataset("parquet", ...)`), and a
-`README.md` dataset card: its YAML header names the Parquet file, its body lists every corrected record
-with the correction, the annotator and their note. `load_from_disk(folder).push_to_hub("you/name")`
-publishes it (README.md).
+`README.md` dataset card: its YAML header names the Parquet file, its body lists every applied correction
+with the record, the annotator and their note (escaped for Markdown), and counts the corrections left out.
+A dataset goes only into a new or empty folder. `load_from_disk(folder).push_to_hub("you/name")` publishes it
+(README.md).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from klue_viz.core.lazy import lazy_module
-from klue_viz.discovery.corrected import Correction
+from klue_viz.core.problems import InputError
+from klue_viz.discovery.corrected import CorrectedFile
+from klue_viz.drawing.markup import md
 from klue_viz.scoring.evaluate import gold_from_bytes
 from klue_viz.tasks.base import Task
 
@@ -49,29 +52,48 @@ def _plain(value: object) -> object:
     return list(value) if isinstance(value, (bytes, tuple)) else value
 
 
-def dataset_card(task: Task, version: str, base: str, corrections: list[Correction], changed: list[str], n: int) -> str:
-    """The dataset card: where the data comes from, its licence, and each corrected record (correction, by whom, why)."""
+def check_dataset_folder(folder: Path) -> None:
+    """Refuse, before anything is written, a dataset folder that is not new or empty: `save_to_disk` and the card would
+    write beside (and over) what is there, and `/` or a home folder given by mistake would be filled with files."""
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"--dataset {folder}: is a file; a dataset is written only into a new or empty folder")
+    if folder.is_dir() and any(folder.iterdir()):
+        raise InputError(f"--dataset {folder}: the folder is not empty; a dataset is written only into a new or empty folder "
+                         "(give a new folder name)")
+
+
+def dataset_card(task: Task, version: str, base: str, found: CorrectedFile, n: int) -> str:
+    """The dataset card: where the data comes from, its licence, and each applied correction (the record, by whom, why).
+
+    Names, notes and corrections are people's text: each is escaped for Markdown (`klue_viz.drawing.markup.md`), so a
+    hub shows them as typed and no HTML, image or link gets in. Only what was applied is listed; the corrections left
+    out (`CorrectedFile.left_out`) are counted here and listed by the export command."""
     lines = ["---", "license: cc-by-sa-4.0", "language:", "- ko", "configs:", "- config_name: default", "  data_files:",
              f"  - split: {SPLIT}", f"    path: {PARQUET}", "---", "",
-             f"# {task.facts.title}: {version}", "",
-             f"The {task.facts.title} gold from `{base}` ({n:,} records) with {len(changed)} record(s) corrected after review in klue-viz.",
-             "KLUE is released under CC BY-SA 4.0; so is this corrected copy. The `corrected` column marks the changed records.", "",
-             "## Corrections", "", "| guid | turn | correction | by | why |", "| --- | --- | --- | --- | --- |"]
-    for item in corrections:
+             f"# {md(task.facts.title)}: {md(version)}", "",
+             f"The {md(task.facts.title)} gold from {md(base)} ({n:,} records) with {len(found.changed)} record(s) corrected after review "
+             "in klue-viz.",
+             "KLUE is released under CC BY-SA 4.0; so is this corrected copy. The `corrected` column marks the changed records.", ""]
+    if found.left_out:
+        lines += [f"{len(found.left_out)} correction(s) were not applied (conflicting corrections of one record, records not in "
+                  "the gold, corrections that could not be read); they are not listed here.", ""]
+    lines += ["## Corrections", "", "| guid | turn | correction | by | why |", "| --- | --- | --- | --- | --- |"]
+    for item in found.applied:
         cells = [item.guid, "" if item.turn is None else str(item.turn), item.correction, item.annotator or "(anonymous)", item.note]
-        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+        lines.append("| " + " | ".join(md(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def export_dataset(task: Task, corrected_text: str, name: str, changed: list[str], corrections: list[Correction], folder: Path,
-                   version: str, base: str) -> datasets.Dataset:
-    """Write the corrected gold to `folder` (save_to_disk, Parquet under data/, README.md card) and return the split."""
-    records = dataset_records(task, corrected_text, name, changed)
+def export_dataset(task: Task, found: CorrectedFile, name: str, folder: Path, version: str, base: str) -> datasets.Dataset:
+    """Write the corrected gold to `folder`, which must be new or empty (`check_dataset_folder`): save_to_disk, Parquet
+    under data/, the README.md card; returns the split."""
+    check_dataset_folder(folder)
+    records = dataset_records(task, found.text, name, found.changed)
     keys = list(dict.fromkeys(k for record in records for k in record))  # from_list takes the first record's keys only
     split = datasets.Dataset.from_list([{k: record.get(k) for k in keys} for record in records])
     folder.mkdir(parents=True, exist_ok=True)
     datasets.DatasetDict({SPLIT: split}).save_to_disk(str(folder))
     (folder / PARQUET).parent.mkdir(parents=True, exist_ok=True)
     split.to_parquet(str(folder / PARQUET))
-    (folder / "README.md").write_text(dataset_card(task, version, base, corrections, changed, len(records)), encoding="utf-8")
+    (folder / "README.md").write_text(dataset_card(task, version, base, found, len(records)), encoding="utf-8")
     return split

@@ -13,17 +13,28 @@ import logging
 import os
 import sqlite3
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
+from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError, ProgrammingError
 
-from klue_viz.store.schema import MIGRATIONS, NO_TURN, SCHEMA_VERSION, annotation_table, custom_tags, schema_version
+from klue_viz.store.schema import (
+    CACHE_TABLES,
+    MIGRATIONS,
+    NO_TURN,
+    SCHEMA_VERSION,
+    annotation_table,
+    create_cache_tables,
+    custom_tags,
+    schema_version,
+)
 from klue_viz.tasks import TASKS
 
 try:
@@ -38,6 +49,9 @@ CONNECT_TIMEOUT = 5
 UNREACHABLE = ("connection refused", "could not connect", "connection failed", "server closed the connection", "terminating connection",
                "no route to host", "timeout expired", "connection timed out", "could not translate host name", "the database system is")
 log = logging.getLogger("klue_viz")
+#: Seconds a database found unreachable is remembered: meanwhile a page's reads fail at once instead of each waiting
+#: CONNECT_TIMEOUT for a server that does not answer; a save is still tried (the user pressed Save).
+OUTAGE_SECONDS = 30.0
 #: Seconds a SQLite connection waits for another writer before reporting the database busy.
 BUSY_TIMEOUT = 10.0
 #: How many times a write that found the database busy is tried again.
@@ -200,6 +214,40 @@ def _sqlite_begin(connection: sa.Connection) -> None:
     connection.exec_driver_sql("BEGIN IMMEDIATE" if connection.get_execution_options().get("immediate") else "BEGIN")
 
 
+_outage_lock = threading.Lock()
+_outages: dict[str, float] = {}  # database URL -> when it was last found unreachable (time.monotonic)
+_trying = threading.local()  # `.write` set while a write runs: it connects even during a remembered outage
+
+
+def remember_outage(url: str) -> None:
+    """Remember that the database of `url` cannot be reached, so the next connections fail at once (`outage_left`)."""
+    with _outage_lock:
+        _outages[url] = time.monotonic()
+
+
+def forget_outage(url: str | None = None) -> None:
+    """The database answered (or, without a URL, forget every outage: tests, an operator's reload)."""
+    with _outage_lock:
+        if url is None:
+            _outages.clear()
+        else:
+            _outages.pop(url, None)
+
+
+def outage_left(url: str) -> float:
+    """Seconds the outage of `url` is still remembered (0: none is, or it is time to try again)."""
+    with _outage_lock:
+        since = _outages.get(url)
+    return 0.0 if since is None else max(0.0, OUTAGE_SECONDS - (time.monotonic() - since))
+
+
+def unreachable_message(public_location: str) -> str:
+    """What a page says while the database is unreachable: the same words for the first failure and for the ones
+    remembered after it, so a page says it once."""
+    return (f"the annotation database is unreachable ({public_location}); what needs no database still works. The app "
+            f"tries it again every {OUTAGE_SECONDS:.0f} s and at once when you save (what you typed stays in the form)")
+
+
 class Store:
     """Annotations and custom tags in one database, opened (and migrated) on construction."""
 
@@ -222,6 +270,10 @@ class Store:
             self.path = None
             # A server that is down or unreachable is reported within seconds, not after the OS's TCP timeout.
             self.engine = sa.create_engine(self.url, pool_pre_ping=True, connect_args={"connect_timeout": CONNECT_TIMEOUT})
+            # An outage is remembered for OUTAGE_SECONDS (as klue_viz.reading.hf_hub remembers the hub's): a server that
+            # does not answer costs one page CONNECT_TIMEOUT, not every page and every store of it.
+            sa.event.listen(self.engine, "do_connect", self._remembered_outage)
+            sa.event.listen(self.engine, "connect", lambda *_: forget_outage(self.url))
         sa.event.listen(self.engine, "handle_error", self._unreachable)
         self.writer = self.engine.execution_options(immediate=True)
         self._open()
@@ -236,6 +288,12 @@ class Store:
         """Where the database is, for every user of the app: a SQLite file's path, never a server's address."""
         return str(self.path) if self.path else f"a PostgreSQL database (set by {DB_ENV})"
 
+    def _remembered_outage(self, *_: object) -> None:
+        """SQLAlchemy's connect hook: while an outage is remembered, a new connection fails at once (StoreUnavailable)
+        instead of waiting CONNECT_TIMEOUT, unless a write asked for it (`write`: the user pressed Save)."""
+        if outage_left(self.url) > 0 and not getattr(_trying, "write", False):
+            raise StoreUnavailable(unreachable_message(self.public_location))
+
     def _unreachable(self, context: sa.engine.ExceptionContext) -> StoreError | None:
         """SQLAlchemy's error hook: a server that went away or a full disk becomes StoreUnavailable, whose message
         names no host or port (those go to the log); busy and conflicting writes stay as they are, to be retried."""
@@ -246,8 +304,9 @@ class Store:
             return StoreUnavailable(f"the disk holding the annotation database is full: nothing was saved ({self.public_location})")
         if context.is_disconnect or any(word in lowered for word in UNREACHABLE):
             log.error("annotation database %s unreachable: %s", self.location, detail)
-            return StoreUnavailable(f"the annotation database is unreachable ({self.public_location}); what needs no database still "
-                                    "works, and the app reconnects by itself when the server is back")
+            if not self.is_sqlite:
+                remember_outage(self.url)
+            return StoreUnavailable(unreachable_message(self.public_location))
         return None
 
     def _open(self) -> None:
@@ -285,28 +344,23 @@ class Store:
                 f"Set {DB_ENV} to another file, or start a new one and keep this file aside ('klue-viz annotations new-db').")
 
     def migrate(self) -> None:
-        """Create or upgrade the schema, one recorded version at a time, each in its own transaction.
+        """Create or upgrade the schema, one recorded version at a time, each in its own transaction, and create the
+        tables of data computed again on demand that are missing (klue_viz.store.schema says why those are apart).
 
         An up-to-date database is only read: opening it never waits for another writer's lock.
         """
         with self.engine.connect() as connection:
-            if sa.inspect(connection).has_table(schema_version.name):
-                current = connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0
-                if current == SCHEMA_VERSION:
-                    return
-        with self.writer.begin() as connection:
-            schema_version.create(connection, checkfirst=True)
-            current = connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0
+            present = set(sa.inspect(connection).get_table_names())
+            current = connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0 if schema_version.name in present else 0
         if current > SCHEMA_VERSION:
             raise StoreError(f"the annotation database {self.location} was written by a newer klue-viz (schema {current})")
         for version in range(current + 1, SCHEMA_VERSION + 1):
-            with self.writer.begin() as connection:
-                MIGRATIONS[version](connection)
-                connection.execute(schema_version.insert().values(version=version))
+            self.write(partial(_migrate_to, version), "another klue-viz kept upgrading the database")
+        if any(table.name not in present for table in CACHE_TABLES):
+            self.write(create_cache_tables, "another klue-viz kept creating the tables of kept results")
 
     def version(self) -> int:
-        with self.engine.connect() as connection:
-            return connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0
+        return self.read(lambda connection: connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0)
 
     # ---- reading ---------------------------------------------------------------------------------
     @staticmethod
@@ -330,13 +384,11 @@ class Store:
     def find(self, task: str | None = None, run: str | None = None, guid: str | None = None, annotator: str | None = None) -> list[Annotation]:
         query = sa.select(annotation_table).where(self._where(task, run, guid, annotator=annotator))
         query = query.order_by(annotation_table.c.task, annotation_table.c.guid, annotation_table.c.turn, annotation_table.c.run, annotation_table.c.annotator)
-        with self.engine.connect() as connection:
-            return [self._from_row(row) for row in connection.execute(query)]
+        return self.read(lambda connection: [self._from_row(row) for row in connection.execute(query)])
 
     def get(self, task: str, guid: str, run: str, annotator: str, turn: int | None = None) -> Annotation | None:
         query = sa.select(annotation_table).where(self._where(task, run, guid, turn, annotator, key_turn=True))
-        with self.engine.connect() as connection:
-            row = connection.execute(query).first()
+        row = self.read(lambda connection: connection.execute(query).first())
         return self._from_row(row) if row else None
 
     # ---- writing ---------------------------------------------------------------------------------
@@ -367,22 +419,62 @@ class Store:
 
         return self.write(work, "another writer kept changing this record")
 
-    def write(self, work: Callable[[sa.Connection], T], clash: str) -> T:
-        """Run `work` in one write transaction, again when two writers met on a new key or SQLite stayed busy.
+    def change(self, task: str, guid: str, run: str, annotator: str, turn: int | None, edit: Callable[[Annotation], None]) -> Annotation:
+        """Apply `edit` to the record as it is stored now (a new one when none is), in the transaction that writes it.
 
-        What is left after WRITE_ATTEMPTS tries becomes a StoreError: StoreBusy ("try again in a moment") for a
-        lock, the other kinds as `_classify` tells them; `clash` says what kept changing when keys collided.
+        For the write paths that change some fields of a record whatever else it holds (a review decision, a
+        'gold looks wrong' mark, bulk tags): the record is read under the write lock (SQLite's IMMEDIATE
+        transaction, PostgreSQL's FOR UPDATE), so a save confirmed a moment before is edited, never replaced by an
+        older copy; and the record's version goes up, so an Annotate form opened before is refused as stale
+        (ConflictError) instead of overwriting the change. `edit` may raise to write nothing.
+        """
+        def work(connection: sa.Connection) -> Annotation:
+            row = connection.execute(sa.select(annotation_table).where(
+                self._where(task, run, guid, turn, annotator, key_turn=True)).with_for_update()).first()
+            item = self._from_row(row) if row is not None else Annotation(task, guid, run, annotator, turn=turn)
+            edit(item)
+            validate(item)
+            item.updated_at = now()
+            values = {"tags": json.dumps(sorted(set(item.tags)), ensure_ascii=False), "note": item.note, "gold_wrong": item.gold_wrong,
+                      "corrected_label": item.corrected_label or None, "updated_at": item.updated_at}
+            if row is None:
+                connection.execute(annotation_table.insert().values(
+                    task=task, guid=guid, turn=NO_TURN if turn is None else turn, run=run, annotator=annotator, version=1, **values))
+                item.version = 1
+            else:
+                connection.execute(annotation_table.update().where(annotation_table.c.id == row.id).values(version=row.version + 1, **values))
+                item.version = row.version + 1
+            item.tags = sorted(set(item.tags))
+            return item
+
+        return self.write(work, "another writer kept changing this record")
+
+    def write(self, work: Callable[[sa.Connection], T], clash: str) -> T:
+        """The one write transaction of every store on this database: run `work` in it, again (up to WRITE_ATTEMPTS times,
+        after 50, 100, 150... ms) when the failure is one of meeting another writer (`_transient`): two writers on a
+        new key, SQLite busy past BUSY_TIMEOUT, a PostgreSQL deadlock or serialization failure, another process
+        creating a table at the same moment. Anything else (a disk error, a server gone) is not tried again.
+
+        Every failure leaves as a StoreError: StoreBusy ("try again in a moment"; `clash` says what kept changing when
+        keys collided) or what `_classify` makes of the driver's error (busy, read-only, unreachable, corrupt); a server
+        that went away is StoreUnavailable from the error hook. An exception of `work` itself passes through.
         """
         for attempt in range(WRITE_ATTEMPTS):
             try:
+                _trying.write = True  # a write connects even while an outage is remembered: the user asked for it
                 with self.writer.begin() as connection:
                     return work(connection)
-            except (IntegrityError, OperationalError) as err:
-                # Two writers inserted the same new key, or SQLite stayed busy: read again and retry.
+            except (IntegrityError, OperationalError, ProgrammingError) as err:
+                if not _transient(err):
+                    raise self._classify(err) from None
                 if attempt == WRITE_ATTEMPTS - 1:
                     raise self._classify(err) if isinstance(err, OperationalError) else StoreBusy(
                         f"could not save to {self.location}: {clash}") from None
                 time.sleep(0.05 * (attempt + 1))
+            except (DatabaseError, sqlite3.DatabaseError) as err:
+                raise self._classify(err) from None
+            finally:
+                _trying.write = False
         raise StoreBusy(f"could not save to {self.location}: {clash}")
 
     def read(self, work: Callable[[sa.Connection], T]) -> T:
@@ -394,8 +486,8 @@ class Store:
             raise self._classify(err) from None
 
     def delete(self, item: Annotation) -> None:
-        with self.writer.begin() as connection:
-            connection.execute(annotation_table.delete().where(self._where(item.task, item.run, item.guid, item.turn, item.annotator, key_turn=True)))
+        where = self._where(item.task, item.run, item.guid, item.turn, item.annotator, key_turn=True)
+        self.write(lambda connection: connection.execute(annotation_table.delete().where(where)), "another writer kept changing this record")
 
     def add_tag(self, task: str, tag: str) -> None:
         tag = tag.strip()
@@ -405,14 +497,17 @@ class Store:
             _text("a tag", tag, MAX_TAG)
         except InvalidRecord as err:
             raise StoreError(str(err)) from None
-        with self.writer.begin() as connection:
+
+        def work(connection: sa.Connection) -> None:
             exists = connection.execute(sa.select(custom_tags).where((custom_tags.c.task == task) & (custom_tags.c.tag == tag))).first()
             if not exists:
                 connection.execute(custom_tags.insert().values(task=task, tag=tag))
 
+        self.write(work, "another writer kept adding this tag")
+
     def custom_tags(self, task: str) -> list[str]:
-        with self.engine.connect() as connection:
-            return [row.tag for row in connection.execute(sa.select(custom_tags.c.tag).where(custom_tags.c.task == task).order_by(custom_tags.c.tag))]
+        query = sa.select(custom_tags.c.tag).where(custom_tags.c.task == task).order_by(custom_tags.c.tag)
+        return self.read(lambda connection: [row.tag for row in connection.execute(query)])
 
     # ---- import ----------------------------------------------------------------------------------
     def plan_import(self, incoming: Iterable[Annotation]) -> ImportPlan:
@@ -449,9 +544,9 @@ class Store:
         """
         for attempt in range(attempts):
             try:
-                return self._apply(plan, overwrite_conflicts)
-            except (_StalePlan, IntegrityError):
-                # A save or another import got in between (PostgreSQL: inserted a key we planned to add).
+                return self.write(partial(self._apply, plan, overwrite_conflicts), "another import kept adding the same records")
+            except _StalePlan:
+                # A save or another import got in between: plan again against what is stored now.
                 if attempt == attempts - 1:
                     raise StoreBusy(f"the annotations in {self.location} kept changing during the import; nothing was "
                                     "imported, try again") from None
@@ -459,12 +554,10 @@ class Store:
                 plan.added, plan.updated, plan.conflicting, plan.unchanged = fresh.added, fresh.updated, fresh.conflicting, fresh.unchanged
                 plan.planned_version = fresh.planned_version
                 plan.replanned += 1
-            except OperationalError as err:
-                raise self._classify(err) from None
         return 0
 
-    def _apply(self, plan: ImportPlan, overwrite_conflicts: bool) -> int:
-        """Write the planned records in one transaction (all or nothing), with batched statements.
+    def _apply(self, plan: ImportPlan, overwrite_conflicts: bool, connection: sa.Connection) -> int:
+        """Write the planned records in the transaction of `connection` (all or nothing), with batched statements.
 
         One SELECT reads the stored versions of the tasks involved (locked for update on PostgreSQL;
         SQLite's IMMEDIATE transaction holds the write lock), each planned record is checked against the
@@ -476,30 +569,29 @@ class Store:
         if not items:
             return 0
         table = annotation_table
-        with self.writer.begin() as connection:
-            tasks = sorted({item.task for item in items})
-            query = sa.select(table.c.id, table.c.task, table.c.guid, table.c.turn, table.c.run, table.c.annotator, table.c.version)
-            stored = {(row.task, row.guid, None if row.turn == NO_TURN else row.turn, row.run, row.annotator): (row.id, row.version)
-                      for row in connection.execute(query.where(table.c.task.in_(tasks)).with_for_update())}
-            inserts, updates = [], []
-            for item in items:
-                row = stored.get(item.key)
-                if (row[1] if row else 0) != plan.planned_version.get(id(item), 0):
-                    raise _StalePlan()  # leaving the block rolls the whole import back
-                values = {"tags": json.dumps(sorted(set(item.tags)), ensure_ascii=False), "note": item.note, "gold_wrong": item.gold_wrong,
-                          "corrected_label": item.corrected_label or None, "updated_at": item.updated_at or now()}
-                if row is None:
-                    inserts.append({"task": item.task, "guid": item.guid, "turn": NO_TURN if item.turn is None else item.turn, "run": item.run,
-                                    "annotator": item.annotator, "version": 1, **values})
-                else:
-                    updates.append({"row_id": row[0], "new_version": row[1] + 1, **{f"new_{k}": v for k, v in values.items()}})
-            for start in range(0, len(inserts), IMPORT_BATCH):
-                connection.execute(table.insert(), inserts[start:start + IMPORT_BATCH])
-            update = table.update().where(table.c.id == sa.bindparam("row_id")).values(
-                version=sa.bindparam("new_version"), **{k: sa.bindparam(f"new_{k}") for k in ("tags", "note", "gold_wrong", "corrected_label", "updated_at")})
-            for start in range(0, len(updates), IMPORT_BATCH):
-                connection.execute(update, updates[start:start + IMPORT_BATCH])
-            self._add_imported_tags(connection, items)
+        tasks = sorted({item.task for item in items})
+        query = sa.select(table.c.id, table.c.task, table.c.guid, table.c.turn, table.c.run, table.c.annotator, table.c.version)
+        stored = {(row.task, row.guid, None if row.turn == NO_TURN else row.turn, row.run, row.annotator): (row.id, row.version)
+                  for row in connection.execute(query.where(table.c.task.in_(tasks)).with_for_update())}
+        inserts, updates = [], []
+        for item in items:
+            row = stored.get(item.key)
+            if (row[1] if row else 0) != plan.planned_version.get(id(item), 0):
+                raise _StalePlan()  # leaving the block rolls the whole import back
+            values = {"tags": json.dumps(sorted(set(item.tags)), ensure_ascii=False), "note": item.note, "gold_wrong": item.gold_wrong,
+                      "corrected_label": item.corrected_label or None, "updated_at": item.updated_at or now()}
+            if row is None:
+                inserts.append({"task": item.task, "guid": item.guid, "turn": NO_TURN if item.turn is None else item.turn, "run": item.run,
+                                "annotator": item.annotator, "version": 1, **values})
+            else:
+                updates.append({"row_id": row[0], "new_version": row[1] + 1, **{f"new_{k}": v for k, v in values.items()}})
+        for start in range(0, len(inserts), IMPORT_BATCH):
+            connection.execute(table.insert(), inserts[start:start + IMPORT_BATCH])
+        update = table.update().where(table.c.id == sa.bindparam("row_id")).values(
+            version=sa.bindparam("new_version"), **{k: sa.bindparam(f"new_{k}") for k in ("tags", "note", "gold_wrong", "corrected_label", "updated_at")})
+        for start in range(0, len(updates), IMPORT_BATCH):
+            connection.execute(update, updates[start:start + IMPORT_BATCH])
+        self._add_imported_tags(connection, items)
         return len(items)
 
     def _add_imported_tags(self, connection: sa.Connection, items: list[Annotation]) -> None:
@@ -510,6 +602,24 @@ class Store:
             listed = {(row.task, row.tag) for row in connection.execute(sa.select(custom_tags).where(custom_tags.c.task.in_({t for t, _ in new})))}
             for task, tag in sorted(new - listed):
                 connection.execute(custom_tags.insert().values(task=task, tag=tag))
+
+
+#: Words of a driver's error that mean another writer got in the way: worth a second try.
+TRANSIENT = ("locked", "busy", "deadlock", "could not serialize", "already exists")
+
+
+def _transient(err: DatabaseError) -> bool:
+    """Whether a failed write met another writer (a key inserted meanwhile, a lock, a table created meanwhile)."""
+    return isinstance(err, IntegrityError) or any(word in str(err.orig).lower() for word in TRANSIENT)
+
+
+def _migrate_to(version: int, connection: sa.Connection) -> None:
+    """One step of MIGRATIONS and its record, unless another process took that step meanwhile."""
+    schema_version.create(connection, checkfirst=True)
+    if (connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0) >= version:
+        return
+    MIGRATIONS[version](connection)
+    connection.execute(schema_version.insert().values(version=version))
 
 
 def newest_per_key(items: list[Annotation]) -> list[Annotation]:

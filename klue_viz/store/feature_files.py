@@ -11,7 +11,6 @@ import hashlib
 from dataclasses import dataclass
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError
 
 from klue_viz.reading.uploads import check_size
 from klue_viz.store.annotations import Store, now
@@ -40,14 +39,13 @@ class FeatureFileStore:
         """The task's column files, oldest first."""
         query = sa.select(feature_files.c.task, feature_files.c.sha256, feature_files.c.file_name, feature_files.c.uploader,
                           feature_files.c.created_at, feature_files.c.size).where(feature_files.c.task == task)
-        with self.store.engine.connect() as connection:
-            return [FeatureFile(*row) for row in connection.execute(query.order_by(feature_files.c.created_at, feature_files.c.sha256))]
+        query = query.order_by(feature_files.c.created_at, feature_files.c.sha256)
+        return self.store.read(lambda connection: [FeatureFile(*row) for row in connection.execute(query)])
 
     def data(self, task: str, sha256: str) -> bytes | None:
         """The bytes of a stored file (None when there is none with that address)."""
-        with self.store.engine.connect() as connection:
-            found = connection.execute(sa.select(feature_files.c.data).where(
-                (feature_files.c.task == task) & (feature_files.c.sha256 == sha256))).scalar()
+        query = sa.select(feature_files.c.data).where((feature_files.c.task == task) & (feature_files.c.sha256 == sha256))
+        found = self.store.read(lambda connection: connection.execute(query).scalar())
         return None if found is None else bytes(found)
 
     def find(self, task: str, prefix: str) -> FeatureFile | None:
@@ -60,14 +58,14 @@ class FeatureFileStore:
         check_size(file_name, len(data))
         digest = hashlib.sha256(data).hexdigest()  # as klue_viz.scoring.user_features.digest_of: the address links carry
         stored = FeatureFile(task, digest, file_name[:1000], uploader[:100], now(), len(data))
-        try:
-            with self.store.writer.begin() as connection:
-                exists = connection.execute(sa.select(feature_files.c.sha256).where(
-                    (feature_files.c.task == task) & (feature_files.c.sha256 == digest))).first()
-                if exists is None:
-                    connection.execute(feature_files.insert().values(task=task, sha256=digest, file_name=stored.file_name,
-                                                                     uploader=stored.uploader, created_at=stored.created_at,
-                                                                     size=len(data), data=data))
-        except IntegrityError:  # another session stored the same bytes at the same moment
-            pass
+
+        def work(connection: sa.Connection) -> None:  # a second try after another session stored the same bytes finds them
+            exists = connection.execute(sa.select(feature_files.c.sha256).where(
+                (feature_files.c.task == task) & (feature_files.c.sha256 == digest))).first()
+            if exists is None:
+                connection.execute(feature_files.insert().values(task=task, sha256=digest, file_name=stored.file_name,
+                                                                 uploader=stored.uploader, created_at=stored.created_at,
+                                                                 size=len(data), data=data))
+
+        self.store.write(work, "another session kept storing this column file")
         return next(f for f in self.list(task) if f.sha256 == digest)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError
 
 from klue_viz.store.annotations import Store, StoreError, now
 from klue_viz.store.schema import gold_versions
@@ -45,13 +44,11 @@ class GoldVersions:
     def for_task(self, task: str) -> list[GoldVersion]:
         """The versions of a task, newest first."""
         query = sa.select(gold_versions).where(gold_versions.c.task == task).order_by(gold_versions.c.id.desc())
-        with self.store.engine.connect() as connection:
-            return [self._from_row(row) for row in connection.execute(query)]
+        return self.store.read(lambda connection: [self._from_row(row) for row in connection.execute(query)])
 
     def get(self, task: str, name: str) -> GoldVersion | None:
         query = sa.select(gold_versions).where((gold_versions.c.task == task) & (gold_versions.c.name == name))
-        with self.store.engine.connect() as connection:
-            row = connection.execute(query).first()
+        row = self.store.read(lambda connection: connection.execute(query).first())
         return self._from_row(row) if row else None
 
     def add(self, task: str, name: str, base: str, records: int, corrections: list[dict[str, Any]],
@@ -60,18 +57,15 @@ class GoldVersions:
         if not corrections:
             raise StoreError("a gold version needs at least one correction")
         text = json.dumps(corrections, ensure_ascii=False)
-        for attempt in range(5):
-            try:
-                with self.store.writer.begin() as connection:
-                    taken = set(connection.execute(sa.select(gold_versions.c.name).where(gold_versions.c.task == task)).scalars())
-                    chosen, k = name[:190], 2
-                    while chosen in taken:
-                        chosen, k = f"{name[:190]} ({k})", k + 1
-                    created = now()
-                    connection.execute(gold_versions.insert().values(task=task, name=chosen, base=base, records=records, corrections=text,
-                                                                     created_by=created_by[:100], created_at=created))
-                return GoldVersion(task, chosen, base, records, corrections, created_by[:100], created)
-            except IntegrityError:
-                if attempt == 4:
-                    raise StoreError(f"could not keep the gold version {name!r}: another writer kept taking the name") from None
-        raise AssertionError("unreachable")
+
+        def work(connection: sa.Connection) -> GoldVersion:
+            taken = set(connection.execute(sa.select(gold_versions.c.name).where(gold_versions.c.task == task)).scalars())
+            chosen, k = name[:190], 2
+            while chosen in taken:
+                chosen, k = f"{name[:190]} ({k})", k + 1
+            created = now()
+            connection.execute(gold_versions.insert().values(task=task, name=chosen, base=base, records=records, corrections=text,
+                                                             created_by=created_by[:100], created_at=created))
+            return GoldVersion(task, chosen, base, records, corrections, created_by[:100], created)
+
+        return self.store.write(work, f"another writer kept taking the name of the gold version {name!r}")

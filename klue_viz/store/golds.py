@@ -12,7 +12,6 @@ import hashlib
 from dataclasses import dataclass
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError
 
 from klue_viz.reading.uploads import check_size
 from klue_viz.store.annotations import Store, now
@@ -44,17 +43,16 @@ class GoldStore:
         """Store a gold file of a task (the same bytes are stored once) and return it."""
         check_size(file_name, len(data))
         digest = gold_digest(data)
-        try:
-            with self.store.writer.begin() as connection:
-                if connection.execute(sa.select(gold_files.c.sha256).where(gold_files.c.sha256 == digest)).first() is None:
-                    connection.execute(gold_files.insert().values(sha256=digest, task=task, file_name=file_name[:1000], size=len(data),
-                                                                  created_at=now(), data=data))
-        except IntegrityError:  # another session stored the same bytes meanwhile: they are there either way
-            pass
+
+        def work(connection: sa.Connection) -> None:  # a second try after another session stored the same bytes finds them
+            if connection.execute(sa.select(gold_files.c.sha256).where(gold_files.c.sha256 == digest)).first() is None:
+                connection.execute(gold_files.insert().values(sha256=digest, task=task, file_name=file_name[:1000], size=len(data),
+                                                              created_at=now(), data=data))
+
+        self.store.write(work, "another session kept storing this gold file")
         return StoredGold(task, file_name[:1000], digest, data)
 
     def get(self, digest: str) -> StoredGold | None:
         """The stored gold file with this SHA-256, or None when this server has none."""
-        with self.store.engine.connect() as connection:
-            row = connection.execute(sa.select(gold_files).where(gold_files.c.sha256 == digest)).first()
+        row = self.store.read(lambda connection: connection.execute(sa.select(gold_files).where(gold_files.c.sha256 == digest)).first())
         return StoredGold(row.task, row.file_name, row.sha256, bytes(row.data)) if row else None

@@ -3,37 +3,27 @@
 Every server parses the gold of each task on its first page: 0.2 CPU s for the NER dev set's TSV, about 0.4 s for
 the five real dev sets the home page shows. Like kept results (klue_viz/store/kept_results.py), a parsed gold is keyed by what it
 was made from: the task, the sha256 of the file's bytes, the name it was read under (its problems name the file) and
-the code that parses (`kept.layout()`, a hash of the scoring code, tasks/ included). A gold kept by other code, or
-damaged, is parsed again and replaced; a gold that cannot be kept exactly (a value JSON would change) is used and not
-kept. The rows are JSON with tuples and bytes tagged (klue_viz/core/exact_json.py), so they come back of the same types, equal to a
-fresh parse.
+the code that parses (`kept_format.layout()`, a hash of the scoring code, tasks/ included; `kept_format.gold_key`). A
+gold kept by other code is another row, left to that code; a damaged one (its checksum fails) is parsed again and
+replaced; a gold that cannot be kept exactly (a value JSON would change) is used and not kept. The rows are JSON with
+tuples and bytes tagged (klue_viz/core/exact_json.py), so they come back of the same types, equal to a fresh parse.
 """
 
 from __future__ import annotations
 
 import hashlib
-import time
 
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
 from klue_viz.core.exact_json import decode, encode, exact
 from klue_viz.core.problems import Problem
 from klue_viz.reading.records import bulk_reading
 from klue_viz.scoring.evaluate import Gold, gold_from_bytes
-from klue_viz.store.annotations import Store
-from klue_viz.store.kept_results import layout
+from klue_viz.store.annotations import Store, StoreError
+from klue_viz.store.kept_format import gold_key, layout, seal, unseal
+from klue_viz.store.schema import kept_golds
 from klue_viz.tasks.base import Task
 
-metadata = sa.MetaData()
-kept_golds = sa.Table(
-    "kept_golds", metadata,
-    #: sha256 of the task, the gold bytes' sha256 and the name read under.
-    sa.Column("key", sa.String(64), primary_key=True),
-    sa.Column("layout", sa.String(40), nullable=False),
-    #: JSON: {"rows": [...], "problems": [...], "positional": bool}.
-    sa.Column("data", sa.Text, nullable=False),
-)
 
 def gold_json(gold: Gold) -> str:
     """The parsed rows, problems and positional flag of a gold as JSON text; TypeError when they cannot be kept exactly."""
@@ -64,39 +54,36 @@ class ParsedGolds:
     def __init__(self, store: Store, keep_from_bytes: int = KEEP_FROM_BYTES) -> None:
         self.store = store
         self.keep_from_bytes = keep_from_bytes
-        for attempt in range(5):
-            try:
-                with store.writer.begin() as connection:
-                    metadata.create_all(connection, checkfirst=True)
-                return
-            except (IntegrityError, OperationalError, sa.exc.ProgrammingError):  # another process created it meanwhile
-                if attempt == 4:
-                    raise
-                time.sleep(0.05 * (attempt + 1))
 
     def gold(self, task: Task, data: bytes, name: str) -> Gold:
         """The gold of these bytes: read back when this code parsed them before, otherwise parsed (InputError as
-        `gold_from_bytes`) and kept. A database that fails meanwhile only costs the parse."""
+        `gold_from_bytes`) and kept. A damaged row (its checksum fails, or it decodes to no gold) is parsed again and
+        replaced; a row of another layout is another key, left to the klue-viz that wrote it. A database that fails
+        meanwhile only costs the parse."""
         if len(data) < self.keep_from_bytes:
             return gold_from_bytes(task, data, name)
         digest = hashlib.sha256(data).hexdigest()
-        key = hashlib.sha256("\n".join([task.facts.name, digest, name]).encode()).hexdigest()
+        key = gold_key(task.facts.name, digest, name)
+        kept_layout = layout()
+        query = sa.select(kept_golds.c.layout, kept_golds.c.data).where(kept_golds.c.key == key)
         try:
-            with self.store.engine.connect() as connection:
-                found = connection.execute(sa.select(kept_golds.c.layout, kept_golds.c.data).where(kept_golds.c.key == key)).first()
-        except SQLAlchemyError:
+            found = self.store.read(lambda connection: connection.execute(query).first())
+        except StoreError:
             found = None
-        if found is not None and found.layout == layout():
+        if found is not None and found.layout == kept_layout:
             try:
-                return gold_from_json(task, found.data, name, digest)
-            except (ValueError, KeyError, TypeError):
+                return gold_from_json(task, unseal(found.data, key, kept_layout), name, digest)
+            except (ValueError, KeyError, TypeError):  # Unsealed is a ValueError
                 pass  # damaged: parsed again and replaced
         gold = gold_from_bytes(task, data, name)
         try:
-            text = gold_json(gold)
-            with self.store.writer.begin() as connection:
+            text = seal(gold_json(gold), key, kept_layout)
+
+            def work(connection: sa.Connection) -> None:
                 connection.execute(kept_golds.delete().where(kept_golds.c.key == key))
-                connection.execute(kept_golds.insert().values(key=key, layout=layout(), data=text))
-        except (TypeError, SQLAlchemyError):
+                connection.execute(kept_golds.insert().values(key=key, layout=kept_layout, data=text))
+
+            self.store.write(work, "another server kept writing this parsed gold")
+        except (TypeError, StoreError):
             pass  # used now, parsed again next time
         return gold

@@ -1,10 +1,17 @@
-"""The tables of the annotation database and their migrations, below the stores that use them.
+"""Every table of the klue-viz database and its migrations, on one `metadata`, below the stores that use them.
 
 `Store` (annotations, custom tags; klue_viz.store.annotations), `RunStore` (prediction runs;
-klue_viz.store.runs), the gold versions, `FeatureFileStore` (column files; klue_viz.store.feature_files)
-and `GoldStore` (uploaded gold files; klue_viz.store.golds) share one database and one schema version: its
-tables are defined here, on one `metadata`, and a database is brought up to SCHEMA_VERSION one step of MIGRATIONS at a
-time.
+klue_viz.store.runs), the gold versions, `FeatureFileStore` (column files; klue_viz.store.feature_files),
+`GoldStore` (uploaded gold files; klue_viz.store.golds), kept results (klue_viz.store.kept_results) and parsed
+golds (klue_viz.store.parsed_golds) share one database. Two kinds of table:
+
+- **Kept data** (annotations, runs, golds, versions, column files): what people made. A database is brought up to
+  SCHEMA_VERSION one step of MIGRATIONS at a time, and a database of a newer schema is refused, so nothing an older
+  klue-viz does not know is ever written over.
+- **Computed again on demand** (`CACHE_TABLES`: kept results, their frames and views, parsed golds): created when
+  missing (`create_cache_tables`) and never migrated. A change of what they hold is a new layout, which keys its
+  rows apart (klue_viz.store.kept_format), so an older klue-viz on the same database keeps reading its own rows and
+  the schema version, which would lock it out, does not move for them.
 """
 
 from __future__ import annotations
@@ -108,3 +115,53 @@ MIGRATIONS = {
     4: lambda connection: metadata.create_all(connection, tables=[feature_files]),  # column files (klue_viz.store.feature_files)
     5: lambda connection: metadata.create_all(connection, tables=[gold_files]),  # uploaded gold files (klue_viz.store.golds)
 }
+
+
+# ---- computed again on demand: kept results (klue_viz.store.kept_results) and parsed golds (klue_viz.store.parsed_golds) ----
+
+#: A run scored against a gold: one row per result key (the run's bytes, the gold's bytes, strict and the layout).
+kept_scores = sa.Table(
+    "kept_scores", metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("task", sa.String(16), nullable=False),
+    sa.Column("run_sha256", sa.String(64), nullable=False),
+    sa.Column("gold_sha256", sa.String(64), nullable=False),
+    sa.Column("strict", sa.Boolean, nullable=False),
+    sa.Column("layout", sa.String(40), nullable=False),
+    sa.Column("file_name", sa.Text, nullable=False),
+    #: JSON with its checksum (klue_viz.store.kept_format.sealed): scores, reasons, coverage, problems, notes, extra guids.
+    sa.Column("summary", sa.Text, nullable=False),
+    #: JSON: level -> [sha256, size] of its Parquet bytes.
+    sa.Column("levels", sa.Text, nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+)
+sa.Index("kept_by_run", kept_scores.c.run_sha256)
+#: Heavy views of a kept result computed once (bootstrap intervals, weak slices, suspects): JSON with its checksum.
+kept_views = sa.Table(
+    "kept_views", metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("view", sa.String(100), primary_key=True),
+    sa.Column("data", sa.Text, nullable=False),
+)
+#: A kept result's frames as Parquet bytes, on PostgreSQL (beside a SQLite database they are files).
+kept_frames = sa.Table(
+    "kept_frames", metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("level", sa.String(32), primary_key=True),
+    sa.Column("data", sa.LargeBinary, nullable=False),
+)
+#: Parsed gold files: one row per task, gold bytes, name read under and layout.
+kept_golds = sa.Table(
+    "kept_golds", metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("layout", sa.String(40), nullable=False),
+    #: JSON with its checksum: {"rows": [...], "problems": [...], "positional": bool}.
+    sa.Column("data", sa.Text, nullable=False),
+)
+#: The tables of data computed again on demand, created when missing and never migrated (see the module's docstring).
+CACHE_TABLES = (kept_scores, kept_views, kept_frames, kept_golds)
+
+
+def create_cache_tables(connection: sa.Connection) -> None:
+    """Create the missing tables of `CACHE_TABLES` (CREATE TABLE IF NOT EXISTS, their indexes with them)."""
+    metadata.create_all(connection, tables=list(CACHE_TABLES), checkfirst=True)

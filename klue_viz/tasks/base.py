@@ -307,7 +307,7 @@ class Task(ABC):
     def statistics_columns(self) -> dict[str, tuple[str, ...]] | None:
         """The frame columns `statistics`, `example_scores` and `annotation_key` read, by level ("examples" and detail
         levels), besides the examples' `guid` and `correct`: all that comparing many runs reads of each run, so a kept
-        run's other columns stay on disk (klue_viz.store.kept_results.column_frames). None: every column. tests/test_compare_columns.py
+        run's other columns stay on disk (klue_viz.store.kept_scoring.column_frames). None: every column. tests/test_compare_columns.py
         holds the statistics of frames cut to these columns equal to the whole frames' on every demo run."""
         return None
 

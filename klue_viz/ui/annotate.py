@@ -30,6 +30,7 @@ from klue_viz.store.annotations import (
     database_url,
     set_aside,
 )
+from klue_viz.store.gold_marks import add_tags
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import database_notice, guard, metric_text, problem_table
 
@@ -212,12 +213,7 @@ def bulk_tagger(task: Task, result: RunResult, shown: pd.DataFrame) -> None:
             try:
                 with st.spinner(f"Tagging {len(shown)} {task.facts.unit}s…"):
                     for row in shown.to_dict("records"):
-                        guid, turn = task.annotation_key(row)
-                        current = db.get(task.facts.name, guid, result.run, annotator(), turn=turn)
-                        item = current or Annotation(task.facts.name, guid, result.run, annotator(), turn=turn)
-                        item.tags = sorted(set(item.tags) | set(tags))
-                        item.note = "; ".join(n for n in (item.note, note_text) if n)
-                        db.save(item)
+                        add_tags(db, task, [task.annotation_key(row)], result.run, annotator(), tags, note_text)
                         done += 1
             except (StoreError, InvalidRecord) as err:
                 st.error(md(f"Tagged {done} of {len(shown)} {task.facts.unit}s, then: {err}"))

@@ -31,7 +31,7 @@ from klue_viz.compare.ranking import (
 from klue_viz.drawing.compare_charts import matrix_figure, sequence_figure
 from klue_viz.drawing.markup import esc, esc_attr, md
 from klue_viz.scoring.evaluate import RunResult
-from klue_viz.store.kept_results import column_frames
+from klue_viz.store.kept_scoring import column_frames
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import METRIC_FORMAT, guard
 from klue_viz.ui.links import example_params, query_string, view_params

@@ -33,7 +33,7 @@ from klue_viz.scoring.evaluate import Gold, RunResult, gold_from_bytes, load_gol
 from klue_viz.scoring.filtering import export_frame
 from klue_viz.scoring.slicing import slice_table
 from klue_viz.store.gold_marks import mark_gold_wrong
-from klue_viz.store.kept_results import kept_view
+from klue_viz.store.kept_scoring import kept_view
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Task
 from klue_viz.tasks.kit import Suspect

@@ -15,7 +15,7 @@ from klue_viz.scoring.benchmark import PICKS, ModelRun, html_table
 from klue_viz.scoring.evaluate import RunResult
 from klue_viz.store.annotations import StoreError
 from klue_viz.store.gold_choice import SOURCES
-from klue_viz.store.kept_results import intervals, remove_run
+from klue_viz.store.kept_scoring import intervals, remove_run
 from klue_viz.store.runs import RunConflict
 from klue_viz.tasks import TASKS
 from klue_viz.tasks.base import Task

@@ -23,7 +23,7 @@ from klue_viz.scoring.filtering import export_frame
 from klue_viz.store.annotations import StoreError
 from klue_viz.store.gold_marks import ACCEPT, KEEP_GOLD, OTHER, SKIP, record_review
 from klue_viz.store.gold_versions import GoldVersion, GoldVersions
-from klue_viz.store.kept_results import kept_view
+from klue_viz.store.kept_scoring import kept_view
 from klue_viz.store.runs import RunConflict
 from klue_viz.tasks.base import Task
 from klue_viz.tasks.kit import KEEP, Evidence, Suspect

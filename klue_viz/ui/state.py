@@ -43,7 +43,8 @@ from klue_viz.store.annotations import Store, StoreError, StoreUnavailable, data
 from klue_viz.store.gold_choice import GoldChoice, GoldReaders, gold_choice
 from klue_viz.store.gold_versions import GoldVersions
 from klue_viz.store.golds import GoldStore, StoredGold, gold_digest
-from klue_viz.store.kept_results import KeptResults, RunInput, results_for
+from klue_viz.store.kept_results import KeptResults
+from klue_viz.store.kept_scoring import RunInput, results_for
 from klue_viz.store.parsed_golds import ParsedGolds
 from klue_viz.store.runs import Run, RunConflict, RunStore
 from klue_viz.tasks import TASKS, Task, detect_task

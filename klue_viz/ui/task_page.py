@@ -27,7 +27,7 @@ from klue_viz.scoring.filtering import ExampleFilter, FilterError, apply_filter,
 from klue_viz.scoring.llm_outputs import run_slices
 from klue_viz.scoring.slicing import slice_table
 from klue_viz.scoring.user_features import user_slices
-from klue_viz.store.kept_results import intervals
+from klue_viz.store.kept_scoring import intervals
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
