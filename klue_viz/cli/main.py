@@ -315,7 +315,7 @@ def run_record(result: RunResult, crowd: bool = False) -> dict:
 
     record = result.to_dict()
     if getattr(result.task, "labels", None):  # only label tasks have probabilities: the others never build frames here
-        found = run_calibration(result.task, result.frames.examples)
+        found = run_calibration(result.task, result.example_columns())
         if found is not None:
             record["calibration"] = found.to_dict()
     if crowd:
