@@ -84,8 +84,8 @@ def report(result: RunResult) -> str:
         spread = f"  [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
         lines.append(f"  {metric.key:<{width}}  {format_value(value):>7}{spread}" + (f"  ({reason})" if reason else ""))
     c = result.coverage
-    lines.append(f"  coverage: {c.n_scored}/{c.n_gold} gold scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} unreadable"
-                 + (f", {c.unreadable_answers} unreadable answers (scored as wrong)" if c.unreadable_answers else ""))
+    lines.append(f"  coverage: {c.n_scored}/{c.n_gold} gold scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} records left out"
+                 + (f"; {c.unreadable_answers} unreadable answers (scored as wrong)" if c.unreadable_answers else ""))
     lines.extend(f"  note: {terminal(note)}" for note in result.notes)
     for problem in result.problems[:SHOWN_PROBLEMS]:
         lines.append(f"  problem: {terminal(problem)}")
@@ -247,6 +247,7 @@ def evaluate_folders(args: argparse.Namespace) -> int:
         done.runs += found.runs
         done.failures += found.failures
         done.gold_sources.update(found.gold_sources)
+        done.golds.update(found.golds)
     for failure in done.failures:
         print(f"klue-viz: {failure}", file=sys.stderr)
     for run in done.runs:
@@ -254,8 +255,17 @@ def evaluate_folders(args: argparse.Namespace) -> int:
             run.result.intervals = run.intervals = bootstrap.confidence_intervals(run.result.task, run.result.frames, samples=args.bootstrap)
     if done.runs:
         print(workspace.text_table(done.runs))
+    humans = {}
+    for name, gold in done.golds.items():  # the annotators' agreement of each task whose gold keeps them, as --task prints it
+        baseline = human_line(gold.task, gold, [run.result for run in done.runs if run.task == name], per_run=bool(args.out))
+        if baseline is not None:
+            humans[name] = baseline
     if args.out:
-        payload = {"gold": done.gold_sources, "strict": args.strict, "runs": [run.to_dict() for run in done.runs]}
+        # each run as `--task` writes it (calibration, vote figures), with its task and model
+        runs = [{"task": run.task, "model": run.model, **run_record(run.result, crowd=run.task in humans)} for run in done.runs]
+        payload = {"gold": done.gold_sources, "strict": args.strict, "runs": runs}
+        if humans:
+            payload["human"] = {name: human.to_dict() for name, human in humans.items()}
         if done.failures:
             payload["failed"] = done.failures
         if not write_out(args.out, json.dumps(payload, ensure_ascii=False, indent=2)):
@@ -333,7 +343,7 @@ def human_line(task: Task, gold: Gold, results: list[RunResult], per_run: bool) 
     human = annotators.human_of(task, gold.rows, results)
     if human is None:
         return None
-    print(f"== human baseline (the gold's annotators against the gold) ==\n  {human.text()}")
+    print(f"== human baseline of {task.facts.name.upper()} (the gold's annotators against the gold) ==\n  {human.text()}")
     for result in results if per_run else []:
         found = annotators.run_crowd(task, result)
         if "vote_cross_entropy" in found:

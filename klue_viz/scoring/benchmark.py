@@ -147,6 +147,8 @@ class FolderEvaluation:
     runs: list[ModelRun] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     gold_sources: dict[str, str] = field(default_factory=dict)
+    #: The gold each task's runs were scored against (its annotators give the human baseline of `--out`).
+    golds: dict[str, Gold] = field(default_factory=dict)
 
 
 def evaluate_folder(gold_source: str | Path, folder: Path, strict: bool = False) -> FolderEvaluation:
@@ -159,7 +161,7 @@ def evaluate_folder(gold_source: str | Path, folder: Path, strict: bool = False)
             if task_name not in golds:
                 try:
                     loaded = load_gold(get_task(task_name), gold_source)
-                    golds[task_name] = loaded
+                    golds[task_name] = out.golds[task_name] = loaded
                     out.gold_sources[task_name] = loaded.source
                 except InputError as err:
                     golds[task_name] = str(err)
@@ -189,6 +191,36 @@ def coverage_text(run: ModelRun) -> str:
     return f"{c.n_scored}/{c.n_gold}"
 
 
+def prompt_form(result: RunResult) -> str:
+    """What tells two runs of one model and task apart: a harness log's task (its prompt: `klue_nli_mc`, `klue_nli_gen`)
+    and filter, or the run's own name for a plain prediction file."""
+    log = result.log
+    if not log:
+        return result.run
+    parts = [str(log.get("task") or result.run)]
+    if log.get("filter") not in (None, "none"):
+        parts.append(str(log["filter"]))
+    if log.get("epoch") not in (None, 1):
+        parts.append(f"epoch {log['epoch']}")
+    return " · ".join(parts)
+
+
+def row_labels(runs: list[ModelRun]) -> list[str]:
+    """The table row of each run: its model, or `model · prompt form` where the model has several runs of the run's
+    task (the multiple-choice and the generation log of one model), so every run has a cell of its own."""
+    per_task: dict[tuple[str, str], int] = {}
+    for run in runs:
+        per_task[(run.model, run.task)] = per_task.get((run.model, run.task), 0) + 1
+    labels, taken = [], set()
+    for run in runs:
+        label = run.model if per_task[(run.model, run.task)] == 1 else f"{run.model} · {prompt_form(run.result)}"
+        if (label, run.task) in taken:  # two runs of one form (the same log given twice): the run names them apart
+            label = f"{label} · {run.result.run}"
+        taken.add((label, run.task))
+        labels.append(label)
+    return labels
+
+
 def column_title(task_name: str) -> str:
     task = TASKS[task_name]
     return f"{task_name.upper()} " + " / ".join(m.key for m in task.facts.metrics)
@@ -197,11 +229,11 @@ def column_title(task_name: str) -> str:
 def model_table(runs: list[ModelRun]) -> pd.DataFrame:
     """Models as rows, the eight tasks as columns: each cell the task's official metrics and its coverage.
 
-    A model with several runs of one task shows the last one given.
+    A model with several runs of one task has a row per run (`row_labels`: model · prompt form).
     """
     cells: dict[str, dict[str, str]] = {}
-    for run in runs:
-        cells.setdefault(run.model, {})[column_title(run.task)] = f"{cell_text(run)} ({coverage_text(run)})"
+    for label, run in zip(row_labels(runs), runs):
+        cells.setdefault(label, {})[column_title(run.task)] = f"{cell_text(run)} ({coverage_text(run)})"
     columns = [column_title(name) for name in TASKS]
     frame = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=columns).astype(object).fillna("")
     return frame.rename_axis("model").reset_index()
@@ -227,8 +259,8 @@ def run_link(task_name: str, run_name: str, settings: dict[str, list[str]] | Non
 def html_table(runs: list[ModelRun], settings: dict[str, list[str]] | None = None) -> str:
     """The model table as HTML: every cell links to its run's page (with `settings`); all file text escaped."""
     by_model: dict[str, dict[str, ModelRun]] = {}
-    for run in runs:
-        by_model.setdefault(run.model, {})[run.task] = run
+    for label, run in zip(row_labels(runs), runs):
+        by_model.setdefault(label, {})[run.task] = run
     head = "".join(f"<th title=\"{esc_attr(column_title(name))}\">{esc(name.upper())}"
                    f"<br><small>{esc(' / '.join(m.key for m in TASKS[name].facts.metrics))}</small></th>"
                    for name in TASKS)
