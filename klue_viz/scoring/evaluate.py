@@ -37,7 +37,7 @@ else:
     pd = lazy_module("pandas")  # the CLI scores without it
 datasets = lazy_module("datasets")  # only `--gold hf` needs it: scoring a file never loads it
 
-#: How many problems of one kind are listed before the rest are only counted.
+#: How many problems of a file (unreadable answers aside: each is listed) are listed before the rest are only counted.
 MAX_LISTED = 200
 
 
@@ -433,5 +433,8 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
     coverage = Coverage(n_gold, len(order), len(missing), len(extra), n_invalid, len(unread))
     if unread:
         notes.append(f"{len(unread)} generated answer(s) could not be read (no label, or two): scored as wrong")
+    if len(problems) > MAX_LISTED:
+        notes.append(f"{len(problems):,} problems were found in {name}; the first {MAX_LISTED} are listed")
+    # Every unreadable answer is listed (they are the run's answers, one per example at most); other problems are cut.
     return Matched(name, order, [predictions[k] for k in order], set(missing) if strict else set(), coverage,
-                   (problems + unread)[:MAX_LISTED], notes, extra, traces)
+                   problems[:MAX_LISTED] + unread, notes, extra, traces)

@@ -178,7 +178,7 @@ def _metrics(task: Task, results: dict[str, RunResult], models: dict[str, str]) 
         columns[-1].metric("Gold scored", f"{100 * c.n_scored / c.n_gold:.1f}%" if c.n_gold else "n/a",
                            help=f"{c.n_scored:,} of {c.n_gold:,} gold examples scored")
         details = [f"{c.n_scored:,} of {c.n_gold:,} gold scored", f"missing {c.n_missing}", f"extra {c.n_extra}",
-                   f"unreadable {c.n_invalid}"] + ([f"unreadable answers {c.unreadable_answers} (scored as wrong)"]
+                   f"records left out {c.n_invalid}"] + ([f"unreadable answers {c.unreadable_answers} (scored as wrong)"]
                                                    if c.unreadable_answers else []) + result.notes
         if show_ci:
             spans = _intervals(result.key, task, result)
@@ -195,8 +195,8 @@ def _metrics_table(task: Task, results: dict[str, RunResult], models: dict[str, 
     for run, result in results.items():
         c = result.coverage
         row = {"run": run, "model": models.get(run, ""), **{m.key: result.scores.values.get(m.key) for m in task.facts.metrics},
-               "scored": f"{c.n_scored}/{c.n_gold}", "missing": c.n_missing, "extra": c.n_extra, "unreadable": c.n_invalid,
-               "problems": len(result.problems)}
+               "scored": f"{c.n_scored}/{c.n_gold}", "missing": c.n_missing, "extra": c.n_extra, "records left out": c.n_invalid,
+               "unreadable answers": c.unreadable_answers, "problems": len(result.problems)}
         if show_ci:
             spans = _intervals(result.key, task, result)
             row["95% CI"] = ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)
