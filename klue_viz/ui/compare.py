@@ -8,7 +8,6 @@ and then for the other runs compared.
 from __future__ import annotations
 
 import re
-
 from functools import partial
 
 import pandas as pd
