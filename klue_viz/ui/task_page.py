@@ -36,7 +36,7 @@ from klue_viz.ui.compare import compare_section
 from klue_viz.ui.crowd import crowd_panel
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
 from klue_viz.ui.features import features_panel
-from klue_viz.ui.keyboard import card_keys, keyboard_bar
+from klue_viz.ui.keyboard import MOVES, card_keys, keyboard_bar
 from klue_viz.ui.links import (
     CURSOR,
     FOCUS,
@@ -474,7 +474,8 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
     guids = [r["guid"] for r in rows]
     key, turn = task.annotation_key(rows[0])
     link = query_string(example_params(view, key, turn))
-    focused = ' data-cursor="true"' if st.session_state.get(CURSOR) in guids else ""  # the keyboard's focused example
+    # the keyboard's focused example, with the number of the move that focused it (what the scroll script waits for)
+    focused = (f' data-cursor="true" data-cursor-move="{int(st.session_state.get(MOVES, 0))}"' if st.session_state.get(CURSOR) in guids else "")
     head = (f'<div class="kv-head"{focused}>{"id" if turn is None else "dialogue"} <code class="kv-guid">{esc(key)}</code>'
             f'{"" if turn is None else f" turn {turn}"}<a class="kv-link" href="{esc_attr(link)}" target="_blank">link</a></div>')
     if second is None:
