@@ -130,11 +130,20 @@ def example_cross_entropy(votes: Sequence[Sequence[str] | None], probs: Sequence
 
 def vote_cross_entropy(votes: Sequence[Sequence[str] | None], probs: Sequence[Sequence[float] | None],
                        labels: Sequence[str]) -> dict | None:
-    """The run's mean vote cross-entropy over the examples with votes and probabilities ({"value", "n"}); None without any."""
-    values = [v for v in example_cross_entropy(votes, probs, labels) if not math.isnan(v)]
-    if not values:
+    """The run's mean vote cross-entropy over the examples with votes and probabilities ({"value", "n"}); None without any.
+    The mean of `example_cross_entropy` over those examples, computed on one matrix (what `evaluate --out` writes)."""
+    index = {label: k for k, label in enumerate(labels)}
+    used = [(v, p) for v, p in zip(votes, probs) if p is not None and v is not None and not isinstance(v, float) and len(v)]
+    if not used:
         return None
-    return {"value": float(np.mean(values)), "n": len(values)}
+    shares = np.zeros((len(used), len(labels)), dtype=np.float64)
+    for row, (given, _) in enumerate(used):
+        for vote in given:
+            if vote in index:
+                shares[row, index[vote]] += 1
+        shares[row] /= len(given)
+    q = np.clip(np.asarray([p for _, p in used], dtype=np.float64), PROBABILITY_FLOOR, None)
+    return {"value": float(np.mean(-(shares * np.log(q)).sum(axis=1))), "n": len(used)}
 
 
 def crowd_view(confidence: float | None, votes: Sequence[str] | None, gold: str) -> str:
