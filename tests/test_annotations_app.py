@@ -183,3 +183,31 @@ def test_the_import_plan_lists_the_records_in_conflict_with_the_newer_stored_one
     plan = next(df.value for df in at.dataframe if "change" in df.value.columns)
     assert plan["change"].tolist() == ["conflict"] and plan["tags"].tolist() == ["ambiguous"]
     assert plan["stored (newer)"].iloc[0].startswith("지민, ") and plan["stored (newer)"].iloc[0].endswith("UTC: gold error")
+
+
+def test_a_gold_correction_made_with_about_this_run_counts_for_the_review_queue(monkeypatch, tmp_path):
+    """Issue 28, item 9: "Gold looks wrong" and a corrected label typed while About is "this run" (the default) are
+    saved on the annotator's gold record, where the review decisions and gold versions read them; the tags stay on
+    the run. A gold note kept there before survives the save."""
+    from klue_viz.discovery.review import accepted_corrections
+    from klue_viz.tasks import get_task
+
+    db_path = str(tmp_path / "g.sqlite3")
+    monkeypatch.setenv("KLUE_VIZ_DB", db_path)
+    at = open_as("지민", PAGE_FILES["nli"])
+    guid = next(t for t in at.toggle if t.label == "Annotate").key.split("|")[1]
+    Store(db_path).save(Annotation("nli", guid, "gold", "지민", note="전제가 모호함"))
+    tags, save = first_form(at)
+    assert next(r for r in at.radio if r.label == "About").value == "this run"
+    assert any("saved on your gold record" in plain(c.value) for c in at.caption)
+    tags.set_value(["negation"])
+    next(c for c in at.checkbox if c.label == "Gold looks wrong").check()
+    next(t for t in at.text_input if t.label == "Corrected label (optional)").set_value("neutral")
+    save.click().run()
+    assert not at.exception and not at.warning
+    stored = {a.run: a for a in Store(db_path).find(task="nli", guid=guid)}
+    assert stored["gold"].gold_wrong and stored["gold"].corrected_label == "neutral" and stored["gold"].note == "전제가 모호함"
+    run = next(name for name in stored if name != "gold")
+    assert stored[run].tags == ["negation"] and not stored[run].gold_wrong and stored[run].corrected_label is None
+    corrections = accepted_corrections(get_task("nli"), Store(db_path).find(task="nli"))
+    assert [(c.guid, c.correction, c.annotator) for c in corrections] == [(guid, "neutral", "지민")]

@@ -35,6 +35,16 @@ ANNOTATE_TOGGLE = '[data-testid="stCheckbox"]'
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+#: Counts the app's script runs (each change of its state to "running"), so that a test waits for the run its action
+#: caused instead of for a time (a fixed wait is too short on a loaded machine: issue 29, item 13).
+COUNT_RUNS = """(() => {
+  window.__kvRuns = 0;
+  new MutationObserver(records => {
+    for (const r of records) {
+      if (r.target.getAttribute('data-test-script-state') === 'running' && r.oldValue !== 'running') { window.__kvRuns += 1; }
+    }
+  }).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-test-script-state'], attributeOldValue: true});
+})();"""
 CELL_POSITION = """([gold, pred]) => {
   const gd = document.querySelector('.js-plotly-plot');
   const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
@@ -96,7 +106,7 @@ def browser():
 @pytest.fixture
 def page(browser, request):
     context = browser.new_context(viewport={"width": 1280, "height": 2400})
-    page = context.new_page()
+    page = counting(context.new_page())
     yield page
     report = getattr(request.node, "report_call", None)
     if report is not None and report.failed:  # CI shows only the output: say what the page showed
@@ -107,8 +117,35 @@ def page(browser, request):
 
 
 def wait_idle(page) -> None:
-    page.wait_for_timeout(300)
+    """The app's script is not running (with no action just made: after one, `rerun` waits for the run it caused)."""
     page.wait_for_selector(IDLE, timeout=90_000)
+
+
+def settled(page) -> None:
+    """Ready for a screenshot: the script idle, its fonts loaded, no grey placeholder left."""
+    wait_idle(page)
+    page.evaluate("document.fonts.ready.then(() => true)")
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=60_000)
+
+
+def runs_so_far(page) -> int:
+    return int(page.evaluate("window.__kvRuns || 0"))
+
+
+def rerun(page, action, runs: int = 1) -> None:
+    """Do `action` (a click, a key) and wait until it has made `runs` script runs and the last one has finished; pages
+    of this module count runs from their start (COUNT_RUNS, added by `counting`)."""
+    before = runs_so_far(page)
+    action()
+    page.wait_for_function("""([before, runs]) => (window.__kvRuns || 0) >= before + runs &&
+        document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state') === 'notRunning'""",
+                           arg=[before, runs], timeout=90_000)
+
+
+def counting(page):
+    """A page that counts its script runs (COUNT_RUNS) from every load on."""
+    page.add_init_script(COUNT_RUNS)
+    return page
 
 
 def open_task(page, server: str, task: str) -> None:
@@ -212,14 +249,14 @@ def test_every_page_opens_directly_and_is_saved_as_a_screenshot(server, page):
     assert page.get_by_text("Models across the benchmark").is_visible()
     page.wait_for_selector('[data-testid="stDataFrame"] canvas', timeout=60_000)
     page.wait_for_selector('[data-testid="stPageLink"]', timeout=60_000)
-    page.wait_for_timeout(1000)
+    settled(page)
     page.screenshot(path=str(ARTIFACTS / "home.png"))
     for task in TASKS:
         open_task(page, server, task)
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.locator("h1").first.inner_text().startswith(TASKS[task].facts.title.split()[0])
         page.wait_for_selector(".js-plotly-plot .nsewdrag", timeout=60_000)
-        page.wait_for_timeout(800)
+        settled(page)
         page.screenshot(path=str(ARTIFACTS / f"{task}.png"))
         page.locator(".kv-example").first.screenshot(path=str(ARTIFACTS / f"{task}-example.png"))
 
@@ -405,24 +442,24 @@ def clear(page, total: int) -> None:
 def next_page(page) -> None:
     """The "+" of the example list's page number: the last number input on a task page is the report's error count."""
     page.locator('[data-testid="stNumberInput"]').filter(has=page.get_by_label("Page", exact=True)).get_by_role("button", name="Increment").click()
-    wait_idle(page)
-    page.wait_for_timeout(1000)
-    wait_idle(page)
-    assert "(showing 11–" in page.locator(".kv-count").inner_text(), "the list moved to its second page"
+    page.wait_for_function("() => (document.querySelector('.kv-count')?.innerText || '').includes('(showing 11–')", timeout=60_000)
+    wait_idle(page)  # the list moved to its second page
 
 
 def test_clear_filters_resets_the_widgets_and_the_list_and_stays_cleared(server, page):
     open_task(page, server, "ner")
     total = shown(page)
-    page.locator('[data-testid="stRadio"] label').filter(has_text="wrong").first.click()
-    wait_idle(page)
-    pick_option(page, page.locator('[data-testid="stMultiSelect"]').filter(has_text="Error type"))
-    page.keyboard.press("Escape")
-    wait_idle(page)
+    rerun(page, page.locator('[data-testid="stRadio"] label').filter(has_text="wrong").first.click)
+    wrong = shown(page)
+
+    def pick_an_error_type() -> None:
+        pick_option(page, page.locator('[data-testid="stMultiSelect"]').filter(has_text="Error type"))
+        page.keyboard.press("Escape")
+
+    rerun(page, pick_an_error_type)
     page.get_by_label("Search the text", exact=True).fill("의")
-    page.get_by_label("Search the text", exact=True).press("Enter")
-    wait_idle(page)
-    assert shown(page) < total
+    rerun(page, lambda: page.get_by_label("Search the text", exact=True).press("Enter"))
+    assert shown(page) < total and shown(page) <= wrong
     clear(page, total)
     assert shown(page) == total and filters_are_cleared(page)
     next_page(page)
@@ -440,8 +477,7 @@ def test_clear_filters_resets_the_widgets_and_the_list_and_stays_cleared(server,
 
 def test_a_copied_example_link_opens_that_example_in_a_new_browser(server, page, browser):
     open_task(page, server, "dp")
-    page.locator('[data-testid="stRadio"] label').filter(has_text="wrong").first.click()
-    wait_idle(page)
+    rerun(page, page.locator('[data-testid="stRadio"] label').filter(has_text="wrong").first.click)
     card = page.locator(".kv-example").nth(1)
     guid = card.get_attribute("data-guid")
     assert f"guid={guid}" in page.locator(".kv-link").nth(1).get_attribute("href")
@@ -521,13 +557,16 @@ def test_the_loaded_runs_table_shows_every_row_without_scrolling(server, page, t
     page.locator('[data-testid="stDataFrame"]').nth(1).wait_for(timeout=60_000)  # the detected files, then the runs
     table = page.locator('[data-testid="stDataFrame"]').first
     table.wait_for(timeout=60_000)
-    page.wait_for_timeout(1000)
-    hidden = page.evaluate("""() => {
+    hidden = """() => {
       const tables = document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller');
       const s = tables[tables.length - 1];
-      return s.scrollHeight - s.clientHeight;
-    }""")
-    assert hidden <= 1, f"{hidden} px of the table are cut off"
+      return s ? s.scrollHeight - s.clientHeight : null;
+    }"""
+    try:  # the table reaches its height once its rows are laid out: wait for that state, then read it
+        page.wait_for_function(f"() => {{ const h = ({hidden})(); return h !== null && h <= 1; }}", timeout=30_000)
+    except PlaywrightTimeout:
+        pass
+    assert page.evaluate(hidden) <= 1, f"{page.evaluate(hidden)} px of the table are cut off"
 
 
 def test_strict_and_the_page_url_survive_moving_between_pages(server, page):

@@ -41,6 +41,8 @@ def test_the_cards_of_an_llm_run(server, tmp_path):
         assert "unreadable answer" in page.locator(".kv-llm").nth(1).inner_text()
         assert "중립" in page.locator('.kv-choice[data-chosen="yes"]').inner_text()
         prompt = page.locator(".kv-llm details").first
+        # the disclosure marker shows (a summary styled inline-block has none: issue 28, item 8)
+        assert prompt.locator("summary").evaluate("s => getComputedStyle(s).display") == "list-item"
         prompt.locator("summary").click()
         assert "전제: <i>x</i>" in prompt.inner_text() and page.locator(".kv-llm i").count() == 0
         ARTIFACTS.mkdir(exist_ok=True)

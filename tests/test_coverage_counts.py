@@ -52,7 +52,7 @@ def test_cli_prints_and_writes_the_counts(tmp_path, capsys):
     pred.write_text("\n".join([*GOOD, EXTRA, BAD_LABEL, DUPLICATE, NO_GUID]), encoding="utf-8")
     out = tmp_path / "out.json"
     assert main(["evaluate", "--task", "nli", "--gold", str(gold), "--pred", str(pred), "--out", str(out)]) == 0
-    assert "coverage: 2/5 gold scored, 3 missing, 1 extra, 3 unreadable" in capsys.readouterr().out
+    assert "coverage: 2/5 gold scored, 3 missing, 1 extra, 3 records left out" in capsys.readouterr().out
     run = json.loads(out.read_text(encoding="utf-8"))["runs"][0]
     assert run["coverage"] == {"n_gold": 5, "n_scored": 2, "n_missing": 3, "n_extra": 1, "n_invalid": 3, "unreadable_answers": 0}
     assert run["metrics"] == {"accuracy": 50.0}

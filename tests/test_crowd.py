@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import pearsonr, spearmanr
 
 from klue_viz.cli.main import main
-from klue_viz.core.crowd import AGREE_UNSURE, CONFIDENT_SPLIT, crowd_view, score_spread, spread_bucket
+from klue_viz.core.crowd import AGREE_UNSURE, CONFIDENT_SPLIT, crowd_view, score_spread, spearman, spread_bucket
 from klue_viz.discovery.annotators import annotator_table, error_by_spread
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.scoring.evaluate import evaluate_bytes, load_gold
@@ -164,3 +164,19 @@ def test_any_label_gold_with_annotator_labels_gets_a_baseline_ynat(tmp_path):
                for label, q in zip(order, preds[r["guid"]]))
           for r in records if r["guid"] in preds]
     assert written["runs"][0]["vote_cross_entropy"] == {"value": pytest.approx(sum(ce) / len(ce)), "n": len(ce)}
+
+
+@pytest.mark.parametrize("n", [3, 4, 7, 30, 519, 3000])
+def test_spearman_and_its_p_value_are_scipys(n):
+    """`spearman` (numpy and the incomplete beta function, so `evaluate --out` never imports scipy) against
+    scipy.stats.spearmanr: ties (scores on a 0..5 grid), no ties, strong and no correlation, p from 1 to ~1e-200."""
+    rng = np.random.default_rng(n)
+    for k in range(12):
+        x = rng.integers(0, 6, n).astype(float) if k % 2 else rng.normal(size=n)
+        y = x * (k / 4) + rng.normal(size=n) * (0.05 if k == 11 else 1.0)
+        rho, p = spearman(x, y)
+        expected = spearmanr(x, y)
+        assert rho == pytest.approx(expected[0], abs=1e-12)
+        assert p == pytest.approx(expected[1], rel=1e-9, abs=1e-300)
+    assert spearman([1, 2, 3, 4], [2, 4, 6, 8]) == (1.0, 0.0)
+    assert all(math.isnan(v) for v in spearman([1, 1, 1], [1, 2, 3]) + spearman([1, 2], [2, 1]))

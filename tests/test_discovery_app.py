@@ -20,6 +20,20 @@ def test_calibration_view_shows_ece_for_a_run_with_probabilities():
     assert any(list(df.value.columns)[:3] == ["from", "to", "n"] for df in at.dataframe)
 
 
+def test_a_run_without_probabilities_says_where_the_calibration_view_is():
+    """Issue 28, item 8: the view is offered only for a run that gave probabilities; inspecting YNAT's llm-zero-shot (no
+    probs) says so and where to find it, and inspecting bert-base (probs) offers the view without the hint."""
+    at = open_page(PAGE_FILES["ynat"])
+    at.selectbox(key="run").set_value("llm-zero-shot").run()
+    assert not at.exception
+    assert "Calibration" not in at.segmented_control(key="discovery_view").options
+    hint = next(plain(c.value) for c in at.caption if plain(c.value).startswith("Calibration:"))
+    assert "llm-zero-shot gave no class probabilities" in hint and "run picker above" in hint
+    at.selectbox(key="run").set_value("bert-base").run()
+    assert "Calibration" in at.segmented_control(key="discovery_view").options
+    assert not any(plain(c.value).startswith("Calibration:") for c in at.caption)
+
+
 def test_weak_slices_view_lists_slices_for_one_run_and_for_two():
     at = open_page(PAGE_FILES["nli"])
     at.segmented_control(key="discovery_view").set_value("Weak slices").run()

@@ -27,8 +27,9 @@ from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, load_gold
 from klue_viz.scoring.harness import expand, expand_path
 from klue_viz.scoring.llm_outputs import softmax as ours
 from klue_viz.tasks import TASKS
+from tests.conftest import SHARED as CONFTEST_SHARED
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "klue"
+SHARED = CONFTEST_SHARED  # ../shared/klue beside the clone, or KLUE_VIZ_SHARED
 NLI_DEV = SHARED / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json"
 FIXTURES = Path(__file__).parent / "data" / "harness"
 LIMIT = 40
@@ -297,3 +298,54 @@ def test_the_report_shows_the_generated_answers_of_its_errors(tmp_path):
     html = out.read_text(encoding="utf-8")
     assert html.count('class="kv-llm"') == 3  # the three wrong answers of four (one right, one wrong, two unreadable)
     assert "unreadable answer" in html and "참 또는 거짓" in html
+
+
+@pytest.mark.slow
+@needs_lm_eval
+@needs_klue
+def test_a_folder_with_the_mc_and_the_generation_log_of_one_model(lm_eval_logs, klue_rows, tmp_path, capsys):
+    """Issue 28, item 8: `evaluate --pred <folder>` shows every run of one model (the multiple-choice run and both filters
+    of the generation log: a row each, named by prompt form), and its --out holds what `--task` writes: calibration, the
+    vote cross-entropy and the human baseline, here counted by hand from the logs and the dev file."""
+    folder = tmp_path / "logs" / "my-model"
+    folder.mkdir(parents=True)
+    mc_log = samples(lm_eval_logs, "klue_nli_mc")
+    for path in (mc_log, samples(lm_eval_logs, "klue_nli_gen"), *lm_eval_logs.glob("results_*.json")):
+        shutil.copy(path, folder / path.name)
+    out = tmp_path / "folder.json"
+    assert main(["evaluate", "--gold", str(SHARED), "--pred", str(tmp_path / "logs"), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert sorted(line.split("  ")[0] for line in printed.splitlines() if line.startswith("my-model")) == [
+        "my-model · klue_nli_gen · flexible", "my-model · klue_nli_gen · strict-match", "my-model · klue_nli_mc"]
+    written = json.loads(out.read_text(encoding="utf-8"))
+    runs = {(r["harness"]["task"], r["harness"]["filter"]): r for r in written["runs"]}
+    assert set(runs) == {("klue_nli_mc", "none"), ("klue_nli_gen", "strict-match"), ("klue_nli_gen", "flexible")}
+    assert {r["model"] for r in written["runs"]} == {"my-model"} and {r["task"] for r in written["runs"]} == {"nli"}
+
+    voters = ("author", "label2", "label3", "label4", "label5")
+    confidence, correct, entropies, guids = [], [], [], set()
+    for row in rows_of(mc_log):
+        scores = [float(pair[0]) for pair in row["filtered_resps"]]
+        choices = [BY_KOREAN[row["arguments"][f"gen_args_{k}"]["arg_1"].strip()] for k in range(len(scores))]
+        probs = dict(zip(choices, softmax(scores)))
+        record = klue_rows[row["doc"]["guid"]]
+        guids.add(record["guid"])
+        confidence.append(max(probs.values()))
+        correct.append(choices[scores.index(max(scores))] == record["gold_label"])
+        entropies.append(-sum(sum(record[v] == label for v in voters) / 5 * math.log(max(probs[label], 1e-12)) for label in HF_ORDER))
+    ece = 0.0
+    for b in range(10):
+        inside = [k for k, c in enumerate(confidence) if min(int(c * 10), 9) == b]
+        if inside:
+            ece += len(inside) / len(confidence) * abs(sum(correct[k] for k in inside) / len(inside) - sum(confidence[k] for k in inside) / len(inside))
+    mc = runs[("klue_nli_mc", "none")]
+    assert mc["calibration"]["ece"] == pytest.approx(100 * ece, abs=1e-9) and mc["calibration"]["n"] == LIMIT
+    assert mc["vote_cross_entropy"] == {"value": pytest.approx(sum(entropies) / LIMIT, rel=1e-12), "n": LIMIT}
+    agree = sum(klue_rows[g][v] == klue_rows[g]["gold_label"] for g in guids for v in voters)
+    assert written["human"] == {"nli": {"metric": "accuracy", "value": pytest.approx(100 * agree / (5 * LIMIT), abs=1e-9), "n": 5 * LIMIT}}
+    assert all("calibration" not in runs[key] and "vote_cross_entropy" not in runs[key] for key in runs if key[0] == "klue_nli_gen")
+
+    single = tmp_path / "single.json"  # what --task writes of the same log: the same record
+    assert main(["evaluate", "--task", "nli", "--gold", str(SHARED), "--pred", str(mc_log), "--out", str(single)]) == 0
+    alone = json.loads(single.read_text(encoding="utf-8"))
+    assert {k: v for k, v in mc.items() if k not in ("task", "model")} == alone["runs"][0] and alone["human"] == written["human"]["nli"]

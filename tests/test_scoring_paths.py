@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from klue_viz.cli.main import run_record
 from klue_viz.metrics.official import DP_RELATIONS, NER_TAGS, NLI_LABELS
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, load_gold
@@ -73,11 +74,54 @@ def test_real_dev_sets_score_the_same_from_rows_and_from_frames(name, shared):
     assert_same(some)
 
 
+def out_records(task, gold, data: bytes, name: str, strict: bool = False) -> tuple[dict, dict]:
+    """What `--out` writes of one run (calibration and crowd figures included) from the matched rows, and the same
+    from the run's frames."""
+    light = evaluate_bytes(task, gold, data, name, strict=strict)
+    framed = evaluate_bytes(task, gold, data, name, strict=strict)
+    assert framed.frames is not None and "frames" not in light.__dict__
+    crowd = task.human_baseline(gold.rows) is not None
+    return run_record(light, crowd=crowd), run_record(framed, crowd=crowd)
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_demo_runs_write_the_same_out_record_without_frames(name):
+    task = TASKS[name]
+    gold = load_gold(task, DEMO_BENCHMARK)
+    for run in demo_runs(name):
+        for strict in (False, True):
+            light, framed = out_records(task, gold, run.read_bytes(), run.name, strict)
+            assert light == framed, (name, run.name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["nli", "sts"])
+def test_real_dev_sets_write_the_same_crowd_and_calibration_without_frames(name, shared):
+    """NLI with probabilities (some missing, some all on one label) and STS with its annotators' spread: the figures
+    `--out` writes from the matched rows are the frames' own, key by key."""
+    task = get_task(name)
+    gold = load_gold(task, shared / REAL[name])
+    rng = random.Random(11)
+    records = []
+    for k, row in enumerate(gold.rows):
+        record = corrupted(name, row, rng)
+        if name == "nli" and k % 7:
+            weights = [rng.random() ** 2 for _ in NLI_LABELS]
+            record["probs"] = [w / sum(weights) for w in weights] if k % 13 else [1.0, 0.0, 0.0]
+        if k % 5 or name == "sts":
+            records.append(record)
+    light, framed = out_records(task, gold, jsonl(records), "run.jsonl", strict=True)
+    assert light == framed
+    expected = {"nli": {"calibration", "vote_cross_entropy"}, "sts": {"error_vs_spread"}}[name]
+    assert expected <= light.keys()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("task_name", ["ner", "nli", "sts"])
 def test_evaluate_scores_without_pandas(shared, tmp_path, task_name):
-    """The whole CLI run imports neither pandas nor the app's libraries; its numbers are the in-process ones. NLI and
-    STS keep their annotators: the human baseline is printed without them too."""
+    """The whole CLI run imports neither pandas nor the app's libraries, also with --out (calibration and the crowd
+    figures come from the matched rows); its numbers are the in-process ones. NLI and STS keep their annotators: the
+    human baseline is printed without them too."""
     task = get_task(task_name)
     gold = load_gold(task, shared / REAL[task_name])
     rng = random.Random(3)
@@ -88,13 +132,9 @@ def test_evaluate_scores_without_pandas(shared, tmp_path, task_name):
             "if m in sys.modules and not type(sys.modules[m]).__name__.startswith('_Lazy')]); sys.exit(status)")
     out = tmp_path / "metrics.json"
     command = ["evaluate", "--task", task_name, "--gold", str(shared / REAL[task_name]), "--pred", str(pred)]
-    # --out of a run against annotators carries the per-run crowd figures, which need the frames: NER's --out needs none
-    done = subprocess.run([sys.executable, "-c", code, *command, *(["--out", str(out)] if task_name == "ner" else [])],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", code, *command, "--out", str(out)], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
     assert ("== human baseline" in done.stdout) == (task_name != "ner")
-    if task_name != "ner":
-        subprocess.run([sys.executable, "-m", "klue_viz.cli.main", *command, "--out", str(out)], capture_output=True, text=True, check=True)
     expected = evaluate_file(task, gold, pred).scores.values
     run_lines = done.stdout.split("== human baseline")[0].splitlines()  # the baseline's own line reads like a metric's
     shown = {line.split()[0]: float(line.split()[1]) for line in run_lines if line.strip().startswith(tuple(expected))}

@@ -21,6 +21,7 @@ from klue_viz.store.runs import RunStore
 from klue_viz.tasks import TASKS
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO
+from tests.test_app import plain
 
 TIMEOUT = 120
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -218,3 +219,19 @@ def test_cli_evaluates_a_folder_of_several_tasks_against_the_real_dev_sets(share
     assert by_task["sts"]["metrics"]["pearsonr"] == pytest.approx(100 * pearsonr([r["labels"]["real-label"] for r in sts_gold], sts_pred)[0])
     assert by_task["nli"]["coverage"]["n_scored"] == 3000 and by_task["nli"]["run"] == "my-model"  # named after its folder (issue 28)
     assert len(payload["failed"]) == 1
+
+
+@pytest.mark.slow
+def test_a_dropped_harness_folder_skips_its_yaml_and_scripts_with_one_note(db):
+    """Issue 28, item 8: the folder uploader takes a harness folder's task YAMLs and scripts (a type it refused showed
+    a red "not allowed" error per file) and the page skips them with one note; the prediction file is stored."""
+    at = open_page()
+    assert {"yaml", "yml", "py"} <= {t.lstrip(".") for t in at.file_uploader(key="home_folder_upload").proto.type}
+    ner = next(demo_runs("ner"))
+    at.file_uploader(key="home_folder_upload").set_value([("my-model/ner.jsonl", ner.read_bytes(), "application/json"),
+                                                          ("my-model/klue_nli_mc.yaml", b"task: klue_nli_mc\n", "application/yaml"),
+                                                          ("my-model/utils.py", b"def drop_guid(d):\n    return d\n", "text/x-python")]).run()
+    assert not at.exception and not at.error
+    assert [(r.task, r.model) for r in RunStore(Store(db)).list()] == [("ner", "my-model")]
+    note = next(plain(i.value) for i in at.info if "Skipped" in i.value)
+    assert "Skipped 2 file(s)" in note and "klue_nli_mc.yaml" in note and "utils.py" in note

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -85,8 +86,8 @@ def report(result: RunResult) -> str:
         spread = f"  [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
         lines.append(f"  {metric.key:<{width}}  {format_value(value):>7}{spread}" + (f"  ({reason})" if reason else ""))
     c = result.coverage
-    lines.append(f"  coverage: {c.n_scored}/{c.n_gold} gold scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} unreadable"
-                 + (f", {c.unreadable_answers} unreadable answers (scored as wrong)" if c.unreadable_answers else ""))
+    lines.append(f"  coverage: {c.n_scored}/{c.n_gold} gold scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} records left out"
+                 + (f"; {c.unreadable_answers} unreadable answers (scored as wrong)" if c.unreadable_answers else ""))
     lines.extend(f"  note: {terminal(note)}" for note in result.notes)
     for problem in result.problems[:SHOWN_PROBLEMS]:
         lines.append(f"  problem: {terminal(problem)}")
@@ -216,12 +217,13 @@ def evaluate_command(args: argparse.Namespace) -> int:
             print(report(result))
             if result.wrong_gold:
                 say(f"klue-viz: WARNING: {result.run}: {result.wrong_gold}", error=True)
-    human = human_line(task, gold, results, per_run=bool(args.out))
+    crowd_figures: dict[int, dict] = {}
+    human = human_line(task, gold, results, per_run=bool(args.out), figures=crowd_figures)
     if corrected is not None and results:
         print(corrected.table(task, before, args.pred, args.strict))
     if args.out:
         payload = {"task": task.facts.name, "gold": gold.source, "strict": args.strict,
-                   "runs": [run_record(r, crowd=human is not None) for r in results]}
+                   "runs": [run_record(r, crowd=crowd_figures.get(k, human is not None)) for k, r in enumerate(results)]}
         if human is not None:
             payload["human"] = human.to_dict()
             held_out = annotators.human_of(task, gold.rows, results, held_out=True)
@@ -270,6 +272,7 @@ def evaluate_folders(args: argparse.Namespace) -> int:
         done.runs += found.runs
         done.failures += found.failures
         done.gold_sources.update(found.gold_sources)
+        done.golds.update(found.golds)
     for failure in done.failures:
         print(f"klue-viz: {failure}", file=sys.stderr)
     for run in done.runs:
@@ -277,8 +280,21 @@ def evaluate_folders(args: argparse.Namespace) -> int:
             run.result.intervals = run.intervals = bootstrap.confidence_intervals(run.result.task, run.result.frames, samples=args.bootstrap)
     if done.runs:
         print(workspace.text_table(done.runs))
+    humans, crowd_figures = {}, {}
+    for name, gold in done.golds.items():  # the annotators' agreement of each task whose gold keeps them, as --task prints it
+        of_task = [run for run in done.runs if run.task == name]
+        per_run: dict[int, dict] = {}
+        baseline = human_line(gold.task, gold, [run.result for run in of_task], per_run=bool(args.out), figures=per_run)
+        if baseline is not None:
+            humans[name] = baseline
+            crowd_figures.update({id(of_task[k]): figures for k, figures in per_run.items()})
     if args.out:
-        payload = {"gold": done.gold_sources, "strict": args.strict, "runs": [run.to_dict() for run in done.runs]}
+        # each run as `--task` writes it (calibration, vote figures), with its task and model
+        runs = [{"task": run.task, "model": run.model, **run_record(run.result, crowd=crowd_figures.get(id(run), run.task in humans))}
+                for run in done.runs]
+        payload = {"gold": done.gold_sources, "strict": args.strict, "runs": runs}
+        if humans:
+            payload["human"] = {name: human.to_dict() for name, human in humans.items()}
         if done.failures:
             payload["failed"] = done.failures
         if not write_out(args.out, json.dumps(payload, ensure_ascii=False, indent=2)):
@@ -332,40 +348,47 @@ def corrected_for(task: Task, args: argparse.Namespace) -> corrected_gold.Correc
     return corrected_gold.CorrectedGold.from_version(task, args.gold, args.gold_version)
 
 
-def run_record(result: RunResult, crowd: bool = False) -> dict:
+def run_record(result: RunResult, crowd: bool | dict = False) -> dict:
     """A run as written by --out: metrics and coverage, plus calibration when the run gave probabilities, and what the
-    gold's annotators say about it (vote cross-entropy, error against their spread) where the gold keeps them."""
+    gold's annotators say about it (vote cross-entropy, error against their spread) where the gold keeps them (`crowd`:
+    True, or those figures already computed by `human_line`)."""
 
     record = result.to_dict()
     if getattr(result.task, "labels", None):  # only label tasks have probabilities: the others never build frames here
-        found = run_calibration(result.task, result.frames.examples)
+        found = run_calibration(result.task, result.example_columns())
         if found is not None:
             record["calibration"] = found.to_dict()
-    if crowd:
+    if crowd is True:
         record.update(annotators.run_crowd(result.task, result))
+    elif crowd:
+        record.update(crowd)
     return record
 
 
-def human_line(task: Task, gold: Gold, results: list[RunResult], per_run: bool) -> HumanBaseline | None:
+def human_line(task: Task, gold: Gold, results: list[RunResult], per_run: bool,
+               figures: dict[int, dict] | None = None) -> HumanBaseline | None:
     """Print the annotators' agreement (the human baseline) over the gold the runs scored; returns it (None without votes).
 
-    With `per_run` (`--out`, whose runs carry these figures) also each run against the annotators: that needs the runs'
-    per-example frames (pandas, and scipy for Spearman's rho), which scoring alone never builds."""
+    With `per_run` (`--out`, whose runs carry these figures) also each run against the annotators (numpy, from the
+    matched rows: klue_viz.discovery.annotators.run_crowd); `figures` gets them by the run's position in `results`,
+    for `run_record`, so they are computed once."""
     if not results or task.human_baseline(gold.rows) is None:
         return None
     human = annotators.human_of(task, gold.rows, results)
     if human is None:
         return None
     held_out = annotators.human_of(task, gold.rows, results, held_out=True)
-    print("== human baseline (the gold's annotators) ==")
+    print(f"== human baseline of {task.facts.name.upper()} (the gold's annotators) ==")
     if held_out is not None and held_out.value != human.value:
         print(f"  held out (each against the others): {held_out.text()}\n  against the gold they elected: {human.text()}")
     else:
         print(f"  {human.text()}")
     if human.metric == "pearsonr":
         print("  (one annotator against the mean of the others; a run is correlated with the mean of all of them)")
-    for result in results if per_run else []:
+    for position, result in enumerate(results if per_run else []):
         found = annotators.run_crowd(task, result)
+        if figures is not None:
+            figures[position] = found
         if "vote_cross_entropy" in found:
             ce = found["vote_cross_entropy"]
             print(terminal(f"  {result.run}: vote cross-entropy {ce['value']:.4f} over {ce['n']:,} {task.facts.unit}s with probabilities"))
@@ -775,6 +798,11 @@ def main(argv: list[str] | None = None) -> int:
     add_gold_commands(commands)
     add_runs_commands(commands)
     args = parser.parse_args(argv)
+    if argv is None and args.command == "evaluate":
+        # A process of its own that reads, scores and exits: its millions of small containers hold no cycles, and the
+        # collector's passes over them (as reading ends, klue_viz.reading.records.bulk_reading) cost about a tenth of
+        # the run. A call from Python (argv given) leaves the caller's collector alone.
+        gc.disable()
     handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
                 "slices": slices_command, "suspects": suspects_command, "errors": errors_command, "gold": gold_command,
                 "compare": compare_command, "gate": gate_command, "runs": runs_command}

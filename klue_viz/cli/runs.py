@@ -218,7 +218,7 @@ def score_line(results: kept.KeptResults, run: stored.Run, data: bytes, choice: 
     c = result.coverage
     metrics = " ".join(f"{m.key}={'n/a' if result.scores.values.get(m.key) is None else format(result.scores.values[m.key], '.2f')}"
                        for m in task.facts.metrics)
-    return f"{head}\t{c.n_scored}/{c.n_gold} scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} unreadable\t{metrics}"
+    return f"{head}\t{c.n_scored}/{c.n_gold} scored, {c.n_missing} missing, {c.n_extra} extra, {c.n_invalid} records left out\t{metrics}"
 
 
 class Progress:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from klue_viz.core.crowd import SPREAD_LABELS, HumanBaseline, pearson, vote_cross_entropy, vote_divergence
+from klue_viz.core.crowd import SPREAD_LABELS, HumanBaseline, pearson, spearman, vote_cross_entropy, vote_divergence
 from klue_viz.core.lazy import lazy_module
 from klue_viz.scoring.evaluate import RunResult
 from klue_viz.tasks.base import Task
@@ -24,11 +25,9 @@ from klue_viz.tasks.base import Task
 if TYPE_CHECKING:
     import pandas as pd
     from cleanlab import multiannotator
-    from scipy import stats
-else:  # `klue-viz evaluate` loads them only when the gold keeps its annotators
+else:  # the annotator table loads them; `klue-viz evaluate` never does
     pd = lazy_module("pandas")
     multiannotator = lazy_module("cleanlab.multiannotator")
-    stats = lazy_module("scipy.stats")
 
 #: The integer scores of STS, as classes for cleanlab.
 SCORE_CLASSES = 6
@@ -86,23 +85,35 @@ def _cleanlab_stats(rows: list[dict]) -> pd.DataFrame | None:
     return found["annotator_stats"]
 
 
-def error_by_spread(examples: pd.DataFrame) -> tuple[pd.DataFrame, dict | None]:
-    """A run's |gold - predicted| per annotator-spread bucket of its STS frames (`spread`, `vote_std`, `abs_error`), and
-    Spearman's rho between |error| and the spread over the pairs with one ({"rho", "p", "n"}; None with fewer than 3)."""
-    usable = examples[examples["vote_std"].notna()] if "vote_std" in examples else examples.iloc[0:0]
+def spread_rows(examples: Mapping[str, Sequence]) -> tuple[list[dict], dict | None]:
+    """A run's |gold - predicted| per annotator-spread bucket of its STS example columns (`spread`, `vote_std`,
+    `abs_error`, `correct`: the frames' or `RunResult.example_columns`), and Spearman's rho between |error| and the
+    spread over the pairs with one ({"rho", "p", "n"}; None with fewer than 3). Numpy only: `evaluate --out` writes it."""
+    std = np.asarray(examples["vote_std"], dtype=np.float64) if "vote_std" in examples else np.zeros(0)
+    usable = ~np.isnan(std)
+    std = std[usable]
+    error = np.asarray(examples["abs_error"], dtype=np.float64)[usable] if len(std) else np.zeros(0)
+    wrong = ~np.asarray(examples["correct"], dtype=bool)[usable] if len(std) else np.zeros(0, dtype=bool)
+    spread = np.asarray(examples["spread"], dtype=object)[usable] if len(std) else np.zeros(0, dtype=object)
     rows = []
     for label in SPREAD_LABELS:
-        part = usable[usable["spread"] == label]
-        rows.append({"annotator spread": label, "pairs": len(part),
-                     "mean |gold - predicted|": float(part["abs_error"].mean()) if len(part) else None,
-                     "share wrong at 3.0 (%)": 100.0 * float((~part["correct"].astype(bool)).mean()) if len(part) else None})
-    table = pd.DataFrame(rows)
-    if len(usable) < 3 or usable["vote_std"].nunique() < 2 or usable["abs_error"].nunique() < 2:
-        return table, None
-    rho, p = stats.spearmanr(usable["vote_std"].to_numpy(float), usable["abs_error"].to_numpy(float))
-    if math.isnan(float(rho)):
-        return table, None
-    return table, {"rho": float(rho), "p": float(p), "n": int(len(usable))}
+        inside = spread == label
+        size = int(inside.sum())
+        rows.append({"annotator spread": label, "pairs": size,
+                     "mean |gold - predicted|": float(error[inside].mean()) if size else None,
+                     "share wrong at 3.0 (%)": 100.0 * float(wrong[inside].mean()) if size else None})
+    if len(std) < 3 or len(np.unique(std)) < 2 or len(np.unique(error)) < 2:
+        return rows, None
+    rho, p = spearman(std, error)
+    if math.isnan(rho):
+        return rows, None
+    return rows, {"rho": rho, "p": p, "n": len(std)}
+
+
+def error_by_spread(examples: pd.DataFrame) -> tuple[pd.DataFrame, dict | None]:
+    """`spread_rows` of a run's STS frames, the buckets as a table for the page."""
+    rows, rho = spread_rows(examples)
+    return pd.DataFrame(rows), rho
 
 
 def scored_rows(gold_rows: list[dict], results: list[RunResult]) -> list[dict]:
@@ -129,16 +140,17 @@ def human_of(task: Task, gold_rows: list[dict], results: list[RunResult], held_o
 def run_crowd(task: Task, result: RunResult) -> dict:
     """What the annotators' labels say about one run, for `--out` and the page: `vote_cross_entropy` ({"value", "n"}) where
     the run gave probabilities against votes, with `vote_divergence` ({"kl", "jsd", "vote_entropy", "n"}), and
-    `error_vs_spread` ({"table", "spearman"}) where pairs carry score spreads."""
-    examples = result.frames.examples
+    `error_vs_spread` ({"table", "spearman"}) where pairs carry score spreads.
+    Read from `result.example_columns()`: a run scored by the CLI builds no frames for it."""
+    examples = result.example_columns()
     out: dict = {}
-    if "vote_cross_entropy" in examples:
-        found = vote_cross_entropy(examples["votes"].tolist(), examples["probs"].tolist(), task.labels or ())
+    if "votes" in examples and "probs" in examples:
+        votes, probs = list(examples["votes"]), list(examples["probs"])
+        found = vote_cross_entropy(votes, probs, task.labels or ())
         if found is not None:
             out["vote_cross_entropy"] = found
-            out["vote_divergence"] = vote_divergence(examples["votes"].tolist(), examples["probs"].tolist(), task.labels or ())
-    if "vote_std" in examples and examples["vote_std"].notna().any():
-        table, rho = error_by_spread(examples)
-        records = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()} for row in table.to_dict("records")]
-        out["error_vs_spread"] = {"table": records, "spearman": rho}
+            out["vote_divergence"] = vote_divergence(votes, probs, task.labels or ())
+    if "vote_std" in examples and not np.isnan(np.asarray(examples["vote_std"], dtype=np.float64)).all():
+        rows, rho = spread_rows(examples)
+        out["error_vs_spread"] = {"table": rows, "spearman": rho}
     return out

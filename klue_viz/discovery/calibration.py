@@ -8,6 +8,7 @@ MCE is the largest of those gaps over non-empty bins. Both are on the 0..100 sca
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,8 +35,9 @@ class Calibration:
         return {"ece": self.ece, "mce": self.mce, "n": self.n, "bins": self.bins}
 
 
-def predicted_confidence(examples: pd.DataFrame, labels: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """(confidence, correct) of the examples whose run gave probabilities; confidence is p(predicted class)."""
+def predicted_confidence(examples: Mapping[str, Sequence], labels: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(confidence, correct) of the examples whose run gave probabilities; confidence is p(predicted class).
+    `examples`: a run's example frame, or its `RunResult.example_columns()` (no pandas)."""
     index = {label: k for k, label in enumerate(labels)}
     confidence, correct = [], []
     for probs, pred, ok in zip(examples["probs"], examples["pred"], examples["correct"]):
@@ -67,7 +69,7 @@ def calibration(confidence: np.ndarray, correct: np.ndarray) -> Calibration | No
     return Calibration(100.0 * ece, 100.0 * mce, n, rows)
 
 
-def run_calibration(task: Task, examples: pd.DataFrame) -> Calibration | None:
+def run_calibration(task: Task, examples: Mapping[str, Sequence]) -> Calibration | None:
     """The calibration of a run's example frame, for tasks with class probabilities."""
     labels = task.labels
     if not labels or "probs" not in examples:

@@ -99,6 +99,7 @@ STYLE = """
 .kv-example{font-family:'Noto Sans CJK KR','Noto Sans KR','Malgun Gothic',sans-serif;line-height:2.1;margin:.2rem 0 1rem}
 .kv-row{margin:.15rem 0}
 .kv-side{display:inline-block;min-width:3.6rem;margin-right:.5rem;font-size:.75rem;color:#57606a;font-weight:600}
+details>summary.kv-side{display:list-item;cursor:pointer}
 .kv-ent,.kv-subj,.kv-obj,.kv-answer{padding:.1rem .25rem;border-radius:.3rem;border:2px solid transparent}
 .kv-ent .kv-tag,.kv-subj .kv-tag,.kv-obj .kv-tag{font-size:.65rem;font-weight:700;margin-left:.2rem;vertical-align:super}
 .kv-ent[data-status=correct]{border-color:#1a7f37}

@@ -78,7 +78,7 @@ def metrics_section(task: Task, result: RunResult, intervals: dict) -> str:
                     f"<td class='num'>{'[' + number(span[0]) + ', ' + number(span[1]) + ']' if span else 'n/a'}</td><td>{esc(reason)}</td></tr>")
     c = result.coverage
     coverage = (f"{c.n_scored:,} of {c.n_gold:,} gold {task.facts.unit}s scored · {c.n_missing:,} missing · {c.n_extra:,} extra · "
-                f"{c.n_invalid:,} unreadable")
+                f"{c.n_invalid:,} records left out" + (f" · {c.unreadable_answers:,} unreadable answers (scored as wrong)" if c.unreadable_answers else ""))
     notes = "".join(f"<li>{esc(note)}</li>" for note in result.notes)
     return (f"<section class='kv-run' data-run='{esc_attr(result.run)}'><h3>{esc(result.run)} <small>({esc(result.file)})</small></h3>"
             f"<table class='kv-table'><thead><tr><th>metric</th><th>value</th><th>95% interval</th><th></th></tr></thead>"

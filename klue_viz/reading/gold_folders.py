@@ -6,10 +6,11 @@ the CLI reads whatever path its user gives.
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError
 
 #: Where the app may read gold folders from, besides KLUE_VIZ_DATA_DIR: folders separated by the OS path separator.
@@ -17,7 +18,15 @@ GOLD_ROOTS_ENV = "KLUE_VIZ_GOLD_ROOTS"
 DATA_DIR_ENV = "KLUE_VIZ_DATA_DIR"
 #: Never gold, whatever an operator allowed: the root itself and the kernel's virtual file systems.
 FORBIDDEN_FOLDERS = (Path("/proc"), Path("/sys"), Path("/dev"))
-log = logging.getLogger("klue_viz")
+if TYPE_CHECKING:
+    import logging
+else:  # only a refused folder writes to the log: `klue-viz evaluate` does not import it
+    logging = lazy_module("logging")
+
+
+def _log_refusal(message: str, *args: object) -> None:
+    """A refused gold folder or file, for the server's operator (the user is told less: no allowed folder is named)."""
+    logging.getLogger("klue_viz").warning(message, *args)
 
 
 def gold_roots() -> list[Path]:
@@ -51,7 +60,7 @@ def allowed_gold_folder(text: str) -> Path:
         raise InputError(f"gold folders are off on this server: its operator allows them by setting {DATA_DIR_ENV} "
                          f"or {GOLD_ROOTS_ENV} (folders separated by '{os.pathsep}')")
     if not any(resolved == root or root in resolved.parents for root in roots):
-        log.warning("gold folder %r refused: not under the allowed folders %s", raw, ", ".join(str(r) for r in roots))
+        _log_refusal("gold folder %r refused: not under the allowed folders %s", raw, ", ".join(str(r) for r in roots))
         raise InputError(f"{raw}: not under a folder this server allows gold from (its operator sets them with {DATA_DIR_ENV} "
                          f"and {GOLD_ROOTS_ENV}; the server log lists them)")
     try:
@@ -74,6 +83,6 @@ def allowed_gold_file(path: Path) -> Path:
         raise InputError(f"{path.name}: cannot be resolved as a file") from None
     roots = gold_roots()
     if not resolved.is_file() or not any(root in resolved.parents for root in roots):
-        log.warning("gold file %s refused: it resolves to %s, outside the allowed folders %s", path, resolved, ", ".join(map(str, roots)))
+        _log_refusal("gold file %s refused: it resolves to %s, outside the allowed folders %s", path, resolved, ", ".join(map(str, roots)))
         raise InputError(f"{path.name}: a link that leads outside the folders this server allows gold from; it is not read")
     return resolved

@@ -10,10 +10,18 @@ With HF_HUB_OFFLINE or HF_DATASETS_OFFLINE set, nothing is probed (datasets read
 from __future__ import annotations
 
 import os
-import socket
 import threading
 import time
-from urllib.parse import urlparse
+from typing import TYPE_CHECKING
+
+from klue_viz.core.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import socket
+    from urllib import parse as urllib_parse
+else:  # scoring a local file never probes the hub: `klue-viz evaluate` does not import them
+    socket = lazy_module("socket")
+    urllib_parse = lazy_module("urllib.parse")
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 #: Seconds a probe may take before the hub counts as unreachable.
@@ -43,7 +51,7 @@ def unreachable_reason() -> str | None:
         known = _down.get(where)
         if known is not None and time.monotonic() - known[0] < RETRY_AFTER:
             return known[1]
-    url = urlparse(where)
+    url = urllib_parse.urlparse(where)
     host, port = url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
     try:
         socket.create_connection((host, port), timeout=PROBE_TIMEOUT).close()

@@ -199,6 +199,8 @@ class FolderEvaluation:
     runs: list[ModelRun] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     gold_sources: dict[str, str] = field(default_factory=dict)
+    #: The gold each task's runs were scored against (its annotators give the human baseline of `--out`).
+    golds: dict[str, Gold] = field(default_factory=dict)
 
 
 def evaluate_folder(gold_source: str | Path, folder: Path, strict: bool = False) -> FolderEvaluation:
@@ -211,7 +213,7 @@ def evaluate_folder(gold_source: str | Path, folder: Path, strict: bool = False)
             if task_name not in golds:
                 try:
                     loaded = load_gold(get_task(task_name), gold_source)
-                    golds[task_name] = loaded
+                    golds[task_name] = out.golds[task_name] = loaded
                     out.gold_sources[task_name] = loaded.source
                 except InputError as err:
                     golds[task_name] = str(err)
@@ -239,6 +241,33 @@ def cell_text(run: ModelRun) -> str:
 def coverage_text(run: ModelRun) -> str:
     c = run.result.coverage
     return f"{c.n_scored}/{c.n_gold}"
+
+
+def prompt_form(result: RunResult) -> str:
+    """What tells two runs of one model and task apart: a harness log's task (its prompt: `klue_nli_mc`, `klue_nli_gen`)
+    and filter, or the run's own name for a plain prediction file."""
+    log = result.log
+    if not log:
+        return result.run
+    parts = [str(log.get("task") or result.run)]
+    if log.get("filter") not in (None, "none"):
+        parts.append(str(log["filter"]))
+    if log.get("epoch") not in (None, 1):
+        parts.append(f"epoch {log['epoch']}")
+    return " · ".join(parts)
+
+
+def row_labels(runs: list[ModelRun]) -> list[str]:
+    """The table row of each run: its model, or `model · prompt form` where the model has harness logs of the run's
+    task in more than one prompt form (the multiple-choice and the generation log of one model), so each form has a
+    row of its own. Runs without a log (plain prediction files: a model's checkpoints) share their model's row, whose
+    cell shows one of them (`pick_run`) and folds the others."""
+    forms: dict[tuple[str, str], set[str]] = {}
+    for run in runs:
+        if run.result.log:
+            forms.setdefault((run.model, run.task), set()).add(prompt_form(run.result))
+    return [f"{run.model} · {prompt_form(run.result)}" if run.result.log and len(forms[(run.model, run.task)]) > 1 else run.model
+            for run in runs]
 
 
 def column_title(task_name: str) -> str:
@@ -281,9 +310,9 @@ def pick_run(runs: list[ModelRun], pick: str = "latest") -> tuple[ModelRun, str]
 def model_cells(runs: list[ModelRun], pick: str = "latest") -> dict[str, dict[str, Cell]]:
     """Model -> task -> its cell, models in natural order with the demo's after the real ones."""
     grouped: dict[str, dict[str, list[ModelRun]]] = {}
-    for run in runs:
-        grouped.setdefault(run.model, {}).setdefault(run.task, []).append(run)
-    demo = {run.model for run in runs if run.demo}
+    for label, run in zip(row_labels(runs), runs):
+        grouped.setdefault(label, {}).setdefault(run.task, []).append(run)
+    demo = {label for label, run in zip(row_labels(runs), runs) if run.demo}
     out: dict[str, dict[str, Cell]] = {}
     for model in sorted(grouped, key=lambda m: (m in demo, natural_key(m))):
         for task, group in grouped[model].items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -37,7 +37,7 @@ else:
     pd = lazy_module("pandas")  # the CLI scores without it
 datasets = lazy_module("datasets")  # only `--gold hf` needs it: scoring a file never loads it
 
-#: How many problems of one kind are listed before the rest are only counted.
+#: How many problems of a file (unreadable answers aside: each is listed) are listed before the rest are only counted.
 MAX_LISTED = 200
 
 
@@ -97,6 +97,9 @@ class RunResult:
     #: The gold guids scored with a prediction of the run's own (not a --strict filler), when known without the frames
     #: (a run scored here); None for a run read back from kept results, whose frames say it.
     predicted_guids: frozenset[str] | None = field(default=None, repr=False, compare=False)
+    #: The gold rows scored and their parsed predictions (same order) of a run scored here, until its frames are built:
+    #: what `example_columns` reads so `evaluate --out` gets calibration and crowd figures without pandas.
+    matched: tuple[list[dict], list] | None = field(default=None, repr=False, compare=False)
 
     @property
     def wrong_gold(self) -> str:
@@ -114,7 +117,15 @@ class RunResult:
         """The per-example frames every view filters, built when first needed (the CLI's scores never need them)."""
         frames = self.frames_builder()
         self.frames_builder = lambda: frames  # lets go of the parsed predictions
+        self.matched = None
         return frames
+
+    def example_columns(self) -> Mapping[str, Sequence]:
+        """The per-example columns calibration and the crowd figures read (`Task.example_columns`): from the matched rows
+        while the frames are not built (no pandas: the CLI's path), else the frames' own columns."""
+        if self.matched is not None and "frames" not in self.__dict__:
+            return self.task.example_columns(*self.matched)
+        return self.frames.examples
 
     def to_dict(self) -> dict:
         return {
@@ -348,7 +359,8 @@ def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = No
         stats = task.row_statistics([gold.rows[k] for k in order], scored)
     predicted = frozenset(gold.rows[k]["guid"] for k in order if k not in filled)
     return RunResult(task, run or Path(matched.name).stem, matched.name, task.scores_of(stats), matched.coverage, frames_builder,
-                     matched.problems, matched.notes, matched.extra, log=matched.log, predicted_guids=predicted)
+                     matched.problems, matched.notes, matched.extra, log=matched.log, predicted_guids=predicted,
+                     matched=None if from_frames else ([gold.rows[k] for k in order], scored))
 
 
 def _wrong_gold(task: Task, gold: Gold, extra: list[str]) -> str:
@@ -437,5 +449,8 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
     coverage = Coverage(n_gold, len(order), len(missing), len(extra), n_invalid, len(unread))
     if unread:
         notes.append(f"{len(unread)} generated answer(s) could not be read (no label, or two): scored as wrong")
+    if len(problems) > MAX_LISTED:
+        notes.append(f"{len(problems):,} problems were found in {name}; the first {MAX_LISTED} are listed")
+    # Every unreadable answer is listed (they are the run's answers, one per example at most); other problems are cut.
     return Matched(name, order, [predictions[k] for k in order], set(missing) if strict else set(), coverage,
-                   (problems + unread)[:MAX_LISTED], notes, extra, traces)
+                   problems[:MAX_LISTED] + unread, notes, extra, traces)

@@ -311,6 +311,12 @@ class Task(ABC):
         holds the statistics of frames cut to these columns equal to the whole frames' on every demo run."""
         return None
 
+    def example_columns(self, gold: list[dict], predictions: list[Any]) -> dict[str, list]:
+        """The per-example columns calibration and the crowd figures read (klue_viz.discovery), as the frames built from
+        these gold rows and parsed predictions hold them, without building the frames: `evaluate --out` then needs no
+        pandas. {} where the task has none of them; tests/test_scoring_paths.py holds them equal to the frames' columns."""
+        return {}
+
     def example_scores(self, frames: Frames) -> pd.Series | None:
         """One score per example of a run's frames on 0..1 (1 = fully right), for tasks whose examples are more than
         right or wrong (the compare matrix colours by it: klue_viz.compare.ranking); None where right/wrong is all there is."""

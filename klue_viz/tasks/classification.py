@@ -171,6 +171,15 @@ class LabelTask(Task):
             frame["vote_cross_entropy"] = example_cross_entropy(frame["votes"].tolist(), probs, self.labels)
         return frame
 
+    def example_columns(self, gold: list[dict], predictions: list[dict]) -> dict[str, list]:
+        """`classification_frame`'s pred, probs and correct, and the gold's votes where it keeps them."""
+        labels = [p["label"] for p in predictions]
+        columns = {"pred": labels, "probs": [p["probs"] for p in predictions],
+                   "correct": [label is not None and label == row["gold"] for label, row in zip(labels, gold)]}
+        if any("votes" in row for row in gold):
+            columns["votes"] = [row.get("votes") for row in gold]
+        return columns
+
     def probs_row(self, probs: list[float] | None, top: int) -> str:
         """The `top` most probable labels of a run that gave probabilities."""
         if probs is None:

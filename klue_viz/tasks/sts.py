@@ -167,6 +167,13 @@ class Sts(Task):
     def statistics_columns(self) -> dict[str, tuple[str, ...]]:
         return {"examples": ("gold", "pred", "pred_binary", "abs_error")}
 
+    def example_columns(self, gold: list[dict], predictions: list[dict]) -> dict[str, list]:
+        """`build_frames`' abs_error, correct (at the 3.0 threshold) and the annotators' spread (vote_std, spread)."""
+        spread = [score_spread(row["votes"]) for row in gold]
+        return {"abs_error": [abs(p["score"] - row["gold"]) for p, row in zip(predictions, gold)],
+                "correct": [int(row["gold"] >= THRESHOLD) == p["binary"] for p, row in zip(predictions, gold)],
+                "vote_std": spread, "spread": [spread_bucket(s) for s in spread]}
+
     def statistics(self, frames: Frames) -> Statistics:
         ex = frames.examples
         return pair_statistics(ex["gold"].to_numpy(np.float64), ex["pred"].to_numpy(np.float64), ex["pred_binary"].to_numpy())

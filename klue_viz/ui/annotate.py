@@ -117,12 +117,15 @@ def _editor_box(task: Task, run: str, example: dict, existing: list[Annotation])
     try:
         stored = db.find(task=task.facts.name, guid=guid)
         mine = db.get(task.facts.name, guid, target_run, name, turn=turn) if name else None
+        # "Gold looks wrong" and the corrected label are about the gold whatever About says: they live on the gold record,
+        # the one the review queue and gold versions read (a correction kept on a run's record was never counted).
+        mine_gold = mine if target_run == GOLD else (db.get(task.facts.name, guid, GOLD, name, turn=turn) if name else None)
         listed = list(dict.fromkeys(list(task.facts.error_tags) + db.custom_tags(task.facts.name)))
         reachable = True
     except StoreError as err:
         # The form is still drawn from what this session holds, so a typed note stays until a save succeeds.
         database_notice(str(err))
-        stored, mine, listed, reachable = [], None, list(task.facts.error_tags), False
+        stored, mine, mine_gold, listed, reachable = [], None, None, list(task.facts.error_tags), False
     others = [a for a in stored if a.turn == turn and a.run in (run, GOLD) and a.annotator != name]
     for other in others:
         st.caption(md(f"{other.annotator} ({'gold' if other.run == GOLD else other.run}, {other.updated_at[:19].replace('T', ' ')} UTC): "
@@ -132,37 +135,73 @@ def _editor_box(task: Task, run: str, example: dict, existing: list[Annotation])
         return
     key = f"{slot}|{target_run}"
     version_key = f"version|{key}"
+    gold_version_key = version_key if target_run == GOLD else f"version|{key}|gold"
     # A stored tag outside the list (imported, or from a list that changed) is an option too: a save keeps it.
     options = list(dict.fromkeys(listed + (mine.tags if mine else []) + st.session_state.get(f"tags|{key}", [])))
     if f"tags|{key}" not in st.session_state and reachable:
         # Widget values are seeded from the stored record when the form opens and then belong to the user:
         # a save made elsewhere meanwhile must not replace what they type (it surfaces as a conflict instead).
         st.session_state[version_key] = mine.version if mine else 0
+        st.session_state[gold_version_key] = mine_gold.version if mine_gold else 0
         st.session_state[f"tags|{key}"] = list(mine.tags) if mine else []
         st.session_state[f"note|{key}"] = mine.note if mine else ""
-        st.session_state[f"wrong|{key}"] = mine.gold_wrong if mine else False
-        st.session_state[f"fix|{key}"] = (mine.corrected_label or "") if mine else ""
+        # A correction saved on the run's record before it moved to the gold one is shown, and moves there on Save.
+        marked = mine_gold or (mine if mine is not None and (mine.gold_wrong or mine.corrected_label) else None)
+        st.session_state[f"wrong|{key}"] = marked.gold_wrong if marked else False
+        st.session_state[f"fix|{key}"] = (marked.corrected_label or "") if marked else ""
     with st.form(f"form|{key}", border=False):
         tags = st.multiselect("Error tags", options, key=f"tags|{key}")
         note_text = st.text_area("Note", height=68, key=f"note|{key}")
         left, right = st.columns(2)
         gold_wrong = left.checkbox("Gold looks wrong", key=f"wrong|{key}")
         corrected = right.text_input("Corrected label (optional)", key=f"fix|{key}")
+        if target_run != GOLD:
+            st.caption(GOLD_FIELDS_NOTE)
         saved = st.form_submit_button("Save")
-    if saved:
-        item = Annotation(task.facts.name, guid, target_run, name, tags=tags, note=note_text, gold_wrong=gold_wrong,
-                          corrected_label=corrected or None, turn=turn)
-        if _save(db, item, version_key):
-            st.rerun()  # the whole page: the tag slice and the tag filter above must show the save at once
-    conflict = st.session_state.get(f"conflict|{version_key}")
-    if conflict is not None:
+    if saved and _save_form(db, task, guid, turn, run, target_run, (tags, note_text, gold_wrong, corrected or None), mine, mine_gold,
+                            (version_key, gold_version_key)):
+        st.rerun()  # the whole page: the tag slice and the tag filter above must show the save at once
+    for key_of_record in dict.fromkeys((version_key, gold_version_key)):
+        conflict = st.session_state.get(f"conflict|{key_of_record}")
+        if conflict is None:
+            continue
         theirs, pending = conflict
-        st.warning(md(f"{theirs.annotator} saved this at {theirs.updated_at[:19].replace('T', ' ')} UTC "
-                      f"(tags: {', '.join(theirs.tags) or 'none'}; note: {theirs.note or '-'}).") + " Your version was not saved.")
-        if st.button("Overwrite with mine", key=f"overwrite|{version_key}") and _overwrite(db, theirs, pending, version_key):
+        st.warning(md(f"{theirs.annotator} saved this{' (the gold record)' if key_of_record != version_key else ''} at "
+                      f"{theirs.updated_at[:19].replace('T', ' ')} UTC (tags: {', '.join(theirs.tags) or 'none'}; note: {theirs.note or '-'}"
+                      f"{'; gold looks wrong' if theirs.gold_wrong else ''}).") + " Your version was not saved.")
+        if st.button("Overwrite with mine", key=f"overwrite|{key_of_record}") and _overwrite(db, theirs, pending, key_of_record):
             st.rerun()
-    elif mine is not None:
+        return
+    if mine is not None:
         st.caption(md(f"Saved by you at {mine.updated_at[:19].replace('T', ' ')} UTC."))
+
+
+#: Under the gold fields when About is "this run": where they are saved, so no one expects them on the run.
+GOLD_FIELDS_NOTE = ("\"Gold looks wrong\" and the corrected label are about the gold: they are saved on your gold record (as with "
+                    "About: the gold), where the review queue and gold versions count them.")
+
+
+def _save_form(db: Store, task: Task, guid: str, turn: int | None, run: str, target_run: str,
+               fields: tuple[list[str], str, bool, str | None], mine: Annotation | None, mine_gold: Annotation | None,
+               version_keys: tuple[str, str]) -> bool:
+    """Save what the form holds: everything on the record About names, except that with About "this run" the gold fields
+    go to the annotator's gold record (its tags and note kept) and the run's record keeps the tags and note. Each write
+    has its own version check; True when every write needed was made."""
+    tags, note_text, gold_wrong, corrected = fields
+    name = annotator()
+    version_key, gold_version_key = version_keys
+    if target_run == GOLD:
+        return _save(db, Annotation(task.facts.name, guid, GOLD, name, tags=tags, note=note_text, gold_wrong=gold_wrong,
+                                    corrected_label=corrected, turn=turn), version_key)
+    ok = True
+    if tags or note_text or mine is not None:
+        ok = _save(db, Annotation(task.facts.name, guid, run, name, tags=tags, note=note_text, turn=turn), version_key)
+    gold_changed = (gold_wrong, corrected) != ((mine_gold.gold_wrong, mine_gold.corrected_label) if mine_gold else (False, None))
+    if ok and gold_changed:
+        ok = _save(db, Annotation(task.facts.name, guid, GOLD, name, tags=list(mine_gold.tags) if mine_gold else [],
+                                  note=mine_gold.note if mine_gold else "", gold_wrong=gold_wrong, corrected_label=corrected, turn=turn),
+                   gold_version_key)
+    return ok
 
 
 def _overwrite(db: Store, theirs: Annotation, pending: Annotation, version_key: str) -> bool:

@@ -7,6 +7,7 @@ and then for the other runs compared.
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 import pandas as pd
@@ -163,10 +164,28 @@ def _pick_cell(key: str) -> None:
         st.session_state[CELL] = (int(cells[0][0]), int(cells[0][1]))
 
 
+#: The matrix order a sequence of checkpoints opens on: where a run solved an example late or forgot it; difficulty puts
+#: first the examples every run gets wrong (rows all red, the same for every checkpoint).
+SEQUENCE_ORDER = "solved late / forgotten"
+
+
+def is_sequence(names: list[str]) -> bool:
+    """Whether the compared runs are mostly one model's steps (checkpoints, epochs): at least three runs, at least half of
+    them, whose names differ only in their numbers (ckpt-500, ckpt-1000 ...)."""
+    stems: dict[str, int] = {}
+    for name in names:
+        if re.search(r"\d", name):
+            stem = re.sub(r"\d+", "#", name)
+            stems[stem] = stems.get(stem, 0) + 1
+    most = max(stems.values(), default=0)
+    return most >= 3 and 2 * most >= len(names)
+
+
 def _matrix(task: Task, table: RunTable) -> None:
     st.markdown("**Examples x runs**")
     left, right = st.columns([2, 1])
-    how = left.selectbox("Sort the examples", MATRIX_ORDERS, key="cmp_sort")
+    default = MATRIX_ORDERS.index(SEQUENCE_ORDER if is_sequence(list(table.runs)) else MATRIX_ORDERS[0])
+    how = left.selectbox("Sort the examples", MATRIX_ORDERS, index=default, key="cmp_sort")
     by_score = table.score is not None and right.toggle("Colour by the per-example score", key="cmp_by_score")
     frame = matrix_frame(table, how)
     if len(table.runs) >= DIFFICULTY_RUNS:

@@ -59,6 +59,8 @@ def discovery_panel(task: Task, result: RunResult, results: dict[str, RunResult]
     views = [SLICES, SUSPECTS, REVIEW]
     if _calibration_of(result.key, task, result)[0] is not None:
         views.append(CALIBRATION)
+    elif task.labels is not None:
+        st.caption(calibration_hint(result.run))
     view = st.segmented_control("View", views, default=views[0], key="discovery_view", label_visibility="collapsed")
     if view == CALIBRATION:
         _calibration(task, result, results)
@@ -275,6 +277,13 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
         st.caption(md(f"{_condition_text(item)}: {len(guids)} {task.facts.unit}s; 95% interval ({UI_RESAMPLES} resamples) "
                       + ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in defined.items() if v)))
     st.button(f"Show these {len(guids)} {task.facts.unit}s below", key="apply_weak_slice", on_click=_apply, args=(guids, conditions))
+
+
+def calibration_hint(run: str) -> str:
+    """Where the Calibration view is when the inspected run gave no class probabilities: it is offered for a run that did
+    (finding which would read every run's frames on each page load, so the hint names the way instead)."""
+    return md(f"Calibration: {run} gave no class probabilities (a `probs` field), so there is no Calibration view for it. "
+              "Inspect a run that gave them (the run picker above) and the view appears here, beside Weak slices.")
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

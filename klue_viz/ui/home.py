@@ -79,6 +79,10 @@ def _gold_source() -> None:
     state["strict"] = st.checkbox("Strict: count gold examples without a prediction as wrong", value=state["strict"], key="strict_widget")
 
 
+#: What else a harness's output or task folder holds: accepted by the folder uploader, then skipped with a note.
+FOLDER_EXTRAS = ("yaml", "yml", "py", "txt", "md", "log")
+
+
 def _uploads() -> None:
     st.subheader("Prediction files")
     model = st.text_input("Model name (optional; when left empty an uploaded folder, or a zip or the folder inside it, names the model)", key="upload_model")
@@ -87,10 +91,17 @@ def _uploads() -> None:
                              f"of one model's files; each file's task is detected from guids and fields ({md(limit_text())}).",
                              type=["json", "jsonl", "csv", "tsv", "zip", "gz", "eval", "parquet"], accept_multiple_files=True,
                              key="home_upload", max_upload_size=limit_megabytes())
+    # A harness's output folder also holds task YAMLs, scripts and notes: taken here and skipped with one note, since a
+    # type the uploader refuses shows a red "not allowed" error for each of them.
     folder = st.file_uploader("Or a folder of one model's prediction files or harness logs (the folder names the model)",
-                              type=["json", "jsonl", "csv", "tsv", "gz", "eval", "parquet"],
+                              type=["json", "jsonl", "csv", "tsv", "gz", "eval", "parquet", *FOLDER_EXTRAS],
                               accept_multiple_files="directory", key="home_folder_upload", max_upload_size=limit_megabytes())
     outcomes = receive_uploads([*(files or []), *(folder or [])], model=model)
+    skipped = [o.file for o in outcomes if o.skipped]
+    outcomes = [o for o in outcomes if not o.skipped]
+    if skipped:
+        st.info(md(f"Skipped {len(skipped)} file(s) of the folder that hold no predictions (task YAMLs, scripts, notes): "
+                   + ", ".join(skipped[:10]) + (" …" if len(skipped) > 10 else "")))
     for outcome in outcomes:
         if outcome.error:
             st.error(md(outcome.error))
@@ -127,7 +138,7 @@ def _overview() -> None:
             c = result.coverage
             stored = sources[run].stored
             rows.append({"task": name, "run": run, "model": sources[run].model, "file": result.file, "scored": f"{c.n_scored}/{c.n_gold}",
-                         "missing": c.n_missing, "extra": c.n_extra, "unreadable": c.n_invalid,
+                         "missing": c.n_missing, "extra": c.n_extra, "records left out": c.n_invalid, "unreadable answers": c.unreadable_answers,
                          "uploaded by": stored.uploader if stored else "", "uploaded at": stored.created_at[:19] if stored else "(demo)"})
             problems += result.problems
         problems += [Problem(reason, file=f"{name}/{run}") for run, reason in failures.items()]

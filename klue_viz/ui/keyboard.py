@@ -3,7 +3,8 @@
 Each key is a button with Streamlit's own `shortcut` (1.67), so a key press is a click: no script
 reads the keyboard. The focused example (the cursor) is a card of the list: moving it turns the
 page to the card, outlines it, scrolls it into view (a fixed script with no file text in it) and
-writes `cursor=` into the URL, so a link opens the list at that example.
+writes `cursor=` into the URL, so a link opens the list at that example. Keys pressed while the page reruns wait
+for it and are replayed (klue_viz.ui.key_queue).
 """
 
 from __future__ import annotations
@@ -15,19 +16,24 @@ import streamlit.components.v1 as components
 
 from klue_viz.tasks.base import Task
 from klue_viz.ui.discovery import REVIEW
+from klue_viz.ui.key_queue import key_queue
 from klue_viz.ui.links import CURSOR, CURSOR_JUMP, PAGE_KEY
 
 KEYS = (("next", "J", "Next"), ("previous", "K", "Previous"), ("next error", "N", "Next error"), ("previous error", "P", "Prev. error"))
 ANNOTATE_KEY = "A"
-#: Scrolls the outlined card into view; it names no example, so no file text ever reaches the script.
+#: Scrolls the card of move number N (filled in) into view once the list has drawn it: the number makes each move's script new
+#: (an unchanged component is not run again, so only the first move scrolled) and skips the card of the move before.
+#: It names no example, so no file text ever reaches the script.
 SCROLL = """<script>
 let tries = 0;
 const find = () => {
-  const card = window.parent.document.querySelector('[data-cursor="true"]');
-  if (card) { card.scrollIntoView({block: "center"}); } else if (tries++ < 40) { setTimeout(find, 50); }
+  const card = window.parent.document.querySelector('[data-cursor-move="%d"]');
+  if (card) { card.scrollIntoView({block: "center"}); } else if (tries++ < 200) { setTimeout(find, 50); }
 };
 find();
 </script>"""
+#: Session key: how many times the cursor moved (the number the focused card and the scroll script carry).
+MOVES = "kv_moves"
 STYLE = "<style>.kv-head[data-cursor=true]{border-left:4px solid #0969da;background:#ddf4ff;padding-left:.4rem}</style>"
 
 
@@ -71,6 +77,7 @@ def _move(anchors: list[str], wrong: list[bool], move: str, page_size: int) -> N
     state[CURSOR] = anchors[k]
     state[PAGE_KEY] = k // page_size + 1
     state["kv_scroll"] = True
+    state[MOVES] = state.get(MOVES, 0) + 1
 
 
 def _annotate(task: Task, run: str, rows: dict[str, str]) -> None:
@@ -92,6 +99,7 @@ def keyboard_bar(task: Task, run: str, anchors: list[str], wrong: list[bool], op
         if state.get(CURSOR) in anchors:
             state[PAGE_KEY] = anchors.index(state[CURSOR]) // page_size + 1
             state["kv_scroll"] = True
+            state[MOVES] = state.get(MOVES, 0) + 1
     st.markdown(STYLE, unsafe_allow_html=True)
     reviewing = state.get("discovery_view") == REVIEW  # the gold review above has its own keys (A, K...): ours step aside
     columns = st.columns(len(KEYS) + 1)
@@ -106,5 +114,8 @@ def keyboard_bar(task: Task, run: str, anchors: list[str], wrong: list[bool], op
         st.caption(f"The keys are the gold review's while it is open; these buttons still move through the list ({where})")
     else:
         st.caption(f"Keys: J/K next/previous example · N/P next/previous error · A annotate the focused one ({where})")
+    # the gold review (drawn above, while open) sets its own keys; otherwise they are the list's
+    key_queue({"list": {}} if reviewing else {"list": {key: f"kb|{move}" for move, key, _ in KEYS} | {ANNOTATE_KEY: "kb|annotate"}, "review": {}})
     if state.pop("kv_scroll", False):
-        components.html(SCROLL, height=0)
+        moves = int(state.get(MOVES, 0))
+        components.html(SCROLL % moves, height=0)

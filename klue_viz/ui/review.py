@@ -28,6 +28,7 @@ from klue_viz.store.runs import RunConflict
 from klue_viz.tasks.base import Task
 from klue_viz.tasks.kit import KEEP, Evidence, Suspect
 from klue_viz.ui.annotate import annotator, store, task_remarks
+from klue_viz.ui.key_queue import key_queue
 from klue_viz.ui.state import GOLD_VERSIONS, GoldChoice, base_text, chosen_gold, kept_results_or_none, run_store_or_none, runs_for
 
 POSITION = "review_position"
@@ -138,6 +139,7 @@ def _review_unit(task: Task, runs: list[RunResult], queue: list[Suspect], remark
     keys[3].button("Skip", key="review_skip", shortcut="S", on_click=_decide, args=(task, suspect, SKIP, size))
     keys[4].button("Back", key="review_back", shortcut="B", disabled=position == 0, on_click=_move, args=(-1, size))
     st.caption("Keys: A accept · K keep the gold · T save the typed correction (type it, press Tab, then T) · S skip · B back")
+    key_queue({"review": {"A": "review_accept", "K": "review_keep", "T": "review_other", "S": "review_skip", "B": "review_back"}})
 
 
 def _reviewers(task: Task, remarks: list) -> None:

@@ -246,6 +246,8 @@ class UploadOutcome:
     note: str = ""
     #: The database could not store it: scored from this session's memory.
     session_only: bool = False
+    #: Not a prediction file (a task YAML, a script or a README of a dropped harness folder): left out, said in one note.
+    skipped: bool = False
 
 
 @st.cache_resource(show_spinner=False)
@@ -302,6 +304,9 @@ def receive_uploads(uploads: Sequence[UploadedFile] | None, task: str | None = N
             files = prediction_files(upload.name, upload.getvalue(), siblings.get(str(PurePosixPath(upload.name).parent)))
         except InputError as err:
             outcomes.append(UploadOutcome(upload.name, error=str(err)))
+            continue
+        if not files:  # a folder's file that is no prediction file (prediction_files leaves those out)
+            outcomes.append(UploadOutcome(upload.name, skipped=True))
             continue
         for file in files:
             outcome = UploadOutcome(file.name, model=model.strip() or file.model)

@@ -36,7 +36,7 @@ from klue_viz.ui.compare import compare_section
 from klue_viz.ui.crowd import crowd_panel, vote_cross_entropy
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN, compact_view, discovery_panel, order_control
 from klue_viz.ui.features import features_panel
-from klue_viz.ui.keyboard import card_keys, keyboard_bar
+from klue_viz.ui.keyboard import MOVES, card_keys, keyboard_bar
 from klue_viz.ui.links import (
     CURSOR,
     FOCUS,
@@ -182,7 +182,7 @@ def _metrics(task: Task, results: dict[str, RunResult], models: dict[str, str], 
         columns[-1].metric("Gold scored", f"{100 * c.n_scored / c.n_gold:.1f}%" if c.n_gold else "n/a",
                            help=f"{c.n_scored:,} of {c.n_gold:,} gold examples scored")
         details = [f"{c.n_scored:,} of {c.n_gold:,} gold scored", f"missing {c.n_missing}", f"extra {c.n_extra}",
-                   f"unreadable {c.n_invalid}"] + ([f"unreadable answers {c.unreadable_answers} (scored as wrong)"]
+                   f"records left out {c.n_invalid}"] + ([f"unreadable answers {c.unreadable_answers} (scored as wrong)"]
                                                    if c.unreadable_answers else []) + result.notes
         found = vote_cross_entropy(task, result) if votes else None
         if found is not None:
@@ -204,8 +204,8 @@ def _metrics_table(task: Task, results: dict[str, RunResult], models: dict[str, 
     for run, result in results.items():
         c = result.coverage
         row = {"run": run, "model": models.get(run, ""), **{m.key: result.scores.values.get(m.key) for m in task.facts.metrics},
-               "scored": f"{c.n_scored}/{c.n_gold}", "missing": c.n_missing, "extra": c.n_extra, "unreadable": c.n_invalid,
-               "problems": len(result.problems)}
+               "scored": f"{c.n_scored}/{c.n_gold}", "missing": c.n_missing, "extra": c.n_extra, "records left out": c.n_invalid,
+               "unreadable answers": c.unreadable_answers, "problems": len(result.problems)}
         if votes:
             found = vote_cross_entropy(task, result)
             row[VOTE_CROSS_ENTROPY] = None if found is None else found["value"]
@@ -488,7 +488,8 @@ def _card(task: Task, result: RunResult, second: RunResult | None, rows: list[di
     guids = [r["guid"] for r in rows]
     key, turn = task.annotation_key(rows[0])
     link = query_string(example_params(view, key, turn))
-    focused = ' data-cursor="true"' if st.session_state.get(CURSOR) in guids else ""  # the keyboard's focused example
+    # the keyboard's focused example, with the number of the move that focused it (what the scroll script waits for)
+    focused = (f' data-cursor="true" data-cursor-move="{int(st.session_state.get(MOVES, 0))}"' if st.session_state.get(CURSOR) in guids else "")
     head = (f'<div class="kv-head"{focused}>{"id" if turn is None else "dialogue"} <code class="kv-guid">{esc(key)}</code>'
             f'{"" if turn is None else f" turn {turn}"}<a class="kv-link" href="{esc_attr(link)}" target="_blank">link</a></div>')
     if second is None:

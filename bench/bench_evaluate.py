@@ -1,0 +1,105 @@
+"""`klue-viz evaluate --out` as a whole process against a plain numpy scorer of the same task, on the real dev sets.
+
+    python bench/bench_evaluate.py [--shared ../shared/klue] [--repeat 5] [--before PATH] [--tasks ner,dp,nli,sts,wos]
+
+For each task with a real dev set, one plausible run (the gold with seeded errors, bench_core.predictions; NLI with
+class probabilities, so `--out` writes calibration and the vote cross-entropy; STS against its annotators' spread) is
+written as a JSONL. Timed, in CPU seconds (user + system, getrusage of the children, median of --repeat after one
+warm-up run that writes the bytecode): `klue-viz evaluate --task X --gold G --pred P --out O`, the CI path, and the
+plain scorer of bench/plain/X.py (json + numpy, nothing of klue-viz) on the same files. The ratio is the first over
+the second; issue 28's goal is at most 1.0 on every task. `--before PATH` times a second checkout of klue-viz (e.g.
+`git archive 278c29d | tar -x -C /tmp/before`) in the same run, for before/after figures side by side. Each run's
+metrics are checked against the plain scorer's (1e-9).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import CHILD_ENV, GOLD_FILES, predictions
+
+from klue_viz.metrics.official import DP_RELATIONS, NLI_LABELS
+from klue_viz.scoring.evaluate import load_gold
+from klue_viz.tasks import get_task
+
+PLAIN = Path(__file__).resolve().parent / "plain"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_of(name: str, gold) -> list[dict]:
+    """bench_core's plausible run, with NLI probabilities (argmax = the label) and DP relations wrong in places."""
+    rng = random.Random(5)
+    records = predictions(name, gold, rng)
+    for record in records:
+        if name == "nli":
+            weights = [rng.random() ** 2 for _ in NLI_LABELS]
+            weights[NLI_LABELS.index(record["label"])] = max(weights) + 0.5
+            record["probs"] = [w / sum(weights) for w in weights]
+        if name == "dp":
+            record["deprel"] = [d if rng.random() > 0.05 else rng.choice(DP_RELATIONS) for d in record["deprel"]]
+    return records
+
+
+def cpu_of(command: list[str], repeat: int, root: str | None) -> tuple[float, str]:
+    """Median CPU seconds of a child process (after a warm-up run) and its stdout; `root`: the klue-viz checkout it runs
+    (its PYTHONPATH and working folder: `python -m` puts the working folder first on the path)."""
+    env = {**CHILD_ENV, **({"PYTHONPATH": root} if root else {})}
+    subprocess.run(command, check=True, capture_output=True, env=env, cwd=root)
+    times, out = [], ""
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out = subprocess.run(command, check=True, capture_output=True, env=env, text=True, cwd=root).stdout
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        times.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(times), out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shared", default=str(REPO.parent.parent / "shared" / "klue") if not (REPO.parent / "shared").is_dir()
+                        else str(REPO.parent / "shared" / "klue"))
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--before", default="", help="another klue-viz checkout to time the same way (its root folder)")
+    parser.add_argument("--tasks", default="ner,dp,nli,sts,wos")
+    args = parser.parse_args()
+    shared = Path(args.shared)
+    checkouts = [("after", str(REPO))] + ([("before", str(Path(args.before).resolve()))] if args.before else [])
+    header = f"{'task':5} {'plain':>7}" + "".join(f" {label:>8} {'ratio':>6}" for label, _ in checkouts)
+    print(f"CPU s of a whole process, median of {args.repeat}; plain = bench/plain/<task>.py on the same files\n{header}")
+    failed = False
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.tasks.split(","):
+            task = get_task(name)
+            gold_path = shared / GOLD_FILES[name]
+            gold = load_gold(task, gold_path)
+            pred = Path(tmp) / f"{name}.jsonl"
+            pred.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in run_of(name, gold)), encoding="utf-8")
+            plain, printed = cpu_of([sys.executable, str(PLAIN / f"{name}.py"), str(gold_path), str(pred)], args.repeat, None)
+            expected = json.loads(printed)
+            line = f"{name:5} {plain:7.3f}"
+            for label, root in checkouts:
+                out = Path(tmp) / f"{name}-{label}.json"
+                command = [sys.executable, "-m", "klue_viz.cli.main", "evaluate", "--task", name, "--gold", str(gold_path), "--pred", str(pred),
+                           "--out", str(out)]
+                ours, _ = cpu_of(command, args.repeat, root)
+                line += f" {ours:8.3f} {ours / plain:6.2f}"
+                metrics = json.loads(out.read_text(encoding="utf-8"))["metrics"]
+                wrong = {k: (v, metrics.get(k)) for k, v in expected.items() if metrics.get(k) is None or abs(metrics[k] - v) > 1e-9}
+                if wrong:
+                    failed = True
+                    line += f" (metrics differ from the plain scorer's: {wrong})"
+            print(line, flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
