@@ -152,14 +152,17 @@ def test_a_user_column_is_named_as_the_readme_names_it(tmp_path, capsys):
     base_wrong, cand_wrong = degraded()
     gold_file, paths = write_nli(tmp_path, n, {"base": nli_records(n, base_wrong), "cand": nli_records(n, cand_wrong)})
     features = tmp_path / "mine.csv"
-    features.write_text("guid,batch\n" + "".join(f"klue-nli-v1_dev_{k:05d},{'b' + str(k % 2)}\n" for k in range(n)), encoding="utf-8")
+    # the user's batch column: "late" on the wikinews pairs (where the candidate broke 45), "early" elsewhere
+    batches = "".join(f"klue-nli-v1_dev_{k:05d},{'late' if source_of(k) == 'wikinews' else 'early'}\n" for k in range(n))
+    features.write_text("guid,batch\n" + batches, encoding="utf-8")
     markdown = tmp_path / "gate.md"
     assert main(["gate", "--task", "nli", "--gold", gold_file, "--baseline", paths["base"], "--candidate", paths["cand"], "--no-store",
                  "--features", str(features), "--markdown", str(markdown)]) == 1
     printed = capsys.readouterr().out
     text = printed + markdown.read_text(encoding="utf-8")
     assert "user:" not in text
-    assert "Source = wikinews accuracy: 77.67 -> 62.67" in printed  # 300 wikinews pairs, 45 more wrong: by hand
+    assert "regression: batch (your column) = late Accuracy: 77.67 -> 62.67" in printed  # 300 pairs, 45 more wrong: by hand
+    assert "| batch (your column) = late | Accuracy |" in text
 
 
 @pytest.mark.parametrize("resamples", ["0", "1", "2", "199"])
@@ -198,13 +201,13 @@ def test_the_pull_request_comment_reads_in_a_terminal_and_renders_as_grouped_tab
     text = gate_markdown(result, NLI)
     lines = text.splitlines()
     table_rows = [line for line in lines if line.startswith("| ")]
-    assert table_rows[1].startswith("| **overall** | accuracy | 80.00 | 80.00 | +0.00 |")  # first, though it did not regress
-    assert "| Source = wikinews | accuracy | 77.67 | 62.67 | -15.00 |" in text and "| 300 pairs |" in text
+    assert table_rows[1].startswith("| **overall** | Accuracy | 80.00 | 80.00 | +0.00 |")  # first, though it did not regress
+    assert "| Source = wikinews | Accuracy | 77.67 | 62.67 | -15.00 |" in text and "| 300 pairs |" in text
     assert "\\=" not in text and "\\-" not in text and "\\." not in text
     html = MarkdownIt("commonmark").enable("table").render(text)
     assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html  # the run's name is text
     assert "\u2060@someone" in text  # a word joiner: no one is mentioned
-    assert gate_text(result).splitlines()[1].startswith("  overall accuracy: 80.00 -> 80.00 (+0.00")
+    assert gate_text(result).splitlines()[1].startswith("  overall Accuracy: 80.00 -> 80.00 (+0.00")
 
 
 def test_regressions_are_grouped_by_feature_worst_first_with_the_rest_folded():

@@ -40,6 +40,8 @@ from klue_viz.scoring.evaluate import RunResult
 from klue_viz.scoring.user_features import user_slices
 from klue_viz.tasks.base import Slice, Task
 
+#: How a detail slice's metrics (an entity type's, a relation's) are named.
+DETAIL_METRIC_LABELS = {"f1": "F1", "precision": "Precision", "recall": "Recall", "accuracy": "Accuracy"}
 #: 1 - the family-wise error of the verdict (the quantile of the largest t that is the critical value).
 LEVEL = 0.95
 #: Resamples the critical value needs beyond it: at least this many of the largest t* lie above the quantile.
@@ -71,6 +73,8 @@ class Test:
     name: str = "overall"
     feature: str = ""
     unit: str = "examples"
+    #: The metric as the app names it (`Entity macro F1`; a detail slice's `F1`).
+    metric_label: str = ""
     #: The critical value that decided the test (the step-down's step at which it was found, else the last one) and the
     #: upper bound d + critical * se: a regression when it is below 0.
     critical: float = float("nan")
@@ -377,6 +381,8 @@ def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 
                 if (k, key) not in observed:
                     observed[(k, key)] = (base[key][0], cand[key][0])
                 differences.setdefault((k, key), []).append(cand[key] - base[key])
+    examples_unit = unit_name(task, "examples")
+    official = {m.key: m.label for m in task.facts.metrics}
     tests, columns = [], []
     for (k, key), parts in differences.items():
         group = groups[k]
@@ -389,8 +395,9 @@ def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 
                 continue
             se = float(np.std(resampled[defined], ddof=1)) if defined.sum() > 1 else 0.0
             name = f"{group.label} = {value}" if group.feature else "overall"
+            label = official.get(key, key) if group.unit == examples_unit else DETAIL_METRIC_LABELS.get(key, key)
             tests.append(Test({} if not group.feature else {group.feature: value}, key, group.sizes[g], float(b_obs[g]), float(c_obs[g]),
-                              float(d[0, g]), se, name, group.label, group.unit))
+                              float(d[0, g]), se, name, group.label, group.unit, label))
             columns.append(resampled)
     resampled_all = np.column_stack(columns) if columns else np.zeros((samples, 0))
     criticals = step_down(tests, resampled_all, level)
@@ -481,7 +488,7 @@ def _size(count: int, unit: str) -> str:
 
 
 def _test_line(t: Test) -> str:
-    return (f"{t.name} {t.metric}: {t.baseline:.2f} -> {t.candidate:.2f} ({t.difference:+.2f}, 95% upper bound {t.bound:+.2f}), "
+    return (f"{t.name} {t.metric_label or t.metric}: {t.baseline:.2f} -> {t.candidate:.2f} ({t.difference:+.2f}, 95% upper bound {t.bound:+.2f}), "
             f"{_size(t.size, t.unit)}")
 
 
@@ -509,7 +516,7 @@ TEST_HEAD = ["| slice | metric | baseline | candidate | difference | 95% upper b
 
 def _test_row(t: Test, bold: bool = False) -> str:
     name = f"**{md_inline(t.name)}**" if bold else md_inline(t.name)
-    return (f"| {name} | {md_inline(t.metric)} | {t.baseline:.2f} | {t.candidate:.2f} | "
+    return (f"| {name} | {md_inline(t.metric_label or t.metric)} | {t.baseline:.2f} | {t.candidate:.2f} | "
             f"{t.difference:+.2f} | {t.bound:+.2f} | {md_inline(_size(t.size, t.unit))} |")
 
 
