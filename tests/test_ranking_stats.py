@@ -159,3 +159,12 @@ def test_pairwise_standard_errors_are_those_of_the_resampled_differences():
     for j, k in ((0, 1), (0, 2), (1, 2)):
         se = np.std(resampled[:, j] - resampled[:, k], ddof=1)
         assert tests.p[j, k] == pytest.approx(normal_p_values(np.array([observed[j] - observed[k]]), np.array([se]))[0], rel=1e-9)
+
+
+def test_too_few_resamples_for_the_standard_errors_are_refused(tmp_path, capsys):
+    """With one resample every standard error is 0, so every difference had p = 0: no run tied, however close."""
+    gold, paths = write_runs(tmp_path, {"a": set(range(40)), "b": set(range(1, 41))})
+    for resamples in ("1", "199"):
+        assert main(["compare", "--task", "nli", "--gold", gold, *paths, "--bootstrap", resamples]) == 2
+        assert "at least 200" in capsys.readouterr().err
+    assert main(["compare", "--task", "nli", "--gold", gold, *paths, "--bootstrap", "200"]) == 0

@@ -557,7 +557,7 @@ def add_compare_commands(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
     compare.add_argument("--pred", required=True, action="append", help="prediction file (repeat: two or more runs, in sequence order)")
     compare.add_argument("--out", help="write {task, runs, examples, changes} as JSON")
-    compare.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000)")
+    compare.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000; at least 200)")
     compare.add_argument("--metric", help="the official metric to rank by, its key as the table heads it (default: the task's first); "
                          "the best run, the p-values and the ties are computed on it")
     compare.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
@@ -605,10 +605,10 @@ def compare_command(args: argparse.Namespace) -> int:
         table = run_comparison.run_table(results)
         if not len(table.shared):
             raise InputError("the runs have no scored example in common")
+        ranking = run_comparison.rank_runs(table, samples=args.bootstrap, metric=args.metric)
     except (InputError, KeyError, ValueError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
-    ranking = run_comparison.rank_runs(table, samples=max(args.bootstrap, 1), metric=args.metric)
     changes = run_comparison.consecutive_changes(table)
     for line in run_comparison.ranking_text(ranking, task).splitlines():
         say(line)

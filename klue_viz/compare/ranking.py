@@ -38,6 +38,9 @@ else:
 
 #: The family-wise error level of "not distinguishable from the best" (Holm over the runs compared).
 ALPHA = 0.05
+#: The fewest resamples a ranking accepts: the standard error of a difference from B resamples is off by about
+#: 1 / sqrt(2 B) of itself (5% at 200), and the p-values and rank intervals divide by it.
+MIN_RESAMPLES = 200
 #: Integer sums below this are exact in float32, whose matrix products are twice as fast as float64's.
 FLOAT32_EXACT = 2**24
 #: The orders the example x run matrix offers.
@@ -392,12 +395,16 @@ def rank_runs(table: RunTable, samples: int = 1000, level: float = 0.95, seed: i
     """Runs ranked by `metric` (an official metric's key; the task's first one by default) on the examples all of them
     scored, each with 95% intervals and its paired difference to the best on every metric; the best, the p-values,
     the runs Holm's correction cannot tell from the best (`tied_with_best`), each run's rank interval and the
-    confidence set for the best are those of `metric`. ValueError for a metric the task has not."""
+    confidence set for the best are those of `metric`. ValueError for a metric the task has not, or fewer than
+    MIN_RESAMPLES resamples."""
     task = table.task
     keys = [m.key for m in task.facts.metrics]
     metric = keys[0] if metric is None else metric
     if metric not in keys:
         raise ValueError(f"{task.facts.name} has no metric {metric!r}; rank by one of {', '.join(keys)}")
+    if samples < MIN_RESAMPLES:
+        raise ValueError(f"{samples} resamples: the ranking's standard errors need at least {MIN_RESAMPLES} (give --bootstrap "
+                         f"{MIN_RESAMPLES} or more; default 1000)")
     values = paired_resamples(table.stats, samples, seed)
     point = [{m.key: float(v[m.key][0]) for m in task.facts.metrics} for v in values]
     primary = np.array([p[metric] for p in point])

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from klue_viz.compare.ranking import complementarity, consecutive_changes, p_text, rank_runs, run_table
+from klue_viz.compare.ranking import MIN_RESAMPLES, complementarity, consecutive_changes, p_text, rank_runs, run_table
 from klue_viz.discovery.annotators import human_of, run_crowd
 from klue_viz.discovery.calibration import run_calibration
 from klue_viz.discovery.slices import FoundSlice, PairedSlice, error_tags, paired_slices, weak_slices
@@ -123,7 +123,7 @@ def ranking_section(task: Task, results: list[RunResult], samples: int, seed: in
     """More than two runs: the ranking on the examples all of them scored, with the paired differences to the best, then
     what each run fixed and broke against the one before it and how much the runs complement each other."""
     compared = run_table(results)
-    ranking = rank_runs(compared, samples=samples, seed=seed)
+    ranking = rank_runs(compared, samples=max(samples, MIN_RESAMPLES), seed=seed)  # the ranking's standard errors need them
     rows = []
     for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
         low, high = run.rank_ci95
