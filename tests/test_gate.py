@@ -90,9 +90,9 @@ def test_random_flips_in_both_directions_pass():
 
 @pytest.mark.slow
 def test_the_false_alarm_rate_over_many_chance_candidates_stays_at_the_promised_level():
-    """200 candidates that differ from their baseline only by chance: at most 5% may fail (the promise; about 2.5% is
-    expected, as only the lower side fails). Tested per slice without the correction, the same candidates fail far more
-    often: the correction is what keeps the gate quiet."""
+    """200 candidates that differ from their baseline only by chance: at most 5% may fail (the promise of the one-sided
+    step-down max-t). Tested per slice without the correction, the same candidates fail far more often: the correction
+    is what keeps the gate quiet."""
     n, seeds = 400, 200
     failures = uncorrected = 0
     for seed in range(seeds):

@@ -120,15 +120,22 @@ def _ranking(task: Task, table: RunTable, keys: tuple[str, ...]) -> None:
                           help="The best run, the difference to it, p and the ties are computed on this metric.")
     ranking = _ranked(keys, chosen, table)
     frame = ranking_frame(task, ranking)
-    difference = f"difference to best ({labels[ranking.metric]})"
-    config = {m.label: st.column_config.NumberColumn(format=METRIC_FORMAT, width="small") for m in task.facts.metrics}
-    config.update({"rank": st.column_config.NumberColumn(width="small"), "run": st.column_config.TextColumn(width="medium"),
-                   "rank 95% CI": st.column_config.TextColumn(width="small", help="The ranks this run may hold with 95% confidence"),
-                   difference: st.column_config.NumberColumn(format="%+.2f", width="small"),
-                   "difference 95% CI (paired)": st.column_config.TextColumn(width="small"),
-                   "p": st.column_config.TextColumn(width="small", help="Two-sided p of no difference to the best (paired)"),
-                   "tied with best": st.column_config.CheckboxColumn(width="small"),
-                   "could be best": st.column_config.CheckboxColumn(width="small", help="In the 95% confidence set for the best run")})
+    ranked_by = labels[ranking.metric]
+    # Pixel widths and short header labels: the nine columns the ranking is about take about 910 px, so they fit the
+    # page at 1400 px (the main area is about 940 px wide beside the sidebar); the intervals of every metric follow.
+    config = {m.label: st.column_config.NumberColumn(format=METRIC_FORMAT, width=110) for m in task.facts.metrics}
+    config.update({m.label + " 95% CI": st.column_config.TextColumn(width=130) for m in task.facts.metrics})
+    config.update({
+        "rank": st.column_config.NumberColumn(width=48, pinned=True),
+        "rank 95% CI": st.column_config.TextColumn("rank 95%", width=80, help="The ranks this run may hold with 95% confidence"),
+        "run": st.column_config.TextColumn(width=170, pinned=True),
+        f"difference to best ({ranked_by})": st.column_config.NumberColumn(
+            "difference", format="%+.2f", width=90, help=f"This run minus the best on {ranked_by}, on the same examples"),
+        "difference 95% CI (paired)": st.column_config.TextColumn("difference 95% CI", width=130, help="Paired bootstrap interval"),
+        "p": st.column_config.TextColumn(width=65, help="Two-sided p of no difference to the best (paired)"),
+        "tied with best": st.column_config.CheckboxColumn(width=105, help="Not different from the best after Holm's correction"),
+        "could be best": st.column_config.CheckboxColumn(width=100, help="In the 95% confidence set for the best run"),
+    })
     st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
     st.caption(md(f"95% confidence set for the best: {', '.join(ranking.best_set)}. {ranking.correction}"))
 
