@@ -10,6 +10,7 @@ import json
 import random
 
 import numpy as np
+import pandas as pd
 import pytest
 from cases import nli
 from conftest import jsonl
@@ -20,6 +21,8 @@ from test_compare import SOURCES, N, gold_labels, nli_gold, nli_run, run_records
 
 from klue_viz.cli.main import main
 from klue_viz.compare.ranking import holm_rejections, normal_p_values, pairwise_tests, rank_runs, run_table
+from klue_viz.metrics.official import NLI_LABELS
+from klue_viz.tasks import get_task
 from klue_viz.ui.compare import RESAMPLES, ranking_frame
 
 
@@ -168,3 +171,16 @@ def test_too_few_resamples_for_the_standard_errors_are_refused(tmp_path, capsys)
         assert main(["compare", "--task", "nli", "--gold", gold, *paths, "--bootstrap", resamples]) == 2
         assert "at least 200" in capsys.readouterr().err
     assert main(["compare", "--task", "nli", "--gold", gold, *paths, "--bootstrap", "200"]) == 0
+
+
+@pytest.mark.parametrize("dtype", [object, "str", "string"])
+def test_label_codes_are_pandas_categorical_codes_whatever_the_column_holds(dtype):
+    values = ["neutral", None, "entailment", "(unreadable)", "contradiction", "Neutral"]
+    column = pd.Series(values, dtype=dtype)
+    expected = pd.Categorical(column.where(column.isin(NLI_LABELS)), categories=list(NLI_LABELS)).codes.tolist()
+    assert get_task("nli").label_codes(column).tolist() == expected == [1, -1, 0, -1, 2, -1]
+
+
+def test_label_codes_of_a_column_arrow_cannot_read_as_text_fall_back_to_the_index_lookup():
+    column = pd.Series(["neutral", 3, None], dtype=object)  # a number among the labels
+    assert get_task("nli").label_codes(column).tolist() == [1, -1, -1]
