@@ -478,11 +478,6 @@ def coverage_drops(task: Task, baseline: RunResult, candidate: RunResult, min_si
     return drops + found
 
 
-def slice_text(conditions: dict[str, str]) -> str:
-    """A slice by its keys, `feature=value` (or `overall`): how gate.json's `slice` and the app's links name it."""
-    return " & ".join(f"{k}={v}" for k, v in conditions.items()) or "overall"
-
-
 def _size(count: int, unit: str) -> str:
     return f"{count:,} {unit}"
 
