@@ -7,8 +7,11 @@ example list shows; for WoS a unit is a turn), their per-example score where the
 The ranking resamples those shared examples once (one matrix of resample counts) and weighs every
 run's statistics with the same counts, so the difference between two runs on a resample is a
 paired difference; each run's official metrics on each resample come from the task's own
-aggregate over the B x width sums (`klue_viz.metrics.official`). Which runs cannot be told apart from the
-best is decided by Holm's step-down correction over the runs compared (docs/compare.md).
+aggregate over the B x width sums (`klue_viz.metrics.official`). The p-value of a difference is normal,
+from its paired bootstrap standard error (it does not floor at 2 / (B + 1), so the decisions hold at any
+number of runs); which runs cannot be told apart from the best is decided by Holm's step-down correction
+over the runs compared, each run's 95% rank interval by Holm over its own comparisons, and the runs whose
+interval starts at 1 form the confidence set for the best (docs/compare.md).
 """
 
 from __future__ import annotations
