@@ -12,7 +12,8 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
-from cases import nli
+from cases import gold_of, nli
+from cases import sts as sts_gold
 from conftest import jsonl
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
@@ -22,6 +23,7 @@ from test_compare import SOURCES, N, gold_labels, nli_gold, nli_run, run_records
 from klue_viz.cli.main import main
 from klue_viz.compare.ranking import holm_rejections, normal_p_values, pairwise_tests, rank_runs, run_table
 from klue_viz.metrics.official import NLI_LABELS
+from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
 from klue_viz.ui.compare import RESAMPLES, ranking_frame
 
@@ -184,3 +186,16 @@ def test_label_codes_are_pandas_categorical_codes_whatever_the_column_holds(dtyp
 def test_label_codes_of_a_column_arrow_cannot_read_as_text_fall_back_to_the_index_lookup():
     column = pd.Series(["neutral", 3, None], dtype=object)  # a number among the labels
     assert get_task("nli").label_codes(column).tolist() == [1, -1, -1]
+
+
+def test_a_run_whose_metric_is_undefined_ranks_last_and_is_not_in_the_set_for_the_best():
+    """STS Pearson r of constant predictions is undefined (scipy's pearsonr warns and gives nan)."""
+    sts = get_task("sts")
+    gold = gold_of("sts", sts_gold([k % 6 for k in range(60)]))
+    runs = [evaluate_bytes(sts, gold, jsonl([{"guid": f"klue-sts-v1_dev_{k:05d}", "score": s} for k, s in enumerate(scores)]),
+                           f"{name}.jsonl", run=name)
+            for name, scores in (("close", [(k % 6) * 0.9 for k in range(60)]), ("constant", [2.5] * 60))]
+    ranking = rank_runs(run_table(runs), samples=200)
+    constant = next(r for r in ranking.runs if r.run == "constant")
+    assert constant.metrics["pearsonr"] is None and constant.rank == 2
+    assert constant.rank_ci95 == (2, 2) and not constant.could_be_best and ranking.best_set == ["close"]

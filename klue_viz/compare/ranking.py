@@ -426,10 +426,12 @@ def rank_runs(table: RunTable, samples: int = 1000, level: float = 0.95, seed: i
             diff[m.key] = _value(d[0])
             diff_ci[m.key] = percentile_interval(d[1:], level) if k != best else (0.0, 0.0)
         rank = 1 + int(np.sum(ranked > ranked[k]))
+        # a run whose metric is undefined ranks last and is never in the set for the best (nothing to test it on)
+        interval = (int(intervals[k, 0]), int(intervals[k, 1])) if not np.isnan(primary[k]) else (rank, len(table.runs))
         runs.append(RankedRun(name, {m.key: _value(point[k][m.key]) for m in task.facts.metrics},
                               {m.key: percentile_interval(values[k][m.key][1:], level) for m in task.facts.metrics}, diff, diff_ci,
-                              None if k == best else float(tests.p[k, best]), rank, not worse.get(k, False),
-                              (int(intervals[k, 0]), int(intervals[k, 1])), bool(intervals[k, 0] == 1)))
+                              None if k == best else float(tests.p[k, best]), rank, not worse.get(k, False), interval,
+                              interval[0] == 1))
     best_set = [r.run for r in sorted(runs, key=lambda r: (r.rank, natural_key(r.run))) if r.could_be_best]
     compared = len(table.runs) - 1
     correction = (f"Tied with the best: not different from {table.runs[best]} on {metric} by a paired test ({samples} bootstrap "
