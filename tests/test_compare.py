@@ -10,6 +10,7 @@ import pytest
 from cases import gold_of, nli, wos
 from conftest import jsonl
 from scipy.stats import binomtest
+from statsmodels.stats.contingency_tables import mcnemar
 
 from klue_viz.cli.main import main
 from klue_viz.compare.ranking import (
@@ -174,8 +175,11 @@ def test_two_runs_differing_only_by_resampling_noise_are_tied():
     ranking = rank_runs(run_table(runs), samples=2000)
     assert all(r.tied_with_best for r in ranking.runs)
     other = next(r for r in ranking.runs if r.p_value is not None)
-    # the paired bootstrap p-value of 12 discordant examples split 7:5 is McNemar's exact one, near enough
-    assert other.p_value == pytest.approx(binomtest(5, 12).pvalue, abs=0.15)
+    # 12 discordant examples split 7:5: the normal p from the paired bootstrap's standard error is McNemar's asymptotic
+    # one (chi2 = (7 - 5)^2 / 12, no continuity correction), near enough; the exact binomial one is larger (0.77)
+    reference = mcnemar([[N - 47, 5], [7, 35]], exact=False, correction=False).pvalue
+    assert other.p_value == pytest.approx(reference, abs=0.05)
+    assert binomtest(5, 12).pvalue > other.p_value
 
 
 def test_holm_rejects_step_down_as_counted_by_hand():
@@ -241,8 +245,9 @@ def test_compare_command_writes_the_issues_json_and_prints_the_ranking(tmp_path,
     printed = capsys.readouterr().out
     assert "ckpt-3" in printed and "Holm" in printed
     payload = json.loads(out.read_text(encoding="utf-8"))
-    assert set(payload) == {"task", "runs", "examples", "changes", "sequence"}
-    assert [set(r) for r in payload["runs"]] == [{"run", "metrics", "ci95", "rank", "tied_with_best"}] * 3
+    assert set(payload) == {"task", "ranking", "runs", "examples", "changes", "sequence"}
+    assert [set(r) for r in payload["runs"]] == [{"run", "metrics", "ci95", "rank", "rank_ci95", "difference", "difference_ci95", "p_value",
+                                                  "tied_with_best", "could_be_best"}] * 3
     assert [r["run"] for r in payload["runs"]] == ["ckpt-1", "ckpt-2", "ckpt-3"]
     assert [r["metrics"]["accuracy"] for r in payload["runs"]] == pytest.approx([85.0, 87.5, 90.5])
     assert len(payload["examples"]) == N and set(payload["examples"][0]) == {"guid", "turn", "correct", "difficulty"}

@@ -71,7 +71,7 @@ def test_cut_frames_give_the_whole_frames_numbers(tmp_path, backend, task_name):
     assert np.array_equal(full.correct, light.correct, equal_nan=True)
     assert (full.score is None and light.score is None) or np.array_equal(full.score, light.score, equal_nan=True)
     assert full.keys == light.keys
-    assert rank_runs(full, samples=50) == rank_runs(light, samples=50)
+    assert rank_runs(full, samples=200) == rank_runs(light, samples=200)
     assert [c.to_dict() for c in consecutive_changes(full)] == [c.to_dict() for c in consecutive_changes(light)]
 
 
@@ -87,7 +87,7 @@ def test_real_dev_runs_compared_from_their_columns(tmp_path, shared, task_name):
         assert_same_statistics(task.statistics(run.frames), task.statistics(frames))
     full, light = run_table(runs), run_table(runs, frames=cut)
     assert np.array_equal(full.correct, light.correct, equal_nan=True) and full.keys == light.keys
-    assert rank_runs(full, samples=50) == rank_runs(light, samples=50)
+    assert rank_runs(full, samples=200) == rank_runs(light, samples=200)
 
 
 def test_read_columns_reads_only_those_columns():

@@ -62,12 +62,13 @@ def test_one_degraded_slice_with_the_headline_unchanged_fails_and_names_that_sli
     assert regression.size == 300
     # 300 wikinews examples, 45 more wrong: -15 points, counted by hand
     assert regression.difference == pytest.approx(-15.0)
-    assert regression.high < 0
+    assert regression.bound < 0 and regression.name == "Source = wikinews" and regression.unit == "pairs"
     overall = next(t for t in result.tests if t.slice == {})
     assert overall.difference == 0.0 and not overall.regression
     payload = result.to_dict()
-    assert set(payload) == {"verdict", "checked", "regressions"} and payload["checked"] == len(result.tests)
-    assert set(payload["regressions"][0]) == {"slice", "metric", "baseline", "candidate", "difference", "ci95", "size"}
+    assert set(payload) == {"verdict", "checked", "overall", "regressions", "coverage_drops", "coverage_drop_allowed", "skipped"}
+    assert payload["checked"] == len(result.tests) and payload["coverage_drops"] == []
+    assert set(payload["regressions"][0]) == {"slice", "name", "metric", "baseline", "candidate", "difference", "upper_bound", "size", "unit"}
     assert "wikinews" in gate_markdown(result, NLI)
 
 
@@ -89,9 +90,9 @@ def test_random_flips_in_both_directions_pass():
 
 @pytest.mark.slow
 def test_the_false_alarm_rate_over_many_chance_candidates_stays_at_the_promised_level():
-    """200 candidates that differ from their baseline only by chance: at most 5% may fail (the promise; about 2.5% is
-    expected, as only the lower side fails). Tested per slice without the correction, the same candidates fail far more
-    often: the correction is what keeps the gate quiet."""
+    """200 candidates that differ from their baseline only by chance: at most 5% may fail (the promise of the one-sided
+    step-down max-t). Tested per slice without the correction, the same candidates fail far more often: the correction
+    is what keeps the gate quiet."""
     n, seeds = 400, 200
     failures = uncorrected = 0
     for seed in range(seeds):
@@ -179,7 +180,7 @@ def test_a_stored_error_tag_is_a_slice_and_a_confidence_that_depends_on_the_run_
     policy = [k for k in range(n) if source_of(k) == "policy"][:40]
     tagged = {f"klue-nli-v1_dev_{k:05d}": {"negation"} for k in broken + policy}
     result = gate(NLI, baseline, candidate, min_size=30, tags=tagged)
-    assert any(s.startswith("confidence_bin") for s in result.skipped)
+    assert any(s.startswith("Confidence (p of the predicted class)") for s in result.skipped)
     assert not any("confidence_bin" in t.slice for t in result.tests)
     tag = next(t for t in result.tests if t.slice == {"tag: negation": "yes"})
     assert tag.size == 85

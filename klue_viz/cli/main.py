@@ -592,15 +592,18 @@ def add_errors_command(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
 
 
-GATE_HELP = """Exit 0 when nothing regressed, 1 when something did, 2 for bad input. Every official metric is
-tested overall, on each value of each slice the task defines (example-level and entity/word/slot-level) and on
-each error tag stored for the runs (KLUE_VIZ_DB), when the group holds at least --min-size examples (units).
-A test is the paired bootstrap of candidate - baseline over the examples both runs scored, all tests on the same
-resamples. The family-wise error over everything tested is controlled by the max-t bootstrap: each difference
-is divided by its bootstrap standard error and the 95% quantile of the largest |t| over all tests on each
-resample gives simultaneous 95% intervals. A regression is an interval wholly below 0, so a candidate that
-differs from the baseline only by chance fails at most 5% of the time (about 2.5%: only the lower side counts),
-however many slices are tested."""
+GATE_HELP = """Exit 0 when nothing regressed, 1 when something did (or the coverage dropped), 2 for bad input (also
+too few resamples, or a KLUE_VIZ_DB that cannot be read without --no-store). Every official metric is tested
+overall, on each value of each slice the task defines (example-level and entity/word/slot-level; not the
+confidence slices, which depend on each run) and on each error tag stored for the runs (KLUE_VIZ_DB), when the
+group holds at least --min-size examples (units). A test is the paired bootstrap of candidate - baseline over the
+examples both runs scored, all tests on the same resamples. The family-wise error over everything tested is
+controlled by the one-sided step-down max-t bootstrap (Romano-Wolf): each drop is divided by its bootstrap
+standard error, and the 95% quantile of the largest t over the tests still in play on each resample is the
+critical value, taken again over the rest after each finding. A regression is a drop whose one-sided 95% upper
+bound is below 0, so a candidate that differs from the baseline only by chance fails at most 5% of the time,
+however many slices are tested. An example the baseline scored and the candidate did not is a coverage drop
+(overall and per slice), which fails the gate unless --allow-coverage-drop."""
 
 
 def add_compare_commands(commands: argparse._SubParsersAction) -> None:
@@ -609,8 +612,8 @@ def add_compare_commands(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--task", choices=list(TASKS), help="the KLUE task (guessed from the first file when left out)")
     compare.add_argument("--gold", required=True, help="official file, klue_benchmark/ folder, JSON(L) export of klue/klue, or hf[:split]")
     compare.add_argument("--pred", required=True, action="append", help="prediction file (repeat: two or more runs, in sequence order)")
-    compare.add_argument("--out", help="write {task, runs, examples, changes, sequence} as JSON")
-    compare.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000)")
+    compare.add_argument("--out", help="write {task, ranking, runs, examples, changes, sequence} as JSON")
+    compare.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000; at least 200)")
     compare.add_argument("--metric", help="the official metric to rank by, its key as the table heads it (default: the task's first); "
                          "the best run, the p-values and the ties are computed on it")
     compare.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
@@ -624,9 +627,13 @@ def add_compare_commands(commands: argparse._SubParsersAction) -> None:
     gate.add_argument("--min-size", type=positive, default=30, metavar="N", help="smallest group tested, in examples or units (default 30)")
     gate.add_argument("--out", help="write {verdict, checked, regressions} as JSON")
     gate.add_argument("--markdown", help="write the verdict and a table for a pull-request comment")
-    gate.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000)")
+    gate.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000; at least 200)")
     gate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     gate.add_argument("--features", help=FEATURES_HELP + "; each column is a slice the gate tests")
+    gate.add_argument("--allow-coverage-drop", action="store_true",
+                      help="report examples the candidate stopped predicting without failing the gate for them")
+    gate.add_argument("--no-store", action="store_true",
+                      help="do not read KLUE_VIZ_DB: test without the error-tag slices (without it, a store that cannot be read exits 2)")
 
 
 def _scored_runs(task_name: str | None, gold_source: str, paths: list[str], strict: bool, outs: list[str | None],
@@ -655,10 +662,10 @@ def compare_command(args: argparse.Namespace) -> int:
         table = run_comparison.run_table(results, statistics)
         if not len(table.shared):
             raise InputError("the runs have no scored example in common")
+        ranking = run_comparison.rank_runs(table, samples=args.bootstrap, metric=args.metric)
     except (InputError, KeyError, ValueError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
-    ranking = run_comparison.rank_runs(table, samples=max(args.bootstrap, 1), metric=args.metric)
     changes = run_comparison.consecutive_changes(table)
     for line in run_comparison.ranking_text(ranking, task).splitlines():
         say(line)
@@ -674,11 +681,12 @@ def gate_command(args: argparse.Namespace) -> int:
     try:
         task, (baseline, candidate) = _scored_runs(args.task, args.gold, [args.baseline, args.candidate], args.strict, [args.out, args.markdown],
                                                    args.features)
-        remarks = stored_remarks(task.facts.name)
+        remarks = gate_remarks(task.facts.name) if not args.no_store else []
         tags = slices.error_tags(task, baseline.run, remarks)
         for guid, found in slices.error_tags(task, candidate.run, remarks).items():
             tags.setdefault(guid, set()).update(found)
-        result = regression_gate.gate(task, baseline, candidate, min_size=args.min_size, tags=tags, samples=max(args.bootstrap, 1))
+        result = regression_gate.gate(task, baseline, candidate, min_size=args.min_size, tags=tags, samples=args.bootstrap,
+                                      allow_coverage_drop=args.allow_coverage_drop)
     except (InputError, KeyError, ValueError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
@@ -688,7 +696,17 @@ def gate_command(args: argparse.Namespace) -> int:
         return 2
     if args.markdown and not write_out(args.markdown, regression_gate.gate_markdown(result, task)):
         return 2
-    return 1 if result.regressions else 0
+    return 1 if result.verdict == "fail" else 0
+
+
+def gate_remarks(task_name: str) -> list:
+    """The annotations the gate's error-tag slices read; InputError when the store cannot be read, since a gate that
+    silently tests fewer slices would pass what it should have checked (--no-store says to go without)."""
+    try:
+        return annotation_store.Store().find(task=task_name)
+    except annotation_store.StoreError as err:
+        raise InputError(f"the annotation store (KLUE_VIZ_DB) cannot be read, so its error-tag slices cannot be tested: {err}. "
+                         "Fix KLUE_VIZ_DB, or pass --no-store to run the gate without them") from err
 
 
 def add_gold_commands(commands: argparse._SubParsersAction) -> None:

@@ -8,43 +8,58 @@ same bootstrap resamples of the examples both scored; a detail slice is resample
 too (its units stay with their sentence or turn), so every test is on the same resamples.
 
 With dozens of tests, some would look significant by chance alone. The gate controls the
-family-wise error over all of them at once with the max-t bootstrap (a single-step Romano-Wolf /
-Westfall-Young procedure): each difference is studentised by its bootstrap standard error, and the
-95% quantile c of the largest |t| over all tests on each resample makes simultaneous intervals
-d +- c * se. With probability at least 95% (asymptotically) every interval holds at once, so a
-candidate that differs from the baseline only by chance fails (some interval wholly below 0) at
-most 5% of the time, and in practice about half that, since only the lower side fails. Unlike Holm
-over per-test p-values, the max-t quantile knows that overlapping slices and a slice's metrics
-move together, so it is less conservative with many correlated tests (docs/compare.md).
+family-wise error over all of them at once with the one-sided step-down max-t bootstrap (Romano and
+Wolf 2005): each difference is studentised by its bootstrap standard error, t = -d / se (large when the
+candidate is worse); the 95% quantile c of the largest centred t* over the tests still in play on each
+resample is the critical value; every test with t > c is a regression, and the quantile is taken again
+over the tests left until no new one is found. A candidate that differs from the baseline only by
+chance fails at most 5% of the time (asymptotically), whatever the correlation between tests, and the
+step-down and the one-sided question (only a drop fails) make it more powerful than the two-sided
+single step it replaces at the same error rate (docs/compare.md).
+
+Coverage is checked apart from the tests: an example the baseline scored and the candidate did not is
+missing, counted overall and on each value of each example-level slice; a drop fails the gate with its
+own line unless `allow_coverage_drop` (the tests compare only the examples both runs scored, so a
+candidate that stops predicting a slice would otherwise pass).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from klue_viz.compare.ranking import PREDICTION_FEATURES, product_type
-from klue_viz.drawing.markup import md
+from klue_viz.core.results import Frames
+from klue_viz.drawing.markup import md_inline
 from klue_viz.metrics.official import Statistics
 from klue_viz.scoring.bootstrap import resample_counts
 from klue_viz.scoring.evaluate import RunResult
 from klue_viz.scoring.slicing import TAG_PREFIX
 from klue_viz.scoring.user_features import user_slices
-from klue_viz.tasks.base import Task
+from klue_viz.tasks.base import Slice, Task
 
-#: Simultaneous coverage of the intervals (and 1 - the family-wise error of the verdict).
+#: How a detail slice's metrics (an entity type's, a relation's) are named.
+DETAIL_METRIC_LABELS = {"f1": "F1", "precision": "Precision", "recall": "Recall", "accuracy": "Accuracy"}
+#: 1 - the family-wise error of the verdict (the quantile of the largest t that is the critical value).
 LEVEL = 0.95
+#: Resamples the critical value needs beyond it: at least this many of the largest t* lie above the quantile.
+TAIL_RESAMPLES = 10
+#: Slices computed from a run's own confidence: the two runs' groups are different examples, and when neither run has
+#: probabilities each is one group equal to overall. Never tested (nor are the outcome features of PREDICTION_FEATURES).
+RUN_DEPENDENT = frozenset({"confidence_bin", "crowd_view"})
 #: A test is left out when its metric is undefined on more than this share of the resamples.
 MAX_UNDEFINED = 0.5
+TAG_LABEL = "Error tag"
 #: Resample counts held at once (resamples x examples).
 CHUNK_CELLS = 4_000_000
 
 
 @dataclass
 class Test:
-    """One metric on one group of examples: the observed values, the difference and its simultaneous interval."""
+    """One metric on one group of examples: the observed values, the difference and its one-sided 95% upper bound."""
 
     slice: dict[str, str]
     metric: str
@@ -53,46 +68,108 @@ class Test:
     candidate: float
     difference: float
     se: float
-    low: float = float("nan")
-    high: float = float("nan")
+    #: The group as a person reads it (`Entity type = PS`, `overall`), the feature's readable name ('' overall) and the
+    #: unit its size counts (`sentences`, `entities`).
+    name: str = "overall"
+    feature: str = ""
+    unit: str = "examples"
+    #: The metric as the app names it (`Entity macro F1`; a detail slice's `F1`).
+    metric_label: str = ""
+    #: The critical value that decided the test (the step-down's step at which it was found, else the last one) and the
+    #: upper bound d + critical * se: a regression when it is below 0.
+    critical: float = float("nan")
+    bound: float = float("nan")
 
     @property
     def regression(self) -> bool:
-        """Significantly worse after the correction: the whole simultaneous interval lies below 0."""
-        return bool(self.high < 0)
+        """Significantly worse after the correction: the one-sided upper bound lies below 0."""
+        return bool(self.bound < 0)
+
+    @property
+    def t(self) -> float:
+        """The studentised drop -d / se (large when the candidate is worse; +-inf or 0 when se is 0)."""
+        if self.se > 0:
+            return -self.difference / self.se
+        return 0.0 if self.difference == 0 else math.copysign(math.inf, -self.difference)
 
     def to_dict(self) -> dict:
-        """One regression as gate.json lists it."""
-        return {"slice": self.slice, "metric": self.metric, "baseline": self.baseline, "candidate": self.candidate,
-                "difference": self.difference, "ci95": [self.low, self.high], "size": self.size}
+        """One test as gate.json lists it."""
+        return {"slice": self.slice, "name": self.name, "metric": self.metric, "baseline": self.baseline, "candidate": self.candidate,
+                "difference": self.difference, "upper_bound": self.bound, "size": self.size, "unit": self.unit}
+
+
+@dataclass
+class CoverageDrop:
+    """Examples the baseline scored and the candidate did not, overall or in one slice value (counted in the baseline)."""
+
+    slice: dict[str, str]
+    name: str
+    feature: str
+    unit: str
+    baseline: int
+    candidate: int
+
+    @property
+    def missing(self) -> int:
+        """How many of the baseline's examples the candidate has no prediction for."""
+        return self.baseline - self.candidate
+
+    def to_dict(self) -> dict:
+        """One coverage drop as gate.json lists it."""
+        return {"slice": self.slice, "name": self.name, "unit": self.unit, "baseline": self.baseline, "candidate": self.candidate,
+                "missing": self.missing}
 
 
 @dataclass
 class GateResult:
-    """Every test of the gate, the max-t critical value that made their simultaneous intervals, and what was skipped."""
+    """Every test of the gate, the step-down's critical values, the coverage drops and what was skipped."""
 
     baseline: str
     candidate: str
     tests: list[Test]
-    critical: float
+    #: The critical value of each step of the step-down (the first is the single step's).
+    criticals: list[float]
     samples: int
     n_shared: int
-    #: Slice features left out, with the reason (a feature whose values differ between the runs, such as confidence).
+    #: Slice features left out, with the reason (a feature whose values depend on the run, such as confidence).
     skipped: list[str] = field(default_factory=list)
+    coverage: list[CoverageDrop] = field(default_factory=list)
+    #: Whether a coverage drop is reported without failing the gate (`--allow-coverage-drop`).
+    allow_coverage_drop: bool = False
+    #: B x K: each test's resampled difference (column order of `tests`), for checking the procedure against others.
+    resampled: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)), repr=False)
+    unit: str = "examples"
+
+    @property
+    def critical(self) -> float:
+        """The last step's critical value (the one every test that is not a regression was held to)."""
+        return self.criticals[-1] if self.criticals else 0.0
 
     @property
     def regressions(self) -> list[Test]:
         """The tests significantly worse after the correction, the clearest first."""
-        return sorted((t for t in self.tests if t.regression), key=lambda t: t.high)
+        return sorted((t for t in self.tests if t.regression), key=lambda t: (t.bound, t.name, t.metric))
+
+    @property
+    def overall(self) -> list[Test]:
+        """The tests on every shared example (one per metric)."""
+        return [t for t in self.tests if not t.slice]
+
+    @property
+    def coverage_fails(self) -> bool:
+        """A coverage drop that fails the gate (not allowed by the flag)."""
+        return bool(self.coverage) and not self.allow_coverage_drop
 
     @property
     def verdict(self) -> str:
-        """'fail' when anything regressed, else 'pass'."""
-        return "fail" if self.regressions else "pass"
+        """'fail' when anything regressed or the coverage dropped (unless allowed), else 'pass'."""
+        return "fail" if self.regressions or self.coverage_fails else "pass"
 
     def to_dict(self) -> dict:
-        """gate.json: {"verdict", "checked", "regressions": [{"slice", "metric", "baseline", "candidate", "difference", "ci95", "size"}]}."""
-        return {"verdict": self.verdict, "checked": len(self.tests), "regressions": [t.to_dict() for t in self.regressions]}
+        """gate.json: {"verdict", "checked", "overall", "regressions", "coverage_drops", "skipped"}."""
+        return {"verdict": self.verdict, "checked": len(self.tests), "overall": [t.to_dict() for t in self.overall],
+                "regressions": [t.to_dict() for t in self.regressions], "coverage_drops": [c.to_dict() for c in self.coverage],
+                "coverage_drop_allowed": self.allow_coverage_drop, "skipped": self.skipped}
 
 
 @dataclass
@@ -108,6 +185,9 @@ class _Group:
     stats: list[Statistics]
     #: Per kept value, the examples it holds (0/1 over the shared examples), for metrics that do not sum (AUPRC).
     masks: np.ndarray
+    #: The feature's readable name ('' overall) and the unit its sizes count.
+    label: str = ""
+    unit: str = "examples"
 
 
 def _expanded(stats: Statistics, codes: np.ndarray, groups: int) -> np.ndarray:
@@ -144,6 +224,27 @@ def _codes(values: np.ndarray, min_size: int) -> tuple[np.ndarray, list[str], li
     return codes, [str(uniques[k]) for k in kept], [int(counts[k]) for k in kept]
 
 
+def unit_name(task: Task, level: str) -> str:
+    """The unit a group's size counts, plural: the task's example unit (`pairs`, `sentences`) or the detail level
+    (`entities`, `words`, `slots`)."""
+    return f"{task.facts.unit}s" if level == "examples" else level
+
+
+def tested_slices(task: Task, frames: Frames, skipped: list[str]) -> list[Slice]:
+    """The slices the gate tests: the task's and the user's columns, without those computed from the outcome or from
+    the run's own confidence (each named once in `skipped`, with the reason)."""
+    out = []
+    for spec in (*task.facts.slices, *user_slices(frames)):  # the user's own columns (--features) are slices too
+        if spec.key in PREDICTION_FEATURES:
+            continue
+        if spec.key in RUN_DEPENDENT:
+            skipped.append(f"{spec.label}: its values come from each run's own confidence, so the two runs' groups are not the "
+                           "same examples")
+            continue
+        out.append(spec)
+    return out
+
+
 def _groups(task: Task, runs: list[RunResult], shared: list[str], min_size: int, tags: dict[str, set[str]] | None,
             skipped: list[str]) -> list[_Group]:
     """The test groups: everything, each example-level slice, each detail-level slice, each error tag."""
@@ -151,22 +252,21 @@ def _groups(task: Task, runs: list[RunResult], shared: list[str], min_size: int,
     positions = [ix.get_indexer(shared) for ix in index]
     stats = [task.statistics(r.frames).take(p) for r, p in zip(runs, positions)]
     n = len(shared)
-    out = [_group(task, "", stats, np.zeros(n, dtype=np.int64), ["overall"], [n])]
+    examples_unit = unit_name(task, "examples")
+    out = [_group(task, "", stats, np.zeros(n, dtype=np.int64), ["overall"], [n], "", examples_unit)]
     examples = [r.frames.examples.iloc[p].reset_index(drop=True) for r, p in zip(runs, positions)]
-    specs = (*task.facts.slices, *user_slices(runs[0].frames))  # the user's own columns (--features) are slices too
+    specs = tested_slices(task, runs[0].frames, skipped)
     names = {spec.key for spec in specs if spec.level == "examples"}
     shared_index = pd.Index(shared)
     for spec in specs:
-        if spec.key in PREDICTION_FEATURES:
-            continue
         if spec.level == "examples":
             base, other = _strings(examples[0][spec.key]), _strings(examples[1][spec.key])
             if not all(a == b for a, b in zip(base, other)):
-                skipped.append(f"{spec.key}: its values depend on the run's predictions, so the two runs' groups differ")
+                skipped.append(f"{spec.label}: its values depend on the run's predictions, so the two runs' groups differ")
                 continue
             codes, values, sizes = _codes(base, min_size)
             if values:
-                out.append(_group(task, spec.key, stats, codes, values, sizes))
+                out.append(_group(task, spec.key, stats, codes, values, sizes, spec.label, examples_unit))
             continue
         feature = f"{spec.level}.{spec.key}" if spec.key in names else spec.key
         details = [r.frames.details[spec.level] for r in runs]
@@ -183,11 +283,13 @@ def _groups(task: Task, runs: list[RunResult], shared: list[str], min_size: int,
             s = task.detail_statistics(spec.level, d)
             arrays.append(_detail_expanded(s, codes, len(values), rows, n))
             detail_stats.append(s)
-        out.append(_Group(feature, values, sizes, _metric_keys(task, detail_stats[0]), arrays, detail_stats, np.zeros((0, n))))
+        out.append(_Group(feature, values, sizes, _metric_keys(task, detail_stats[0]), arrays, detail_stats, np.zeros((0, n)), spec.label,
+                          unit_name(task, spec.level)))
     for tag in sorted({t for ts in (tags or {}).values() for t in ts}):
         tagged = np.array([tag in (tags or {}).get(g, ()) for g in shared])
         if tagged.sum() >= min_size:
-            out.append(_group(task, TAG_PREFIX + tag, stats, np.where(tagged, 0, -1), ["yes"], [int(tagged.sum())]))
+            out.append(_group(task, TAG_PREFIX + tag, stats, np.where(tagged, 0, -1), ["yes"], [int(tagged.sum())], f"{TAG_LABEL} {tag}",
+                              examples_unit))
     return out
 
 
@@ -201,10 +303,11 @@ def _detail_expanded(stats: Statistics, codes: np.ndarray, groups: int, example_
     return np.bincount(flat, stats.values[keep], minlength=n * width).reshape(n, width)
 
 
-def _group(task: Task, feature: str, stats: list[Statistics], codes: np.ndarray, values: list[str], sizes: list[int]) -> _Group:
+def _group(task: Task, feature: str, stats: list[Statistics], codes: np.ndarray, values: list[str], sizes: list[int], label: str,
+           unit: str) -> _Group:
     masks = np.stack([(codes == g).astype(np.float64) for g in range(len(values))]) if stats[0].unsummed is not None else np.zeros((0, len(codes)))
     arrays = [_expanded(s, codes, len(values)) for s in stats]
-    return _Group(feature, values, sizes, _metric_keys(task, stats[0]), arrays, stats, masks)
+    return _Group(feature, values, sizes, _metric_keys(task, stats[0]), arrays, stats, masks, label, unit)
 
 
 def _scores(group: _Group, run: int, counts: np.ndarray, summed: np.ndarray) -> dict[str, np.ndarray]:
@@ -221,10 +324,21 @@ def _scores(group: _Group, run: int, counts: np.ndarray, summed: np.ndarray) -> 
     return out
 
 
+def minimum_resamples(level: float = LEVEL) -> int:
+    """The fewest resamples the gate accepts: its critical value is the `level` quantile of the largest t* over the
+    tests, and at least TAIL_RESAMPLES resamples must lie beyond it (200 at 95%) for that quantile, and the standard
+    errors it divides by, to mean anything. Fewer gave zero-width intervals (0, 1 or 2 resamples) that failed runs
+    differing only by chance. The number does not grow with the family: max-t takes one quantile of the maximum over
+    all tests, where Bonferroni or Holm over bootstrap p-values would need B + 1 >= K / alpha."""
+    return math.ceil(TAIL_RESAMPLES / (1 - level) - 1e-9)
+
+
 def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 30, tags: dict[str, set[str]] | None = None,
-         samples: int = 1000, seed: int = 0, level: float = LEVEL) -> GateResult:
+         samples: int = 1000, seed: int = 0, level: float = LEVEL, allow_coverage_drop: bool = False) -> GateResult:
     """Test candidate - baseline on every official metric, overall and on every slice (and error tag) with at least
-    `min_size` examples, with simultaneous `level` intervals from the max-t bootstrap (module docstring)."""
+    `min_size` examples, with the one-sided step-down max-t bootstrap at family-wise error 1 - `level` (module
+    docstring), and count the examples the candidate stopped predicting. ValueError for fewer resamples than
+    `minimum_resamples(level)` or runs with no scored example in common."""
     base_guids = baseline.frames.examples["guid"].astype(str)
     own = set(candidate.frames.examples["guid"].astype(str))
     shared = [g for g in base_guids if g in own]
@@ -232,6 +346,11 @@ def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 
         raise ValueError(f"{baseline.run} and {candidate.run} have no scored example in common")
     skipped: list[str] = []
     groups = _groups(task, [baseline, candidate], shared, min_size, tags, skipped)
+    needed = minimum_resamples(level)
+    if samples < needed:
+        tested = sum(len(g.values) * len(g.metrics) for g in groups)
+        raise ValueError(f"--bootstrap {samples}: the gate's {level:.0%} critical value over its {tested} tests needs at least {needed} "
+                         f"resamples ({TAIL_RESAMPLES} beyond the quantile); give --bootstrap {needed} or more (default 1000)")
     n = len(shared)
     rng = np.random.default_rng(seed)
     blocks = [np.ones((1, n))]
@@ -262,6 +381,8 @@ def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 
                 if (k, key) not in observed:
                     observed[(k, key)] = (base[key][0], cand[key][0])
                 differences.setdefault((k, key), []).append(cand[key] - base[key])
+    examples_unit = unit_name(task, "examples")
+    official = {m.key: m.label for m in task.facts.metrics}
     tests, columns = [], []
     for (k, key), parts in differences.items():
         group = groups[k]
@@ -273,58 +394,173 @@ def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 
             if np.isnan(d[0, g]) or defined.mean() < 1 - MAX_UNDEFINED:
                 continue
             se = float(np.std(resampled[defined], ddof=1)) if defined.sum() > 1 else 0.0
+            name = f"{group.label} = {value}" if group.feature else "overall"
+            label = official.get(key, key) if group.unit == examples_unit else DETAIL_METRIC_LABELS.get(key, key)
             tests.append(Test({} if not group.feature else {group.feature: value}, key, group.sizes[g], float(b_obs[g]), float(c_obs[g]),
-                              float(d[0, g]), se))
+                              float(d[0, g]), se, name, group.label, group.unit, label))
             columns.append(resampled)
-    critical = _critical(tests, columns, level)
-    for test in tests:
-        spread = critical * test.se
-        test.low, test.high = test.difference - spread, test.difference + spread
-    return GateResult(baseline.run, candidate.run, tests, critical, samples, n, skipped)
+    resampled_all = np.column_stack(columns) if columns else np.zeros((samples, 0))
+    criticals = step_down(tests, resampled_all, level)
+    coverage = coverage_drops(task, baseline, candidate, min_size, skipped)
+    return GateResult(baseline.run, candidate.run, tests, criticals, samples, n, skipped, coverage, allow_coverage_drop, resampled_all,
+                      unit_name(task, "examples"))
 
 
-def _critical(tests: list[Test], columns: list[np.ndarray], level: float) -> float:
-    """The `level` quantile over resamples of the largest studentised |d* - d| over all tests (NaN-defined ones skipped)."""
-    usable = [k for k, t in enumerate(tests) if t.se > 0]
-    if not usable:
-        return 0.0
-    t = np.column_stack([(columns[k] - tests[k].difference) / tests[k].se for k in usable])
-    largest = np.nanmax(np.abs(t), axis=1)
-    return float(np.quantile(largest[~np.isnan(largest)], level))
+def step_down(tests: list[Test], resampled: np.ndarray, level: float = LEVEL) -> list[float]:
+    """The one-sided step-down max-t procedure (Romano and Wolf 2005, algorithm 4.1, with studentised statistics): sets
+    each test's `critical` and `bound` and returns the critical value of each step.
+
+    t_k = -d_k / se_k; on each resample b, t*_kb = -(d*_kb - d_k) / se_k (centred at the observed difference, so the
+    resamples describe the null of no change). Step 1: c = the `level` quantile of max_k t*_kb over every test; each
+    test with t_k > c is a regression. Step j: the quantile is taken over the tests not yet found only; stop when a
+    step finds nothing new. A test with se = 0 (every resample gives the same difference) is a regression when its
+    difference is below 0 and stays out of the quantile. NaN (a metric undefined on a resample) counts as no evidence."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        usable = np.array([t.se > 0 for t in tests], dtype=bool)
+        scale = np.array([t.se if t.se > 0 else 1.0 for t in tests])
+        observed = np.array([t.difference for t in tests])
+        centred = -(resampled - observed[None, :]) / scale[None, :] if len(tests) else resampled
+    statistic = np.array([t.t for t in tests])
+    found = np.zeros(len(tests), dtype=bool)
+    criticals: list[float] = []
+    while True:
+        active = usable & ~found
+        if not active.any():
+            if not criticals:
+                criticals.append(0.0)
+            break
+        largest = np.nanmax(np.where(np.isnan(centred[:, active]), -np.inf, centred[:, active]), axis=1)
+        largest = largest[np.isfinite(largest)]
+        critical = float(np.quantile(largest, level)) if len(largest) else 0.0
+        criticals.append(critical)
+        new = active & (statistic > critical)
+        for position in np.flatnonzero(new).tolist():
+            tests[position].critical = critical
+        found |= new
+        if not new.any():
+            break
+    last = criticals[-1]
+    for k, test in enumerate(tests):
+        if not usable[k]:
+            test.critical, test.bound = 0.0, test.difference
+        elif not found[k]:
+            test.critical = last
+        if usable[k]:
+            test.bound = test.difference + test.critical * test.se
+    return criticals
 
 
-def slice_text(conditions: dict[str, str]) -> str:
-    """A slice as a person reads it: `feature=value`, or `overall`."""
-    return " & ".join(f"{k}={v}" for k, v in conditions.items()) or "overall"
+def coverage_drops(task: Task, baseline: RunResult, candidate: RunResult, min_size: int, skipped: list[str]) -> list[CoverageDrop]:
+    """The examples the baseline scored and the candidate did not: overall, and per value (with at least `min_size`
+    examples in the baseline) of each example-level slice whose values do not depend on the run, most missing first."""
+    examples = baseline.frames.examples.reset_index(drop=True)
+    own = set(candidate.frames.examples["guid"].astype(str))
+    missing = ~examples["guid"].astype(str).isin(own).to_numpy()
+    if not missing.any():
+        return []
+    unit = unit_name(task, "examples")
+    drops = [CoverageDrop({}, "overall", "", unit, len(examples), int((~missing).sum()))]
+    found = []
+    for spec in tested_slices(task, baseline.frames, []):
+        if spec.level != "examples" or any(s.startswith(f"{spec.label}:") for s in skipped):
+            continue
+        values = _strings(examples[spec.key])
+        present = np.array([v is not None for v in values], dtype=bool)
+        if not present.any():
+            continue
+        frame = pd.DataFrame({"value": values[present].astype(str), "missing": missing[present]})
+        counted = frame.groupby("value", sort=True)["missing"].agg(["size", "sum"])
+        for value, row in counted.iterrows():
+            if row["size"] >= min_size and row["sum"] > 0:
+                found.append(CoverageDrop({spec.key: str(value)}, f"{spec.label} = {value}", spec.label, unit, int(row["size"]),
+                                          int(row["size"] - row["sum"])))
+    found.sort(key=lambda c: (-c.missing / c.baseline, -c.missing, c.name))
+    return drops + found
+
+
+def _size(count: int, unit: str) -> str:
+    return f"{count:,} {unit}"
+
+
+def _test_line(t: Test) -> str:
+    return (f"{t.name} {t.metric_label or t.metric}: {t.baseline:.2f} -> {t.candidate:.2f} ({t.difference:+.2f}, 95% upper bound {t.bound:+.2f}), "
+            f"{_size(t.size, t.unit)}")
+
+
+def _coverage_line(c: CoverageDrop) -> str:
+    return f"{c.name}: the candidate scored {c.candidate:,} of the {_size(c.baseline, c.unit)} the baseline scored ({c.missing:,} missing)"
 
 
 def gate_text(result: GateResult) -> str:
-    """The verdict and each regression, for the terminal."""
+    """The verdict, the overall line(s), the coverage drops and each regression, for the terminal."""
     head = (f"gate {result.verdict.upper()}: {result.candidate} against {result.baseline}, {len(result.tests)} tests on "
-            f"{result.n_shared:,} shared examples ({result.samples} paired resamples, simultaneous 95% intervals, max-t critical "
-            f"value {result.critical:.2f})")
+            f"{_size(result.n_shared, result.unit)} both scored ({result.samples} paired resamples; one-sided step-down max-t, "
+            f"family-wise error 5%; critical value {result.critical:.2f})")
     lines = [head]
-    for t in result.regressions:
-        lines.append(f"  regression: {slice_text(t.slice)} {t.metric}: {t.baseline:.2f} -> {t.candidate:.2f} ({t.difference:+.2f}, "
-                     f"95% [{t.low:+.2f}, {t.high:+.2f}], size {t.size})")
+    lines += [f"  {'regression: ' if t.regression else ''}{_test_line(t)}" for t in result.overall]
+    flag = " (allowed by --allow-coverage-drop)" if result.allow_coverage_drop else ""
+    lines += [f"  coverage drop{flag}: {_coverage_line(c)}" for c in result.coverage]
+    lines += [f"  regression: {_test_line(t)}" for t in result.regressions if t.slice]
     lines.extend(f"  skipped {s}" for s in result.skipped)
     return "\n".join(lines)
 
 
+#: A Markdown table's head for tests.
+TEST_HEAD = ["| slice | metric | baseline | candidate | difference | 95% upper bound | size |", "|---|---|---:|---:|---:|---:|---:|"]
+
+
+def _test_row(t: Test, bold: bool = False) -> str:
+    name = f"**{md_inline(t.name)}**" if bold else md_inline(t.name)
+    return (f"| {name} | {md_inline(t.metric_label or t.metric)} | {t.baseline:.2f} | {t.candidate:.2f} | "
+            f"{t.difference:+.2f} | {t.bound:+.2f} | {md_inline(_size(t.size, t.unit))} |")
+
+
+def by_feature(tests: list[Test]) -> list[list[Test]]:
+    """Regressions grouped by feature (a feature's metrics and values together), the group with the worst test first,
+    and within a group the worst first."""
+    groups: dict[str, list[Test]] = {}
+    for t in sorted(tests, key=lambda t: (t.bound, t.name, t.metric)):
+        groups.setdefault(t.feature, []).append(t)
+    return list(groups.values())
+
+
 def gate_markdown(result: GateResult, task: Task) -> str:
-    """gate.md: the verdict and a table of the regressions (or of the worst tests when none), ready for a pull request."""
-    mark = "❌ **fail**" if result.regressions else "✅ **pass**"
-    lines = [f"### klue-viz gate {task.facts.name.upper()}: {mark}", "",
-             f"{md(result.candidate)} against {md(result.baseline)}: {len(result.tests)} tests (every official metric, overall and on "
-             f"each slice with enough examples) on {result.n_shared:,} shared {task.facts.unit}s. Intervals are simultaneous 95% intervals of "
-             f"candidate - baseline (paired bootstrap, {result.samples} resamples, max-t correction over all tests); a regression is an "
-             f"interval wholly below 0.", ""]
-    closest = sorted((t for t in result.tests if t.se > 0), key=lambda t: t.difference / t.se)
-    rows = result.regressions or closest[:5]
-    if not result.regressions:
-        lines += ["No regression. The five tests closest to one:", ""]
-    lines += ["| slice | metric | baseline | candidate | difference | 95% interval | size |", "|---|---|---:|---:|---:|---|---:|"]
-    for t in rows:
-        lines.append(f"| {md(slice_text(t.slice))} | {md(t.metric)} | {t.baseline:.2f} | {t.candidate:.2f} | {t.difference:+.2f} | "
-                     f"[{t.low:+.2f}, {t.high:+.2f}] | {t.size} |")
-    return "\n".join(lines) + "\n"
+    """gate.md for a pull-request comment that also reads in a terminal: the verdict, the overall line first (also when
+    it did not regress), the coverage drops, then the regressions grouped by feature, the worst of each feature in the
+    table and every other one folded in a <details> block. Only what Markdown would read is escaped (md_inline)."""
+    failed = result.verdict == "fail"
+    lines = [f"### klue-viz gate {task.facts.name.upper()}: {'❌ **fail**' if failed else '✅ **pass**'}", "",
+             f"{md_inline(result.candidate)} against {md_inline(result.baseline)}: {len(result.tests)} tests (every official metric, "
+             f"overall and on each slice with at least the minimum size) on {md_inline(_size(result.n_shared, result.unit))} both runs "
+             f"scored. A regression is a drop whose one-sided 95% upper bound is below 0 (paired bootstrap, {result.samples} resamples, "
+             f"step-down max-t over all tests: a candidate that differs only by chance fails at most 5% of the time).", ""]
+    lines += TEST_HEAD + [_test_row(t, bold=True) for t in result.overall] + [""]
+    if result.coverage:
+        allowed = " (allowed: it does not fail the gate)" if result.allow_coverage_drop else ""
+        lines += [f"**Coverage drop{allowed}**: the candidate has no prediction for these {md_inline(result.unit)}.", "",
+                  "| slice | baseline | candidate | missing |", "|---|---:|---:|---:|"]
+        lines += [f"| {md_inline(c.name)} | {c.baseline:,} | {c.candidate:,} | {c.missing:,} |" for c in result.coverage[:6]]
+        if len(result.coverage) > 6:
+            lines += ["", f"<details><summary>{len(result.coverage) - 6} more slices lost coverage</summary>", "",
+                      "| slice | baseline | candidate | missing |", "|---|---:|---:|---:|"]
+            lines += [f"| {md_inline(c.name)} | {c.baseline:,} | {c.candidate:,} | {c.missing:,} |" for c in result.coverage[6:]]
+            lines += ["", "</details>"]
+        lines.append("")
+    sliced = [t for t in result.regressions if t.slice]
+    if sliced:
+        groups = by_feature(sliced)
+        lines += [f"**Regressions**: {len(sliced)} in {len(groups)} feature(s), the worst of each:", ""] + TEST_HEAD
+        lines += [_test_row(group[0]) for group in groups]
+        rest = [group for group in groups if len(group) > 1]
+        if rest:
+            lines += ["", f"<details><summary>The other {sum(len(g) - 1 for g in rest)} regressions, by feature</summary>", ""]
+            for group in rest:
+                lines += [f"**{md_inline(group[0].feature)}**", ""] + TEST_HEAD + [_test_row(t) for t in group[1:]] + [""]
+            lines.append("</details>")
+    elif not any(t.regression for t in result.overall):
+        closest = sorted((t for t in result.tests if t.se > 0 and t.slice), key=lambda t: t.difference / t.se)[:5]
+        if closest:
+            lines += ["No slice regressed. The five slices closest to a regression:", ""] + TEST_HEAD + [_test_row(t) for t in closest]
+    if result.skipped:
+        lines += ["", "Not tested: " + "; ".join(md_inline(s) for s in result.skipped) + "."]
+    return "\n".join(lines).rstrip("\n") + "\n"

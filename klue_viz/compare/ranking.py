@@ -7,8 +7,11 @@ example list shows; for WoS a unit is a turn), their per-example score where the
 The ranking resamples those shared examples once (one matrix of resample counts) and weighs every
 run's statistics with the same counts, so the difference between two runs on a resample is a
 paired difference; each run's official metrics on each resample come from the task's own
-aggregate over the B x width sums (`klue_viz.metrics.official`). Which runs cannot be told apart from the
-best is decided by Holm's step-down correction over the runs compared (docs/compare.md).
+aggregate over the B x width sums (`klue_viz.metrics.official`). The p-value of a difference is normal,
+from its paired bootstrap standard error (it does not floor at 2 / (B + 1), so the decisions hold at any
+number of runs); which runs cannot be told apart from the best is decided by Holm's step-down correction
+over the runs compared, each run's 95% rank interval by Holm over its own comparisons, and the runs whose
+interval starts at 1 form the confidence set for the best (docs/compare.md).
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from klue_viz.core.lazy import lazy_module
 from klue_viz.core.results import Frames
 from klue_viz.core.steps import natural_key
 from klue_viz.metrics.official import Statistics
@@ -30,8 +34,16 @@ from klue_viz.scoring.evaluate import RunResult
 from klue_viz.scoring.slicing import group_scores
 from klue_viz.tasks.base import Task
 
+if TYPE_CHECKING:
+    from scipy import special
+else:
+    special = lazy_module("scipy.special")  # the normal tail of the ranking's p-values
+
 #: The family-wise error level of "not distinguishable from the best" (Holm over the runs compared).
 ALPHA = 0.05
+#: The fewest resamples a ranking accepts: the standard error of a difference from B resamples is off by about
+#: 1 / sqrt(2 B) of itself (5% at 200), and the p-values and rank intervals divide by it.
+MIN_RESAMPLES = 200
 #: Integer sums below this are exact in float32, whose matrix products are twice as fast as float64's.
 FLOAT32_EXACT = 2**24
 #: The orders the example x run matrix offers.
@@ -265,7 +277,8 @@ def _stacks(stats: Sequence[Statistics]) -> list[list[int]]:
 
 @dataclass
 class RankedRun:
-    """One run in the ranking: its metrics on the shared examples, their intervals and its paired difference to the best."""
+    """One run in the ranking: its metrics on the shared examples, their intervals, its paired difference to the best and
+    where it may rank on the population the examples were drawn from."""
 
     run: str
     metrics: dict[str, float | None]
@@ -273,10 +286,16 @@ class RankedRun:
     #: This run minus the best run, per metric (0 for the best itself), with its paired 95% interval.
     difference: dict[str, float | None]
     difference_ci95: dict[str, tuple[float, float] | None]
-    #: Two-sided bootstrap p-value of the difference to the best on the ranking metric (None for the best).
+    #: Two-sided p-value of "no difference to the best" on the ranking metric (normal, from the paired bootstrap's
+    #: standard error; None for the best).
     p_value: float | None
     rank: int
     tied_with_best: bool
+    #: The ranks this run may hold with 95% confidence (best rank first): 1 + the runs significantly better, R - the
+    #: runs significantly worse (Holm over its R - 1 paired comparisons).
+    rank_ci95: tuple[int, int] = (1, 1)
+    #: In the 95% confidence set for the best run: no run is significantly better (rank_ci95 starts at 1).
+    could_be_best: bool = True
 
 
 @dataclass
@@ -289,9 +308,11 @@ class Ranking:
     samples: int
     runs: list[RankedRun]
     correction: str
+    #: The 95% confidence set for the best run (every run no other run is significantly better than), best first.
+    best_set: list[str] = field(default_factory=list)
 
 
-def holm_rejections(p_values: Sequence[float], alpha: float = ALPHA) -> np.ndarray:
+def holm_rejections(p_values: Sequence[float] | np.ndarray, alpha: float = ALPHA) -> np.ndarray:
     """Holm's step-down procedure: which hypotheses are rejected with family-wise error at most `alpha`."""
     p = np.asarray(p_values, dtype=float)
     rejected = np.zeros(len(p), dtype=bool)
@@ -302,14 +323,64 @@ def holm_rejections(p_values: Sequence[float], alpha: float = ALPHA) -> np.ndarr
     return rejected
 
 
-def bootstrap_p_value(differences: np.ndarray) -> float:
-    """Two-sided p-value of 'no difference' from resampled paired differences: twice the smaller share of
-    resamples on either side of 0 (ties count on both sides), with the +1 correction so it is never 0."""
-    d = differences[~np.isnan(differences)]
-    if not len(d):
-        return 1.0
-    below, above = (np.sum(d <= 0) + 1) / (len(d) + 1), (np.sum(d >= 0) + 1) / (len(d) + 1)
-    return float(min(1.0, 2 * min(below, above)))
+def normal_p_values(differences: np.ndarray, standard_errors: np.ndarray) -> np.ndarray:
+    """Two-sided p-values of "no difference" for observed paired differences and their bootstrap standard errors,
+    from the normal approximation: 2 * (1 - Phi(|d| / se)). Unlike the share of resamples on one side of 0, this
+    does not floor at 2 / (B + 1), so Holm's smallest threshold alpha / (R - 1) can be reached at any number of runs.
+    A zero standard error (every resample gives the same difference) gives 1 for no difference and 0 otherwise."""
+    d = np.asarray(differences, dtype=float)
+    se = np.asarray(standard_errors, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, np.abs(d) / np.where(se > 0, se, 1.0), np.where(d == 0, 0.0, np.inf))
+    p = 2.0 * special.ndtr(-z)
+    return np.where(np.isnan(d), 1.0, p)
+
+
+@dataclass
+class PairwiseTests:
+    """Every run against every other on one metric: p[j, k] of "run j and run k do not differ", better[j, k] when run j
+    is significantly better than run k after Holm's correction within column k (the R - 1 comparisons of run k)."""
+
+    p: np.ndarray
+    better: np.ndarray
+
+    @property
+    def rank_intervals(self) -> np.ndarray:
+        """R x 2: each run's 95% rank interval, [1 + runs significantly better, R - runs significantly worse]."""
+        width = len(self.p)
+        return np.column_stack([1 + self.better.sum(axis=0), width - self.better.sum(axis=1)])
+
+
+def pairwise_tests(observed: np.ndarray, resampled: np.ndarray, alpha: float = ALPHA) -> PairwiseTests:
+    """Paired tests of every pair of runs from their observed metric (R) and its values on the same resamples (B x R).
+
+    The variance of run j - run k over the resamples is var_j + var_k - 2 cov_jk (one B x R by R x B product for all
+    pairs, so 1,000 runs cost one 1,000 x 1,000 matrix product); a resample where a run's metric is undefined is left
+    out of that run's moments. Each run's column of R - 1 p-values is then Holm-corrected on its own: the rank
+    interval of a run holds with 95% for that run (Mogstad, Romano, Shaikh and Wilhelm 2024, marginal confidence
+    intervals for ranks, with Holm in place of their max-t), not for all runs at once."""
+    width = len(observed)
+    defined = ~np.isnan(resampled)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.nansum(resampled, axis=0) / np.maximum(defined.sum(axis=0), 1)
+    centred = np.where(defined, resampled - mean, 0.0)
+    pairs = defined.T.astype(np.float64) @ defined.astype(np.float64)  # resamples where both runs are defined
+    with threadpool_limits(limits=1, user_api="blas"):
+        covariance = (centred.T @ centred) / np.maximum(pairs - 1, 1)
+    variance = np.diag(covariance)
+    spread = np.sqrt(np.clip(variance[:, None] + variance[None, :] - 2 * covariance, 0.0, None))
+    difference = observed[:, None] - observed[None, :]
+    p = normal_p_values(difference, spread)
+    np.fill_diagonal(p, np.inf)  # a run is not compared with itself: sorted last, never rejected
+    tested = max(width - 1, 1)
+    order = np.argsort(p, axis=0, kind="stable")
+    ranked = np.take_along_axis(p, order, axis=0)
+    thresholds = alpha / np.maximum(tested - np.arange(width), 1)
+    rejected_sorted = np.logical_and.accumulate(ranked <= thresholds[:, None], axis=0)
+    rejected = np.zeros_like(rejected_sorted)
+    np.put_along_axis(rejected, order, rejected_sorted, axis=0)
+    np.fill_diagonal(p, 1.0)
+    return PairwiseTests(p, rejected & (np.nan_to_num(difference, nan=0.0) > 0))
 
 
 def _value(x: float) -> float | None:
@@ -319,20 +390,28 @@ def _value(x: float) -> float | None:
 def rank_runs(table: RunTable, samples: int = 1000, level: float = 0.95, seed: int = 0, alpha: float = ALPHA,
               metric: str | None = None) -> Ranking:
     """Runs ranked by `metric` (an official metric's key; the task's first one by default) on the examples all of them
-    scored, each with 95% intervals and its paired difference to the best on every metric; the best, the p-values and
-    the runs Holm's correction cannot tell from the best (`tied_with_best`) are those of `metric`. ValueError for a
-    metric the task has not."""
+    scored, each with 95% intervals and its paired difference to the best on every metric; the best, the p-values,
+    the runs Holm's correction cannot tell from the best (`tied_with_best`), each run's rank interval and the
+    confidence set for the best are those of `metric`. ValueError for a metric the task has not, or fewer than
+    MIN_RESAMPLES resamples."""
     task = table.task
     keys = [m.key for m in task.facts.metrics]
     metric = keys[0] if metric is None else metric
     if metric not in keys:
         raise ValueError(f"{task.facts.name} has no metric {metric!r}; rank by one of {', '.join(keys)}")
+    if samples < MIN_RESAMPLES:
+        raise ValueError(f"{samples} resamples: the ranking's standard errors need at least {MIN_RESAMPLES} (give --bootstrap "
+                         f"{MIN_RESAMPLES} or more; default 1000)")
     values = paired_resamples(table.stats, samples, seed)
     point = [{m.key: float(v[m.key][0]) for m in task.facts.metrics} for v in values]
     primary = np.array([p[metric] for p in point])
     ranked = np.nan_to_num(primary, nan=-np.inf)  # an undefined metric ranks last
     best = int(np.argmax(ranked))
-    p_values = []
+    resampled = np.column_stack([v[metric][1:] for v in values])
+    tests = pairwise_tests(primary, resampled, alpha)
+    intervals = tests.rank_intervals
+    others = [k for k in range(len(table.runs)) if k != best]
+    worse = dict(zip(others, holm_rejections(tests.p[others, best], alpha).tolist()))
     runs = []
     for k, name in enumerate(table.runs):
         diff, diff_ci = {}, {}
@@ -340,39 +419,52 @@ def rank_runs(table: RunTable, samples: int = 1000, level: float = 0.95, seed: i
             d = values[k][m.key] - values[best][m.key]
             diff[m.key] = _value(d[0])
             diff_ci[m.key] = percentile_interval(d[1:], level) if k != best else (0.0, 0.0)
-        p = None if k == best else bootstrap_p_value(values[k][metric][1:] - values[best][metric][1:])
-        if p is not None:
-            p_values.append((k, p))
         rank = 1 + int(np.sum(ranked > ranked[k]))
+        # a run whose metric is undefined ranks last and is never in the set for the best (nothing to test it on)
+        interval = (int(intervals[k, 0]), int(intervals[k, 1])) if not np.isnan(primary[k]) else (rank, len(table.runs))
         runs.append(RankedRun(name, {m.key: _value(point[k][m.key]) for m in task.facts.metrics},
-                              {m.key: percentile_interval(values[k][m.key][1:], level) for m in task.facts.metrics}, diff, diff_ci, p, rank, True))
-    rejected = holm_rejections([p for _, p in p_values], alpha)
-    for (k, _), worse in zip(p_values, rejected):
-        runs[k].tied_with_best = not bool(worse)
-    others = len(table.runs) - 1
-    correction = (f"Tied with the best: not different from {table.runs[best]} on {metric} by a paired bootstrap ({samples} resamples of "
-                  f"the {len(table.shared):,} {task.facts.unit}s every run scored), Holm-corrected over the {others} run(s) compared "
-                  f"(family-wise error {alpha:.0%}).")
-    return Ranking(metric, table.runs[best], len(table.shared), samples, runs, correction)
+                              {m.key: percentile_interval(values[k][m.key][1:], level) for m in task.facts.metrics}, diff, diff_ci,
+                              None if k == best else float(tests.p[k, best]), rank, not worse.get(k, False), interval,
+                              interval[0] == 1))
+    best_set = [r.run for r in sorted(runs, key=lambda r: (r.rank, natural_key(r.run))) if r.could_be_best]
+    compared = len(table.runs) - 1
+    correction = (f"Tied with the best: not different from {table.runs[best]} on {metric} by a paired test ({samples} bootstrap "
+                  f"resamples of the {len(table.shared):,} {task.facts.unit}s every run scored give the standard error; p from the normal "
+                  f"approximation), Holm-corrected over the {compared} run(s) compared (family-wise error {alpha:.0%}). Rank interval: the "
+                  f"ranks a run may hold with 95% confidence (Holm over its own {compared} comparisons); the {len(best_set)} run(s) whose "
+                  f"interval starts at 1 form the 95% confidence set for the best.")
+    return Ranking(metric, table.runs[best], len(table.shared), samples, runs, correction, best_set)
 
 
 def ranking_text(ranking: Ranking, task: Task) -> str:
-    """The ranking as a plain-text table, best first, with the correction in one line under it."""
-    keys = [m.key for m in task.facts.metrics]
-    lines = [f"Ranked by {ranking.metric}; the difference to the best, its p and the ties are on {ranking.metric}.",
-             f"{'rank':>4}  {'run':<28} " + " ".join(f"{k:>24}" for k in keys) + f"  {'diff to best [paired 95%]':>29} {'p':>6}  tied"]
+    """The ranking as a plain-text table, best first: what the ranking is about (rank and its interval, the ranking
+    metric, the difference to the best, p, tied, in the set for the best) first, the other metrics after, and the
+    method in one line under it."""
+    keys = [ranking.metric] + [m.key for m in task.facts.metrics if m.key != ranking.metric]
+    lines = [f"Ranked by {ranking.metric}; the difference to the best, its p, the ties and the rank intervals are on {ranking.metric}.",
+             f"{'rank':>4} {'95% rank':>9}  {'run':<28} {keys[0]:>24}  {'diff to best [paired 95%]':>29} {'p':>8}  tied  best?"
+             + "".join(f" {k:>24}" for k in keys[1:])]
     for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
         cells = []
         for key in keys:
             value, ci = run.metrics[key], run.ci95[key]
             cells.append(f"{'n/a' if value is None else f'{value:.2f}':>7} " + (f"[{ci[0]:6.2f},{ci[1]:6.2f}]" if ci else " " * 15))
         diff, diff_ci = run.difference[ranking.metric], run.difference_ci95[ranking.metric]
-        p = "" if run.p_value is None else f"{run.p_value:.3f}"
-        lines.append(f"{run.rank:>4}  {run.run[:28]:<28} " + " ".join(f"{c:>24}" for c in cells)
-                     + f"  {'n/a' if diff is None else f'{diff:+.2f}':>12} " + (f"[{diff_ci[0]:+6.2f},{diff_ci[1]:+6.2f}]" if diff_ci else " " * 16)
-                     + f" {p:>6}  {'yes' if run.tied_with_best else 'no'}")
+        low, high = run.rank_ci95
+        lines.append(f"{run.rank:>4} {f'{low}-{high}':>9}  {run.run[:28]:<28} {cells[0]:>24}  {'n/a' if diff is None else f'{diff:+.2f}':>12} "
+                     + (f"[{diff_ci[0]:+6.2f},{diff_ci[1]:+6.2f}]" if diff_ci else " " * 16)
+                     + f" {p_text(run.p_value):>8}  {'yes' if run.tied_with_best else 'no':<4}  {'yes' if run.could_be_best else 'no':<5}"
+                     + "".join(f" {c:>24}" for c in cells[1:]))
+    lines.append(f"95% confidence set for the best: {', '.join(ranking.best_set)}")
     lines.append(ranking.correction)
     return "\n".join(lines)
+
+
+def p_text(p: float | None) -> str:
+    """A p-value as the ranking shows it: three decimals, or `<0.001`, or nothing for the best run."""
+    if p is None:
+        return ""
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
 # ---- the example x run matrix ---------------------------------------------------------------------
@@ -609,9 +701,10 @@ def complementarity(table: RunTable) -> Complementarity:
 # ---- the CLI's file ------------------------------------------------------------------------------
 
 def compare_payload(table: RunTable, ranking: Ranking, changes: Sequence[Change], sequence: RunSequence | None = None) -> dict:
-    """`klue-viz compare --out`: {"task", "runs": [{"run", "metrics", "ci95", "rank", "tied_with_best"}],
-    "examples": [{"guid", "turn", "correct", "difficulty"}], "changes": [{"from", "to", "fixed", "broke"}]}, and with
-    `sequence` its "sequence": {"overall": {metric: [...]}, "slices": {feature: {value: {metric: [...]}}}}."""
+    """`klue-viz compare --out`: {"task", "ranking": {"metric", "best", "best_set", "n_shared", "samples", "method"},
+    "runs": [{"run", "metrics", "ci95", "rank", "rank_ci95", "difference", "difference_ci95", "p_value", "tied_with_best",
+    "could_be_best"}], "examples": [{"guid", "turn", "correct", "difficulty"}], "changes": [{"from", "to", "fixed", "broke"}]},
+    and with `sequence` its "sequence": {"overall": {metric: [...]}, "slices": {feature: {value: {metric: [...]}}}}."""
     hard = difficulty(table)
     examples = []
     for row, (guid, turn) in enumerate(table.keys):
@@ -619,11 +712,18 @@ def compare_payload(table: RunTable, ranking: Ranking, changes: Sequence[Change]
                          "difficulty": _value(hard[row])})
     return {
         "task": table.task.facts.name,
-        "runs": [{"run": r.run, "metrics": r.metrics, "ci95": {k: list(v) if v else None for k, v in r.ci95.items()},
-                  "rank": r.rank, "tied_with_best": r.tied_with_best} for r in ranking.runs],
+        "ranking": {"metric": ranking.metric, "best": ranking.best, "best_set": ranking.best_set, "n_shared": ranking.n_shared,
+                    "samples": ranking.samples, "method": ranking.correction},
+        "runs": [{"run": r.run, "metrics": r.metrics, "ci95": _pairs(r.ci95), "rank": r.rank, "rank_ci95": list(r.rank_ci95),
+                  "difference": r.difference, "difference_ci95": _pairs(r.difference_ci95), "p_value": r.p_value,
+                  "tied_with_best": r.tied_with_best, "could_be_best": r.could_be_best} for r in ranking.runs],
         "examples": examples,
         "changes": [c.to_dict() for c in changes],
     } | ({"sequence": sequence.to_dict()} if sequence is not None else {})
+
+
+def _pairs(intervals: Mapping[str, tuple[float, float] | None]) -> dict[str, list[float] | None]:
+    return {k: list(v) if v else None for k, v in intervals.items()}
 
 
 def frames_of(table: RunTable, run: str) -> Frames:

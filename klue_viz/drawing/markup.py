@@ -60,6 +60,25 @@ def md(text: object) -> str:
     return MARKDOWN_SPECIAL.sub(r"\\\1", unlinked(visible(text).replace("\n", " ")))
 
 
+#: What Markdown (CommonMark with GitHub's extensions) reads inside a line of text or a table cell: code, emphasis,
+#: links and images, raw HTML, strikethrough, maths and the table's own bar; and the backslash that escapes them.
+INLINE_SPECIAL = re.compile(r"([\\`*\[\]<>|~$])")
+#: An underscore opens or closes emphasis only at a word's edge (`uas_macro_f1` stays as it is).
+EDGE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+#: An ampersand that would start a character reference (`&amp;`, `&#60;`).
+ENTITY_START = re.compile(r"&(?=#?\w+;)")
+
+
+def md_inline(text: object) -> str:
+    """File or user text made literal inside one line of Markdown written to a file (a pull-request comment, a table
+    cell): only what Markdown reads there is escaped, so `label=TI`, `+께` or `3-5 entities` read in a terminal as
+    they are, where `md` (for Streamlit, which also reads colours and maths) escapes every punctuation mark. Line-start
+    syntax (#, -, +, 1.) cannot occur mid-line; newlines become spaces; URLs, e-mail addresses and @mentions are
+    broken by a word joiner (`unlinked`) so nothing links or pings anyone."""
+    escaped = INLINE_SPECIAL.sub(r"\\\1", unlinked(visible(text).replace("\n", " ").replace("\r", " ")))
+    return ENTITY_START.sub("&amp;", EDGE_UNDERSCORE.sub(r"\\_", escaped))
+
+
 def chart_text(text: object) -> str:
     """File text made literal for a plotly label, tick or legend (plotly reads <a href>, <b>, <br>... and entities)."""
     return html.escape(visible(text).replace("\n", " "), quote=False)

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from klue_viz.compare.ranking import complementarity, consecutive_changes, rank_runs, run_table
+from klue_viz.compare.ranking import MIN_RESAMPLES, complementarity, consecutive_changes, p_text, rank_runs, run_table
 from klue_viz.discovery.annotators import human_of, run_crowd
 from klue_viz.discovery.calibration import run_calibration
 from klue_viz.discovery.slices import FoundSlice, PairedSlice, error_tags, paired_slices, weak_slices
@@ -123,10 +123,11 @@ def ranking_section(task: Task, results: list[RunResult], samples: int, seed: in
     """More than two runs: the ranking on the examples all of them scored, with the paired differences to the best, then
     what each run fixed and broke against the one before it and how much the runs complement each other."""
     compared = run_table(results)
-    ranking = rank_runs(compared, samples=samples, seed=seed)
+    ranking = rank_runs(compared, samples=max(samples, MIN_RESAMPLES), seed=seed)  # the ranking's standard errors need them
     rows = []
     for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
-        row: dict = {"rank": str(run.rank), "run": run.run}
+        low, high = run.rank_ci95
+        row: dict = {"rank": str(run.rank), "rank 95%": f"{low}-{high}" if low != high else str(low), "run": run.run}
         for metric in task.facts.metrics:
             ci = run.ci95[metric.key]
             row[metric.key] = run.metrics[metric.key]
@@ -134,8 +135,9 @@ def ranking_section(task: Task, results: list[RunResult], samples: int, seed: in
         row["difference to best"] = run.difference[ranking.metric]
         diff_ci = run.difference_ci95[ranking.metric]
         row["difference 95%"] = f"[{diff_ci[0]:+.2f}, {diff_ci[1]:+.2f}]" if diff_ci else "n/a"
-        row["p"] = "" if run.p_value is None else f"{run.p_value:.3f}"
+        row["p"] = p_text(run.p_value)
         row["tied with best"] = "yes" if run.tied_with_best else "no"
+        row["could be best"] = "yes" if run.could_be_best else "no"
         rows.append(row)
     numeric = [m.key for m in task.facts.metrics] + ["difference to best"]
     changes = pd.DataFrame([{"from": c.first, "to": c.second, "fixed": str(len(c.fixed)), "broke": str(len(c.broke))}

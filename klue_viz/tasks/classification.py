@@ -25,8 +25,12 @@ from klue_viz.tasks.kit import Evidence, Suspect, confidence_bucket, correction_
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
+    pa = lazy_module("pyarrow")  # with the frames only (pandas loads it anyway)
+    pc = lazy_module("pyarrow.compute")
 # cleanlab (with scikit-learn) only when a suspect queue is built
 cleanlab_filter = lazy_module("cleanlab.filter")
 cleanlab_rank = lazy_module("cleanlab.rank")
@@ -205,10 +209,21 @@ class LabelTask(Task):
     def class_codes(self, frames: Frames) -> tuple[np.ndarray, np.ndarray]:
         """Gold and predicted class ids in label order; -1 for a missing prediction (--strict)."""
         ex = frames.examples
-        gold = pd.Categorical(ex["gold"], categories=self.labels).codes.astype(np.int64)
         # a pseudo-label (an unreadable answer) is no class: -1, like a missing prediction
-        pred = pd.Categorical(ex["pred"].where(ex["pred"].isin(self.labels)), categories=self.labels).codes.astype(np.int64)
-        return gold, pred
+        return self.label_codes(ex["gold"]), self.label_codes(ex["pred"])
+
+    def label_codes(self, column: pd.Series) -> np.ndarray:
+        """Each value's position in `labels`, -1 for a missing value or any other text. Arrow's `index_in` does it in C,
+        about 50 times faster than pd.Categorical (a ranking of 1,000 runs codes 2,000 columns:
+        bench/bench_ranking_many.py); a column Arrow cannot read as text takes the index lookup."""
+        try:
+            values = pa.array(column, from_pandas=True)
+            if not pa.types.is_large_string(values.type):
+                values = values.cast(pa.large_string())
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            return pd.Index(self.labels, dtype=object).get_indexer(column.to_numpy(dtype=object, na_value=None)).astype(np.int64)
+        found = pc.index_in(values, value_set=pa.array(self.labels, pa.large_string()))
+        return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
     def statistics_columns(self) -> dict[str, tuple[str, ...]]:
         return {"examples": ("gold", "pred", "probs")}

@@ -24,6 +24,7 @@ from klue_viz.compare.ranking import (
     consecutive_changes,
     matrix_frame,
     order_runs,
+    p_text,
     rank_runs,
     run_sequence,
     run_table,
@@ -132,23 +133,47 @@ def _ranking(task: Task, table: RunTable, keys: tuple[str, ...]) -> None:
     chosen = st.selectbox("Rank by", list(labels), format_func=labels.__getitem__, key="cmp_rank_by", disabled=len(labels) == 1,
                           help="The best run, the difference to it, p and the ties are computed on this metric.")
     ranking = _ranked(keys, chosen, table)
-    difference = f"difference to best ({labels[ranking.metric]})"
+    frame = ranking_frame(task, ranking)
+    ranked_by = labels[ranking.metric]
+    # Pixel widths and short header labels: the nine columns the ranking is about take about 910 px, so they fit the
+    # page at 1400 px (the main area is about 940 px wide beside the sidebar); the intervals of every metric follow.
+    config = {m.label: st.column_config.NumberColumn(format=METRIC_FORMAT, width=110) for m in task.facts.metrics}
+    config.update({m.label + " 95% CI": st.column_config.TextColumn(width=130) for m in task.facts.metrics})
+    config.update({
+        "rank": st.column_config.NumberColumn(width=48, pinned=True),
+        "rank 95% CI": st.column_config.TextColumn("rank 95%", width=80, help="The ranks this run may hold with 95% confidence"),
+        "run": st.column_config.TextColumn(width=170, pinned=True),
+        f"difference to best ({ranked_by})": st.column_config.NumberColumn(
+            "difference", format="%+.2f", width=90, help=f"This run minus the best on {ranked_by}, on the same examples"),
+        "difference 95% CI (paired)": st.column_config.TextColumn("difference 95% CI", width=130, help="Paired bootstrap interval"),
+        "p": st.column_config.TextColumn(width=65, help="Two-sided p of no difference to the best (paired)"),
+        "tied with best": st.column_config.CheckboxColumn(width=105, help="Not different from the best after Holm's correction"),
+        "could be best": st.column_config.CheckboxColumn(width=100, help="In the 95% confidence set for the best run"),
+    })
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
+    st.caption(md(f"95% confidence set for the best: {', '.join(ranking.best_set)}. {ranking.correction}"))
+
+
+def ranking_frame(task: Task, ranking: Ranking) -> pd.DataFrame:
+    """The ranking table, best first, with the columns the ranking is about first (rank and its interval, the run, the
+    metric ranked by, the paired difference to the best and its interval, p, tied, could be best) so they fit a
+    1400 px page, then the intervals of the metric ranked by and the other metrics."""
+    labels = {m.key: m.label for m in task.facts.metrics}
+    ranked_by = labels[ranking.metric]
     rows = []
     for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
-        row: dict = {"rank": run.rank, "run": run.run}
+        low, high = run.rank_ci95
+        row: dict = {"rank": run.rank, "rank 95% CI": f"{low}-{high}" if low != high else str(low), "run": run.run,
+                     ranked_by: run.metrics[ranking.metric], f"difference to best ({ranked_by})": run.difference[ranking.metric],
+                     "difference 95% CI (paired)": _interval(run.difference_ci95[ranking.metric]), "p": p_text(run.p_value),
+                     "tied with best": run.tied_with_best, "could be best": run.could_be_best,
+                     f"{ranked_by} 95% CI": _interval(run.ci95[ranking.metric])}
         for metric in task.facts.metrics:
-            row[metric.label] = run.metrics[metric.key]
-            row[f"{metric.label} 95% CI"] = _interval(run.ci95[metric.key])
-        row[difference] = run.difference[ranking.metric]
-        row["difference 95% CI (paired)"] = _interval(run.difference_ci95[ranking.metric])
-        row["p"] = run.p_value
-        row["tied with best"] = run.tied_with_best
+            if metric.key != ranking.metric:
+                row[metric.label] = run.metrics[metric.key]
+                row[f"{metric.label} 95% CI"] = _interval(run.ci95[metric.key])
         rows.append(row)
-    numbers = {m.label: st.column_config.NumberColumn(format=METRIC_FORMAT) for m in task.facts.metrics}
-    numbers[difference] = st.column_config.NumberColumn(format="%+.2f")
-    numbers["p"] = st.column_config.NumberColumn(format="%.3f")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=numbers)
-    st.caption(md(ranking.correction))
+    return pd.DataFrame(rows)
 
 
 def _interval(ci: tuple[float, float] | None) -> str:
