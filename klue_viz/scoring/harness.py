@@ -24,6 +24,7 @@ import io
 import json
 import re
 import tempfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -114,7 +115,7 @@ def _gunzip(name: str, data: bytes) -> bytes:
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as unpacked:
             content = unpacked.read(limit + 1)
-    except (OSError, EOFError) as err:
+    except (OSError, EOFError, zlib.error) as err:  # zlib.error: a broken deflate stream (an invalid block type...)
         raise InputError(f"{name}: not a readable gzip file ({err})") from None
     check_size(f"{name} (unpacked)", len(content))
     return content
