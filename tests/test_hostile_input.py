@@ -4,8 +4,6 @@ of memory (issue 29 items 3, 4, 14): damaged and bomb-sized compressed files, zi
 from __future__ import annotations
 
 import gzip
-import json
-import zipfile
 import zlib
 from pathlib import Path
 

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from klue_viz.core.gc_pause import bulk_reading
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError
 from klue_viz.drawing.markup import visible
 from klue_viz.reading.demo import DEMO_BENCHMARK
 from klue_viz.reading.gold_folders import DATA_DIR_ENV
-from klue_viz.reading.records import RecordFile, bulk_reading, read_bytes
+from klue_viz.reading.records import RecordFile, read_bytes
 from klue_viz.reading.uploads import check_size
 from klue_viz.scoring.evaluate import Gold, gold_file, load_gold, official_file
 from klue_viz.tasks import TASKS, get_task
@@ -141,22 +142,22 @@ def _load(task: Task, source: str, parsed: parsed_golds.ParsedGolds | None) -> G
     return parsed.gold(task, read_bytes(path), str(path))
 
 
-def expand(path_text: str, model: str) -> list[workspace.PredictionFile]:
+def expand(path_text: str, model: str) -> list[workspace.ModelFile]:
     """The prediction files a PATH names: a file, each file of a folder, each member of a zip; sizes checked before reading."""
     path = Path(path_text)
     if path.is_dir():
-        return [workspace.PredictionFile(Path(f.name).name, f.data, model or f.model) for f in workspace.folder_files(path)]
+        return [workspace.ModelFile(Path(f.name).name, f.data, model or f.model) for f in workspace.folder_files(path)]
     if not path.is_file():
         raise InputError(f"{path_text}: no such file or folder")
     check_size(str(path), path.stat().st_size)
-    return [workspace.PredictionFile(f.name, f.data, model or f.model) for f in workspace.prediction_files(path.name, read_bytes(path))]
+    return [workspace.ModelFile(f.name, f.data, model or f.model) for f in workspace.prediction_files(path.name, read_bytes(path))]
 
 
 def add_runs(runs: stored.RunStore, results: kept.KeptResults, args: argparse.Namespace) -> int:
     if args.gold and not (args.gold == "hf" or args.gold.startswith("hf:")) and not Path(args.gold).exists():
         say(f"klue-viz: --gold {args.gold}: no such file or folder", error=True)
         return 2
-    files: list[tuple[str, workspace.PredictionFile | None, str]] = []  # (shown name, file, why it was refused)
+    files: list[tuple[str, workspace.ModelFile | None, str]] = []  # (shown name, file, why it was refused)
     for path in args.paths:
         try:
             found = expand(path, args.model)
@@ -174,14 +175,14 @@ def add_runs(runs: stored.RunStore, results: kept.KeptResults, args: argparse.Na
             say(f"refused\t{shown}\t{refused}")
             continue
         # A file's records and frames are many small containers that go with it: the cyclic collector, paused, does not
-        # scan them again and again while they live (as io.bulk_reading does for reading alone).
+        # scan them again and again while they live (as bulk_reading does for reading alone).
         with bulk_reading():
             added += add_file(runs, results, file, shown, golds, args)
     progress.done()
     return 0 if added else 1
 
 
-def add_file(runs: stored.RunStore, results: kept.KeptResults, file: workspace.PredictionFile, shown: str,
+def add_file(runs: stored.RunStore, results: kept.KeptResults, file: workspace.ModelFile, shown: str,
              golds: dict[str, GoldChoice], args: argparse.Namespace) -> bool:
     """Store one prediction file as a run and score it against its task's gold (loaded into `golds` the first time);
     says what was done in one line. False when the file was refused."""

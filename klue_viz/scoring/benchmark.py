@@ -17,19 +17,24 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
+from klue_viz.core.gc_pause import bulk_reading
 from klue_viz.core.problems import InputError
 from klue_viz.drawing.markup import attrs, esc, esc_attr
-from klue_viz.reading.records import RecordFile, bulk_reading, read_bytes, read_records
+from klue_viz.reading.harness.formats import Siblings
+from klue_viz.reading.harness.lm_eval import is_results_name
+from klue_viz.reading.prediction_files import LOG_SUFFIXES, expand, log_files, task_hint
+from klue_viz.reading.records import RecordFile, read_bytes, read_records
 from klue_viz.reading.uploads import check_size, clean_name, max_upload_bytes
 from klue_viz.scoring.evaluate import Gold, RunResult, evaluate_bytes, load_gold
-from klue_viz.scoring.harness import LOG_SUFFIXES, Siblings, expand, is_results_name, log_files, task_hint
 from klue_viz.tasks import TASKS, detect_task, get_task
 
 PREDICTION_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", *LOG_SUFFIXES)
 
 
 @dataclass(frozen=True)
-class PredictionFile:
+class ModelFile:
+    """One prediction file as given (a harness log already split into its runs), with the model it belongs to."""
+
     name: str
     data: bytes
     #: The folder or zip the file came in ("" for a file on its own).
@@ -46,13 +51,13 @@ def is_prediction_name(name: str) -> bool:
 MAX_ZIP_MEMBERS = 64
 
 
-def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -> list[PredictionFile]:
+def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -> list[ModelFile]:
     """A file as it is, or the prediction files inside a zip, each with the model its folder (or the zip) names.
 
     A file of an uploaded folder comes named by its path in that folder (model-a/ner.jsonl): its model is
     the folder it sits in, and a hidden file (.DS_Store, ._ner.jsonl) is left out. A zip's members are
     checked against the upload limit, one by one and in total, before they are read. An evaluation-harness log
-    becomes its runs (klue_viz.scoring.harness), read with the results file of its folder (`siblings`, or in the zip).
+    becomes its runs (klue_viz.reading.prediction_files), read with the results file of its folder (`siblings`, or in the zip).
     """
     if not name.lower().endswith(".zip"):
         path = PurePosixPath(name)
@@ -62,7 +67,7 @@ def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -
             raise InputError(f"{path.name}: the results file of lm-evaluation-harness holds no predictions; upload it "
                              "together with its samples_*.jsonl files, in a zip or a folder")
         model = clean_name(path.parent.name) if len(path.parts) > 1 else ""
-        return [PredictionFile(f.name, f.data, model) for f in expand(path.name, data, siblings)]
+        return [ModelFile(f.name, f.data, model) for f in expand(path.name, data, siblings)]
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -89,13 +94,13 @@ def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -
             parent = PurePosixPath(info.filename).parent.name
             members.setdefault(clean_name(parent) or stem, []).append((PurePosixPath(info.filename).name, content))
     # a harness log is read with the results file of its folder, and becomes its runs
-    out = [PredictionFile(f.name, f.data, model) for model, files in members.items() for f in log_files(iter(files))]
+    out = [ModelFile(f.name, f.data, model) for model, files in members.items() for f in log_files(iter(files))]
     if not out:
         raise InputError(f"{name}: no prediction file (.json, .jsonl, .csv, .tsv) inside this zip")
     return out
 
 
-def folder_files(folder: Path) -> list[PredictionFile]:
+def folder_files(folder: Path) -> list[ModelFile]:
     """The prediction files under a folder; a file's model is the folder it sits in."""
     by_folder: dict[Path, list[tuple[str, bytes]]] = {}
     for path in sorted(folder.rglob("*")):
@@ -104,17 +109,17 @@ def folder_files(folder: Path) -> list[PredictionFile]:
             check_size(str(path), path.stat().st_size)
             by_folder.setdefault(path.parent, []).append((relative, read_bytes(path)))
     # a harness log is read with the results file of its folder, and becomes its runs
-    out = [PredictionFile(f.name, f.data, clean_name(parent.name)) for parent, files in by_folder.items() for f in log_files(iter(files))]
+    out = [ModelFile(f.name, f.data, clean_name(parent.name)) for parent, files in by_folder.items() for f in log_files(iter(files))]
     if not out:
         raise InputError(f"{folder}: no prediction file (.json, .jsonl, .csv, .tsv) in this folder")
     return out
 
 
-def detect_file_task(file: PredictionFile) -> str:
+def detect_file_task(file: ModelFile) -> str:
     return read_and_detect(file)[0]
 
 
-def read_and_detect(file: PredictionFile) -> tuple[str, RecordFile]:
+def read_and_detect(file: ModelFile) -> tuple[str, RecordFile]:
     """The task of a prediction file, and its records as read to tell it (not normalised: scoring can take them over,
     klue_viz.reading.records.normalised); InputError when no task fits."""
     with bulk_reading():  # as scoring reads: the collector would rescan every record made
