@@ -217,12 +217,13 @@ def load_hf(task: Task, split: str = "validation", loader: Callable | None = Non
     advice = f"Use a local copy instead: --gold path/to/{task.facts.official_folder}_dev.{task.facts.official_ext} or a klue_benchmark/ folder"
     from_hub = loader is None
     if loader is None:
-        loader = datasets.load_dataset
         down = hub.unreachable_reason()  # one quick probe instead of datasets' retries, remembered for a while
         if down is not None:
             raise InputError(f"could not load klue/klue '{task.facts.hf_config}' split '{split}': {down}. {advice}")
+        loader = datasets.load_dataset  # imported here, after the probe: seconds of imports for a hub that may be down
     try:
-        dataset = loader("klue/klue", task.facts.hf_config, split=split)
+        load = loader
+        dataset = hub.bounded(lambda: load("klue/klue", task.facts.hf_config, split=split), hub.LOAD_TIMEOUT)
     except Exception as err:  # datasets raises ConnectionError, OSError or its own errors when offline
         reason = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
         if from_hub and not hub.offline_mode() and isinstance(err, (ConnectionError, OSError, TimeoutError)):
