@@ -14,6 +14,7 @@ from klue_viz.drawing.markup import md
 from klue_viz.scoring.evaluate import Gold, RunResult
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import metric_text
+from klue_viz.ui.tables import show_table
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -52,13 +53,13 @@ def crowd_panel(task: Task, gold: Gold, gold_key: str, result: RunResult, result
         table = _annotators(gold_key, gold)
         if not table.empty:
             st.markdown("**Each annotator against the others** (annotator ids recur across pairs)")
-            st.dataframe(table, hide_index=True, width="stretch",
+            show_table(st, table, hide_index=True, width="stretch",
                          column_config={c: st.column_config.NumberColumn(format="%.2f") for c in table.columns if c not in ("annotator", "pairs")})
         spread = _crowd(result.key, task, result).get("error_vs_spread")
         if spread is not None:
             rho = spread["spearman"]
             st.markdown(f"**{md(result.run)}: error against the annotators' spread**"
                         + (f" — Spearman rho {rho['rho']:.3f} (p {rho['p']:.3g}, {rho['n']:,} {task.facts.unit}s)" if rho else ""))
-            st.dataframe(pd.DataFrame(spread["table"]), hide_index=True, width="stretch")
+            show_table(st, pd.DataFrame(spread["table"]), hide_index=True, width="stretch")
         st.caption(md("Slices and filters: 'Run confidence against the annotators' votes' (NLI) and 'Annotator spread' (STS) in "
                       "Metrics per slice and in the example filters."))

@@ -57,6 +57,7 @@ from klue_viz.ui.review import REVIEW_LIST
 from klue_viz.ui.run_picker import MANY_RUNS, pick_runs
 from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, kept_results_or_none, receive_uploads, runs_for
 from klue_viz.ui.surface import surface_panel
+from klue_viz.ui.tables import show_table
 from klue_viz.ui.warmup import warm_elements
 
 NO_COMPARISON = "(none)"
@@ -201,7 +202,7 @@ def _metrics_table(task: Task, results: dict[str, RunResult], models: dict[str, 
             spans = _intervals(result.key, task, result)
             row["95% CI"] = ", ".join(f"{k} [{v[0]:.2f}, {v[1]:.2f}]" for k, v in spans.items() if v)
         rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+    show_table(st, pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={m.key: st.column_config.NumberColumn(m.label, format="%.2f") for m in task.facts.metrics})
     problems = [p for result in results.values() for p in result.problems]
     if problems:
@@ -254,7 +255,7 @@ def _confusion(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> Non
         figure, top = _confusion_view(result.key, max_labels, hide, task, pairs)
         if not top.empty:
             st.markdown("**Most frequent confusions**")
-            st.dataframe(top, hide_index=True, width="stretch")
+            show_table(st, top, hide_index=True, width="stretch")
     with left:
         key = _chart_key("confusion")
         st.plotly_chart(figure, key=key, on_select=partial(_select_cell, key), selection_mode="points", config={"displayModeBar": False})
@@ -308,7 +309,7 @@ def _slices(task: Task, result: RunResult) -> None:
     chosen = labels[st.selectbox("Slice by", list(labels), key="slice_by")]
     shown, figure = _slice_view(result.key, f"{chosen.level}:{chosen.key}", task, result, chosen)
     left, right = st.columns([3, 2])
-    left.dataframe(shown, hide_index=True, width="stretch",
+    show_table(left, shown, hide_index=True, width="stretch",
                    column_config={"error_rate": ERROR_RATE_COLUMN})
     right.plotly_chart(figure, key="slice_chart", config={"displayModeBar": False})
 
@@ -534,9 +535,9 @@ def _comparison(first: RunResult, second: RunResult, shown: pd.DataFrame) -> pd.
     case[~a & b] = f"only {second.run} right"
     counts = case.value_counts()
     left, right = st.columns([2, 3])
-    left.dataframe(counts.rename("examples").rename_axis("case (filtered examples)").reset_index(), hide_index=True)
+    show_table(left, counts.rename("examples").rename_axis("case (filtered examples)").reset_index(), hide_index=True)
     if right.toggle("Is the difference real? (paired bootstrap)", key="paired"):
-        right.dataframe(_paired(first.key, second.key, first.task, first, second), hide_index=True,
+        show_table(right, _paired(first.key, second.key, first.task, first, second), hide_index=True,
                         column_config={c: st.column_config.NumberColumn(format=METRIC_FORMAT) for c in ("difference", "95% low", "95% high")})
     options = ["where they differ", "all"] + list(counts.index)
     if st.session_state.get("compare_case") not in (None, *options):
