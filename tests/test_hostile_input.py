@@ -22,6 +22,8 @@ from klue_viz.core.problems import InputError
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.reading.prediction_files import expand
 from klue_viz.scoring.benchmark import prediction_files
+from klue_viz.scoring.evaluate import evaluate_file, load_gold
+from klue_viz.tasks import TASKS
 
 NLI_DEMO = sorted(demo_runs("nli"))
 
@@ -146,3 +148,96 @@ def test_a_log_within_the_limits_reads_its_samples_in_inspects_order(tmp_path):
         ids = sorted(json.loads(archive.read(n))["id"] for n in archive.namelist() if n.startswith("samples/"))
     assert [line["guid"] for line in lines[1:]] == ids
     assert lines[0]["klue_viz_log"]["format"] == "Inspect AI" and lines[0]["klue_viz_log"]["model"] == "mockllm/model"
+
+
+# ---- the small ones of issue 29 item 14 ----------------------------------------------------------------------------
+
+NLI_GOLD_FILE = DEMO_BENCHMARK / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json"
+
+
+def demo_nli_rows() -> list[dict]:
+    return json.loads(NLI_GOLD_FILE.read_text(encoding="utf-8"))
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_a_zip_given_to_evaluate_is_said_to_be_a_zip(tmp_path, capsys):
+    archive = tmp_path / "model.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("nli.jsonl", NLI_DEMO[0].read_bytes())
+    assert main(["evaluate", "--task", "nli", "--gold", str(DEMO_BENCHMARK), "--pred", str(archive)]) == 1
+    err = capsys.readouterr().err
+    assert "model.zip: a zip archive, not a prediction file" in err and "--pred FOLDER" in err
+    assert "UTF-8" not in err
+
+
+def test_runs_add_warns_of_the_wrong_gold_as_evaluate_does(tmp_path, monkeypatch, capsys):
+    """Two guids of the demo gold and ten of the real dev set (not in the demo): the metrics come from 2 of 12."""
+    monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "store.sqlite3"))
+    monkeypatch.delenv("KLUE_VIZ_DATA_DIR", raising=False)
+    rows = demo_nli_rows()
+    records = [{"guid": r["guid"], "label": r["gold_label"]} for r in rows[:2]]
+    records += [{"guid": f"klue-nli-v1_dev_{k:05d}", "label": "neutral"} for k in range(100, 110)]
+    path = write_jsonl(tmp_path / "mixed.jsonl", records)
+    assert main(["evaluate", "--task", "nli", "--gold", str(DEMO_BENCHMARK), "--pred", str(path)]) == 0
+    evaluate_warning = next(line for line in capsys.readouterr().err.splitlines() if "WARNING" in line)
+    assert main(["runs", "add", "--gold", str(DEMO_BENCHMARK), str(path)]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("nli\tmixed\t") and "2/24 scored" in out.out
+    assert evaluate_warning in out.err.splitlines()  # the same line: "this looks like the wrong gold: 10 of the 12 ..."
+    assert "10 of the 12 predicted ids are not in it" in evaluate_warning
+
+
+def test_guids_with_a_zero_width_space_are_said_to_carry_it_not_blamed_on_the_demo_gold(tmp_path, capsys):
+    rows = demo_nli_rows()
+    path = write_jsonl(tmp_path / "pasted.jsonl", [{"guid": r["guid"] + "\u200b", "label": r["gold_label"]} for r in rows])
+    assert main(["evaluate", "--task", "nli", "--gold", str(DEMO_BENCHMARK), "--pred", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "carry invisible characters" in err and f"{rows[0]['guid']}\\u200b" in err
+    assert "the embedded demo's guids end in" not in err
+
+
+def test_duplicate_lines_are_counted_as_duplicates_not_as_unreadable(tmp_path):
+    rows = demo_nli_rows()
+    records = [{"guid": r["guid"], "label": r["gold_label"]} for r in rows]
+    records += [{"guid": rows[0]["guid"], "label": "neutral"}, {"guid": rows[1]["guid"], "label": "neutral"}, {"label": "x"}]
+    path = write_jsonl(tmp_path / "twice.jsonl", records)
+    result = evaluate_file(TASKS["nli"], load_gold(TASKS["nli"], DEMO_BENCHMARK), path)
+    assert result.coverage.n_scored == len(rows) and result.coverage.n_invalid == 1  # the line without a guid alone
+    assert any(note.startswith("2 duplicate line(s)") for note in result.notes)
+    assert sum("duplicate guid" in p.message for p in result.problems) == 2
+
+
+def lm_eval_row(doc_id: int, gold_row: dict, answer: str) -> dict:
+    """A row as lm-evaluation-harness --log_samples writes one for a generation task (fields as in its samples files)."""
+    return {"doc_id": doc_id, "doc": gold_row, "target": "참", "arguments": {"gen_args_0": {"arg_0": "전제: ...", "arg_1": {"until": ["\n"]}}},
+            "resps": [[answer]], "filtered_resps": [answer], "filter": "none", "metrics": ["exact_match"],
+            "doc_hash": "0" * 64, "prompt_hash": "1" * 64, "target_hash": "2" * 64, "exact_match": 0.0}
+
+
+@pytest.mark.parametrize("first_doc", ["ten_megabytes", "nested"])
+def test_a_harness_log_with_a_huge_or_deeply_nested_first_line_is_still_recognised(tmp_path, first_doc):
+    rows = demo_nli_rows()[:4]
+    lines = [json.dumps(lm_eval_row(k, r, "참"), ensure_ascii=False) for k, r in enumerate(rows)]
+    first = lm_eval_row(0, rows[0], "참")
+    if first_doc == "ten_megabytes":
+        first["doc"] = dict(rows[0], premise="가" * (10 * 1024 * 1024 // 3 + 1))  # 10 MB of UTF-8
+        lines[0] = json.dumps(first, ensure_ascii=False)
+        assert len(lines[0].encode()) > 10 * 1024 * 1024
+    else:
+        lines[0] = lines[0].replace('"metrics": ', '"deep": ' + "[" * 100_000 + "]" * 100_000 + ', "metrics": ', 1)
+        with pytest.raises(RecursionError):
+            json.loads(lines[0])
+    log = tmp_path / "samples_klue_nli_gen_2026-12-02T05-00-00.123456.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    runs = expand(log.name, log.read_bytes())
+    facts = json.loads(runs[0].data.split(b"\n", 1)[0])["klue_viz_log"]
+    assert facts["format"] == "lm-evaluation-harness" and facts["task"] == "klue_nli_gen"
+    result = evaluate_file(TASKS["nli"], load_gold(TASKS["nli"], DEMO_BENCHMARK), log)
+    if first_doc == "ten_megabytes":
+        assert result.coverage.n_scored == 4
+    else:  # the nested line cannot be read as JSON: listed on its line, the other three are scored
+        assert result.coverage.n_scored == 3 and any(p.line == 1 and "not a JSON line" in p.message for p in result.problems)

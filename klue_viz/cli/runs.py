@@ -200,8 +200,9 @@ def add_file(runs: stored.RunStore, results: kept.KeptResults, file: workspace.M
 
 def score_line(results: kept.KeptResults, run: stored.Run, data: bytes, choice: GoldChoice, strict: bool,
                records: RecordFile | None = None) -> str:
-    """Score a stored run against its gold, keep the result, and say so in one line. `records`: the file's records as
-    read to tell its task (scored from, not read again)."""
+    """Score a stored run against its gold, keep the result, and say so in one line (and on stderr, as `evaluate` does,
+    when it looks scored against the wrong gold). `records`: the file's records as read to tell its task (scored from,
+    not read again)."""
     head = f"{run.task}\t{run.name}\t{run.model or '-'}"
     if choice.gold is None:
         return f"{head}\tstored, not scored: no gold for it ({choice.reason}); it is scored when a page opens it with its gold"
@@ -210,6 +211,8 @@ def score_line(results: kept.KeptResults, run: stored.Run, data: bytes, choice: 
     if run.name in failures:
         return f"{head}\tstored, not scored against {choice.gold.source}: {failures[run.name]}"
     result = scored[run.name]
+    if result.wrong_gold:  # as `evaluate` warns: the few guids that match make metrics that look valid
+        say(f"klue-viz: WARNING: {run.name}: {result.wrong_gold}", error=True)
     c = result.coverage
     metrics = " ".join(f"{m.key}={'n/a' if result.scores.values.get(m.key) is None else format(result.scores.values[m.key], '.2f')}"
                        for m in task.facts.metrics)

@@ -32,6 +32,7 @@ FORMATS: tuple[Format, ...] = (inspect_logs.EVAL_FORMAT, lighteval.FORMAT, lm_ev
 #: File names klue-viz reads as logs besides the ordinary prediction suffixes.
 LOG_SUFFIXES = (".jsonl.gz", ".json.gz", ".eval", ".parquet")
 GZIP_MAGIC = b"\x1f\x8b"
+ZIP_MAGIC = b"PK\x03\x04"
 
 
 @dataclass
@@ -52,7 +53,7 @@ def read_prediction_path(path: str | Path, normalise: Callable[[dict], dict] | N
     if path.is_dir():
         raise InputError(f"{path}: is a folder, expected a file")
     data = path.read_bytes()
-    if data[:2] == GZIP_MAGIC or _format_of(path.name, data) is not None:
+    if data[:2] == GZIP_MAGIC or data[:4] == ZIP_MAGIC or _format_of(path.name, data) is not None:
         return _one_run(str(path), expand(path.name, data, _siblings(path)), normalise)
     return PredictionFile(read_records(data, path.name, normalise))
 
@@ -66,6 +67,8 @@ def read_prediction_file(name: str, data: bytes, normalise: Callable[[dict], dic
     normalising (to tell the task), taken over instead of reading the file again."""
     if data[:2] == GZIP_MAGIC or _format_of(PurePosixPath(name).name, data) is not None:
         return _one_run(name, expand(name, data), normalise)
+    if data[:4] == ZIP_MAGIC:
+        raise InputError(not_a_zip(name))
     if read is not None and read.name == name:
         file = read if normalise is None else normalised(read, normalise)
     else:
@@ -117,7 +120,15 @@ def expand(name: str, data: bytes, siblings: Siblings | None = None) -> list[Log
             name, base = name[:-3], base[:-3]
     found = _format_of(base, data)
     runs = None if found is None else found.read(base, data, siblings or {})
+    if runs is None and data[:4] == ZIP_MAGIC:
+        raise InputError(not_a_zip(name))
     return [LogFile(name, data)] if runs is None else runs
+
+
+def not_a_zip(name: str) -> str:
+    """What is said of a zip given where one prediction file is read (its bytes would read as 'not UTF-8')."""
+    return (f"{name}: a zip archive, not a prediction file. Unpack it and give its folder (klue-viz evaluate --pred FOLDER "
+            "scores each file in it, routed to its task), or give the zip itself to klue-viz runs add or the home page's upload")
 
 
 def expand_path(path: str | Path) -> list[LogFile]:

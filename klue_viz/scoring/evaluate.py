@@ -15,6 +15,7 @@ from klue_viz.core.gc_pause import bulk_reading
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError, Problem
 from klue_viz.core.results import Coverage, Frames, Repaired, Scores
+from klue_viz.drawing.markup import INVISIBLE, visible
 from klue_viz.reading import hf_hub as hub
 from klue_viz.reading.demo import DEMO_MARK
 from klue_viz.reading.harness.formats import CHOICES, HarnessLog
@@ -339,7 +340,12 @@ def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = No
 
 
 def _wrong_gold(task: Task, gold: Gold, extra: list[str]) -> str:
-    """Why a file of the task's own guids matches nothing: the wrong gold (real predictions against the demo, another split)."""
+    """Why a file of the task's own guids matches nothing: guids carrying invisible characters (a zero-width space
+    pasted in), or the wrong gold (real predictions against the demo, another split)."""
+    hidden = next((guid for guid in extra[:50] if INVISIBLE.search(guid) and INVISIBLE.sub("", guid) in gold.position), None)
+    if hidden is not None:
+        return (f"; its guids carry invisible characters: {visible(hidden)} is the gold's {INVISIBLE.sub('', hidden)} with "
+                "them added (a zero-width space or a direction mark, often pasted in with the text). Remove them from the file")
     if not any(guid.startswith(task.facts.guid_prefix + "_") for guid in extra[:50]):
         return ""
     demo = all(DEMO_MARK in guid for guid in gold.position)
@@ -375,6 +381,7 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
     first_line: dict[int, int | None] = {}
     extra: list[str] = []
     n_invalid = file.unreadable
+    n_duplicate = 0  # lines of a guid given before: left out, and counted as duplicates (not as unreadable)
     for (line, record), key, pos in zip(records, keys, positions):
         if pos is None:
             if key is None:
@@ -385,7 +392,7 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
             continue
         guid = gold.rows[pos]["guid"]
         if pos in first_line:
-            n_invalid += 1
+            n_duplicate += 1
             earlier = "" if pos in predictions else ", which could not be used either"
             problems.append(Problem(f"duplicate guid, already given on line {first_line[pos]}{earlier}; this line is left out", line, guid, name))
             continue
@@ -416,6 +423,8 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
     if extra:
         shown = ", ".join(extra[:5]) + (", ..." if len(extra) > 5 else "")
         notes.append(f"{len(extra)} guid(s) not in the gold were ignored: {shown}")
+    if n_duplicate:
+        notes.append(f"{n_duplicate} duplicate line(s) of a guid given before were left out (the first line of each guid is used)")
 
     missing = [k for k in range(n_gold) if k not in predictions]
     if strict:

@@ -140,7 +140,7 @@ class Format:
 
 
 #: A JSON string, or one of the characters that open or close a container.
-_JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_JSON_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]]')  # a string unrolled (Friedl): no step per character
 
 
 def top_level_keys(line: bytes) -> set[str]:
