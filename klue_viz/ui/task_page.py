@@ -113,7 +113,7 @@ def _body(task: Task) -> None:
     models = {name: source.model for name, source in runs_for(task, choice).items()}
     shown = pick_runs(list(results), models)
     _metrics(task, {name: results[name] for name in shown}, models)
-    result = results[_inspected_run(shown)]
+    result = results[_inspected_run(shown, set(models))]
     crowd_panel(task, choice.gold, choice.key, result, results)
     pairs = _pairs(result.key, task, result)
     _confusion(task, result, pairs)
@@ -127,8 +127,9 @@ def _body(task: Task) -> None:
     _examples(task, result, pairs, results)
 
 
-def _inspected_run(names: list[str]) -> str:
-    """The run the page inspects: the URL's first `run` when it is loaded, else the one chosen (or the only one)."""
+def _inspected_run(names: list[str], stored: set[str]) -> str:
+    """The run the page inspects: the URL's first `run` when it is loaded, else the one chosen (or the only one). A run
+    chosen before and no longer among the `stored` runs (removed by another tab or server meanwhile) is said to be gone."""
     state = st.session_state
     wanted = state.pop(RUNS_WANTED, None) or []
     missing = [name for name in wanted if name not in names]
@@ -137,6 +138,11 @@ def _inspected_run(names: list[str]) -> str:
                       f"or a demo run while the gold is not the demo). Showing the runs it has."))
     if wanted[1:] and wanted[1] in names:
         state["compare"] = wanted[1]
+    viewed = state.get("run")
+    if viewed is not None and viewed not in stored and not wanted:  # removed meanwhile, in another tab or on another server
+        st.warning(md(f"The run you were viewing, {viewed}, is no longer stored (removed in another tab or by another "
+                      f"server of this app); showing {names[0] if len(names) == 1 else 'the runs there are'} instead."))
+        del state["run"]
     if len(names) == 1:
         st.caption(f"Inspecting run **{md(names[0])}**")
         return names[0]
