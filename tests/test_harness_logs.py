@@ -187,10 +187,10 @@ def test_inspect_ai_json_log(tmp_path, nli_gold, klue_rows):
 
 
 @pytest.mark.slow
-def test_inspect_eval_log_fixture_through_inspect_ais_reader():
+def test_inspect_eval_log_fixture():
     """tests/data/harness/inspect_nli.eval: mockllm's answers 참입니다. / 정답: 거짓 / 참 또는 거짓 / 잘 모르겠습니다 on the
-    first four demo pairs (scripts/make_harness_fixtures.py)."""
-    pytest.importorskip("inspect_ai")
+    first four demo pairs (scripts/make_harness_fixtures.py), read member by member (its members are Zstandard)."""
+    pytest.importorskip("zipfile_zstd")
     gold = load_gold(TASKS["nli"], DEMO_BENCHMARK)
     with zipfile.ZipFile(FIXTURES / "inspect_nli.eval") as archive:
         samples_read = [json.loads(archive.read(n)) for n in sorted(archive.namelist()) if n.startswith("samples/")]
@@ -290,7 +290,7 @@ def test_lighteval_details_parquet(tmp_path):
 
 
 def test_the_report_shows_the_generated_answers_of_its_errors(tmp_path):
-    pytest.importorskip("inspect_ai")
+    pytest.importorskip("zipfile_zstd")
     out = tmp_path / "report.html"
     assert main(["report", "--task", "nli", "--gold", str(DEMO_BENCHMARK), "--pred", str(FIXTURES / "inspect_nli.eval"),
                  "--out", str(out), "--bootstrap", "20"]) == 0

@@ -241,3 +241,16 @@ def test_a_harness_log_with_a_huge_or_deeply_nested_first_line_is_still_recognis
         assert result.coverage.n_scored == 4
     else:  # the nested line cannot be read as JSON: listed on its line, the other three are scored
         assert result.coverage.n_scored == 3 and any(p.line == 1 and "not a JSON line" in p.message for p in result.problems)
+
+
+def test_a_gzip_whose_trailer_declares_more_than_the_limit_is_refused_before_unpacking(tmp_path, monkeypatch):
+    """3 MB of one byte compresses to a few KB; its trailer says 3 MB: refused against a 1 MB limit without unpacking."""
+    monkeypatch.setenv("KLUE_VIZ_MAX_UPLOAD_MB", "1")
+    packed = gzip.compress(b"{" * (3 * 1024 * 1024))
+    assert len(packed) < 10_000 and int.from_bytes(packed[-4:], "little") == 3 * 1024 * 1024
+    unpacked = []
+    real = gzip.GzipFile
+    monkeypatch.setattr(gzip, "GzipFile", lambda *a, **k: unpacked.append(1) or real(*a, **k))
+    with pytest.raises(InputError, match=r"bomb\.jsonl\.gz \(unpacked, as its gzip trailer says\) is 3\.0 MB, over the 1\.0 MB limit"):
+        expand("bomb.jsonl.gz", packed)
+    assert unpacked == []

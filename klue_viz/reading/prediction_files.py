@@ -148,6 +148,10 @@ def _siblings(path: Path) -> Siblings:
 def gunzip(name: str, data: bytes) -> bytes:
     """A gzip file's content, refused once it grows past the upload limit (a small file can unpack to gigabytes)."""
     limit = max_upload_bytes()
+    # The trailer's ISIZE (RFC 1952 2.3.1) is the last member's unpacked size modulo 2**32: over the limit, the file is
+    # too (refused before unpacking anything); under it, the read below stops at the limit whatever the file holds.
+    if len(data) >= 18:
+        check_size(f"{name} (unpacked, as its gzip trailer says)", int.from_bytes(data[-4:], "little"))
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as unpacked:
             content = unpacked.read(limit + 1)
