@@ -31,8 +31,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from harness_runs import KOREAN, run_lm_eval, write_tasks  # noqa: E402
 
+from klue_viz.reading.prediction_files import expand_path  # noqa: E402
 from klue_viz.scoring.evaluate import evaluate_file, load_gold  # noqa: E402
-from klue_viz.scoring.harness import expand_path  # noqa: E402
 from klue_viz.tasks import get_task  # noqa: E402
 
 BY_KOREAN = {v: k for k, v in KOREAN.items()}

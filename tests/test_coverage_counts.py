@@ -28,8 +28,9 @@ def evaluate(lines, strict=False):
 def test_scored_missing_extra_and_unusable_records_are_counted():
     result = evaluate([*GOOD, EXTRA, BAD_LABEL, DUPLICATE, NO_GUID])
     c = result.coverage
-    # 2 scored (guids 0, 1); missing: 2 (bad label), 3, 4; extra: 00099; unreadable: bad label, duplicate, no guid.
-    assert (c.n_gold, c.n_scored, c.n_missing, c.n_extra, c.n_invalid) == (5, 2, 3, 1, 3)
+    # 2 scored (guids 0, 1); missing: 2 (bad label), 3, 4; extra: 00099; unreadable: bad label, no guid; one duplicate.
+    assert (c.n_gold, c.n_scored, c.n_missing, c.n_extra, c.n_invalid) == (5, 2, 3, 1, 2)
+    assert "1 duplicate line(s) of a guid given before were left out (the first line of each guid is used)" in result.notes
     assert result.extra_guids == ["klue-nli-v1_dev_00099"]
     assert result.scores.values["accuracy"] == 50.0  # the duplicate line does not replace the first one
     lines = sorted(p.line for p in result.problems)
@@ -52,7 +53,8 @@ def test_cli_prints_and_writes_the_counts(tmp_path, capsys):
     pred.write_text("\n".join([*GOOD, EXTRA, BAD_LABEL, DUPLICATE, NO_GUID]), encoding="utf-8")
     out = tmp_path / "out.json"
     assert main(["evaluate", "--task", "nli", "--gold", str(gold), "--pred", str(pred), "--out", str(out)]) == 0
-    assert "coverage: 2/5 gold scored, 3 missing, 1 extra, 3 records left out" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "coverage: 2/5 gold scored, 3 missing, 1 extra, 2 records left out" in printed and "note: 1 duplicate line(s)" in printed
     run = json.loads(out.read_text(encoding="utf-8"))["runs"][0]
-    assert run["coverage"] == {"n_gold": 5, "n_scored": 2, "n_missing": 3, "n_extra": 1, "n_invalid": 3, "unreadable_answers": 0}
+    assert run["coverage"] == {"n_gold": 5, "n_scored": 2, "n_missing": 3, "n_extra": 1, "n_invalid": 2, "unreadable_answers": 0}
     assert run["metrics"] == {"accuracy": 50.0}

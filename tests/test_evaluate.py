@@ -38,11 +38,12 @@ def test_a_run_as_json_holds_file_metrics_reasons_coverage_problems_and_notes_an
     assert set(record) == {"run", "file", "metrics", "undefined", "coverage", "problems", "notes"}
     assert record["run"] == "my-run" and record["file"] == "my-run.jsonl"
     assert set(record["metrics"]) == {"accuracy"} and record["undefined"] == {}
-    assert record["coverage"] == {"n_gold": len(gold.rows), "n_scored": 2, "n_missing": len(gold.rows) - 2, "n_extra": 1, "n_invalid": 1,
-                                  "unreadable_answers": 0}  # a prediction file, not a harness log
+    assert record["coverage"] == {"n_gold": len(gold.rows), "n_scored": 2, "n_missing": len(gold.rows) - 2, "n_extra": 1, "n_invalid": 0,
+                                  "unreadable_answers": 0}  # a prediction file, not a harness log; the duplicate is not unreadable
     (problem,) = record["problems"]
     assert problem["line"] == 2 and problem["guid"] == first and "duplicate guid" in problem["message"]
-    assert record["notes"] == ["1 guid(s) not in the gold were ignored: not-in-gold"]
+    assert record["notes"] == ["1 guid(s) not in the gold were ignored: not-in-gold",
+                               "1 duplicate line(s) of a guid given before were left out (the first line of each guid is used)"]
     result.intervals = {"accuracy": (40.0, 60.0)}
     assert result.to_dict()["ci95"] == {"accuracy": (40.0, 60.0)}
 
@@ -100,7 +101,8 @@ def test_records_without_a_guid_and_guids_given_twice_are_listed_with_file_line_
     assert problems[1] == (3, first, "p.jsonl", "duplicate guid, already given on line 1; this line is left out")
     assert problems[2][:3] == (4, second, "p.jsonl")  # the unusable label, in the task's own words
     assert problems[3] == (5, second, "p.jsonl", "duplicate guid, already given on line 4, which could not be used either; this line is left out")
-    assert len(problems) == 4 and result.coverage.n_invalid == 4 and result.coverage.n_scored == 1
+    assert len(problems) == 4 and result.coverage.n_invalid == 2 and result.coverage.n_scored == 1  # no guid, the unusable label
+    assert any(note.startswith("2 duplicate line(s)") for note in result.notes)
 
 
 def test_guid_numbers_match_positional_gold_and_a_record_without_a_guid_is_only_listed():

@@ -7,6 +7,7 @@ import json
 
 from klue_viz.cli.main import main
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
+from klue_viz.reading.harness.formats import HarnessLog
 from klue_viz.scoring.benchmark import ModelRun, html_table, model_table, row_labels
 from klue_viz.scoring.evaluate import MAX_LISTED, evaluate_file, load_gold
 from klue_viz.tasks import TASKS
@@ -48,7 +49,7 @@ def test_each_run_of_one_model_and_task_has_its_own_row_named_by_its_prompt_form
     for harness_task, harness_filter in forms:
         result = evaluate_file(task, gold, path)
         result.run = f"samples_{harness_task}-{harness_filter}"
-        result.log = {"format": "lm-evaluation-harness", "task": harness_task, "filter": harness_filter}
+        result.log = HarnessLog("lm-evaluation-harness", path.name, task=harness_task, filter=harness_filter)
         runs.append(ModelRun("my-model", result))
     runs.append(ModelRun("my-model", evaluate_file(TASKS["ynat"], load_gold(TASKS["ynat"], DEMO_BENCHMARK), next(demo_runs("ynat")))))
     assert row_labels(runs) == ["my-model · klue_nli_mc", "my-model · klue_nli_gen · strict-match", "my-model · klue_nli_gen · flexible",

@@ -1,7 +1,7 @@
 """Evaluation-harness logs as prediction files, made by the real tools: lm-evaluation-harness (`lm_eval --model dummy
 --log_samples`) and Inspect AI (`mockllm/model`) run offline over the real KLUE-NLI dev file in the test, and small
 fixtures the real tools made over the embedded demo (tests/data/harness/, scripts/make_harness_fixtures.py).
-Expected values come from reading the logs here, independently of klue_viz.scoring.harness."""
+Expected values come from reading the logs here, independently of klue_viz.reading.harness."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from klue_viz.core.problems import InputError
 from klue_viz.outputs.answer_card import card_with_answers
 from klue_viz.reading.answers import UNREADABLE
 from klue_viz.reading.demo import DEMO_BENCHMARK
+from klue_viz.reading.prediction_files import expand, expand_path
 from klue_viz.scoring.benchmark import detect_file_task, evaluate_folder, prediction_files
 from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, load_gold
-from klue_viz.scoring.harness import expand, expand_path
 from klue_viz.scoring.llm_outputs import softmax as ours
 from klue_viz.tasks import TASKS
 from tests.conftest import SHARED as CONFTEST_SHARED
@@ -78,7 +78,7 @@ def test_multiple_choice_accuracy_equals_the_harness_acc(lm_eval_logs, nli_gold,
     result = evaluate_file(TASKS["nli"], nli_gold, samples(lm_eval_logs, "klue_nli_mc"))
     assert result.coverage.n_scored == LIMIT and result.coverage.unreadable_answers == 0
     assert result.scores.values["accuracy"] == pytest.approx(100 * harness_results(lm_eval_logs)["klue_nli_mc"]["acc,none"], abs=1e-9)
-    assert result.log["model"] == "dummy" and result.log["harness_metrics"]["acc"] == harness_results(lm_eval_logs)["klue_nli_mc"]["acc,none"]
+    assert result.log.model == "dummy" and result.log.harness_metrics["acc"] == harness_results(lm_eval_logs)["klue_nli_mc"]["acc,none"]
     assert any("by their text" in note for note in result.notes)
     # the same log read here: argmax of the log-likelihoods, softmax for the probabilities, labels from the choice text
     ex = result.frames.examples.set_index("guid")
@@ -146,7 +146,7 @@ def test_each_filter_of_a_generation_log_is_a_run_of_unreadable_answers(lm_eval_
         result = evaluate_bytes(TASKS["nli"], nli_gold, run.data, run.name)
         assert result.coverage.unreadable_answers == LIMIT and result.scores.values["accuracy"] == 0.0
         assert set(result.frames.examples["error_type"]) == {UNREADABLE}
-        assert result.log["filter"] in by_filter and result.log["harness_metrics"] == {"exact_match": 0.0}
+        assert result.log.filter in by_filter and result.log.harness_metrics == {"exact_match": 0.0}
     with pytest.raises(InputError, match="holds 2 runs"):
         evaluate_file(TASKS["nli"], nli_gold, log)
 
@@ -182,16 +182,16 @@ def test_inspect_ai_json_log(tmp_path, nli_gold, klue_rows):
     log = run_inspect(rows, outputs, tmp_path / "logs", log_format="json")
     result = evaluate_file(TASKS["nli"], nli_gold, log)
     assert result.scores.values["accuracy"] == 25.0 and result.coverage.unreadable_answers == 2
-    assert result.log["format"] == "Inspect AI" and result.log["model"] == "mockllm/model"
+    assert result.log.format == "Inspect AI" and result.log.model == "mockllm/model"
     ex = result.frames.examples.set_index("guid")
     assert ex.loc[rows[0]["guid"], "answer_text"] == outputs[0] and rows[0]["premise"] in ex.loc[rows[0]["guid"], "prompt"]
 
 
 @pytest.mark.slow
-def test_inspect_eval_log_fixture_through_inspect_ais_reader():
+def test_inspect_eval_log_fixture():
     """tests/data/harness/inspect_nli.eval: mockllm's answers 참입니다. / 정답: 거짓 / 참 또는 거짓 / 잘 모르겠습니다 on the
-    first four demo pairs (scripts/make_harness_fixtures.py)."""
-    pytest.importorskip("inspect_ai")
+    first four demo pairs (scripts/make_harness_fixtures.py), read member by member (its members are Zstandard)."""
+    pytest.importorskip("zipfile_zstd")
     gold = load_gold(TASKS["nli"], DEMO_BENCHMARK)
     with zipfile.ZipFile(FIXTURES / "inspect_nli.eval") as archive:
         samples_read = [json.loads(archive.read(n)) for n in sorted(archive.namelist()) if n.startswith("samples/")]
@@ -213,8 +213,8 @@ def test_every_eval_ever_fixture():
     hits = [BY_KOREAN[i["output"]["raw"][0]] == gold.rows[int(i["sample_id"])]["gold"] for i in instances]
     result = evaluate_file(TASKS["nli"], gold, FIXTURES / "eee_nli_mc.jsonl")
     assert result.scores.values["accuracy"] == pytest.approx(100 * sum(hits) / len(hits))
-    assert result.coverage.n_scored == len(instances) and result.log["model"] == "dummy"
-    assert result.log["harness_metrics"]["mean score"] == pytest.approx(sum(i["evaluation"]["score"] for i in instances) / len(instances))
+    assert result.coverage.n_scored == len(instances) and result.log.model == "dummy"
+    assert result.log.harness_metrics["mean score"] == pytest.approx(sum(i["evaluation"]["score"] for i in instances) / len(instances))
 
 
 def test_free_text_prediction_file_and_hostile_text_on_the_card():
@@ -283,7 +283,7 @@ def test_lighteval_details_parquet(tmp_path):
         datasets.Dataset.from_list(details).to_parquet(str(tmp_path / name))
     text_run = evaluate_file(TASKS["nli"], gold, tmp_path / "details_klue_nli_2026-12-01T12-00-00.parquet")
     assert text_run.scores.values["accuracy"] == pytest.approx(200 / 3) and text_run.coverage.unreadable_answers == 1
-    assert text_run.log["format"] == "lighteval" and text_run.log["task"] == "klue_nli"
+    assert text_run.log.format == "lighteval" and text_run.log.task == "klue_nli"
     mc_run = evaluate_file(TASKS["nli"], gold, tmp_path / "details_klue_nli_mc_2026-12-01T12-00-00.parquet")
     predicted = [BY_KOREAN[choices[lp.index(max(lp))]] for lp in logprobs]
     assert list(mc_run.frames.examples["pred"]) == predicted  # by position: doc.id 0, 1, 2
@@ -291,7 +291,7 @@ def test_lighteval_details_parquet(tmp_path):
 
 
 def test_the_report_shows_the_generated_answers_of_its_errors(tmp_path):
-    pytest.importorskip("inspect_ai")
+    pytest.importorskip("zipfile_zstd")
     out = tmp_path / "report.html"
     assert main(["report", "--task", "nli", "--gold", str(DEMO_BENCHMARK), "--pred", str(FIXTURES / "inspect_nli.eval"),
                  "--out", str(out), "--bootstrap", "20"]) == 0

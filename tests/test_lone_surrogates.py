@@ -56,7 +56,7 @@ def test_a_gold_with_a_lone_surrogate_is_scored_sliced_and_reported(tmp_path, ca
 
 def test_a_harness_log_with_a_lone_surrogate_in_a_prompt_is_read_and_scored() -> None:
     """A prompt of an Every Eval Ever log (tests/data/harness) given a `\\ud800` escape: the log is re-encoded as JSON
-    lines inside klue_viz.scoring.harness, where such a string has no UTF-8 form."""
+    lines inside klue_viz.reading.harness, where such a string has no UTF-8 form."""
     fixture = Path(__file__).parent / "data" / "harness" / "eee_nli_mc.jsonl"
     lines = fixture.read_text(encoding="utf-8").splitlines()
     first = json.loads(lines[0])

@@ -44,7 +44,8 @@ def test_extra_duplicate_and_invalid_records(ynat_gold):
     preds[7] = {"id": preds[7]["guid"], "label": preds[7]["label"]}  # 'id' is a synonym of 'guid'
     result = evaluate_bytes(ynat, ynat_gold, jsonl(preds), "p.jsonl")
     assert result.coverage.n_extra == 1 and result.extra_guids == ["ynat-v1_dev_99999"]
-    assert result.coverage.n_invalid == 3
+    assert result.coverage.n_invalid == 1  # the unusable label; the two duplicates are counted as such
+    assert "2 duplicate line(s) of a guid given before were left out (the first line of each guid is used)" in result.notes
     duplicates = [p for p in result.problems if "duplicate" in p.message]
     assert duplicates[0].line == 4 and "line 1" in duplicates[0].message
     bad_label = next(p for p in result.problems if "날씨" in p.message)

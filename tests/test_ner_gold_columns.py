@@ -141,7 +141,7 @@ def test_runs_add_scores_from_the_records_read_to_tell_the_task(shared, monkeypa
     lines[3] = "{not json"
     lines[5] = lines[6]  # a duplicate guid
     data = ("\n".join(lines) + "\n").encode()
-    file = workspace.PredictionFile("p.jsonl", data, "m")
+    file = workspace.ModelFile("p.jsonl", data, "m")
     task_name, records = workspace.read_and_detect(file)
     assert task_name == "ner"
     expected = evaluate_with_frames(NER, gold, data, "p.jsonl")

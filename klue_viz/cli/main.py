@@ -16,9 +16,9 @@ from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError
 from klue_viz.discovery.calibration import run_calibration
 from klue_viz.drawing.markup import csv_cell, visible
+from klue_viz.reading.prediction_files import expand_path, task_hint
 from klue_viz.reading.records import read_bytes, read_records
 from klue_viz.scoring.evaluate import RunResult, evaluate_bytes, evaluate_file, gold_file, load_gold
-from klue_viz.scoring.harness import expand_path, task_hint
 from klue_viz.tasks import TASKS, Task, detect_task, get_task
 
 if TYPE_CHECKING:

@@ -18,12 +18,13 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from klue_viz.core.gc_pause import bulk_reading
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError
 from klue_viz.core.steps import natural_key, step_of
 from klue_viz.drawing.markup import visible
 from klue_viz.reading.gold_folders import DATA_DIR_ENV
-from klue_viz.reading.records import RecordFile, bulk_reading, read_bytes
+from klue_viz.reading.records import RecordFile, read_bytes
 from klue_viz.reading.uploads import check_size
 from klue_viz.scoring.evaluate import Gold, gold_file, gold_from_bytes, load_gold
 from klue_viz.store.gold_choice import GoldChoice, GoldReaders, gold_choice
@@ -141,7 +142,7 @@ def _load(task: Task, source: str, parsed: parsed_golds.ParsedGolds | None) -> G
     return parsed.gold(task, read_bytes(path), str(path))
 
 
-def expand(path_text: str, model: str) -> list[workspace.PredictionFile]:
+def expand(path_text: str, model: str) -> list[workspace.ModelFile]:
     """The prediction files a PATH names: a file, each file of a folder, each member of a zip; sizes checked before reading."""
     path = Path(path_text)
     if path.is_dir():
@@ -161,7 +162,7 @@ def add_runs(runs: stored.RunStore, results: kept.KeptResults, args: argparse.Na
     if args.gold and not (args.gold == "hf" or args.gold.startswith("hf:")) and not Path(args.gold).exists():
         say(f"klue-viz: --gold {args.gold}: no such file or folder", error=True)
         return 2
-    files: list[tuple[str, workspace.PredictionFile | None, str]] = []  # (shown name, file, why it was refused)
+    files: list[tuple[str, workspace.ModelFile | None, str]] = []  # (shown name, file, why it was refused)
     for path in args.paths:
         try:
             found = expand(path, args.model)
@@ -179,14 +180,14 @@ def add_runs(runs: stored.RunStore, results: kept.KeptResults, args: argparse.Na
             say(f"refused\t{shown}\t{refused}")
             continue
         # A file's records and frames are many small containers that go with it: the cyclic collector, paused, does not
-        # scan them again and again while they live (as io.bulk_reading does for reading alone).
+        # scan them again and again while they live (as bulk_reading does for reading alone).
         with bulk_reading():
             added += add_file(runs, results, file, shown, golds, args)
     progress.done()
     return 0 if added else 1
 
 
-def add_file(runs: stored.RunStore, results: kept.KeptResults, file: workspace.PredictionFile, shown: str,
+def add_file(runs: stored.RunStore, results: kept.KeptResults, file: workspace.ModelFile, shown: str,
              golds: dict[str, GoldChoice], args: argparse.Namespace) -> bool:
     """Store one prediction file as a run and score it against its task's gold (loaded into `golds` the first time);
     says what was done in one line. False when the file was refused."""
@@ -204,8 +205,9 @@ def add_file(runs: stored.RunStore, results: kept.KeptResults, file: workspace.P
 
 def score_line(results: kept.KeptResults, run: stored.Run, data: bytes, choice: GoldChoice, strict: bool,
                records: RecordFile | None = None) -> str:
-    """Score a stored run against its gold, keep the result, and say so in one line. `records`: the file's records as
-    read to tell its task (scored from, not read again)."""
+    """Score a stored run against its gold, keep the result, and say so in one line (and on stderr, as `evaluate` does,
+    when it looks scored against the wrong gold). `records`: the file's records as read to tell its task (scored from,
+    not read again)."""
     head = f"{run.task}\t{run.name}\t{run.model or '-'}"
     if choice.problem:
         return f"{head}\tstored, not scored: no gold for it ({choice.problem}); it is scored when a page opens it with its gold"
@@ -215,6 +217,8 @@ def score_line(results: kept.KeptResults, run: stored.Run, data: bytes, choice: 
     if run.name in failures:
         return f"{head}\tstored, not scored against {choice.gold.source}: {failures[run.name]}"
     result = scored[run.name]
+    if result.wrong_gold:  # as `evaluate` warns: the few guids that match make metrics that look valid
+        say(f"klue-viz: WARNING: {run.name}: {result.wrong_gold}", error=True)
     c = result.coverage
     metrics = " ".join(f"{m.key}={'n/a' if result.scores.values.get(m.key) is None else format(result.scores.values[m.key], '.2f')}"
                        for m in task.facts.metrics)

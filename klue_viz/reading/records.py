@@ -7,13 +7,11 @@ What the fields mean is decided by the task modules.
 from __future__ import annotations
 
 import csv
-import gc
 import io
 import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,22 +57,6 @@ def normalised(file: RecordFile, normalise: Callable[[dict], dict]) -> RecordFil
     a file read once to tell its task is scored without being read again. Takes the records over from `file`."""
     return RecordFile(file.name, [(line, normalise(record)) for line, record in file.records], file.problems, file.encoding,
                       file.container, file.unreadable, normalise)
-
-
-@contextmanager
-def bulk_reading() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a file is read into records and rows.
-
-    Reading makes millions of small containers and no cycles; the collector would rescan them again
-    and again, most of the time spent on a file of 500,000 sentences. Reference counting still frees.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 #: Said when a file was in decomposed Unicode and was read composed.

@@ -19,20 +19,25 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
+from klue_viz.core.gc_pause import bulk_reading
 from klue_viz.core.problems import InputError
 from klue_viz.core.steps import natural_key, step_of
 from klue_viz.drawing.markup import attrs, esc, esc_attr
-from klue_viz.reading.records import RecordFile, bulk_reading, read_bytes, read_records
+from klue_viz.reading.harness.formats import Siblings
+from klue_viz.reading.harness.lm_eval import is_results_name
+from klue_viz.reading.prediction_files import LOG_SUFFIXES, expand, log_files, task_hint
+from klue_viz.reading.records import RecordFile, read_bytes, read_records
 from klue_viz.reading.uploads import check_size, clean_name, max_upload_bytes
 from klue_viz.scoring.evaluate import Gold, RunResult, evaluate_bytes, load_gold
-from klue_viz.scoring.harness import LOG_SUFFIXES, Siblings, expand, is_results_name, log_files, task_hint
 from klue_viz.tasks import TASKS, detect_task, get_task
 
 PREDICTION_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", *LOG_SUFFIXES)
 
 
 @dataclass(frozen=True)
-class PredictionFile:
+class ModelFile:
+    """One prediction file as given (a harness log already split into its runs), with the model it belongs to."""
+
     name: str
     data: bytes
     #: The model the file's place names (`run_and_model`; "" for a file on its own).
@@ -78,10 +83,10 @@ def run_and_model(path: PurePosixPath, lone: bool = False) -> tuple[str, str]:
     return "", folders[-1] if folders else ""
 
 
-def placed(name: str, data: bytes, where: PurePosixPath) -> PredictionFile:
+def placed(name: str, data: bytes, where: PurePosixPath) -> ModelFile:
     """A file named `name` found at `where` (its folders, then its name), with the run name and model its place gives."""
     run, model = run_and_model(where)
-    return PredictionFile(PurePosixPath(name).name, data, model, run)
+    return ModelFile(PurePosixPath(name).name, data, model, run)
 
 
 def is_prediction_name(name: str) -> bool:
@@ -94,13 +99,13 @@ def is_prediction_name(name: str) -> bool:
 MAX_ZIP_MEMBERS = 64
 
 
-def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -> list[PredictionFile]:
+def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -> list[ModelFile]:
     """A file as it is, or the prediction files inside a zip, each with the model its folder (or the zip) names.
 
     A file of an uploaded folder comes named by its path in that folder (model-a/ner.jsonl): its model is
     the folder it sits in, and a hidden file (.DS_Store, ._ner.jsonl) is left out. A zip's members are
     checked against the upload limit, one by one and in total, before they are read. An evaluation-harness log
-    becomes its runs (klue_viz.scoring.harness), read with the results file of its folder (`siblings`, or in the zip).
+    becomes its runs (klue_viz.reading.prediction_files), read with the results file of its folder (`siblings`, or in the zip).
     """
     if not name.lower().endswith(".zip"):
         path = PurePosixPath(name)
@@ -143,7 +148,7 @@ def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -
     return out
 
 
-def folder_files(folder: Path) -> list[PredictionFile]:
+def folder_files(folder: Path) -> list[ModelFile]:
     """The prediction files under a folder, each with the run name and model its place gives (`run_and_model`, the
     folder given counting as the first of its folders)."""
     by_folder: dict[Path, list[tuple[str, bytes]]] = {}
@@ -160,11 +165,11 @@ def folder_files(folder: Path) -> list[PredictionFile]:
     return out
 
 
-def detect_file_task(file: PredictionFile) -> str:
+def detect_file_task(file: ModelFile) -> str:
     return read_and_detect(file)[0]
 
 
-def read_and_detect(file: PredictionFile) -> tuple[str, RecordFile]:
+def read_and_detect(file: ModelFile) -> tuple[str, RecordFile]:
     """The task of a prediction file, and its records as read to tell it (not normalised: scoring can take them over,
     klue_viz.reading.records.normalised); InputError when no task fits."""
     with bulk_reading():  # as scoring reads: the collector would rescan every record made
@@ -247,13 +252,13 @@ def prompt_form(result: RunResult) -> str:
     """What tells two runs of one model and task apart: a harness log's task (its prompt: `klue_nli_mc`, `klue_nli_gen`)
     and filter, or the run's own name for a plain prediction file."""
     log = result.log
-    if not log:
+    if log is None:
         return result.run
-    parts = [str(log.get("task") or result.run)]
-    if log.get("filter") not in (None, "none"):
-        parts.append(str(log["filter"]))
-    if log.get("epoch") not in (None, 1):
-        parts.append(f"epoch {log['epoch']}")
+    parts = [log.task or result.run]
+    if log.filter not in (None, "none"):
+        parts.append(str(log.filter))
+    if log.epoch not in (None, 1):
+        parts.append(f"epoch {log.epoch}")
     return " · ".join(parts)
 
 
@@ -264,9 +269,9 @@ def row_labels(runs: list[ModelRun]) -> list[str]:
     cell shows one of them (`pick_run`) and folds the others."""
     forms: dict[tuple[str, str], set[str]] = {}
     for run in runs:
-        if run.result.log:
+        if run.result.log is not None:
             forms.setdefault((run.model, run.task), set()).add(prompt_form(run.result))
-    return [f"{run.model} · {prompt_form(run.result)}" if run.result.log and len(forms[(run.model, run.task)]) > 1 else run.model
+    return [f"{run.model} · {prompt_form(run.result)}" if run.result.log is not None and len(forms[(run.model, run.task)]) > 1 else run.model
             for run in runs]
 
 

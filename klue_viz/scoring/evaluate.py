@@ -11,23 +11,25 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from klue_viz.core.gc_pause import bulk_reading
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError, Problem
 from klue_viz.core.results import Coverage, Frames, Repaired, Scores
+from klue_viz.drawing.markup import INVISIBLE, visible
 from klue_viz.reading import hf_hub as hub
 from klue_viz.reading.demo import DEMO_MARK
-from klue_viz.reading.records import (
-    NON_SPACE,
-    RecordFile,
-    bulk_reading,
-    decode,
-    load_json,
-    normalised,
-    read_bytes,
-    read_records,
+from klue_viz.reading.harness.formats import CHOICES, HarnessLog
+from klue_viz.reading.prediction_files import PredictionFile, log_problems, read_prediction_file, read_prediction_path
+from klue_viz.reading.records import NON_SPACE, RecordFile, decode, load_json, read_bytes, read_records
+from klue_viz.scoring.llm_outputs import (
+    LLM_FIELDS,
+    Trace,
+    answer_columns,
+    locate_positions,
+    read_prediction,
+    resolve_choices,
+    unreadable_problems,
 )
-from klue_viz.scoring.harness import expand_path, locate_positions, log_notes, log_problems, single_run, take_log
-from klue_viz.scoring.llm_outputs import Trace, answer_columns, read_prediction, resolve_choices, unreadable_problems
 from klue_viz.tasks import detect_task
 from klue_viz.tasks.base import RecordError, Task
 
@@ -92,8 +94,8 @@ class RunResult:
     key: str = ""
     #: Bootstrap confidence intervals per metric, when asked for.
     intervals: dict[str, tuple[float, float] | None] | None = None
-    #: The evaluation-harness log the run was read from (format, model, filter, the harness's own metrics); {} otherwise.
-    log: dict = field(default_factory=dict)
+    #: The evaluation-harness log the run was read from (format, model, filter, the harness's own metrics); None otherwise.
+    log: HarnessLog | None = None
     #: The gold guids scored with a prediction of the run's own (not a --strict filler), when known without the frames
     #: (a run scored here); None for a run read back from kept results, whose frames say it.
     predicted_guids: frozenset[str] | None = field(default=None, repr=False, compare=False)
@@ -137,7 +139,7 @@ class RunResult:
             "problems": [p.to_dict() for p in self.problems],
             "notes": self.notes,
             **({"ci95": self.intervals} if self.intervals is not None else {}),
-            **({"harness": {k: v for k, v in self.log.items() if k != "problems"}} if self.log else {}),
+            **({"harness": {k: v for k, v in self.log.to_dict().items() if k != "problems"}} if self.log is not None else {}),
         }
 
 
@@ -227,12 +229,13 @@ def load_hf(task: Task, split: str = "validation", loader: Callable | None = Non
     advice = f"Use a local copy instead: --gold path/to/{task.facts.official_folder}_dev.{task.facts.official_ext} or a klue_benchmark/ folder"
     from_hub = loader is None
     if loader is None:
-        loader = datasets.load_dataset
         down = hub.unreachable_reason()  # one quick probe instead of datasets' retries, remembered for a while
         if down is not None:
             raise InputError(f"could not load klue/klue '{task.facts.hf_config}' split '{split}': {down}. {advice}")
+        loader = datasets.load_dataset  # imported here, after the probe: seconds of imports for a hub that may be down
     try:
-        dataset = loader("klue/klue", task.facts.hf_config, split=split)
+        load = loader
+        dataset = hub.bounded(lambda: load("klue/klue", task.facts.hf_config, split=split), hub.LOAD_TIMEOUT)
     except Exception as err:  # datasets raises ConnectionError, OSError or its own errors when offline
         reason = str(err).splitlines()[0][:160] if str(err) else type(err).__name__
         if from_hub and not hub.offline_mode() and isinstance(err, (ConnectionError, OSError, TimeoutError)):
@@ -266,11 +269,10 @@ def _gold(task: Task, rows: list[dict], problems: list[Problem], source: str, po
 # ---- predictions --------------------------------------------------------------------------------
 
 def evaluate_file(task: Task, gold: Gold, path: str | Path, strict: bool = False) -> RunResult:
-    """One prediction file scored; a harness log with the results file beside it (klue_viz.scoring.harness.expand_path)."""
-    files = expand_path(path)
-    if len(files) > 1:
-        single_run(str(path), read_bytes(path))  # the error naming the log's runs
-    return score_matched(task, gold, _read_and_match(task, gold, files[0].data, files[0].name, strict))
+    """One prediction file scored; a harness log with the results file beside it (klue_viz.reading.prediction_files)."""
+    with bulk_reading():
+        matched = _matched(task, gold, read_prediction_path(path, task.normalise_record), strict)
+    return score_matched(task, gold, matched)
 
 
 def evaluate_bytes(task: Task, gold: Gold, data: bytes, name: str, strict: bool = False, run: str | None = None) -> RunResult:
@@ -289,29 +291,33 @@ def as_written(data: bytes) -> str:
 
 def _read_and_match(task: Task, gold: Gold, data: bytes, name: str, strict: bool, read: RecordFile | None = None) -> Matched:
     """The file's predictions matched to gold; its text and raw records are let go before scoring starts.
-    An evaluation-harness log is read as the prediction file it converts to (klue_viz.scoring.harness).
+    An evaluation-harness log is read as the prediction file it converts to (klue_viz.reading.prediction_files).
     `read`: the records of `data` already read under `name` without normalising (to tell the task), used instead of
     reading it again."""
     with bulk_reading():
-        given = data
-        name, data = single_run(name, data)
-        if read is not None and data is given and read.name == name:
-            file = normalised(read, task.normalise_record)
-        else:
-            file = read_records(data, name, task.normalise_record)
-        if task.keeps_text_as_written and file.encoding.endswith(COMPOSED):
-            file = read_records(as_written(data), name, task.normalise_record)
-        log = take_log(file)
+        prediction = read_prediction_file(name, data, task.normalise_record, read)
+        if task.keeps_text_as_written and prediction.log is None and prediction.records.encoding.endswith(COMPOSED):
+            prediction = PredictionFile(read_records(as_written(data), name, task.normalise_record))  # scored as written, not composed
+        return _matched(task, gold, prediction, strict)
+
+
+def _matched(task: Task, gold: Gold, read: PredictionFile, strict: bool) -> Matched:
+    """A file read once matched to gold; a harness log's documents without a guid by their position, and its facts noted;
+    for a task that keeps text as written, a note on what composing it would change."""
+    file, log = read.records, read.log
+    if log is None:
+        matched = match_records(task, gold, file, strict)
+    else:
         file.problems.extend(locate_positions(task, gold, file))
         matched = match_records(task, gold, file, strict)
-        if task.keeps_text_as_written:
-            note = task.as_written_note([gold.rows[k] for k in matched.order], matched.predictions)
-            if note:
-                matched.problems.insert(0, Problem(note, file=name))
         matched.log = log
-        matched.notes[:0] = log_notes(log)
-        matched.problems = log_problems(matched.problems, name, log)
-        return matched
+        matched.notes[:0] = log.notes()
+        matched.problems = log_problems(matched.problems, file.name, log)
+    if task.keeps_text_as_written:
+        note = task.as_written_note([gold.rows[k] for k in matched.order], matched.predictions)
+        if note:
+            matched.problems.insert(0, Problem(note, file=file.name))
+    return matched
 
 
 @dataclass
@@ -329,8 +335,8 @@ class Matched:
     extra: list[str]
     #: Gold position -> what an LLM's record showed (its generated answer, prompt, choices), for records that had any.
     traces: dict[int, Trace] = field(default_factory=dict)
-    #: What an evaluation-harness log says about itself (klue_viz.scoring.harness: format, model, filter, its own metrics).
-    log: dict = field(default_factory=dict)
+    #: What an evaluation-harness log says about itself (format, model, filter, its own metrics); None for an ordinary file.
+    log: HarnessLog | None = None
 
 
 def evaluate_with_frames(task: Task, gold: Gold, data: bytes, name: str, strict: bool = False, run: str | None = None,
@@ -349,7 +355,8 @@ def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = No
     def frames_builder() -> Frames:
         frames = task.build_frames(gold.frame.iloc[order].reset_index(drop=True), scored)
         frames.examples["has_prediction"] = [k not in filled for k in order]
-        answer_columns(frames.examples, [matched.traces.get(k) for k in order])
+        if matched.traces:
+            answer_columns(frames.examples, [matched.traces.get(k) for k in order])
         return frames
 
     if from_frames:
@@ -364,7 +371,12 @@ def score_matched(task: Task, gold: Gold, matched: Matched, run: str | None = No
 
 
 def _wrong_gold(task: Task, gold: Gold, extra: list[str]) -> str:
-    """Why a file of the task's own guids matches nothing: the wrong gold (real predictions against the demo, another split)."""
+    """Why a file of the task's own guids matches nothing: guids carrying invisible characters (a zero-width space
+    pasted in), or the wrong gold (real predictions against the demo, another split)."""
+    hidden = next((guid for guid in extra[:50] if INVISIBLE.search(guid) and INVISIBLE.sub("", guid) in gold.position), None)
+    if hidden is not None:
+        return (f"; its guids carry invisible characters: {visible(hidden)} is the gold's {INVISIBLE.sub('', hidden)} with "
+                "them added (a zero-width space or a direction mark, often pasted in with the text). Remove them from the file")
     if not any(guid.startswith(task.facts.guid_prefix + "_") for guid in extra[:50]):
         return ""
     demo = all(DEMO_MARK in guid for guid in gold.position)
@@ -393,12 +405,14 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
     else:
         positions = [None if k is None else gold.locate(k) for k in keys]
 
-    notes.extend(resolve_choices(task, gold, file))
+    if any(CHOICES in r for _, r in records):  # a multiple-choice log (the only records resolve_choices changes)
+        notes.extend(resolve_choices(task, gold, file))
     predictions: dict[int, object] = {}
     traces: dict[int, Trace] = {}
     first_line: dict[int, int | None] = {}
     extra: list[str] = []
     n_invalid = file.unreadable
+    n_duplicate = 0  # lines of a guid given before: left out, and counted as duplicates (not as unreadable)
     for (line, record), key, pos in zip(records, keys, positions):
         if pos is None:
             if key is None:
@@ -409,13 +423,16 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
             continue
         guid = gold.rows[pos]["guid"]
         if pos in first_line:
-            n_invalid += 1
+            n_duplicate += 1
             earlier = "" if pos in predictions else ", which could not be used either"
             problems.append(Problem(f"duplicate guid, already given on line {first_line[pos]}{earlier}; this line is left out", line, guid, name))
             continue
         first_line[pos] = line  # the first line given for a guid is the one used, even when it is unusable
         try:
-            parsed, trace = read_prediction(task, record, gold.rows[pos])
+            if record.keys().isdisjoint(LLM_FIELDS):  # an ordinary record (the common, fast path): the task's parser alone
+                parsed, trace = task.parse_prediction(record, gold.rows[pos]), None
+            else:
+                parsed, trace = read_prediction(task, record, gold.rows[pos])
             if trace is not None:
                 traces[pos] = trace
             if isinstance(parsed, Repaired):  # scored, and what was repaired is listed (convention 9)
@@ -437,6 +454,8 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
     if extra:
         shown = ", ".join(extra[:5]) + (", ..." if len(extra) > 5 else "")
         notes.append(f"{len(extra)} guid(s) not in the gold were ignored: {shown}")
+    if n_duplicate:
+        notes.append(f"{n_duplicate} duplicate line(s) of a guid given before were left out (the first line of each guid is used)")
 
     missing = [k for k in range(n_gold) if k not in predictions]
     if strict:
@@ -445,7 +464,7 @@ def match_records(task: Task, gold: Gold, file: RecordFile, strict: bool = False
         if missing:
             notes.append(f"--strict: {len(missing)} gold example(s) without a prediction were scored as empty predictions")
     order = sorted(predictions)
-    unread = unreadable_problems(traces, first_line, {k: gold.rows[k]["guid"] for k in traces}, name)
+    unread = unreadable_problems(traces, first_line, {k: gold.rows[k]["guid"] for k in traces}, name) if traces else []
     coverage = Coverage(n_gold, len(order), len(missing), len(extra), n_invalid, len(unread))
     if unread:
         notes.append(f"{len(unread)} generated answer(s) could not be read (no label, or two): scored as wrong")

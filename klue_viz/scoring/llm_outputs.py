@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from klue_viz.core.problems import InputError, Problem
 from klue_viz.core.results import Frames, Repaired
 from klue_viz.reading.answers import TEXT_FIELDS, UNREADABLE, Answer, unreadable
+from klue_viz.reading.harness.formats import CHOICES, LOGLIKELIHOODS, POSITION, PROMPT, RAW_OUTPUT, TARGET
 from klue_viz.tasks.base import RecordError, Slice, Task
 
 if TYPE_CHECKING:
@@ -36,8 +37,6 @@ class GoldRows(Protocol):
 
 #: The example frame's column saying whether the run's answer was read (the "Answer" slice).
 STATUS_COLUMN = "answer_status"
-#: Fields of a multiple-choice record (klue_viz.scoring.harness writes them).
-CHOICES, LOGLIKELIHOODS, TARGET, PROMPT, RAW_OUTPUT = "choices", "loglikelihoods", "target", "prompt", "raw_output"
 #: Fields that make a record an LLM's: free text, or what a harness log adds.
 LLM_FIELDS = frozenset((*TEXT_FIELDS, CHOICES, LOGLIKELIHOODS, PROMPT, RAW_OUTPUT))
 #: The slice of a run with generated answers: read, or unreadable (klue_viz.ui offers it beside the task's own slices).
@@ -234,6 +233,25 @@ def unreadable_problems(traces: dict[int, Trace], lines: dict[int, int | None], 
             text = answer.text.strip().replace("\n", " ")
             out.append(Problem(f"unreadable answer ({answer.reason}): {text[:80]!r}", lines.get(pos), guids.get(pos), name))
     return out
+
+
+def locate_positions(task: Task, gold: GoldRows, file: RecordFile) -> list[Problem]:
+    """Records of a harness log's documents without a guid get the guid of the gold example at their position; one
+    problem says so."""
+    positional = [record for _, record in file.records if POSITION in record and task.record_key(record) is None]
+    if not positional:
+        return []
+    outside = 0
+    for record in positional:
+        position = record.pop(POSITION)
+        if isinstance(position, int) and 0 <= position < len(gold.rows):
+            record["guid"] = gold.rows[position]["guid"]
+            record.pop("turn", None)  # the gold example's guid names the WoS turn already
+        else:
+            outside += 1
+    beyond = f"; {outside} position(s) are outside the gold's {len(gold.rows)} examples" if outside else ""
+    return [Problem(f"{len(positional)} document(s) of the log carry no guid: matched to the gold by their row position "
+                    f"(doc_id k = the k-th gold example){beyond}", file=file.name)]
 
 
 def run_slices(task: Task, frames: Frames) -> tuple[Slice, ...]:

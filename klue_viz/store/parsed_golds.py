@@ -16,8 +16,8 @@ import hashlib
 import sqlalchemy as sa
 
 from klue_viz.core.exact_json import decode, encode, exact
+from klue_viz.core.gc_pause import bulk_reading
 from klue_viz.core.problems import Problem
-from klue_viz.reading.records import bulk_reading
 from klue_viz.scoring.evaluate import Gold, gold_from_bytes
 from klue_viz.store.annotations import Store, StoreError
 from klue_viz.store.kept_format import gold_key, layout, seal, unseal

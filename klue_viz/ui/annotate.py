@@ -33,6 +33,7 @@ from klue_viz.store.annotations import (
 from klue_viz.store.gold_marks import add_tags
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import database_notice, guard, metric_text, problem_table
+from klue_viz.ui.tables import show_table
 
 if TYPE_CHECKING:
     import plotly.express as px
@@ -292,7 +293,7 @@ def tag_views(task: Task, result: RunResult, results: dict[str, RunResult]) -> N
         if metric.key in table:
             table[metric.key] = [metric_text(None if pd.isna(v) else float(v)) for v in table[metric.key]]
     table["share_of_errors"] = ["n/a" if pd.isna(v) else f"{v:.1f}%" for v in table["share_of_errors"]]
-    st.dataframe(table, hide_index=True, width="stretch")
+    show_table(st, table, hide_index=True, width="stretch")
     per_run = []
     for name in results:
         counts = run_tags(task, name, items).drop_duplicates(["guid", "tag"]).groupby("tag").size()
@@ -313,9 +314,9 @@ def _agreement(result: RunResult, annotators: list[str], items: list[Annotation]
         first = left.selectbox("First annotator", annotators, key="kappa_a")
         second = right.selectbox("Second annotator", [a for a in annotators if a != first], key="kappa_b")
         table, differ = agreement([a for a in items if a.annotator == first], [a for a in items if a.annotator == second])
-        st.dataframe(table, hide_index=True, width="stretch")
+        show_table(st, table, hide_index=True, width="stretch")
         st.markdown(f"**{len(differ)} example(s) where they disagree**")
-        st.dataframe(differ, hide_index=True, width="stretch")
+        show_table(st, differ, hide_index=True, width="stretch")
 
 
 def home_section() -> None:
@@ -367,7 +368,7 @@ def home_section() -> None:
         plan = db.plan_import(incoming)
         st.info(f"{md(upload.name)}: {plan.summary()}.")
         if plan.added or plan.updated or plan.conflicting:
-            st.dataframe(plan_table(plan), hide_index=True, width="stretch")
+            show_table(st, plan_table(plan), hide_index=True, width="stretch")
         overwrite = st.checkbox("Also overwrite the conflicting (newer) stored records", key="import_overwrite") if plan.conflicting else False
         if st.button("Apply the import", key="apply_import"):
             try:

@@ -15,6 +15,7 @@ from klue_viz.drawing.markup import STYLE, md
 from klue_viz.store.annotations import StoreError
 from klue_viz.ui.links import ANNOTATOR
 from klue_viz.ui.state import init_state
+from klue_viz.ui.tables import show_table
 
 #: Bootstrap resamples of the intervals drawn on a page (the CLI's --bootstrap sets its own): enough for a 95%
 #: interval's ends to settle to a tenth of a point on a dev set, quick enough for a rerun.
@@ -91,7 +92,7 @@ def guard(function: Callable) -> Callable:
 
 def problem_table(problems: list[Problem]) -> None:
     """Problems found in a file, as a table (file text never reaches Markdown or HTML)."""
-    st.dataframe(pd.DataFrame([p.to_dict() for p in problems], columns=["file", "line", "guid", "message"]), hide_index=True, width="stretch")
+    show_table(st, pd.DataFrame([p.to_dict() for p in problems], columns=["file", "line", "guid", "message"]), hide_index=True, width="stretch")
 
 
 #: Every metric (0..100) is shown with two decimals, in text and in tables alike.

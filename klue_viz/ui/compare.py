@@ -38,6 +38,7 @@ from klue_viz.tasks.base import Task
 from klue_viz.ui.common import METRIC_FORMAT, guard
 from klue_viz.ui.links import example_params, query_string, view_params
 from klue_viz.ui.state import gold_for, kept_results_or_none, run_store_or_none, runs_for, scored_runs
+from klue_viz.ui.tables import show_table
 
 RESAMPLES = 500
 #: Rows of the matrix drawn (the first ones in the chosen order); the table below it holds them all.
@@ -150,7 +151,7 @@ def _ranking(task: Task, table: RunTable, keys: tuple[str, ...]) -> None:
         "tied with best": st.column_config.CheckboxColumn(width=105, help="Not different from the best after Holm's correction"),
         "could be best": st.column_config.CheckboxColumn(width=100, help="In the 95% confidence set for the best run"),
     })
-    st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
+    show_table(st, frame, hide_index=True, width="stretch", column_config=config)
     st.caption(md(f"95% confidence set for the best: {', '.join(ranking.best_set)}. {ranking.correction}"))
 
 
@@ -227,7 +228,7 @@ def _matrix(task: Task, table: RunTable) -> None:
     st.plotly_chart(matrix_figure(table.runs, [table.label(int(r)) for r in rows], values, rows, by_score), key=key,
                     on_select=partial(_pick_cell, key), selection_mode="points", config={"displayModeBar": False})
     with st.expander(f"The {len(frame):,} {task.facts.unit}s as a table"):
-        st.dataframe(frame.reset_index(drop=True), hide_index=True, width="stretch",
+        show_table(st, frame.reset_index(drop=True), hide_index=True, width="stretch",
                      column_config={"difficulty": st.column_config.NumberColumn(format="%.2f")})
     cell = st.session_state.get(CELL)
     if cell and cell[0] < len(table.guids) and cell[1] < len(table.runs):
@@ -260,7 +261,7 @@ def _draw_example(task: Task, table: RunTable, row: int, column: int) -> None:
 def _changes(task: Task, table: RunTable) -> None:
     st.markdown("**What changed**")
     steps = consecutive_changes(table)
-    st.dataframe(pd.DataFrame([{"from": c.first, "to": c.second, "fixed": len(c.fixed), "broke": len(c.broke)} for c in steps]),
+    show_table(st, pd.DataFrame([{"from": c.first, "to": c.second, "fixed": len(c.fixed), "broke": len(c.broke)} for c in steps]),
                  hide_index=True, width="stretch")
     pair = st.columns([2, 2, 2])
     for key, default in (("cmp_from", table.runs[0]), ("cmp_to", table.runs[1])):
@@ -327,4 +328,4 @@ def _complementarity(task: Task, table: RunTable) -> None:
     st.caption(md(f"Best single run: {found.best_single[0]}" + (f"; best pair: {found.best_pair[0]} + {found.best_pair[1]}" if found.best_pair else "")))
     if found.common_errors:
         with st.expander(f"The {len(found.common_errors):,} {task.facts.unit}s every run gets wrong"):
-            st.dataframe(pd.DataFrame({"guid": found.common_errors}), hide_index=True, width="stretch")
+            show_table(st, pd.DataFrame({"guid": found.common_errors}), hide_index=True, width="stretch")

@@ -15,6 +15,7 @@ from klue_viz.scoring.evaluate import Gold, RunResult
 from klue_viz.scoring.slicing import slice_table
 from klue_viz.tasks.base import Task
 from klue_viz.ui.common import metric_text
+from klue_viz.ui.tables import show_table
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -47,7 +48,7 @@ def _agreement_levels(task: Task, result: RunResult) -> None:
     st.markdown(f"**How many annotators agree with the gold, and {md(result.run)} on each level** (the gold keeps each "
                 f"{task.facts.unit}'s votes but not who cast them, so no annotator can be compared with another)")
     shown = table.drop(columns=["order", "error_rate"]).rename(columns={"value": "annotators agreeing with the gold", "n": f"{task.facts.unit}s"})
-    st.dataframe(shown, hide_index=True, width="stretch",
+    show_table(st, shown, hide_index=True, width="stretch",
                  column_config={m.key: st.column_config.NumberColumn(format="%.2f") for m in task.facts.metrics})
 
 
@@ -94,7 +95,7 @@ def crowd_panel(task: Task, gold: Gold, gold_key: str, result: RunResult, result
         table = _annotators(gold_key, gold)
         if not table.empty:
             st.markdown("**Each annotator against the others** (annotator ids recur across pairs)")
-            st.dataframe(table, hide_index=True, width="stretch",
+            show_table(st, table, hide_index=True, width="stretch",
                          column_config={c: st.column_config.NumberColumn(format="%.2f") for c in table.columns if c not in ("annotator", "pairs")})
         else:
             _agreement_levels(task, result)
@@ -103,6 +104,6 @@ def crowd_panel(task: Task, gold: Gold, gold_key: str, result: RunResult, result
             rho = spread["spearman"]
             st.markdown(f"**{md(result.run)}: error against the annotators' spread**"
                         + (f" — Spearman rho {rho['rho']:.3f} (p {rho['p']:.3g}, {rho['n']:,} {task.facts.unit}s)" if rho else ""))
-            st.dataframe(pd.DataFrame(spread["table"]), hide_index=True, width="stretch")
+            show_table(st, pd.DataFrame(spread["table"]), hide_index=True, width="stretch")
         st.caption(md("Slices and filters: 'Run confidence against the annotators' votes' (NLI) and 'Annotator spread' (STS) in "
                       "Metrics per slice and in the example filters."))

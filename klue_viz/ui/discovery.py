@@ -42,6 +42,7 @@ from klue_viz.ui.common import UI_RESAMPLES
 from klue_viz.ui.links import SELECTED_GUIDS, WEAK_SLICE, WEAK_SLICE_WANTED, clear_filters
 from klue_viz.ui.review import review_panel, suspect_queue
 from klue_viz.ui.state import base_text, digest, gold_for, kept_results_or_none
+from klue_viz.ui.tables import show_table
 
 CALIBRATION = "Calibration"
 SLICES = "Weak slices"
@@ -232,7 +233,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
     if train is not None:
         frames, spec = with_training(task, result.frames, train.rows)
         st.markdown(f"**{md(spec.label)}**")
-        st.dataframe(slice_table(task, frames, spec), hide_index=True, width="stretch")
+        show_table(st, slice_table(task, frames, spec), hide_index=True, width="stretch")
     others = [name for name in results if name != result.run]
     other = st.selectbox("Slices where", [None, *others], key="discovery_against",
                          format_func=lambda o: f"{result.run} fails most" if o is None else f"{result.run} and {o} differ most") if others else None
@@ -256,7 +257,7 @@ def _weak_slices(task: Task, result: RunResult, results: dict[str, RunResult]) -
     st.caption(md("Conjunctions of up to 3 conditions over the slice features and your error tags, ranked by how much worse than "
                   "the whole run they are, weighted by size (SliceLine's score). Select a row for its 95% interval and its examples."))
     table = pd.DataFrame(rows)
-    event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="weak_slice_table",
+    event = show_table(st, table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="weak_slice_table",
                          column_config=_slice_columns(task, table), row_height=slice_row_height(list(table["slice"])))
     chosen = event.selection.rows if event is not None else []
     if not chosen:
@@ -312,7 +313,7 @@ def _calibration(task: Task, result: RunResult, results: dict[str, RunResult]) -
         st.markdown("**Accuracy when the least confident are set aside**")
         st.plotly_chart(coverage_figure(curves), key="coverage", config={"displayModeBar": False})
     table = pd.DataFrame(cal.bins).rename(columns={"low": "from", "high": "to"})
-    st.dataframe(table, hide_index=True, width="stretch",
+    show_table(st, table, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("accuracy", "confidence")})
     st.caption(md("Confidence is also a slice (Metrics per slice, filters) and a sort key of the example list."))
 
@@ -338,7 +339,7 @@ def _suspects(task: Task, results: dict[str, RunResult]) -> None:
         st.caption("No unit where the runs agree against the gold.")
         return
     table = queue_frame(found)
-    event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="suspect_table",
+    event = show_table(st, table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="suspect_table",
                          column_config={**{c: st.column_config.NumberColumn(format="%.3f") for c in ("score", "confidence", "label quality")},
                                         "text": st.column_config.TextColumn(width="large")})
     chosen = event.selection.rows if event is not None else []
@@ -349,11 +350,11 @@ def _suspects(task: Task, results: dict[str, RunResult]) -> None:
         if guid in set(first.frames.examples["guid"]):
             st.markdown(task.render(first.frames, guid), unsafe_allow_html=True)
         st.markdown(f"**Evidence**: gold {md(suspect.gold)} → proposed {md(suspect.proposed)}")
-        st.dataframe(export_frame(evidence_frame(suspect)), hide_index=True, width="stretch",
+        show_table(st, export_frame(evidence_frame(suspect)), hide_index=True, width="stretch",
                      column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "p(gold)", "p(proposed)")})
         details = evidence_details(suspect)
         if not details.empty:
-            st.dataframe(export_frame(details), hide_index=True, width="stretch")
+            show_table(st, export_frame(details), hide_index=True, width="stretch")
         st.button(f"Gold looks wrong: propose {md(suspect.proposed)}", key="mark_suspect", on_click=_mark, args=(task, suspect),
                   disabled=not annotator(), help=None if annotator() else "Set your name in the sidebar to annotate.")
     _patch(task)
@@ -407,7 +408,7 @@ def compact_view(task: Task, result: RunResult, rows: pd.DataFrame, by_example: 
     if not task.view.compact_table or not st.toggle("Compact table (one row per example)", key="compact"):
         return False
     columns = ["guid", *task.facts.text_columns, *(c for c in COMPACT_COLUMNS if c in rows)]
-    event = st.dataframe(export_frame(rows[columns]), hide_index=True, width="stretch", on_select="rerun",
+    event = show_table(st, export_frame(rows[columns]), hide_index=True, width="stretch", on_select="rerun",
                          selection_mode="single-row", key="compact_table",
                          column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "abs_error")})
     chosen = event.selection.rows if event is not None else []

@@ -24,6 +24,7 @@ from klue_viz.ui.annotate import store as annotation_store
 from klue_viz.ui.common import UI_RESAMPLES, WARNING_ICON, database_notice, guarded, problem_table, setup_page
 from klue_viz.ui.links import enter_page, settings_params, write_url
 from klue_viz.ui.state import evaluate_runs, gold_for, kept_results, kept_results_or_none, receive_uploads, register_gold_upload, run_store, runs_for
+from klue_viz.ui.tables import show_table
 from klue_viz.ui.warmup import warm_elements
 
 PAGE_FILES = {name: f"pages/{k}_{name}.py" for k, name in enumerate(TASKS, 1)}
@@ -108,7 +109,7 @@ def _uploads() -> None:
         elif outcome.note:
             st.warning(md(outcome.note))
     if outcomes:
-        st.dataframe(pd.DataFrame([{"file": o.file, "task": o.task, "run": o.run, "model": o.model,
+        show_table(st, pd.DataFrame([{"file": o.file, "task": o.task, "run": o.run, "model": o.model,
                                     "stored": "no" if o.error else ("this session only" if o.session_only else "yes")}
                                    for o in outcomes]), hide_index=True, width="stretch")
 
@@ -152,7 +153,7 @@ def _overview() -> None:
         cols[k % 4].page_link(path, label=f"{name.upper()} page", help=TASKS[name].facts.title)
     if rows:
         st.subheader("Runs")
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height="content")
+        show_table(st, pd.DataFrame(rows), hide_index=True, width="stretch", height="content")
     _manage_runs()
     if problems:
         with st.expander(f"{len(problems)} problem(s) found in files"):

@@ -30,6 +30,7 @@ from klue_viz.tasks.kit import KEEP, Evidence, Suspect
 from klue_viz.ui.annotate import annotator, store, task_remarks
 from klue_viz.ui.key_queue import key_queue
 from klue_viz.ui.state import GOLD_VERSIONS, GoldChoice, base_text, chosen_gold, kept_results_or_none, run_store_or_none, runs_for
+from klue_viz.ui.tables import show_table
 
 POSITION = "review_position"
 TYPED = "review_typed"
@@ -121,7 +122,7 @@ def _review_unit(task: Task, runs: list[RunResult], queue: list[Suspect], remark
     guid = task.example_guid(suspect.guid, suspect.turn)
     if len(runs[0].frames.positions(guid)):
         st.markdown(task.render(runs[0].frames, guid), unsafe_allow_html=True)  # gold, the first run and, where the gold has them, the votes
-    st.dataframe(export_frame(evidence_frame(suspect)), hide_index=True, width="stretch",
+    show_table(st, export_frame(evidence_frame(suspect)), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("confidence", "p(gold)", "p(proposed)")})
     own = mine.get((suspect.guid, suspect.turn))
     if own is not None:
@@ -151,7 +152,7 @@ def _reviewers(task: Task, remarks: list) -> None:
                 f"over {units} unit(s) reviewed by two or more")
     if differ:
         st.markdown(f"**{len(differ)} unit(s) to adjudicate** (the reviewers decided differently; a third review settles them)")
-        st.dataframe(export_frame(pd.DataFrame([{"guid": o.guid, "turn": o.turn, **{f"{who}": d for who, d in o.decisions.items()}}
+        show_table(st, export_frame(pd.DataFrame([{"guid": o.guid, "turn": o.turn, **{f"{who}": d for who, d in o.decisions.items()}}
                                                 for o in differ])), hide_index=True, width="stretch")
 
 

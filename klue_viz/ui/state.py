@@ -27,6 +27,8 @@ from klue_viz.discovery.corrected_gold import CorrectedGold
 from klue_viz.drawing.markup import md
 from klue_viz.reading.demo import demo_runs
 from klue_viz.reading.gold_folders import DATA_DIR_ENV
+from klue_viz.reading.harness.lm_eval import is_results_name
+from klue_viz.reading.prediction_files import results_beside, task_hint
 from klue_viz.reading.records import read_bytes, read_records
 from klue_viz.reading.uploads import check_size, clean_name, max_upload_bytes
 from klue_viz.scoring.benchmark import prediction_files
@@ -38,7 +40,6 @@ from klue_viz.scoring.evaluate import (
     gold_from_bytes,
     load_hf,
 )
-from klue_viz.scoring.harness import is_results_name, results_beside, task_hint
 from klue_viz.store.annotations import Store, StoreError, StoreUnavailable, database_url
 from klue_viz.store.gold_choice import GoldChoice, GoldReaders, gold_choice
 from klue_viz.store.gold_versions import GoldVersions

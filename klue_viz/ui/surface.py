@@ -11,6 +11,7 @@ from klue_viz.scoring.surface_forms import compare_surface, filter_rows, flat_ta
 from klue_viz.tasks.base import Task
 from klue_viz.ui.discovery import ERROR_RATE_COLUMN
 from klue_viz.ui.links import SELECTED_GUIDS, clear_filters
+from klue_viz.ui.tables import show_table
 
 ALONE = "(this run only)"
 #: Rows drawn in the table (the download has them all).
@@ -50,7 +51,7 @@ def surface_panel(task: Task, result: RunResult, results: dict[str, RunResult]) 
     st.caption(md(_explained(shown)))
     view = flat_table(shown.head(SHOWN_ROWS)).drop(columns=["guids"]).rename(columns={"error_rate": "error rate"})
     config = {"error rate": ERROR_RATE_COLUMN, "excess": st.column_config.NumberColumn(format="%.1f")}  # a share as everywhere else
-    event = st.dataframe(view, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="surface_table",
+    event = show_table(st, view, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="surface_table",
                          column_config={c: v for c, v in config.items() if c in view})
     st.download_button("Download this table (CSV)", lambda: flat_table(shown, guid_limit=10**9).map(csv_cell).to_csv(index=False).encode("utf-8-sig"),
                        file_name=f"{task.facts.name}-{result.run}-errors-by-form.csv", mime="text/csv", key="surface_download", on_click="ignore")

@@ -57,6 +57,7 @@ from klue_viz.ui.review import REVIEW_LIST
 from klue_viz.ui.run_picker import MANY_RUNS, latest_run, pick_runs
 from klue_viz.ui.state import CACHE_TTL_ENV, evaluate_runs, gold_for, kept_results_or_none, receive_uploads, runs_for
 from klue_viz.ui.surface import surface_panel
+from klue_viz.ui.tables import show_table
 from klue_viz.ui.warmup import warm_elements
 
 NO_COMPARISON = "(none)"
@@ -114,7 +115,7 @@ def _body(task: Task) -> None:
     # the gold keeps its annotators' labels (YNAT, NLI): each run's distance to them joins its metrics
     votes = task.labels is not None and any(row.get("votes") for row in choice.gold.rows[:50])
     _metrics(task, {name: results[name] for name in shown}, models, votes)
-    result = results[_inspected_run(shown)]
+    result = results[_inspected_run(shown, set(models))]
     crowd_panel(task, choice.gold, choice.key, result, results)
     pairs = _pairs(result.key, task, result)
     _confusion(task, result, pairs)
@@ -128,8 +129,9 @@ def _body(task: Task) -> None:
     _examples(task, result, pairs, results)
 
 
-def _inspected_run(names: list[str]) -> str:
-    """The run the page inspects: the URL's first `run` when it is loaded, else the one chosen (or the only one)."""
+def _inspected_run(names: list[str], stored: set[str]) -> str:
+    """The run the page inspects: the URL's first `run` when it is loaded, else the one chosen (or the only one). A run
+    chosen before and no longer among the `stored` runs (removed by another tab or server meanwhile) is said to be gone."""
     state = st.session_state
     wanted = state.pop(RUNS_WANTED, None) or []
     missing = [name for name in wanted if name not in names]
@@ -138,6 +140,11 @@ def _inspected_run(names: list[str]) -> str:
                       f"or a demo run while the gold is not the demo). Showing the runs it has."))
     if wanted[1:] and wanted[1] in names:
         state["compare"] = wanted[1]
+    viewed = state.get("run")
+    if viewed is not None and viewed not in stored and not wanted:  # removed meanwhile, in another tab or on another server
+        st.warning(md(f"The run you were viewing, {viewed}, is no longer stored (removed in another tab or by another "
+                      f"server of this app); showing {names[0] if len(names) == 1 else 'the runs there are'} instead."))
+        del state["run"]
     if len(names) == 1:
         st.caption(f"Inspecting run **{md(names[0])}**")
         return names[0]
@@ -216,7 +223,7 @@ def _metrics_table(task: Task, results: dict[str, RunResult], models: dict[str, 
     config = {m.key: st.column_config.NumberColumn(m.label, format="%.2f") for m in task.facts.metrics}
     config[VOTE_CROSS_ENTROPY] = st.column_config.NumberColumn(format="%.4f", help="The run's probabilities against the annotators' votes, "
                                                                "mean over the examples (lower is closer); blank: the run gave no probabilities")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config=config)
+    show_table(st, pd.DataFrame(rows), hide_index=True, width="stretch", column_config=config)
     problems = [p for result in results.values() for p in result.problems]
     if problems:
         with st.expander(f"{len(problems)} problem(s) in these runs' files"):
@@ -268,7 +275,7 @@ def _confusion(task: Task, result: RunResult, pairs: pd.DataFrame | None) -> Non
         figure, top = _confusion_view(result.key, max_labels, hide, task, pairs)
         if not top.empty:
             st.markdown("**Most frequent confusions**")
-            st.dataframe(top, hide_index=True, width="stretch")
+            show_table(st, top, hide_index=True, width="stretch")
     with left:
         key = _chart_key("confusion")
         st.plotly_chart(figure, key=key, on_select=partial(_select_cell, key), selection_mode="points", config={"displayModeBar": False})
@@ -322,7 +329,7 @@ def _slices(task: Task, result: RunResult) -> None:
     chosen = labels[st.selectbox("Slice by", list(labels), key="slice_by")]
     shown, figure = _slice_view(result.key, f"{chosen.level}:{chosen.key}", task, result, chosen)
     left, right = st.columns([3, 2])
-    left.dataframe(shown, hide_index=True, width="stretch",
+    show_table(left, shown, hide_index=True, width="stretch",
                    column_config={"error_rate": ERROR_RATE_COLUMN})
     right.plotly_chart(figure, key="slice_chart", config={"displayModeBar": False})
 
@@ -549,9 +556,9 @@ def _comparison(first: RunResult, second: RunResult, shown: pd.DataFrame) -> pd.
     case[~a & b] = f"only {second.run} right"
     counts = case.value_counts()
     left, right = st.columns([2, 3])
-    left.dataframe(counts.rename("examples").rename_axis("case (filtered examples)").reset_index(), hide_index=True)
+    show_table(left, counts.rename("examples").rename_axis("case (filtered examples)").reset_index(), hide_index=True)
     if right.toggle("Is the difference real? (paired bootstrap)", key="paired"):
-        right.dataframe(_paired(first.key, second.key, first.task, first, second), hide_index=True,
+        show_table(right, _paired(first.key, second.key, first.task, first, second), hide_index=True,
                         column_config={c: st.column_config.NumberColumn(format=METRIC_FORMAT) for c in ("difference", "95% low", "95% high")})
     options = ["where they differ", "all"] + list(counts.index)
     if st.session_state.get("compare_case") not in (None, *options):

@@ -17,6 +17,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from klue_viz.ui.tables import show_table
+
 #: The container's key; CSS keeps it out of sight and out of the layout (it still renders, which is the point).
 WARM_KEY = "kv_warmup"
 WARM_STYLE = (f"<style>.st-key-{WARM_KEY}{{position:absolute !important;left:-10000px;top:0;width:600px;height:1px;"
@@ -30,7 +32,7 @@ def warm_elements() -> None:
     with st.container(key=WARM_KEY):
         st.metric("warm-up", 0)
         st.plotly_chart(go.Figure(), key=f"{WARM_KEY}_chart")
-        st.dataframe(frame, key=f"{WARM_KEY}_frame")
+        show_table(st, frame, key=f"{WARM_KEY}_frame")
         st.table(frame)
         st.button("warm-up", key=f"{WARM_KEY}_button", disabled=True)
         st.download_button("warm-up", b"", key=f"{WARM_KEY}_download", disabled=True)
