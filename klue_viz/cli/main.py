@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from klue_viz.cli.probes import add_probe_commands, probe_command
 from klue_viz.cli.runs import add_runs_commands, runs_command
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError
@@ -734,10 +735,12 @@ def main(argv: list[str] | None = None) -> int:
     add_compare_commands(commands)
     add_gold_commands(commands)
     add_runs_commands(commands)
+    add_probe_commands(commands)
     args = parser.parse_args(argv)
     handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
                 "slices": slices_command, "suspects": suspects_command, "errors": errors_command, "gold": gold_command,
-                "compare": compare_command, "gate": gate_command, "runs": runs_command}
+                "compare": compare_command, "gate": gate_command, "runs": runs_command,
+                "probe": probe_command}
     return handlers[args.command](args)
 
 

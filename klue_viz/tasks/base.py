@@ -25,6 +25,7 @@ from klue_viz.metrics.official import Statistics
 from klue_viz.reading.answers import Answer
 from klue_viz.reading.records import BARE_VALUE, load_json
 from klue_viz.tasks.kit import Suspect
+from klue_viz.tasks.probing import ProbeIO
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -127,6 +128,8 @@ class Task(ABC):
     view: ViewSettings = ViewSettings()
     #: The seen-in-training feature, for the tasks that have one.
     training: SeenInTraining | None = None
+    #: How the behavioural test suites read, rebuild and write this task's examples (klue_viz.probes); None: not probed.
+    probe: ProbeIO | None = None
 
     #: Fields of a prediction record holding this task's prediction; a record with none of them but a free-text field
     #: (`generation`, `output`, `response`, `text`) is an LLM's answer and goes through `parse_answer`.

@@ -1,0 +1,267 @@
+"""`klue-viz probe make`: perturbed copies of a dev set, written in the task's official format with a manifest.
+
+A suite folder holds
+* `<official dev file name>`: the perturbed examples, read as gold by every pipeline (`klue-viz evaluate`, `runs add`);
+* `sources/<official dev file name>`: the source examples they were made from (a model run on the suite runs on
+  these too, or its dev-set run gives their predictions);
+* `manifest.jsonl`: one line per perturbed example (guid, source_guid, test, capability, type, expect, edits);
+* `README.md`: what each test does, how many cases were made and skipped (and why), the seed and the version.
+
+A perturbed guid is the source guid with the test's id after the task's prefix: `klue-ner-v1_dev_00000-wikitree`
+becomes `klue-ner-v1_name-swap~dev_00000-wikitree` (a guid without the prefix becomes `name-swap~<guid>`). No KLUE guid
+holds a `~`, so a perturbed guid never collides with a real one, and the source guid is read back by removing the test.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from klue_viz.probes import korean
+from klue_viz.probes.catalogue import TESTS
+from klue_viz.probes.korean import Unmade
+from klue_viz.tasks.base import Task
+from klue_viz.tasks.probing import Edit, ProbeExample, ProbeIO, SpanCut, apply_edits
+
+#: The entity types a name-swap replaces (people, places, organisations).
+NAME_TYPES = ("PS", "LC", "OG")
+MANIFEST = "manifest.jsonl"
+SOURCES = "sources"
+MARK = "~"
+
+
+def probe_guid(prefix: str, guid: str, test: str) -> str:
+    """The guid of the perturbed copy of `guid` made by `test` (see the module docstring)."""
+    head = prefix + "_"
+    return f"{head}{test}{MARK}{guid[len(head):]}" if guid.startswith(head) else f"{test}{MARK}{guid}"
+
+
+@dataclass
+class Case:
+    """One perturbed example and where it came from."""
+
+    example: ProbeExample
+    source: ProbeExample
+    test: str
+    edits: list[dict[str, Any]]
+    expect: str | None = None
+
+    def manifest_line(self) -> dict[str, Any]:
+        test = TESTS[self.test]
+        return {"guid": self.example.guid, "source_guid": self.source.guid, "test": self.test, "capability": test.capability,
+                "type": test.type, "expect": self.expect, "edits": self.edits}
+
+
+@dataclass
+class Suite:
+    """What `make_suite` made: the cases, in test order, and per test the reasons of the skipped examples."""
+
+    task: str
+    cases: list[Case]
+    tried: dict[str, int]
+    skipped: dict[str, Counter[str]]
+    seed: int
+    tests: list[str]
+    #: The name of the dev file the suite was made from.
+    source: str = ""
+    problems: list[str] = field(default_factory=list)
+
+    def made(self, test: str) -> int:
+        return sum(case.test == test for case in self.cases)
+
+
+class NamePools:
+    """Names to swap in, taken from the data itself: gold entities by type (tasks with spans), else the proper nouns
+    (NNP) the analyzer finds in the texts. Only names written wholly in Hangul of two syllables or more."""
+
+    def __init__(self, examples: Sequence[ProbeExample], fields: Sequence[str]) -> None:
+        typed: dict[str, set[str]] = defaultdict(set)
+        for example in examples:
+            for span in example.spans:
+                text = example.texts[span.field][span.start:span.end]
+                if span.label in NAME_TYPES and len(text) >= 2 and korean.is_hangul(text):
+                    typed[span.label].add(text)
+        self.typed = {label: sorted(names) for label, names in typed.items()}
+        self._examples, self._fields = examples, fields
+        self._proper: list[str] | None = None
+
+    @property
+    def proper(self) -> list[str]:
+        """The proper nouns of the texts (analysed on first use: only a name-swap without gold entities needs them)."""
+        if self._proper is None:
+            found = {m.form for e in self._examples for f in self._fields for m in korean.morphemes(e.texts[f])
+                     if m.tag == "NNP" and len(m.form) >= 2 and korean.is_hangul(m.form)}
+            self._proper = sorted(found)
+        return self._proper
+
+
+def _name_swap(example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: random.Random) -> list[Edit]:
+    if probe.names_from_spans:
+        return _swap_entity(example, pools, rng, [s for s in example.spans if s.label in NAME_TYPES])
+    return _swap_proper_noun(example, probe.edit_fields, pools, rng)
+
+
+def _swap_entity(example: ProbeExample, pools: NamePools, rng: random.Random, named: list) -> list[Edit]:
+    """A gold PS/LC/OG entity (written once in its text) replaced by another of its type."""
+    reason = "no PS/LC/OG entity of two syllables or more written once in Hangul"
+    for span in rng.sample(named, len(named)):
+        text = example.texts[span.field]
+        name = text[span.start:span.end]
+        if len(name) < 2 or not korean.is_hangul(name) or text.count(name) != 1:
+            continue
+        others = korean.opposite_names(name, pools.typed.get(span.label, []))
+        if not others:
+            reason = f"no {span.label} name with the opposite final consonant"
+            continue
+        try:
+            return korean.name_edits(span.field, text, span.start, span.end, rng.choice(others), example.spans)
+        except Unmade as err:
+            reason = str(err)
+    raise Unmade(reason)
+
+
+def _swap_proper_noun(example: ProbeExample, fields: Sequence[str], pools: NamePools, rng: random.Random) -> list[Edit]:
+    """A proper noun found in every text field (NLI: premise and hypothesis alike) replaced everywhere."""
+    forms = None
+    for f in fields:
+        here = {m.form for m in korean.morphemes(example.texts[f]) if m.tag == "NNP" and len(m.form) >= 2 and korean.is_hangul(m.form)}
+        forms = here if forms is None else forms & here
+    if not forms:
+        raise Unmade("no proper noun in every text")
+    name = rng.choice(sorted(forms))
+    others = korean.opposite_names(name, pools.proper)
+    if not others:
+        raise Unmade("no proper noun with the opposite final consonant")
+    new = rng.choice(others)
+    edits: list[Edit] = []
+    for f in fields:
+        text = example.texts[f]
+        for m in korean.morphemes(text):
+            if m.tag == "NNP" and m.form == name and text[m.start:m.end] == name:
+                edits.extend(korean.name_edits(f, text, m.start, m.end, new, example.spans))
+    return edits
+
+
+def _each_field(fields: Sequence[str], rng: random.Random, edit: Callable[[str], Edit]) -> list[Edit]:
+    """The edit of the first field (in random order) where it can be made."""
+    reason = "no text field"
+    for f in rng.sample(list(fields), len(fields)):
+        try:
+            return [edit(f)]
+        except Unmade as err:
+            reason = str(err)
+    raise Unmade(reason)
+
+
+def perturb(test: str, example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: random.Random) -> tuple[list[Edit], str | None, Any]:
+    """The edits of one test on one example, what a DIR test expects, and the perturbed example's gold label."""
+    fields, texts, spans = probe.edit_fields, example.texts, example.spans
+    if test == "name-swap":
+        return _name_swap(example, probe, pools, rng), None, example.label
+    if test == "spacing":
+        return _each_field(fields, rng, lambda f: korean.spacing_edit(f, texts[f], spans, rng)), None, example.label
+    if test == "typo":
+        return _each_field(fields, rng, lambda f: korean.typo_edit(f, texts[f], spans, rng)), None, example.label
+    if test == "register":
+        return _each_field(fields, rng, lambda f: korean.register_edit(f, texts[f], spans)[0]), None, example.label
+    if test == "number-format":
+        return _each_field(fields, rng, lambda f: korean.number_edit(f, texts[f], rng)), None, example.label
+    if test == "negation":
+        if example.label != "entailment":
+            raise Unmade("gold is not entailment")
+        last = fields[-1]  # the hypothesis
+        return [korean.negation_edit(last, texts[last], spans)], "not:entailment", "contradiction"
+    raise KeyError(f"unknown test {test!r}")
+
+
+def make_suite(task: Task, text: str, name: str, tests: Sequence[str] | None = None, per_test: int | None = None, seed: int = 0) -> Suite:
+    """The perturbed cases of the official file's text: up to `per_test` per test (None: every example that allows it),
+    examples tried in an order drawn from `seed`."""
+    probe = task.probe
+    if probe is None:
+        raise KeyError(f"{task.facts.name} has no behavioural tests")
+    chosen = list(probe.tests if tests is None else tests)
+    unknown = [t for t in chosen if t not in probe.tests]
+    if unknown:
+        raise KeyError(f"test(s) {', '.join(unknown)} do not apply to {task.facts.name}; its tests are {', '.join(probe.tests)}")
+    examples, problems = probe.read(text, name)
+    pools = NamePools(examples, probe.edit_fields)
+    suite = Suite(task.facts.name, [], {}, {}, seed, chosen, name, [str(p) for p in problems])
+    for test in chosen:
+        order = random.Random(f"{seed}:{test}").sample(examples, len(examples))
+        skipped: Counter[str] = Counter()
+        made = tried = 0
+        for example in order:
+            if per_test is not None and made >= per_test:
+                break
+            tried += 1
+            rng = random.Random(f"{seed}:{test}:{example.guid}")
+            try:
+                edits, expect, label = perturb(test, example, probe, pools, rng)
+                edits = [e for e in edits if e.before != e.after]
+                if not edits:
+                    raise Unmade("the edit changes nothing")
+                new_texts, spans, starts = apply_edits(example, edits)
+            except (Unmade, SpanCut) as err:
+                skipped[str(err)] += 1
+                continue
+            guid = probe_guid(task.facts.guid_prefix, example.guid, test)
+            case = Case(probe.rebuilt(example, guid, new_texts, spans, label), example, test,
+                        [e.to_dict(s) for e, s in zip(edits, starts)], expect)
+            suite.cases.append(case)
+            made += 1
+        suite.tried[test], suite.skipped[test] = tried, skipped
+    return suite
+
+
+def version() -> str:
+    try:
+        return metadata.version("klue-viz")
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
+def readme(suite: Suite) -> str:
+    """The suite's README.md: the tests, the counts, the seed and the version."""
+    lines = [f"# Behavioural test suite: {suite.task}", "",
+             f"Made by `klue-viz probe make` (klue-viz {version()}, kiwipiepy {metadata.version('kiwipiepy')}) from `{suite.source}`, "
+             f"seed {suite.seed}.", "",
+             "| test | type | cases | skipped | what changes |", "| --- | --- | ---: | ---: | --- |"]
+    for test in suite.tests:
+        t = TESTS[test]
+        lines.append(f"| `{test}` | {t.type} | {suite.made(test)} | {sum(suite.skipped[test].values())} | {t.description} |")
+    lines += ["", "## Why examples were skipped", ""]
+    for test in suite.tests:
+        for reason, count in suite.skipped[test].most_common():
+            lines.append(f"- `{test}`: {count} × {reason}")
+    lines += ["", "## Files", "",
+              "- the gold of the perturbed examples, in the task's official format (score it as any dev file);",
+              f"- `{SOURCES}/`: the source examples they were made from, in the same format;",
+              f"- `{MANIFEST}`: one line per perturbed example: guid, source_guid, test, capability, type, expect, edits.",
+              "", f"A perturbed guid is its source guid with `<test>{MARK}` after the task's prefix.", ""]
+    return "\n".join(lines)
+
+
+def source_examples(suite: Suite) -> list[ProbeExample]:
+    """The examples the cases were made from, each once, in the order they were first used."""
+    return list({case.source.guid: case.source for case in suite.cases}.values())
+
+
+def write_suite(task: Task, suite: Suite, out: Path) -> list[Path]:
+    """The suite's files under `out` (made if missing); the paths written."""
+    probe = task.probe
+    assert probe is not None
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SOURCES).mkdir(exist_ok=True)
+    written = [out / probe.file_name, out / SOURCES / probe.file_name, out / MANIFEST, out / "README.md"]
+    written[0].write_text(probe.write([case.example for case in suite.cases]), encoding="utf-8")
+    written[1].write_text(probe.write(source_examples(suite)), encoding="utf-8")
+    written[2].write_text("".join(json.dumps(c.manifest_line(), ensure_ascii=False) + "\n" for c in suite.cases), encoding="utf-8")
+    written[3].write_text(readme(suite), encoding="utf-8")
+    return written
