@@ -19,6 +19,7 @@ from klue_viz.probes.make import make_suite, probe_guid, write_suite
 from klue_viz.probes.score import read_probe_set, score_run, wilson
 from klue_viz.scoring.evaluate import load_gold
 from klue_viz.tasks import get_task
+from klue_viz.tasks.ner import tag_list
 from klue_viz.tasks.probing import Edit, ProbeExample, Span, SpanCut, apply_edits
 
 REPO = Path(__file__).resolve().parents[1]
@@ -278,7 +279,7 @@ def test_a_planted_failure_is_reported_exactly_and_nowhere_else(nli_suite, ner_s
     spacing = [line["guid"] for line in manifest(folder) if line["test"] == "spacing"]
     planted = {g for g in spacing[::5] if "B-" in "".join(perturbed[g][1])}
     records = []
-    for guid, (sentence, tags) in perturbed.items():
+    for guid, (_, tags) in perturbed.items():
         if guid in planted:
             tags = ["O"] * len(tags)
         records.append(json.dumps({"guid": guid, "tags": tags}, ensure_ascii=False))
@@ -334,3 +335,84 @@ def test_evaluate_never_loads_the_analyzer(shared, tmp_path):
             "print('kiwipiepy' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+# ---- every task ---------------------------------------------------------------------------------------
+
+DEMO = REPO / "klue_viz" / "demo" / "klue_benchmark"
+#: Each task's dev file here: the real KLUE dev set where there is one, else the demo.
+DEV_FILES = {"ner": ("shared", NER_DEV), "nli": ("shared", NLI_DEV), "sts": ("shared", "klue-sts-v1.1/klue-sts-v1.1_dev.json"),
+             "dp": ("shared", "klue-dp-v1.1/klue-dp-v1.1_dev.tsv"), "wos": ("shared", "wos-v1.1/wos-v1.1_dev_sample_10.json"),
+             "ynat": ("demo", "ynat-v1.1/ynat-v1.1_dev.json"), "re": ("demo", "klue-re-v1.1/klue-re-v1.1_dev.json"),
+             "mrc": ("demo", "klue-mrc-v1.1/klue-mrc-v1.1_dev.json")}
+
+
+def gold_records(task_name: str, path: Path) -> list[dict]:
+    """Prediction records equal to the gold of a file, in each task's prediction format (docs/prediction-formats.md)."""
+    task = get_task(task_name)
+    rows = load_gold(task, path).rows
+    make = {
+        "ner": lambda r: {"guid": r["guid"], "tags": tag_list(r["tags"])},
+        "nli": lambda r: {"guid": r["guid"], "label": r["gold"]}, "ynat": lambda r: {"guid": r["guid"], "label": r["gold"]},
+        "re": lambda r: {"guid": r["guid"], "label": r["gold"]}, "sts": lambda r: {"guid": r["guid"], "score": r["gold"]},
+        "dp": lambda r: {"guid": r["guid"], "head": r["heads"], "deprel": r["deprels"]},
+        "mrc": lambda r: {"guid": r["guid"], "answer": (r["answers"] or [""])[0]},
+        "wos": lambda r: {"guid": r["dialogue"], "turn": r["turn"], "state": r["gold_state"]},
+    }[task_name]
+    return [make(r) for r in rows]
+
+
+def suite_for(task_name: str, shared: Path, out: Path, per_test: int | None = 40):
+    where, rel = DEV_FILES[task_name]
+    path = (shared if where == "shared" else DEMO) / rel
+    task = get_task(task_name)
+    suite = make_suite(task, path.read_text(encoding="utf-8"), rel, per_test=per_test, seed=1)
+    write_suite(task, suite, out)
+    return task, suite
+
+
+@pytest.mark.parametrize("task_name", sorted(DEV_FILES))
+def test_every_task_writes_gold_that_reads_back_and_gold_predictions_keep_every_invariance(task_name, shared, tmp_path):
+    task, suite = suite_for(task_name, shared, tmp_path / "suite")
+    name = task.probe.file_name
+    perturbed, sources = tmp_path / "suite" / name, tmp_path / "suite" / "sources" / name
+    assert load_gold(task, perturbed).problems == [] and load_gold(task, sources).problems == []
+    assert suite.cases, "no case made"
+    records = gold_records(task_name, perturbed) + gold_records(task_name, sources)
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+    result = score_run(read_probe_set(task, tmp_path / "suite"), "gold", data, "gold.jsonl")
+    assert sum(t.n for t in result.tests) == len(suite.cases)
+    assert [(t.test, t.failures) for t in result.tests if t.type == "INV"] == [(t.test, 0) for t in result.tests if t.type == "INV"]
+
+
+def test_wos_name_swap_rewrites_the_state_alike(shared, tmp_path):
+    task, suite = suite_for("wos", shared, tmp_path / "suite", per_test=None)
+    written = {d["guid"]: d for d in json.loads((tmp_path / "suite" / "wos-v1.1_dev.json").read_text(encoding="utf-8"))}
+    source = {d["guid"]: d for d in json.loads((shared / DEV_FILES["wos"][1]).read_text(encoding="utf-8"))}
+    swaps = [line for line in manifest(tmp_path / "suite") if line["test"] == "name-swap"]
+    assert swaps
+    for line in swaps:
+        old, new = line["edits"][0]["before"], line["edits"][0]["after"]
+        before = [item for turn in source[line["source_guid"]]["dialogue"] for item in turn.get("state", [])]
+        after = [item for turn in written[line["guid"]]["dialogue"] for item in turn.get("state", [])]
+        assert any(item.endswith("-" + old) for item in before)
+        assert after == [item[:-len(old)] + new if item.endswith("-" + old) else item for item in before]
+        assert not any(old in turn["text"] for turn in written[line["guid"]]["dialogue"])
+
+
+def test_a_distractor_shares_the_question_but_not_the_answer(tmp_path):
+    task = get_task("mrc")
+    documents = [
+        {"title": "a", "source": "t", "paragraphs": [{"context": "환경부는 올해 전기차 충전기 3천 기를 설치한다. 설치 지역은 수도권이 우선이다.",
+                                                    "qas": [{"question": "환경부가 올해 설치하는 전기차 충전기는 몇 기인가?", "guid": "klue-mrc-v1_dev_00001",
+                                                             "answers": [{"text": "3천 기", "answer_start": 16}], "is_impossible": False}]}]},
+        {"title": "b", "source": "t", "paragraphs": [{"context": "국토부는 작년 전기차 충전기 500기를 고속도로에 설치했다. 환경부는 예산을 늘린다.",
+                                                    "qas": [{"question": "국토부는 어디에 설치했나?", "guid": "klue-mrc-v1_dev_00002",
+                                                             "answers": [{"text": "고속도로", "answer_start": 22}], "is_impossible": False}]}]},
+    ]
+    text = json.dumps({"version": "v1.1", "data": documents}, ensure_ascii=False)
+    suite = make_suite(task, text, "mrc.json", tests=["distractor"])
+    made = {case.source.guid: case for case in suite.cases}
+    first = made["klue-mrc-v1_dev_00001"]
+    assert first.example.texts["context"] == documents[0]["paragraphs"][0]["context"] + " 국토부는 작년 전기차 충전기 500기를 고속도로에 설치했다."
+    assert first.example.record["qa"]["answers"] == [{"text": "3천 기", "answer_start": 16}]

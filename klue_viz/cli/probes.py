@@ -71,6 +71,8 @@ def make_command(args: argparse.Namespace) -> int:
     task = get_task(args.task)
     path = gold_file(task, Path(args.gold))
     text = read_bytes(path).decode("utf-8-sig")
+    if args.format == "lm-eval" and (task.probe is None or task.probe.lm_eval is None):
+        raise InputError(f"--format lm-eval: {task.facts.name} has no lm-evaluation-harness prompt yet; write the suite as files")
     suite = make.make_suite(task, text, str(path), args.tests, args.per_test, args.seed)
     out = Path(args.out)
     written = make.write_suite(task, suite, out)

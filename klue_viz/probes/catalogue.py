@@ -22,6 +22,8 @@ TESTS = {test.id: test for test in (
     ProbeTest("register", "INV", "speech level", "the final predicate moved to the next speech level (한다 -> 합니다 -> 해요 -> 한다), "
               "conjugated by the analyzer"),
     ProbeTest("number-format", "INV", "numbers", "a number written another way (3000 <-> 3,000 <-> 3천); years are left alone; spans stretch"),
+    ProbeTest("distractor", "INV", "distractors", "a sentence of another passage appended to the passage: it shares at least two nouns "
+              "with the question and holds none of its answers"),
     ProbeTest("negation", "DIR", "negation", "an entailed hypothesis's final predicate negated (않다 / 아니다 / 없다, conjugated by the analyzer): "
               "the answer must no longer be entailment (written with gold contradiction)"),
 )}

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from klue_viz.core.lazy import lazy_module
-from klue_viz.tasks.probing import Edit, Span
+from klue_viz.tasks.probing import Edit, Span, Unmade
 
 if TYPE_CHECKING:
     import kiwipiepy
@@ -42,10 +42,6 @@ NEXT_LEVEL = {PLAIN: FORMAL, FORMAL: POLITE, POLITE: PLAIN}
 #: Morphemes that already negate a predicate: a hypothesis holding one is not negated again.
 NEGATORS = {("않", "VX"), ("못", "MAG"), ("안", "MAG"), ("아니", "VCN"), ("없", "VA"), ("못하", "VX")}
 PREDICATE_TAGS = ("VV", "VA", "XSV", "XSA", "VX")
-
-
-class Unmade(ValueError):
-    """A perturbation that cannot be made validly; the message is the reason the suite's README counts."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -81,6 +77,12 @@ def final_consonant(char: str) -> int | None:
 
 def is_hangul(text: str) -> bool:
     return bool(text) and all(final_consonant(c) is not None for c in text)
+
+
+def is_name(text: str) -> bool:
+    """Hangul words of two syllables or more, single spaces between them (한국 교통대, 명동 쇼핑 거리): a name to swap."""
+    words = text.split(" ")
+    return len(text) >= 2 and all(is_hangul(w) for w in words)
 
 
 def eojeol_end(text: str, position: int) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,12 +26,9 @@ from typing import Any
 
 from klue_viz.probes import korean
 from klue_viz.probes.catalogue import TESTS
-from klue_viz.probes.korean import Unmade
 from klue_viz.tasks.base import Task
-from klue_viz.tasks.probing import Edit, ProbeExample, ProbeIO, SpanCut, apply_edits
+from klue_viz.tasks.probing import Edit, ProbeExample, ProbeIO, Unmade, apply_edits
 
-#: The entity types a name-swap replaces (people, places, organisations).
-NAME_TYPES = ("PS", "LC", "OG")
 MANIFEST = "manifest.jsonl"
 SOURCES = "sources"
 MARK = "~"
@@ -77,53 +75,95 @@ class Suite:
 
 
 class NamePools:
-    """Names to swap in, taken from the data itself: gold entities by type (tasks with spans), else the proper nouns
-    (NNP) the analyzer finds in the texts. Only names written wholly in Hangul of two syllables or more."""
+    """What the suites draw from the data itself: names to swap in (gold spans by type for tasks with spans, else the
+    proper nouns (NNP) the analyzer finds in the texts; only Hangul names of two syllables or more) and the sentences a
+    distractor is taken from."""
 
-    def __init__(self, examples: Sequence[ProbeExample], fields: Sequence[str]) -> None:
+    def __init__(self, examples: Sequence[ProbeExample], probe: ProbeIO) -> None:
         typed: dict[str, set[str]] = defaultdict(set)
         for example in examples:
             for span in example.spans:
                 text = example.texts[span.field][span.start:span.end]
-                if span.label in NAME_TYPES and len(text) >= 2 and korean.is_hangul(text):
+                if probe.swappable(span.label) and korean.is_name(text):
                     typed[span.label].add(text)
         self.typed = {label: sorted(names) for label, names in typed.items()}
-        self._examples, self._fields = examples, fields
+        self._examples, self._probe = examples, probe
         self._proper: list[str] | None = None
+        self._sentences: tuple[list[str], dict[str, set[int]]] | None = None
 
     @property
     def proper(self) -> list[str]:
         """The proper nouns of the texts (analysed on first use: only a name-swap without gold entities needs them)."""
         if self._proper is None:
-            found = {m.form for e in self._examples for f in self._fields for m in korean.morphemes(e.texts[f])
+            found = {m.form for e in self._examples for f in fields_of(self._probe, e) for m in korean.morphemes(e.texts[f])
                      if m.tag == "NNP" and len(m.form) >= 2 and korean.is_hangul(m.form)}
             self._proper = sorted(found)
         return self._proper
 
+    @property
+    def sentences(self) -> tuple[list[str], dict[str, set[int]]]:
+        """The sentences of the first text field of every example (each once) and, per noun, the sentences holding it."""
+        if self._sentences is None:
+            first = self._probe.edit_fields[0]
+            found = list(dict.fromkeys(s.strip() for e in self._examples for s in SENTENCE_END.split(e.texts[first]) if len(s.strip()) > 10))
+            index: dict[str, set[int]] = defaultdict(set)
+            for k, sentence in enumerate(found):
+                for noun in nouns(sentence):
+                    index[noun].add(k)
+            self._sentences = (found, index)
+        return self._sentences
+
+
+#: Where a sentence of a passage ends (a full stop, question or exclamation mark, then space).
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def nouns(text: str) -> set[str]:
+    """The common and proper nouns of two syllables or more in a text (what a question and a distractor share)."""
+    return {m.form for m in korean.morphemes(text) if m.tag in ("NNG", "NNP") and len(m.form) >= 2}
+
+
+def fields_of(probe: ProbeIO, example: ProbeExample) -> tuple[str, ...]:
+    """The text fields an edit may change: the task's, or every text of the example (WoS: its turns)."""
+    return probe.edit_fields or tuple(example.texts)
+
 
 def _name_swap(example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: random.Random) -> list[Edit]:
     if probe.names_from_spans:
-        return _swap_entity(example, pools, rng, [s for s in example.spans if s.label in NAME_TYPES])
+        return _swap_entity(example, probe, pools, rng, [s for s in example.spans if probe.swappable(s.label)])
     return _swap_proper_noun(example, probe.edit_fields, pools, rng)
 
 
-def _swap_entity(example: ProbeExample, pools: NamePools, rng: random.Random, named: list) -> list[Edit]:
-    """A gold PS/LC/OG entity (written once in its text) replaced by another of its type."""
-    reason = "no PS/LC/OG entity of two syllables or more written once in Hangul"
+def _swap_entity(example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: random.Random, named: list) -> list[Edit]:
+    """A gold name span replaced by another of its type, wherever the example writes it (every text field)."""
+    reason = "no name span of two syllables or more in Hangul"
     for span in rng.sample(named, len(named)):
-        text = example.texts[span.field]
-        name = text[span.start:span.end]
-        if len(name) < 2 or not korean.is_hangul(name) or text.count(name) != 1:
+        name = example.texts[span.field][span.start:span.end]
+        if not korean.is_name(name):
             continue
         others = korean.opposite_names(name, pools.typed.get(span.label, []))
         if not others:
             reason = f"no {span.label} name with the opposite final consonant"
             continue
         try:
-            return korean.name_edits(span.field, text, span.start, span.end, rng.choice(others), example.spans)
+            return _swap_everywhere(example, fields_of(probe, example), name, rng.choice(others))
         except Unmade as err:
             reason = str(err)
     raise Unmade(reason)
+
+
+def _swap_everywhere(example: ProbeExample, fields: Sequence[str], name: str, new: str) -> list[Edit]:
+    """Every occurrence of `name` in the fields rewritten as `new`, particles re-chosen; an occurrence inside a longer
+    word (the name as part of another name) makes the swap unmade."""
+    edits: list[Edit] = []
+    for f in fields:
+        text, at = example.texts[f], example.texts[f].find(name)
+        while at >= 0:
+            if at > 0 and korean.is_hangul(text[at - 1]):
+                raise Unmade("the name is written inside a longer word")
+            edits.extend(korean.name_edits(f, text, at, at + len(name), new, example.spans))
+            at = text.find(name, at + len(name))
+    return edits
 
 
 def _swap_proper_noun(example: ProbeExample, fields: Sequence[str], pools: NamePools, rng: random.Random) -> list[Edit]:
@@ -138,14 +178,24 @@ def _swap_proper_noun(example: ProbeExample, fields: Sequence[str], pools: NameP
     others = korean.opposite_names(name, pools.proper)
     if not others:
         raise Unmade("no proper noun with the opposite final consonant")
-    new = rng.choice(others)
-    edits: list[Edit] = []
-    for f in fields:
-        text = example.texts[f]
-        for m in korean.morphemes(text):
-            if m.tag == "NNP" and m.form == name and text[m.start:m.end] == name:
-                edits.extend(korean.name_edits(f, text, m.start, m.end, new, example.spans))
-    return edits
+    return _swap_everywhere(example, fields, name, rng.choice(others))
+
+
+def _distractor(example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: random.Random) -> Edit:
+    """A sentence of another passage that shares the most nouns with the question (two at least) and holds none of the
+    answers, appended to the passage (Jia & Liang's AddSent, with a real sentence rather than a made-up one)."""
+    passage_field, question_field = probe.edit_fields[0], probe.edit_fields[-1]
+    passage, wanted = example.texts[passage_field], nouns(example.texts[question_field])
+    answers = [passage[s.start:s.end] for s in example.spans]
+    sentences, index = pools.sentences
+    shared: Counter[int] = Counter(k for noun in wanted for k in index.get(noun, ()))
+    best = [(count, k) for k, count in shared.items() if count >= 2 and sentences[k] not in passage
+            and not any(a and a in sentences[k] for a in answers)]
+    if not best:
+        raise Unmade("no sentence of another passage shares two nouns with the question without its answer")
+    top = max(count for count, _ in best)
+    chosen = sentences[rng.choice(sorted(k for count, k in best if count == top))]
+    return Edit(passage_field, len(passage), len(passage), "", " " + chosen)
 
 
 def _each_field(fields: Sequence[str], rng: random.Random, edit: Callable[[str], Edit]) -> list[Edit]:
@@ -161,7 +211,7 @@ def _each_field(fields: Sequence[str], rng: random.Random, edit: Callable[[str],
 
 def perturb(test: str, example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: random.Random) -> tuple[list[Edit], str | None, Any]:
     """The edits of one test on one example, what a DIR test expects, and the perturbed example's gold label."""
-    fields, texts, spans = probe.edit_fields, example.texts, example.spans
+    fields, texts, spans = fields_of(probe, example), example.texts, example.spans
     if test == "name-swap":
         return _name_swap(example, probe, pools, rng), None, example.label
     if test == "spacing":
@@ -172,6 +222,8 @@ def perturb(test: str, example: ProbeExample, probe: ProbeIO, pools: NamePools, 
         return _each_field(fields, rng, lambda f: korean.register_edit(f, texts[f], spans)[0]), None, example.label
     if test == "number-format":
         return _each_field(fields, rng, lambda f: korean.number_edit(f, texts[f], rng)), None, example.label
+    if test == "distractor":
+        return [_distractor(example, probe, pools, rng)], None, example.label
     if test == "negation":
         if example.label != "entailment":
             raise Unmade("gold is not entailment")
@@ -191,7 +243,7 @@ def make_suite(task: Task, text: str, name: str, tests: Sequence[str] | None = N
     if unknown:
         raise KeyError(f"test(s) {', '.join(unknown)} do not apply to {task.facts.name}; its tests are {', '.join(probe.tests)}")
     examples, problems = probe.read(text, name)
-    pools = NamePools(examples, probe.edit_fields)
+    pools = NamePools(examples, probe)
     suite = Suite(task.facts.name, [], {}, {}, seed, chosen, name, [str(p) for p in problems])
     for test in chosen:
         order = random.Random(f"{seed}:{test}").sample(examples, len(examples))
@@ -208,12 +260,12 @@ def make_suite(task: Task, text: str, name: str, tests: Sequence[str] | None = N
                 if not edits:
                     raise Unmade("the edit changes nothing")
                 new_texts, spans, starts = apply_edits(example, edits)
-            except (Unmade, SpanCut) as err:
+                guid = probe_guid(task.facts.guid_prefix, example.guid, test)
+                rebuilt = probe.rebuilt(example, guid, new_texts, spans, label)
+            except Unmade as err:
                 skipped[str(err)] += 1
                 continue
-            guid = probe_guid(task.facts.guid_prefix, example.guid, test)
-            case = Case(probe.rebuilt(example, guid, new_texts, spans, label), example, test,
-                        [e.to_dict(s) for e, s in zip(edits, starts)], expect)
+            case = Case(rebuilt, example, test, [e.to_dict(s) for e, s in zip(edits, starts)], expect)
             suite.cases.append(case)
             made += 1
         suite.tried[test], suite.skipped[test] = tried, skipped

@@ -150,9 +150,24 @@ def wilson(failures: int, n: int) -> tuple[float, float] | None:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def _metric(task: Task, gold: Gold, guids: Sequence[str], predictions: dict[str, Any]) -> float | None:
-    """The task's first official metric over these examples (those with a prediction)."""
-    rows = [gold.rows[gold.position[g]] for g in guids if g in predictions and g in gold.position]
+def units(probe: ProbeIO, gold: Gold) -> dict[str, list[int]]:
+    """Manifest guid -> the positions of its gold rows (one row; a WoS dialogue's user turns)."""
+    found: dict[str, list[int]] = {}
+    for k, row in enumerate(gold.rows):
+        found.setdefault(probe.unit_of(row), []).append(k)
+    return found
+
+
+def _answer(probe: ProbeIO, gold: Gold, positions: list[int] | None, predictions: dict[str, Any]) -> Hashable | None:
+    """The answer of one example, or None when a row of it has no prediction."""
+    if not positions or any(gold.rows[k]["guid"] not in predictions for k in positions):
+        return None
+    return probe.answer_of([predictions[gold.rows[k]["guid"]] for k in positions])
+
+
+def _metric(task: Task, gold: Gold, positions: Sequence[int], predictions: dict[str, Any]) -> float | None:
+    """The task's first official metric over the rows at these positions (those with a prediction)."""
+    rows = [gold.rows[k] for k in positions if gold.rows[k]["guid"] in predictions]
     if not rows:
         return None
     scores = task.scores_of(task.row_statistics(rows, [predictions[r["guid"]] for r in rows]))
@@ -174,27 +189,29 @@ def score_run(probes: ProbeSet, run: str, data: bytes, name: str, source_data: b
         raise InputError(f"{name}: no prediction for the source examples; give --source-pred (the run on the dev set) "
                          "or predictions that hold the source guids too")
     results = []
+    perturbed_units, source_units = units(probe, probes.perturbed), units(probe, probes.sources)
     for test in probes.tests:
         lines = [line for line in probes.manifest if line["test"] == test]
         failing, unpredicted = [], 0
         for line in lines:
-            guid, source = line["guid"], line["source_guid"]
-            if guid not in perturbed or source not in sources:
+            answer = _answer(probe, probes.perturbed, perturbed_units.get(line["guid"]), perturbed)
+            source = _answer(probe, probes.sources, source_units.get(line["source_guid"]), sources)
+            if answer is None or source is None:
                 unpredicted += 1
                 continue
-            answer: Hashable = probe.answer(perturbed[guid])
             if line["type"] == "INV":
-                ok = probe.same(probe.answer(sources[source]), answer, line.get("edits") or [])
+                ok = probe.same(source, answer, line.get("edits") or [])
             else:
                 ok = probe.met(answer, line.get("expect"))
             if not ok:
-                failing.append(guid)
+                failing.append(line["guid"])
         n = len(lines) - unpredicted
         kind = TESTS[test]
         results.append(TestResult(
             test, kind.type, kind.capability, n, len(failing), len(failing) / n if n else None, probes.skipped.get(test, 0), unpredicted,
-            wilson(len(failing), n), _metric(task, probes.sources, sorted({line["source_guid"] for line in lines}), sources),
-            _metric(task, probes.perturbed, [line["guid"] for line in lines], perturbed), failing))
+            wilson(len(failing), n),
+            _metric(task, probes.sources, sorted({k for line in lines for k in source_units.get(line["source_guid"], [])}), sources),
+            _metric(task, probes.perturbed, [k for line in lines for k in perturbed_units.get(line["guid"], [])], perturbed), failing))
     return RunBehaviour(run, results, problems + more)
 
 

@@ -58,7 +58,11 @@ class ProbeExample:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class SpanCut(ValueError):
+class Unmade(ValueError):
+    """A perturbation that cannot be made validly; the message is the reason the suite's README counts."""
+
+
+class SpanCut(Unmade):
     """An edit that cuts a span (neither inside it, nor around it, nor the whole of it): the perturbation is skipped."""
 
 
@@ -121,6 +125,11 @@ class ProbeIO(ABC):
     #: `--format lm-eval`, over the documents `lm_doc` gives (the prompts of examples/lm_eval/); None: no harness task.
     lm_eval: dict[str, Any] | None = None
 
+    def swappable(self, label: str) -> bool:
+        """Whether a span with this label is a name the name-swap test replaces (by default people, places and
+        organisations, in NER's codes and RE's)."""
+        return label in ("PS", "LC", "OG", "PER", "LOC", "ORG")
+
     def lm_doc(self, example: ProbeExample) -> dict[str, Any]:
         """One harness document of an example: by default its official record (JSON tasks), which holds its guid."""
         return dict(example.record)
@@ -140,6 +149,14 @@ class ProbeIO(ABC):
     @abstractmethod
     def answer(self, prediction: Any) -> Hashable:
         """A parsed prediction (`Task.parse_prediction`) as a value two predictions are compared by."""
+
+    def unit_of(self, row: dict) -> str:
+        """The example (a manifest guid) a gold row of the task belongs to: itself, but a WoS turn belongs to its dialogue."""
+        return str(row["guid"])
+
+    def answer_of(self, predictions: list[Any]) -> Hashable:
+        """The answer of an example from the predictions of its gold rows, in order (one row but for WoS)."""
+        return self.answer(predictions[0])
 
     def same(self, source: Hashable, perturbed: Hashable, edits: Sequence[dict[str, Any]]) -> bool:
         """Whether the prediction on the perturbed example is the source's answer carried through the edits (as the
@@ -195,3 +212,44 @@ class JsonLabelProbe(ProbeIO):
 
     def answer(self, prediction: Any) -> Hashable:
         return prediction.get("label") if isinstance(prediction, dict) else prediction
+
+
+class JsonSpanProbe(JsonLabelProbe):
+    """A JSON label task whose record also holds entity spans of one text field as objects (`word`, `start_idx`,
+    `end_idx` inclusive, `type`): KLUE-RE's subject and object. The spans move with the edits and are written back."""
+
+    def __init__(self, span_fields: tuple[str, ...], *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.span_fields = span_fields
+        self.names_from_spans = True
+
+    def read(self, text: str, name: str) -> tuple[list[ProbeExample], list[Problem]]:
+        examples, problems = super().read(text, name)
+        out = []
+        field_name = self.edit_fields[0]
+        for example in examples:
+            try:
+                spans = tuple(Span(field_name, int(example.record[key]["start_idx"]), int(example.record[key]["end_idx"]) + 1,
+                                   str(example.record[key]["type"])) for key in self.span_fields)
+            except (KeyError, TypeError, ValueError):
+                problems.append(Problem(f"{example.guid}: expected {', '.join(self.span_fields)} with start_idx, end_idx and type", file=name))
+                continue
+            out.append(replace(example, spans=spans))
+        return out, problems
+
+    def rebuilt(self, example: ProbeExample, guid: str, texts: dict[str, str], spans: tuple[Span, ...], label: Any) -> ProbeExample:
+        new = super().rebuilt(example, guid, texts, spans, label)
+        text = texts[self.edit_fields[0]]
+        for key, span in zip(self.span_fields, spans):
+            new.record[key] = {**new.record[key], "word": text[span.start:span.end], "start_idx": span.start, "end_idx": span.end - 1}
+        return new
+
+
+def carried_text(text: str, edits: Sequence[dict[str, Any]]) -> str:
+    """A predicted string (an answer, a slot value) as the edits rewrite it: every edited name or number it holds,
+    rewritten. Used where a prediction is text rather than offsets (MRC's answer, WoS's slot values). Edits of one
+    character (a particle, a space, a typo) are left out: they would rewrite unrelated text (은 in 은행)."""
+    for edit in edits:
+        if len(edit["before"].strip()) >= 2 and edit["before"] in text:  # a name or a number; not a particle or a space
+            text = text.replace(edit["before"], edit["after"])
+    return text
