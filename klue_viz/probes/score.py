@@ -9,14 +9,17 @@ and of their sources (the task's first metric), so a drop in score is read next 
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import zipfile
 from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.results import Frames
 from klue_viz.probes.catalogue import TESTS
 from klue_viz.probes.make import MANIFEST, SOURCES
 from klue_viz.reading.records import read_records
@@ -83,22 +86,48 @@ def skipped_counts(readme: str) -> dict[str, int]:
     return counts
 
 
+def suite_paths(task: Task) -> dict[str, str]:
+    """The files of a suite, relative to its folder: manifest, perturbed gold, source gold."""
+    probe = _probe(task)
+    return {"manifest": MANIFEST, "perturbed": probe.file_name, "sources": f"{SOURCES}/{probe.file_name}"}
+
+
 def read_probe_set(task: Task, folder: str | Path) -> ProbeSet:
     """The suite in `folder` (what `klue-viz probe make` wrote); InputError saying which file is missing or wrong."""
-    probe = _probe(task)
     root = Path(folder)
-    paths = {"manifest": root / MANIFEST, "perturbed": root / probe.file_name, "sources": root / SOURCES / probe.file_name}
-    for what, path in paths.items():
-        if not path.is_file():
-            raise InputError(f"{folder}: no {path.relative_to(root)} ({what}); give a folder written by `klue-viz probe make --task {task.facts.name}`")
-    manifest = read_manifest(paths["manifest"].read_text(encoding="utf-8"), str(paths["manifest"]))
-    readme = root / "README.md"
-    skipped = skipped_counts(readme.read_text(encoding="utf-8")) if readme.is_file() else {}
-    return ProbeSet(task, str(folder), manifest, gold_from_bytes(task, paths["perturbed"].read_bytes(), str(paths["perturbed"])),
-                    gold_from_bytes(task, paths["sources"].read_bytes(), str(paths["sources"])), skipped)
+    files = {rel: (root / rel).read_bytes() for rel in [*suite_paths(task).values(), "README.md"] if (root / rel).is_file()}
+    return probe_set_from_files(task, files, str(folder))
 
 
-def _predictions(task: Task, gold: Gold, data: bytes, name: str) -> tuple[dict[str, Any], list[Problem]]:
+def probe_set_from_zip(task: Task, data: bytes, name: str) -> ProbeSet:
+    """The suite in a zip of its folder (the folder itself or its files at the top; read in memory, nothing extracted)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = [n for n in archive.namelist() if not n.endswith("/")]
+            manifest = next((n for n in names if n.rsplit("/", 1)[-1] == MANIFEST), None)
+            if manifest is None:
+                raise InputError(f"{name}: no {MANIFEST} in the zip; zip the folder `klue-viz probe make` wrote")
+            prefix = manifest[:-len(MANIFEST)]
+            wanted = [*suite_paths(task).values(), "README.md"]
+            files = {rel: archive.read(prefix + rel) for rel in wanted if prefix + rel in names}
+    except zipfile.BadZipFile:
+        raise InputError(f"{name}: not a zip file") from None
+    return probe_set_from_files(task, files, name)
+
+
+def probe_set_from_files(task: Task, files: dict[str, bytes], name: str) -> ProbeSet:
+    """The suite from its files' bytes, by path relative to its folder; InputError naming a missing file."""
+    for what, rel in suite_paths(task).items():
+        if rel not in files:
+            raise InputError(f"{name}: no {rel} ({what}); give a folder written by `klue-viz probe make --task {task.facts.name}`")
+    paths = suite_paths(task)
+    manifest = read_manifest(files[paths["manifest"]].decode("utf-8"), f"{name}/{MANIFEST}")
+    skipped = skipped_counts(files["README.md"].decode("utf-8")) if "README.md" in files else {}
+    return ProbeSet(task, name, manifest, gold_from_bytes(task, files[paths["perturbed"]], f"{name}/{paths['perturbed']}"),
+                    gold_from_bytes(task, files[paths["sources"]], f"{name}/{paths['sources']}"), skipped)
+
+
+def parsed_predictions(task: Task, gold: Gold, data: bytes, name: str) -> tuple[dict[str, Any], list[Problem]]:
     """guid -> parsed prediction of the file's records that are for this gold (others are ignored)."""
     file = read_records(data, name, task.normalise_record)
     try:
@@ -135,6 +164,9 @@ class RunBehaviour:
     run: str
     tests: list[TestResult]
     problems: list[Problem] = field(default_factory=list)
+    #: The run's parsed predictions by gold guid, on the perturbed examples and on the sources (what the pairs are drawn from).
+    perturbed: dict[str, Any] = field(default_factory=dict, repr=False)
+    sources: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"run": self.run, "tests": [t.to_dict() for t in self.tests]}
@@ -178,11 +210,11 @@ def score_run(probes: ProbeSet, run: str, data: bytes, name: str, source_data: b
     """One run's behaviour: its predictions on the perturbed examples (`data`) and on the sources (from `source_data`,
     a dev-set run, or else from `data` itself when it holds the source guids too)."""
     task, probe = probes.task, _probe(probes.task)
-    perturbed, problems = _predictions(task, probes.perturbed, data, name)
+    perturbed, problems = parsed_predictions(task, probes.perturbed, data, name)
     if source_data is not None:
-        sources, more = _predictions(task, probes.sources, source_data, source_name)
+        sources, more = parsed_predictions(task, probes.sources, source_data, source_name)
     else:
-        sources, more = _predictions(task, probes.sources, data, name)
+        sources, more = parsed_predictions(task, probes.sources, data, name)
     if not perturbed:
         raise InputError(f"{name}: no prediction for a perturbed example of {probes.folder} (run the model on its gold file)")
     if not sources:
@@ -212,7 +244,17 @@ def score_run(probes: ProbeSet, run: str, data: bytes, name: str, source_data: b
             wilson(len(failing), n),
             _metric(task, probes.sources, sorted({k for line in lines for k in source_units.get(line["source_guid"], [])}), sources),
             _metric(task, probes.perturbed, [k for line in lines for k in perturbed_units.get(line["guid"], [])], perturbed), failing))
-    return RunBehaviour(run, results, problems + more)
+    return RunBehaviour(run, results, problems + more, perturbed, sources)
+
+
+def pair_frames(task: Task, gold: Gold, guid: str, predictions: dict[str, Any]) -> tuple[Frames, list[str]] | None:
+    """The frames of one example (all its gold rows: a WoS dialogue's turns) with the run's predictions, and the row
+    guids to draw; None when a row has no prediction."""
+    positions = units(_probe(task), gold).get(guid)
+    if not positions or any(gold.rows[k]["guid"] not in predictions for k in positions):
+        return None
+    frame = gold.frame.iloc[positions].reset_index(drop=True)
+    return task.build_frames(frame, [predictions[gold.rows[k]["guid"]] for k in positions]), [gold.rows[k]["guid"] for k in positions]
 
 
 def behaviour_payload(task: Task, runs: Sequence[RunBehaviour]) -> dict[str, Any]:
