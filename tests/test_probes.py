@@ -416,3 +416,28 @@ def test_a_distractor_shares_the_question_but_not_the_answer(tmp_path):
     first = made["klue-mrc-v1_dev_00001"]
     assert first.example.texts["context"] == documents[0]["paragraphs"][0]["context"] + " 국토부는 작년 전기차 충전기 500기를 고속도로에 설치했다."
     assert first.example.record["qa"]["answers"] == [{"text": "3천 기", "answer_start": 16}]
+
+
+def test_gate_fails_when_a_behaviour_regresses_and_only_then(nli_suite, shared, tmp_path):
+    folder, _ = nli_suite
+    dev = [{"guid": r["guid"], "label": r["gold_label"]} for r in json.loads((shared / NLI_DEV).read_text(encoding="utf-8"))]
+    perturbed = {r["guid"]: r["gold_label"] for r in json.loads((folder / "klue-nli-v1.1_dev.json").read_text(encoding="utf-8"))}
+    typo = [line["guid"] for line in manifest(folder) if line["test"] == "typo"]
+    flip = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
+
+    def run(name: str, broken: set[str]) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        records = dev + [{"guid": g, "label": flip[label] if g in broken else label} for g, label in perturbed.items()]
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        return path
+
+    baseline, same, worse = run("baseline", set()), run("same", set()), run("worse", set(typo[: len(typo) * 2 // 5]))
+    common = ["gate", "--task", "nli", "--gold", str(shared / NLI_DEV), "--probes", str(folder), "--bootstrap", "200", "--baseline", str(baseline)]
+    out = tmp_path / "gate.json"
+    assert main(common + ["--candidate", str(same), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["verdict"] == "pass"
+    assert main(common + ["--candidate", str(worse), "--out", str(out)]) == 1
+    regressions = json.loads(out.read_text())["regressions"]
+    assert [(r["slice"], r["metric"]) for r in regressions] == [({"behaviour": "typo"}, "pass rate")]
+    assert regressions[0]["baseline"] == 100.0
+    assert regressions[0]["candidate"] == pytest.approx(100 * (1 - (len(typo) * 2 // 5) / len(typo)))

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from klue_viz.discovery import annotators, corrected_gold, features, hf_export, slices
     from klue_viz.discovery import suspects as suspect_queue
     from klue_viz.outputs import report as html_report
+    from klue_viz.probes import score as probe_scores
     from klue_viz.scoring import benchmark as workspace
     from klue_viz.scoring import bootstrap, slicing, user_features
     from klue_viz.scoring import surface_forms as surface
@@ -43,6 +44,7 @@ else:  # the commands that need pandas, SQLAlchemy or cleanlab load them when th
     regression_gate = lazy_module("klue_viz.compare.gate")
     workspace = lazy_module("klue_viz.scoring.benchmark")
     html_report = lazy_module("klue_viz.outputs.report")
+    probe_scores = lazy_module("klue_viz.probes.score")
     annotation_files = lazy_module("klue_viz.store.annotation_files")
     annotation_store = lazy_module("klue_viz.store.annotations")
     features = lazy_module("klue_viz.discovery.features")
@@ -572,6 +574,10 @@ def add_compare_commands(commands: argparse._SubParsersAction) -> None:
     gate.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="paired bootstrap resamples (default 1000)")
     gate.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     gate.add_argument("--features", help=FEATURES_HELP + "; each column is a slice the gate tests")
+    gate.add_argument("--probes", help="a behavioural test suite (klue-viz probe make): each test's pass rate joins the tests, so the gate "
+                                       "also fails when the candidate fails a test significantly more often")
+    gate.add_argument("--probe-baseline", help="the baseline's predictions on the suite (default: --baseline, when it holds them too)")
+    gate.add_argument("--probe-candidate", help="the candidate's predictions on the suite (default: --candidate, when it holds them too)")
 
 
 def _scored_runs(task_name: str | None, gold_source: str, paths: list[str], strict: bool, outs: list[str | None],
@@ -621,7 +627,14 @@ def gate_command(args: argparse.Namespace) -> int:
         tags = slices.error_tags(task, baseline.run, remarks)
         for guid, found in slices.error_tags(task, candidate.run, remarks).items():
             tags.setdefault(guid, set()).update(found)
-        result = regression_gate.gate(task, baseline, candidate, min_size=args.min_size, tags=tags, samples=max(args.bootstrap, 1))
+        behaviour = None
+        if args.probes:
+            suite = probe_scores.read_probe_set(task, args.probes)
+            runs = [probe_scores.score_run(suite, run.run, read_bytes(probe_file or dev_file), probe_file or dev_file, read_bytes(dev_file), dev_file)
+                    for run, probe_file, dev_file in ((baseline, args.probe_baseline, args.baseline), (candidate, args.probe_candidate, args.candidate))]
+            behaviour = probe_scores.paired_outcomes(suite, runs[0], runs[1])
+        result = regression_gate.gate(task, baseline, candidate, min_size=args.min_size, tags=tags, samples=max(args.bootstrap, 1),
+                                      behaviour=behaviour)
     except (InputError, KeyError, ValueError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2

@@ -222,21 +222,11 @@ def score_run(probes: ProbeSet, run: str, data: bytes, name: str, source_data: b
                          "or predictions that hold the source guids too")
     results = []
     perturbed_units, source_units = units(probe, probes.perturbed), units(probe, probes.sources)
+    outcomes = case_outcomes(probes, perturbed, sources)
     for test in probes.tests:
         lines = [line for line in probes.manifest if line["test"] == test]
-        failing, unpredicted = [], 0
-        for line in lines:
-            answer = _answer(probe, probes.perturbed, perturbed_units.get(line["guid"]), perturbed)
-            source = _answer(probe, probes.sources, source_units.get(line["source_guid"]), sources)
-            if answer is None or source is None:
-                unpredicted += 1
-                continue
-            if line["type"] == "INV":
-                ok = probe.same(source, answer, line.get("edits") or [])
-            else:
-                ok = probe.met(answer, line.get("expect"))
-            if not ok:
-                failing.append(line["guid"])
+        unpredicted = sum(outcomes[line["guid"]] is None for line in lines)
+        failing = [line["guid"] for line in lines if outcomes[line["guid"]] is False]
         n = len(lines) - unpredicted
         kind = TESTS[test]
         results.append(TestResult(
@@ -255,6 +245,39 @@ def pair_frames(task: Task, gold: Gold, guid: str, predictions: dict[str, Any]) 
         return None
     frame = gold.frame.iloc[positions].reset_index(drop=True)
     return task.build_frames(frame, [predictions[gold.rows[k]["guid"]] for k in positions]), [gold.rows[k]["guid"] for k in positions]
+
+
+def case_outcomes(probes: ProbeSet, perturbed: dict[str, Any], sources: dict[str, Any]) -> dict[str, bool | None]:
+    """Perturbed guid -> whether the case passes (INV: the same answer as on its source, carried through the edits;
+    DIR/MFT: the expectation met); None when the perturbed example or its source has no prediction."""
+    probe = _probe(probes.task)
+    perturbed_units, source_units = units(probe, probes.perturbed), units(probe, probes.sources)
+    found: dict[str, bool | None] = {}
+    for line in probes.manifest:
+        answer = _answer(probe, probes.perturbed, perturbed_units.get(line["guid"]), perturbed)
+        source = _answer(probe, probes.sources, source_units.get(line["source_guid"]), sources)
+        if answer is None or source is None:
+            found[line["guid"]] = None
+        elif line["type"] == "INV":
+            found[line["guid"]] = probe.same(source, answer, line.get("edits") or [])
+        else:
+            found[line["guid"]] = probe.met(answer, line.get("expect"))
+    return found
+
+
+def paired_outcomes(probes: ProbeSet, baseline: RunBehaviour, candidate: RunBehaviour) -> dict[str, tuple[list[str], list[bool], list[bool]]]:
+    """Per test, the cases both runs answered: their source guids and whether each run passes (what the gate tests)."""
+    first = case_outcomes(probes, baseline.perturbed, baseline.sources)
+    second = case_outcomes(probes, candidate.perturbed, candidate.sources)
+    paired: dict[str, tuple[list[str], list[bool], list[bool]]] = {}
+    for line in probes.manifest:
+        a, b = first[line["guid"]], second[line["guid"]]
+        if a is not None and b is not None:
+            sources, passes_a, passes_b = paired.setdefault(line["test"], ([], [], []))
+            sources.append(line["source_guid"])
+            passes_a.append(a)
+            passes_b.append(b)
+    return paired
 
 
 def behaviour_payload(task: Task, runs: Sequence[RunBehaviour]) -> dict[str, Any]:
