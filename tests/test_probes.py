@@ -441,3 +441,23 @@ def test_gate_fails_when_a_behaviour_regresses_and_only_then(nli_suite, shared, 
     assert [(r["slice"], r["metric"]) for r in regressions] == [({"behaviour": "typo"}, "pass rate")]
     assert regressions[0]["baseline"] == 100.0
     assert regressions[0]["candidate"] == pytest.approx(100 * (1 - (len(typo) * 2 // 5) / len(typo)))
+
+
+def test_report_gets_the_behaviour_table(tmp_path):
+    task = get_task("nli")
+    gold = DEMO / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json"
+    suite = make_suite(task, gold.read_text(encoding="utf-8"), gold.name, tests=["typo", "register"], seed=4)
+    write_suite(task, suite, tmp_path / "suite")
+    typo = [c for c in suite.cases if c.test == "typo"]
+    flip = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
+    records = [{"guid": r["guid"], "label": r["gold_label"]} for r in json.loads(gold.read_text(encoding="utf-8"))]
+    records += [{"guid": c.example.guid, "label": flip[c.example.label] if c is typo[0] else c.example.label} for c in suite.cases]
+    pred = tmp_path / "run.jsonl"
+    pred.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "report.html"
+    assert main(["report", "--task", "nli", "--gold", str(gold), "--pred", str(pred), "--out", str(out), "--bootstrap", "20",
+                 "--probes", str(tmp_path / "suite")]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "<h2>Behaviour</h2>" in html
+    assert f"data-test='typo' data-run='run'>{100 / len(typo):.1f}% <small>of {len(typo)} " in html
+    assert f"data-test='register' data-run='run'>0.0% <small>of {sum(c.test == 'register' for c in suite.cases)} " in html

@@ -276,12 +276,21 @@ def report_command(args: argparse.Namespace) -> int:
         columns, _ = load_features(args.features, task, gold)
         results = [featured(evaluate_file(task, gold, path, strict=args.strict), columns) for path in args.pred]
         distinct_run_names(results)
+        behaviour = []
+        if args.probes:
+            suite = probe_scores.read_probe_set(task, args.probes)
+            probe_files = args.probe_pred or args.pred
+            if len(probe_files) != len(args.pred):
+                raise InputError(f"--probe-pred: give one per --pred ({len(args.pred)}), in the same order; found {len(probe_files)}")
+            behaviour = [probe_scores.score_run(suite, result.run, read_bytes(probe), probe, read_bytes(path), path)
+                         for result, probe, path in zip(results, probe_files, args.pred)]
     except (InputError, KeyError) as err:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
     remarks = stored_remarks(task.facts.name)
     try:
-        html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap, gold_rows=gold.rows)
+        html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap, gold_rows=gold.rows,
+                                        behaviour=behaviour, suite=args.probes or "")
     except Exception as err:  # noqa: BLE001 - one line saying why, never a traceback
         reason = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
         print(f"klue-viz: the report could not be built ({type(err).__name__}: {reason}); nothing was written", file=sys.stderr)
@@ -734,6 +743,9 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="bootstrap resamples for the 95%% intervals (default 1000)")
     report.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     report.add_argument("--features", help=FEATURES_HELP)
+    report.add_argument("--probes", help="a behavioural test suite (klue-viz probe make): the report gets its runs × tests table")
+    report.add_argument("--probe-pred", action="append", help="a run's predictions on the suite, in --pred's order (default: the --pred "
+                                                               "file itself, when it holds them too)")
     notes = commands.add_parser("annotations", help="export or import error annotations (the store named by KLUE_VIZ_DB)")
     actions = notes.add_subparsers(dest="action", required=True)
     export = actions.add_parser("export", help="write annotations to a .jsonl or .csv file")
