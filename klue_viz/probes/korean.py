@@ -131,13 +131,19 @@ def name_edits(field: str, text: str, start: int, end: int, new_name: str, spans
     return [Edit(field, start, end, text[start:end], new_name), Edit(field, end, word_end, text[end:word_end], rewritten[len(new_name):])]
 
 
-def opposite_names(name: str, pool: Sequence[str]) -> list[str]:
-    """The names of the pool whose last syllable has a final consonant where `name`'s has none, or the other way round."""
-    own = final_consonant(name[-1])
-    if own is None:
-        return []
-    return [other for other in pool if other != name and final_consonant(other[-1]) is not None
-            and (final_consonant(other[-1]) == 0) != (own == 0)]
+class NamePool:
+    """Names split by whether their last syllable has a final consonant, so the opposite kind is found at once."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.with_final = [n for n in names if final_consonant(n[-1]) not in (None, 0)]
+        self.without_final = [n for n in names if final_consonant(n[-1]) == 0]
+
+    def opposite(self, name: str) -> list[str]:
+        """The names whose last syllable has a final consonant where `name`'s has none, or the other way round."""
+        own = final_consonant(name[-1])
+        if own is None:
+            return []
+        return self.without_final if own else self.with_final
 
 
 # ---- spacing ---------------------------------------------------------------------------------------

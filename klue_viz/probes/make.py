@@ -86,18 +86,18 @@ class NamePools:
                 text = example.texts[span.field][span.start:span.end]
                 if probe.swappable(span.label) and korean.is_name(text):
                     typed[span.label].add(text)
-        self.typed = {label: sorted(names) for label, names in typed.items()}
+        self.typed = {label: korean.NamePool(sorted(names)) for label, names in typed.items()}
         self._examples, self._probe = examples, probe
-        self._proper: list[str] | None = None
+        self._proper: korean.NamePool | None = None
         self._sentences: tuple[list[str], dict[str, set[int]]] | None = None
 
     @property
-    def proper(self) -> list[str]:
+    def proper(self) -> korean.NamePool:
         """The proper nouns of the texts (analysed on first use: only a name-swap without gold entities needs them)."""
         if self._proper is None:
             found = {m.form for e in self._examples for f in fields_of(self._probe, e) for m in korean.morphemes(e.texts[f])
                      if m.tag == "NNP" and len(m.form) >= 2 and korean.is_hangul(m.form)}
-            self._proper = sorted(found)
+            self._proper = korean.NamePool(sorted(found))
         return self._proper
 
     @property
@@ -141,7 +141,8 @@ def _swap_entity(example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: r
         name = example.texts[span.field][span.start:span.end]
         if not korean.is_name(name):
             continue
-        others = korean.opposite_names(name, pools.typed.get(span.label, []))
+        pool = pools.typed.get(span.label)
+        others = pool.opposite(name) if pool is not None else []
         if not others:
             reason = f"no {span.label} name with the opposite final consonant"
             continue
@@ -175,7 +176,7 @@ def _swap_proper_noun(example: ProbeExample, fields: Sequence[str], pools: NameP
     if not forms:
         raise Unmade("no proper noun in every text")
     name = rng.choice(sorted(forms))
-    others = korean.opposite_names(name, pools.proper)
+    others = pools.proper.opposite(name)
     if not others:
         raise Unmade("no proper noun with the opposite final consonant")
     return _swap_everywhere(example, fields, name, rng.choice(others))
