@@ -6,6 +6,7 @@ real ones, and scoring reports exactly the failures planted in predictions."""
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -225,6 +226,14 @@ def test_number_rewrites():
     assert korean.number_rewrites("3000", "명") == ["3,000", "3천"]
     assert korean.number_rewrites("12345", "") == ["12,345"]
     assert korean.number_rewrites("2021", "년") == []
+    assert korean.number_rewrites("2015", "") == [] and korean.number_rewrites("20140919", "") == []  # a year, a date
+    assert korean.number_rewrites("2310", "원") == ["2,310"]
+    rng = random.Random(0)
+    assert korean.number_edit("s", "8만 5600명과 1200명", [], rng).before == "1200"  # not the lower part of 8만 5600
+    with pytest.raises(korean.Unmade):
+        korean.number_edit("s", "문의 031-8060-2560", [], rng)
+    with pytest.raises(korean.Unmade):
+        korean.number_edit("s", "주소는 서울 중구 38345입니다.", [], rng)
 
 
 def test_spans_move_stretch_or_block():

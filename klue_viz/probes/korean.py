@@ -56,12 +56,32 @@ class Morpheme:
     tag: str
     start: int
     end: int
+    #: The analyzer's morpheme id (what its embedding similarity is asked by).
+    id: int = -1
 
 
 @functools.lru_cache(maxsize=65536)
 def morphemes(text: str) -> tuple[Morpheme, ...]:
     """The analyzer's morphemes of a text with their character offsets (cached: a sentence is analysed once per test run)."""
-    return tuple(Morpheme(t.form, t.tag, t.start, t.start + t.len) for t in analyzer().tokenize(text))
+    return tuple(Morpheme(t.form, t.tag, t.start, t.start + t.len, int(t.id)) for t in analyzer().tokenize(text))
+
+
+#: How close (cosine, the analyzer's CoNg embedding) a proper noun must be to the one it replaces when the data gives no
+#: type: 손흥민 -> 박지성 0.74, 프랑스어 -> 스페인어 0.80, but 일본 -> 삼성 0.43, 프랑스어 -> 삼성 0.36.
+SIMILAR_ENOUGH = 0.7
+#: How many of the analyzer's nearest morphemes are looked through, and among how many of the nearest fitting ones the
+#: replacement is drawn.
+NEAREST, DRAWN_FROM = 300, 5
+
+
+@functools.lru_cache(maxsize=4096)
+def similar_proper_nouns(morpheme_id: int) -> tuple[str, ...]:
+    """The proper nouns the analyzer's embedding puts nearest a morpheme, nearest first, at least SIMILAR_ENOUGH."""
+    try:
+        found = analyzer().most_similar_morphemes(morpheme_id, top_n=NEAREST)
+    except ValueError:
+        return ()
+    return tuple(m.form for m in found if m.tag == "NNP" and m.score >= SIMILAR_ENOUGH)
 
 
 def join(parts: Sequence[tuple[str, str]]) -> str:
@@ -137,6 +157,15 @@ class NamePool:
     def __init__(self, names: Sequence[str]) -> None:
         self.with_final = [n for n in names if final_consonant(n[-1]) not in (None, 0)]
         self.without_final = [n for n in names if final_consonant(n[-1]) == 0]
+
+    def opposite_set(self, name: str) -> set[str]:
+        """`opposite` as a set (kept per kind), for intersecting with the analyzer's similar names."""
+        own = final_consonant(name[-1])
+        if own is None:
+            return set()
+        if not hasattr(self, "_sets"):
+            self._sets = (set(self.without_final), set(self.with_final))
+        return self._sets[0] if own else self._sets[1]
 
     def opposite(self, name: str) -> list[str]:
         """The names whose last syllable has a final consonant where `name`'s has none, or the other way round."""
@@ -278,11 +307,20 @@ def negation_edit(field: str, text: str, spans: Sequence[Span]) -> Edit:
 # ---- number-format ---------------------------------------------------------------------------------
 
 NUMBER = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d{4,}|\d+천)(?![\d.,])")
+#: A number right after 만, 억 or 조 is the lower part of a Korean-unit number (8만 5600명): no comma goes there.
+UNIT_BEFORE = re.compile(r"[만억조]\s?$")
+#: What a quantity's number is followed by (원, 명, 개: bound nouns; 만: a numeral; 건, 편: nouns). A number followed by
+#: anything else (입니다 after an address or a telephone number) is an identifier and is not rewritten.
+COUNTERS = ("NNB", "NR", "NNG")
+#: Spans whose numbers are dates or times (NER's DT/TI, RE's DAT): 2015 there is a year, never 2,015.
+DATE_LABELS = ("DT", "TI", "DAT")
 
 
 def number_rewrites(number: str, after: str) -> list[str]:
-    """Other ways to write a number: 3,000 <-> 3000 <-> 3천; a four-digit year (before 년) and a decimal are left alone."""
-    if after.startswith("년"):
+    """Other ways to write a number: 3,000 <-> 3000 <-> 3천. What reads as a date is left alone: a number before 년, a
+    four-digit number from 1900 to 2099 (a year even without 년) and an eight-digit one (20140919)."""
+    digits = number.replace(",", "")
+    if after.startswith("년") or (digits.isdigit() and (len(digits) == 8 or (len(digits) == 4 and 1900 <= int(digits) <= 2099))):
         return []
     if number.endswith("천"):
         value = int(number[:-1]) * 1000
@@ -296,9 +334,14 @@ def number_rewrites(number: str, after: str) -> list[str]:
     return out
 
 
-def number_edit(field: str, text: str, rng: random.Random) -> Edit:
-    """One number written another way (spans around it stretch with it)."""
-    found = [(m, rewrite) for m in NUMBER.finditer(text) for rewrite in number_rewrites(m.group(1), text[m.end():])]
+def number_edit(field: str, text: str, spans: Sequence[Span], rng: random.Random) -> Edit:
+    """One number of a quantity written another way (spans around it stretch with it): only a number followed by a
+    counter (3000원, 1,500명), never inside a date or time span, nor after 만/억/조."""
+    dates = [s for s in spans if s.field == field and s.label in DATE_LABELS]
+    counted = {m.start for m in morphemes(text) if m.tag in COUNTERS}
+    found = [(m, rewrite) for m in NUMBER.finditer(text) for rewrite in number_rewrites(m.group(1), text[m.end():])
+             if all(m.end() <= s.start or m.start() >= s.end for s in dates) and not UNIT_BEFORE.search(text, 0, m.start())
+             and text[m.start() - 1:m.start()] != "-" and (m.end() in counted or m.group(1).endswith("천"))]
     if not found:
         raise Unmade("no number to rewrite")
     match, rewrite = rng.choice(found)

@@ -156,6 +156,8 @@ def _swap_entity(example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: r
 def _swap_everywhere(example: ProbeExample, fields: Sequence[str], name: str, new: str) -> list[Edit]:
     """Every occurrence of `name` in the fields rewritten as `new`, particles re-chosen; an occurrence inside a longer
     word (the name as part of another name) makes the swap unmade."""
+    if any(new in example.texts[f] for f in fields):
+        raise Unmade("the new name is already written in the example")
     edits: list[Edit] = []
     for f in fields:
         text, at = example.texts[f], example.texts[f].find(name)
@@ -168,17 +170,20 @@ def _swap_everywhere(example: ProbeExample, fields: Sequence[str], name: str, ne
 
 
 def _swap_proper_noun(example: ProbeExample, fields: Sequence[str], pools: NamePools, rng: random.Random) -> list[Edit]:
-    """A proper noun found in every text field (NLI: premise and hypothesis alike) replaced everywhere."""
-    forms = None
+    """A proper noun found in every text field (NLI: premise and hypothesis alike) replaced everywhere by a proper noun
+    of the data that the analyzer's embedding puts near it (the data gives no type: a country for a country, a player
+    for a player), drawn from the nearest few."""
+    forms: dict[str, int] | None = None
     for f in fields:
-        here = {m.form for m in korean.morphemes(example.texts[f]) if m.tag == "NNP" and len(m.form) >= 2 and korean.is_hangul(m.form)}
-        forms = here if forms is None else forms & here
+        here = {m.form: m.id for m in korean.morphemes(example.texts[f]) if m.tag == "NNP" and len(m.form) >= 2 and korean.is_hangul(m.form)}
+        forms = here if forms is None else {form: i for form, i in forms.items() if form in here}
     if not forms:
         raise Unmade("no proper noun in every text")
     name = rng.choice(sorted(forms))
-    others = pools.proper.opposite(name)
+    opposite = pools.proper.opposite_set(name)
+    others = [form for form in korean.similar_proper_nouns(forms[name]) if form in opposite][:korean.DRAWN_FROM]
     if not others:
-        raise Unmade("no proper noun with the opposite final consonant")
+        raise Unmade("no proper noun of the data near it in meaning with the opposite final consonant")
     return _swap_everywhere(example, fields, name, rng.choice(others))
 
 
@@ -222,7 +227,7 @@ def perturb(test: str, example: ProbeExample, probe: ProbeIO, pools: NamePools, 
     if test == "register":
         return _each_field(fields, rng, lambda f: korean.register_edit(f, texts[f], spans)[0]), None, example.label
     if test == "number-format":
-        return _each_field(fields, rng, lambda f: korean.number_edit(f, texts[f], rng)), None, example.label
+        return _each_field(fields, rng, lambda f: korean.number_edit(f, texts[f], spans, rng)), None, example.label
     if test == "distractor":
         return [_distractor(example, probe, pools, rng)], None, example.label
     if test == "negation":
