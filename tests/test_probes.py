@@ -102,6 +102,7 @@ def manifest(folder: Path) -> list[dict]:
 
 # ---- making -----------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["ner", "nli"])
 def test_written_gold_reads_back_with_no_problem(which, ner_suite, nli_suite):
     folder, suite = ner_suite if which == "ner" else nli_suite
@@ -114,6 +115,7 @@ def test_written_gold_reads_back_with_no_problem(which, ner_suite, nli_suite):
     assert {line["test"] for line in manifest(folder)} == set(task.probe.tests)
 
 
+@pytest.mark.slow
 def test_every_swapped_name_takes_the_particle_its_final_consonant_wants(ner_suite, nli_suite):
     checked = 0
     for folder, name in ((ner_suite[0], "klue-ner-v1.1_dev.tsv"), (nli_suite[0], "klue-nli-v1.1_dev.json")):
@@ -139,6 +141,7 @@ def test_every_swapped_name_takes_the_particle_its_final_consonant_wants(ner_sui
     assert checked >= 150  # the rule was applied to many particles, not to none
 
 
+@pytest.mark.slow
 def test_every_moved_span_holds_its_new_text(ner_suite, shared):
     folder, _ = ner_suite
     perturbed = read_ner_tsv(folder / "klue-ner-v1.1_dev.tsv")
@@ -163,6 +166,7 @@ def test_every_moved_span_holds_its_new_text(ner_suite, shared):
         assert [(kind, new_sentence[s:e]) for s, e, kind in entities(new_sentence, new_tags)] == expected, line["guid"]
 
 
+@pytest.mark.slow
 def test_perturbed_guids_never_collide_with_real_ones(ner_suite, nli_suite, shared):
     for folder, dev, task in ((ner_suite[0], NER_DEV, "ner"), (nli_suite[0], NLI_DEV, "nli")):
         real = {row["guid"] for row in load_gold(get_task(task), shared / dev).rows}
@@ -179,6 +183,7 @@ def test_guid_scheme():
     assert probe_guid("klue-nli-v1", "other-7", "typo") == "typo~other-7"
 
 
+@pytest.mark.slow
 def test_negation_cases_come_from_entailment_and_expect_otherwise(nli_suite, shared):
     folder, _ = nli_suite
     source = {r["guid"]: r for r in json.loads((shared / NLI_DEV).read_text(encoding="utf-8"))}
@@ -202,6 +207,7 @@ def test_typo_neighbours_follow_the_two_set_layout():
     assert sorted(korean.typo_syllables("밥")) == sorted(["잡", "법", "빕"])
 
 
+@pytest.mark.slow
 def test_particles_are_rechosen_after_a_swapped_name():
     text = "손흥민은 서울로 갔다."
     edits = korean.name_edits("s", text, 0, 3, "차두리", [])
@@ -210,6 +216,7 @@ def test_particles_are_rechosen_after_a_swapped_name():
     assert [(e.before, e.after) for e in edits] == [("서울", "부산"), ("로", "으로")]
 
 
+@pytest.mark.slow
 def test_register_and_negation_of_a_final_predicate():
     edit, before, after = korean.register_edit("h", "나는 밥을 먹었다.", [])
     assert (before, after, edit.after) == ("한다체", "합니다체", "먹었습니다")
@@ -221,6 +228,7 @@ def test_register_and_negation_of_a_final_predicate():
         korean.negation_edit("h", "나는 밥을 먹지 않았다.", [])
 
 
+@pytest.mark.slow
 def test_number_rewrites():
     assert korean.number_rewrites("3,000", "원") == ["3000", "3천"]
     assert korean.number_rewrites("3000", "명") == ["3,000", "3천"]
@@ -255,6 +263,7 @@ def ner_predictions(path: Path, out: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_gold_as_predictions_fails_no_invariance(ner_suite, nli_suite, tmp_path):
     folder, _ = ner_suite
     pred = ner_predictions(folder / "klue-ner-v1.1_dev.tsv", tmp_path / "p.jsonl")
@@ -270,6 +279,7 @@ def test_gold_as_predictions_fails_no_invariance(ner_suite, nli_suite, tmp_path)
     assert {t.test: t.failures for t in result.tests} == dict.fromkeys(get_task("nli").probe.tests, 0)
 
 
+@pytest.mark.slow
 def test_a_planted_failure_is_reported_exactly_and_nowhere_else(nli_suite, ner_suite, tmp_path):
     folder, _ = nli_suite
     lines = manifest(folder)
@@ -308,6 +318,7 @@ def test_wilson_interval_matches_scipy():
     assert wilson(0, 0) is None
 
 
+@pytest.mark.slow
 def test_cli_make_and_score(shared, tmp_path, capsys):
     out = tmp_path / "suite"
     assert main(["probe", "make", "--task", "nli", "--gold", str(shared / NLI_DEV), "--out", str(out), "--per-test", "20",
@@ -380,6 +391,7 @@ def suite_for(task_name: str, shared: Path, out: Path, per_test: int | None = 40
     return task, suite
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task_name", sorted(DEV_FILES))
 def test_every_task_writes_gold_that_reads_back_and_gold_predictions_keep_every_invariance(task_name, shared, tmp_path):
     task, suite = suite_for(task_name, shared, tmp_path / "suite")
@@ -394,6 +406,7 @@ def test_every_task_writes_gold_that_reads_back_and_gold_predictions_keep_every_
     assert [(t.test, t.failures) for t in result.tests if t.type == "INV"] == [(t.test, 0) for t in result.tests if t.type == "INV"]
 
 
+@pytest.mark.slow
 def test_wos_name_swap_rewrites_the_state_alike(shared, tmp_path):
     task, suite = suite_for("wos", shared, tmp_path / "suite", per_test=None)
     written = {d["guid"]: d for d in json.loads((tmp_path / "suite" / "wos-v1.1_dev.json").read_text(encoding="utf-8"))}
@@ -409,6 +422,7 @@ def test_wos_name_swap_rewrites_the_state_alike(shared, tmp_path):
         assert not any(old in turn["text"] for turn in written[line["guid"]]["dialogue"])
 
 
+@pytest.mark.slow
 def test_a_distractor_shares_the_question_but_not_the_answer(tmp_path):
     task = get_task("mrc")
     documents = [
@@ -427,6 +441,7 @@ def test_a_distractor_shares_the_question_but_not_the_answer(tmp_path):
     assert first.example.record["qa"]["answers"] == [{"text": "3천 기", "answer_start": 16}]
 
 
+@pytest.mark.slow
 def test_gate_fails_when_a_behaviour_regresses_and_only_then(nli_suite, shared, tmp_path):
     folder, _ = nli_suite
     dev = [{"guid": r["guid"], "label": r["gold_label"]} for r in json.loads((shared / NLI_DEV).read_text(encoding="utf-8"))]
@@ -452,6 +467,7 @@ def test_gate_fails_when_a_behaviour_regresses_and_only_then(nli_suite, shared, 
     assert regressions[0]["candidate"] == pytest.approx(100 * (1 - (len(typo) * 2 // 5) / len(typo)))
 
 
+@pytest.mark.slow
 def test_report_gets_the_behaviour_table(tmp_path):
     task = get_task("nli")
     gold = DEMO / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json"
