@@ -9,15 +9,17 @@ import json
 import random
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 from scipy.stats import binomtest
 
 from klue_viz.cli.main import main
+from klue_viz.core.problems import InputError
 from klue_viz.probes import korean
 from klue_viz.probes.make import make_suite, probe_guid, write_suite
-from klue_viz.probes.score import read_probe_set, score_run, wilson
+from klue_viz.probes.score import probe_set_from_zip, read_manifest, read_probe_set, score_run, wilson
 from klue_viz.scoring.evaluate import load_gold
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
@@ -486,3 +488,21 @@ def test_report_gets_the_behaviour_table(tmp_path):
     assert "<h2>Behaviour</h2>" in html
     assert f"data-test='typo' data-run='run'>{100 / len(typo):.1f}% <small>of {len(typo)} " in html
     assert f"data-test='register' data-run='run'>0.0% <small>of {sum(c.test == 'register' for c in suite.cases)} " in html
+
+
+def test_a_bad_suite_is_named_not_a_traceback(tmp_path):
+    task = get_task("nli")
+    with pytest.raises(InputError, match="bad.zip: not a zip file"):
+        probe_set_from_zip(task, b"not a zip", "bad.zip")
+    with zipfile.ZipFile(tmp_path / "empty.zip", "w") as out:
+        out.writestr("suite/README.md", "nothing")
+    with pytest.raises(InputError, match="no manifest.jsonl in the zip"):
+        probe_set_from_zip(task, (tmp_path / "empty.zip").read_bytes(), "empty.zip")
+    with pytest.raises(InputError, match=r"m.jsonl: line 2 is not JSON"):
+        read_manifest('{"guid": "a", "source_guid": "b", "test": "typo", "type": "INV"}\n{oops\n', "m.jsonl")
+    with pytest.raises(InputError, match=r"line 1: unknown test 'shout'"):
+        read_manifest('{"guid": "a", "source_guid": "b", "test": "shout", "type": "INV"}\n', "m.jsonl")
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "manifest.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(InputError, match=r"no klue-nli-v1.1_dev.json \(perturbed\)"):
+        read_probe_set(task, tmp_path / "half")

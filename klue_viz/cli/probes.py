@@ -23,6 +23,10 @@ else:  # the analyzer and the suites load only when a probe command runs
     lm_eval = lazy_module("klue_viz.probes.lm_eval")
 
 
+#: How many problems of a prediction file are printed.
+SHOWN_PROBLEMS = 10
+
+
 def say(text: object, error: bool = False) -> None:
     print(visible(text).replace("\n", "\\n") if error else visible(text), file=sys.stderr if error else sys.stdout)
 
@@ -97,6 +101,11 @@ def score_command(args: argparse.Namespace) -> int:
         source = sources[k] if sources else None
         runs.append(score.score_run(probes, Path(path).stem, read_bytes(path), path,
                                     read_bytes(source) if source else None, source or ""))
+    for run in runs:
+        for problem in run.problems[:SHOWN_PROBLEMS]:
+            say(f"{run.run}: problem: {problem}", error=True)
+        if len(run.problems) > SHOWN_PROBLEMS:
+            say(f"{run.run}: ... and {len(run.problems) - SHOWN_PROBLEMS} more problems", error=True)
     say(score.behaviour_table(runs))
     if args.out:
         Path(args.out).write_text(json.dumps(score.behaviour_payload(task, runs), ensure_ascii=False, indent=2), encoding="utf-8")
