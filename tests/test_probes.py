@@ -216,6 +216,11 @@ def test_particles_are_rechosen_after_a_swapped_name():
     assert [(e.before, e.after) for e in edits] == [("손흥민", "차두리"), ("은", "는")]
     edits = korean.name_edits("s", "서울로 갔다.", 0, 2, "부산", [])
     assert [(e.before, e.after) for e in edits] == [("서울", "부산"), ("로", "으로")]
+    # the analyzer reads 이 after a name as the suffix -이 (XSN): alone it is the subject particle, before one it goes
+    edits = korean.name_edits("s", "식물 채집을 갔던 지영이 심장판막증으로 쓰러지고", 10, 12, "희수", [])
+    assert [(e.before, e.after) for e in edits] == [("지영", "희수"), ("이", "가")]
+    edits = korean.name_edits("s", "승연이가 왜 울어", 0, 2, "차두리", [])
+    assert [(e.before, e.after) for e in edits] == [("승연", "차두리"), ("이가", "가")]
 
 
 @pytest.mark.slow

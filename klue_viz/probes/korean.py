@@ -143,8 +143,10 @@ def name_edits(field: str, text: str, start: int, end: int, new_name: str, spans
         raise Unmade("another span in the name's word")
     parts = [(m.form, m.tag) for m in rest]
     _joined_word(text, start, word_end, [(text[start:end], "NNP"), *parts])
-    if parts[:1] == [("이", "XSN")] and final_consonant(new_name[-1]) == 0:
-        parts = parts[1:]  # the suffix -이 of a name ending in a consonant (승연이) is not written after a vowel (순돌)
+    if parts == [("이", "XSN")]:
+        parts = [("이", "JKS")]  # 지영이 ending its word is the subject particle the analyzer took for the suffix: 희수가
+    elif parts[:1] == [("이", "XSN")] and final_consonant(new_name[-1]) == 0:
+        parts = parts[1:]  # the suffix -이 of a name ending in a consonant (승연이가) is not written after a vowel (승연이가 -> 차두리가)
     rewritten = join([(new_name, "NNP"), *parts])
     if not rewritten.startswith(new_name):
         raise Unmade("analysis unsure: the re-joined word does not start with the new name")
