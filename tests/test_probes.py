@@ -221,6 +221,8 @@ def test_particles_are_rechosen_after_a_swapped_name():
     assert [(e.before, e.after) for e in edits] == [("지영", "희수"), ("이", "가")]
     edits = korean.name_edits("s", "승연이가 왜 울어", 0, 2, "차두리", [])
     assert [(e.before, e.after) for e in edits] == [("승연", "차두리"), ("이가", "가")]
+    edits = korean.name_edits("s", "초원이는 달리는 게 좋은 게 아니라", 0, 2, "다이", [])  # 이 read as JKS before 는
+    assert [(e.before, e.after) for e in edits] == [("초원", "다이"), ("이는", "는")]
 
 
 @pytest.mark.slow

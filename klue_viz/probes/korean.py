@@ -143,6 +143,8 @@ def name_edits(field: str, text: str, start: int, end: int, new_name: str, spans
         raise Unmade("another span in the name's word")
     parts = [(m.form, m.tag) for m in rest]
     _joined_word(text, start, word_end, [(text[start:end], "NNP"), *parts])
+    if parts[:1] == [("이", "JKS")] and len(parts) > 1 and parts[1][1].startswith("J"):
+        parts[0] = ("이", "XSN")  # no particle follows a subject particle: 초원이는 is the name's suffix -이, then 는
     if parts == [("이", "XSN")]:
         parts = [("이", "JKS")]  # 지영이 ending its word is the subject particle the analyzer took for the suffix: 희수가
     elif parts[:1] == [("이", "XSN")] and final_consonant(new_name[-1]) == 0:
@@ -150,6 +152,9 @@ def name_edits(field: str, text: str, start: int, end: int, new_name: str, spans
     rewritten = join([(new_name, "NNP"), *parts])
     if not rewritten.startswith(new_name):
         raise Unmade("analysis unsure: the re-joined word does not start with the new name")
+    again = [m.tag for m in morphemes(rewritten) if m.start >= len(new_name)]
+    if again != [tag for _, tag in parts]:
+        raise Unmade("analysis unsure: the re-chosen particles read as something else after the new name")
     return [Edit(field, start, end, text[start:end], new_name), Edit(field, end, word_end, text[end:word_end], rewritten[len(new_name):])]
 
 
