@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from klue_viz.cli.probes import add_probe_commands, probe_command
 from klue_viz.cli.runs import add_runs_commands, runs_command
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from klue_viz.discovery import annotators, corrected_gold, features, hf_export, slices
     from klue_viz.discovery import suspects as suspect_queue
     from klue_viz.outputs import report as html_report
+    from klue_viz.probes import score as probe_scores
     from klue_viz.scoring import benchmark as workspace
     from klue_viz.scoring import bootstrap, slicing, user_features
     from klue_viz.scoring import surface_forms as surface
@@ -44,6 +46,7 @@ else:  # the commands that need pandas, SQLAlchemy or cleanlab load them when th
     regression_gate = lazy_module("klue_viz.compare.gate")
     workspace = lazy_module("klue_viz.scoring.benchmark")
     html_report = lazy_module("klue_viz.outputs.report")
+    probe_scores = lazy_module("klue_viz.probes.score")
     annotation_files = lazy_module("klue_viz.store.annotation_files")
     annotation_store = lazy_module("klue_viz.store.annotations")
     features = lazy_module("klue_viz.discovery.features")
@@ -312,12 +315,21 @@ def report_command(args: argparse.Namespace) -> int:
         columns, _ = load_features(args.features, task, gold)
         results = [featured(evaluate_file(task, gold, path, strict=args.strict), columns) for path in args.pred]
         distinct_run_names(results)
+        behaviour = []
+        if args.probes:
+            suite = probe_scores.read_probe_set(task, args.probes)
+            probe_files = args.probe_pred or args.pred
+            if len(probe_files) != len(args.pred):
+                raise InputError(f"--probe-pred: give one per --pred ({len(args.pred)}), in the same order; found {len(probe_files)}")
+            behaviour = [probe_scores.score_run(suite, result.run, read_bytes(probe), probe, read_bytes(path), path)
+                         for result, probe, path in zip(results, probe_files, args.pred)]
     except (InputError, KeyError) as err:
         print(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", file=sys.stderr)
         return 2
     remarks = stored_remarks(task.facts.name)
     try:
-        html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap, gold_rows=gold.rows)
+        html = html_report.build_report(task, results, gold.source, remarks, errors=args.errors, samples=args.bootstrap, gold_rows=gold.rows,
+                                        behaviour=behaviour, suite=args.probes or "")
     except Exception as err:  # noqa: BLE001 - one line saying why, never a traceback
         reason = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
         print(f"klue-viz: the report could not be built ({type(err).__name__}: {reason}); nothing was written", file=sys.stderr)
@@ -634,6 +646,10 @@ def add_compare_commands(commands: argparse._SubParsersAction) -> None:
                       help="report examples the candidate stopped predicting without failing the gate for them")
     gate.add_argument("--no-store", action="store_true",
                       help="do not read KLUE_VIZ_DB: test without the error-tag slices (without it, a store that cannot be read exits 2)")
+    gate.add_argument("--probes", help="a behavioural test suite (klue-viz probe make): each test's pass rate joins the tests, so the gate "
+                                       "also fails when the candidate fails a test significantly more often")
+    gate.add_argument("--probe-baseline", help="the baseline's predictions on the suite (default: --baseline, when it holds them too)")
+    gate.add_argument("--probe-candidate", help="the candidate's predictions on the suite (default: --candidate, when it holds them too)")
 
 
 def _scored_runs(task_name: str | None, gold_source: str, paths: list[str], strict: bool, outs: list[str | None],
@@ -685,8 +701,14 @@ def gate_command(args: argparse.Namespace) -> int:
         tags = slices.error_tags(task, baseline.run, remarks)
         for guid, found in slices.error_tags(task, candidate.run, remarks).items():
             tags.setdefault(guid, set()).update(found)
+        behaviour = None
+        if args.probes:
+            suite = probe_scores.read_probe_set(task, args.probes)
+            runs = [probe_scores.score_run(suite, run.run, read_bytes(probe_file or dev_file), probe_file or dev_file, read_bytes(dev_file), dev_file)
+                    for run, probe_file, dev_file in ((baseline, args.probe_baseline, args.baseline), (candidate, args.probe_candidate, args.candidate))]
+            behaviour = probe_scores.paired_outcomes(suite, runs[0], runs[1])
         result = regression_gate.gate(task, baseline, candidate, min_size=args.min_size, tags=tags, samples=args.bootstrap,
-                                      allow_coverage_drop=args.allow_coverage_drop)
+                                      allow_coverage_drop=args.allow_coverage_drop, behaviour=behaviour)
     except (InputError, KeyError, ValueError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2
@@ -801,6 +823,9 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--bootstrap", type=resamples, default=1000, metavar="N", help="bootstrap resamples for the 95%% intervals (default 1000)")
     report.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong")
     report.add_argument("--features", help=FEATURES_HELP)
+    report.add_argument("--probes", help="a behavioural test suite (klue-viz probe make): the report gets its runs × tests table")
+    report.add_argument("--probe-pred", action="append", help="a run's predictions on the suite, in --pred's order (default: the --pred "
+                                                               "file itself, when it holds them too)")
     notes = commands.add_parser("annotations", help="export or import error annotations (the store named by KLUE_VIZ_DB)")
     actions = notes.add_subparsers(dest="action", required=True)
     export = actions.add_parser("export", help="write annotations to a .jsonl or .csv file")
@@ -815,6 +840,7 @@ def main(argv: list[str] | None = None) -> int:
     add_compare_commands(commands)
     add_gold_commands(commands)
     add_runs_commands(commands)
+    add_probe_commands(commands)
     args = parser.parse_args(argv)
     if argv is None and args.command == "evaluate":
         # A process of its own that reads, scores and exits: its millions of small containers hold no cycles, and the
@@ -823,7 +849,8 @@ def main(argv: list[str] | None = None) -> int:
         gc.disable()
     handlers = {"evaluate": evaluate_command, "report": report_command, "annotations": annotations_command,
                 "slices": slices_command, "suspects": suspects_command, "errors": errors_command, "gold": gold_command,
-                "compare": compare_command, "gate": gate_command, "runs": runs_command}
+                "compare": compare_command, "gate": gate_command, "runs": runs_command,
+                "probe": probe_command}
     try:
         code = handlers[args.command](args)
         sys.stdout.flush()  # here, where a reader that left is caught, not at exit

@@ -26,7 +26,9 @@ candidate that stops predicting a slice would otherwise pass).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -43,6 +45,8 @@ from klue_viz.tasks.base import Slice, Task
 
 #: How a detail slice's metrics (an entity type's, a relation's) are named.
 DETAIL_METRIC_LABELS = {"f1": "F1", "precision": "Precision", "recall": "Recall", "accuracy": "Accuracy"}
+#: One behavioural test's cases both runs answered: their source guids, and whether the baseline and the candidate pass each.
+PairedCases: TypeAlias = tuple[list[str], list[bool], list[bool]]
 #: 1 - the family-wise error of the verdict (the quantile of the largest t that is the critical value).
 LEVEL = 0.95
 #: Resamples the critical value needs beyond it: at least this many of the largest t* lie above the quantile.
@@ -333,11 +337,51 @@ def minimum_resamples(level: float = LEVEL) -> int:
     return math.ceil(TAIL_RESAMPLES / (1 - level) - 1e-9)
 
 
+#: The gate's name of a behavioural test's metric: the share of its cases that pass, 0..100.
+PASS_RATE = "pass rate"
+BEHAVIOUR = "behaviour"
+
+
+def _behaviour_columns(task: Task, run: RunResult, shared: list[str], behaviour: Mapping[str, PairedCases], min_size: int,
+                       skipped: list[str]) -> dict[str, np.ndarray]:
+    """Per behavioural test with at least `min_size` cases: an n x 3 array over the shared examples of [cases, baseline
+    passes, candidate passes], each case counted at its source example (a WoS dialogue: at its first turn), so that the
+    cases are resampled with the examples they were made from and join the same max-t family as the slices."""
+    if task.probe is None or not behaviour:
+        return {}
+    rows = {str(row["guid"]): row for row in run.frames.examples.to_dict("records")}
+    position: dict[str, int] = {}
+    for k, guid in enumerate(shared):
+        position.setdefault(task.probe.unit_of({**rows[guid], "guid": guid}), k)
+    columns = {}
+    for test, (sources, first, second) in behaviour.items():
+        array = np.zeros((len(shared), 3))
+        for source, a, b in zip(sources, first, second):
+            at = position.get(source)
+            if at is not None:
+                array[at] += (1.0, float(a), float(b))
+        if array[:, 0].sum() < min_size:
+            skipped.append(f"behaviour {test}: {int(array[:, 0].sum())} case(s) on the shared examples, fewer than {min_size}")
+            continue
+        columns[test] = array
+    return columns
+
+
+def _pass_rates(array: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Baseline and candidate pass rates (0..100) of one behavioural test on each row of resample counts."""
+    sums = counts @ array
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 100 * sums[:, 1] / sums[:, 0], 100 * sums[:, 2] / sums[:, 0]
+
+
 def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 30, tags: dict[str, set[str]] | None = None,
-         samples: int = 1000, seed: int = 0, level: float = LEVEL, allow_coverage_drop: bool = False) -> GateResult:
+         samples: int = 1000, seed: int = 0, level: float = LEVEL, allow_coverage_drop: bool = False,
+         behaviour: Mapping[str, PairedCases] | None = None) -> GateResult:
     """Test candidate - baseline on every official metric, overall and on every slice (and error tag) with at least
     `min_size` examples, with the one-sided step-down max-t bootstrap at family-wise error 1 - `level` (module
-    docstring), and count the examples the candidate stopped predicting. ValueError for fewer resamples than
+    docstring), and count the examples the candidate stopped predicting. `behaviour`: per behavioural test
+    (klue_viz.probes.score.paired_outcomes), the cases' source guids and whether each run passes them; each test's pass
+    rate joins the family, so a candidate failing a test significantly more often fails the gate. ValueError for fewer resamples than
     `minimum_resamples(level)` or runs with no scored example in common."""
     base_guids = baseline.frames.examples["guid"].astype(str)
     own = set(candidate.frames.examples["guid"].astype(str))
@@ -351,6 +395,7 @@ def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 
         tested = sum(len(g.values) * len(g.metrics) for g in groups)
         raise ValueError(f"--bootstrap {samples}: the gate's {level:.0%} critical value over its {tested} tests needs at least {needed} "
                          f"resamples ({TAIL_RESAMPLES} beyond the quantile); give --bootstrap {needed} or more (default 1000)")
+    probes = _behaviour_columns(task, baseline, shared, behaviour or {}, min_size, skipped)
     n = len(shared)
     rng = np.random.default_rng(seed)
     blocks = [np.ones((1, n))]
@@ -363,6 +408,8 @@ def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 
     differences: dict[tuple[int, str], list[np.ndarray]] = {}
     observed: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
     # every group of a run side by side: one matrix product per chunk of counts and run (float32 where exact)
+    behaviour_differences: dict[tuple[str, str], list[np.ndarray]] = {}
+    behaviour_observed: dict[tuple[str, str], tuple[float, float]] = {}
     max_count = max(float(b.max(initial=1)) for b in blocks)
     stacked: list[np.ndarray] = []
     kinds: list[np.dtype] = []
@@ -381,6 +428,11 @@ def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 
                 if (k, key) not in observed:
                     observed[(k, key)] = (base[key][0], cand[key][0])
                 differences.setdefault((k, key), []).append(cand[key] - base[key])
+        for name, array in probes.items():
+            base_rate, cand_rate = _pass_rates(array, counts)
+            if (name, PASS_RATE) not in behaviour_observed:
+                behaviour_observed[(name, PASS_RATE)] = (float(base_rate[0]), float(cand_rate[0]))
+            behaviour_differences.setdefault((name, PASS_RATE), []).append(cand_rate - base_rate)
     examples_unit = unit_name(task, "examples")
     official = {m.key: m.label for m in task.facts.metrics}
     tests, columns = [], []
@@ -399,6 +451,17 @@ def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 
             tests.append(Test({} if not group.feature else {group.feature: value}, key, group.sizes[g], float(b_obs[g]), float(c_obs[g]),
                               float(d[0, g]), se, name, group.label, group.unit, label))
             columns.append(resampled)
+    for (name, key), parts in behaviour_differences.items():
+        d = np.concatenate(parts)
+        resampled = d[1:]
+        defined = ~np.isnan(resampled)
+        if np.isnan(d[0]) or defined.mean() < 1 - MAX_UNDEFINED:
+            continue
+        se = float(np.std(resampled[defined], ddof=1)) if defined.sum() > 1 else 0.0
+        base_value, cand_value = behaviour_observed[(name, key)]
+        tests.append(Test({BEHAVIOUR: name}, key, int(probes[name][:, 0].sum()), base_value, cand_value, float(d[0]), se,
+                          f"Behaviour = {name}", "Behaviour", "cases", "Pass rate"))
+        columns.append(resampled)
     resampled_all = np.column_stack(columns) if columns else np.zeros((samples, 0))
     criticals = step_down(tests, resampled_all, level)
     coverage = coverage_drops(task, baseline, candidate, min_size, skipped)

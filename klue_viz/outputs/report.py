@@ -24,6 +24,7 @@ from klue_viz.discovery.suspects import suspects
 from klue_viz.drawing.charts import confusion_counts, top_confusions
 from klue_viz.drawing.markup import STYLE, esc, esc_attr
 from klue_viz.outputs.answer_card import answers_of
+from klue_viz.probes.score import RunBehaviour
 from klue_viz.scoring.bootstrap import compare_runs, confidence_intervals
 from klue_viz.scoring.evaluate import RunResult
 from klue_viz.scoring.slicing import slice_table
@@ -293,10 +294,36 @@ def human_section(task: Task, gold_rows: list[dict], results: list[RunResult]) -
             f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
 
+def behaviour_section(task: Task, runs: Sequence[RunBehaviour], suite: str) -> str:
+    """The runs × tests table of a behavioural test suite: each cell the failure rate, the cases and the 95% interval."""
+    if not runs:
+        return ""
+    tests = list(dict.fromkeys(t.test for r in runs for t in r.tests))
+    kinds = {t.test: t.type for r in runs for t in r.tests}
+    head = "".join(f"<th>{esc(test)} ({esc(kinds[test])})</th>" for test in tests)
+    rows = []
+    for r in runs:
+        cells = {t.test: t for t in r.tests}
+        row = [f"<td>{esc(r.run)}</td>"]
+        for test in tests:
+            t = cells.get(test)
+            if t is None or t.failure_rate is None:
+                row.append("<td class='num'>n/a</td>")
+                continue
+            low, high = t.interval or (0.0, 0.0)
+            row.append(f"<td class='num' data-test='{esc_attr(test)}' data-run='{esc_attr(r.run)}'>{100 * t.failure_rate:.1f}% "
+                       f"<small>of {t.n:,} [{100 * low:.1f}, {100 * high:.1f}]</small></td>")
+        rows.append(f"<tr>{''.join(row)}</tr>")
+    return (f"<h2>Behaviour</h2><p>Failure rates on the behavioural test suite {esc(suite)} (INV: the answer changed under an edit that "
+            f"keeps the meaning; DIR: it did not move as expected), with the cases scored and the 95% Wilson interval.</p>"
+            f"<table class='kv-table'><thead><tr><th>run</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
 def build_report(task: Task, results: list[RunResult], gold_source: str = "", remarks: Iterable[Annotation] = (),
-                 errors: int = DEFAULT_ERRORS, samples: int = 1000, seed: int = 0, gold_rows: list[dict] | None = None) -> str:
+                 errors: int = DEFAULT_ERRORS, samples: int = 1000, seed: int = 0, gold_rows: list[dict] | None = None,
+                 behaviour: Sequence[RunBehaviour] = (), suite: str = "") -> str:
     """The whole report as one HTML document (runs of one task: the first two compared pair-wise, more than two ranked);
-    `gold_rows` adds the human baseline."""
+    `gold_rows` adds the human baseline, `behaviour` the runs' table on the behavioural test suite `suite`."""
     if not results:
         raise ValueError("a report needs at least one run")
     remarks = list(remarks)
@@ -309,6 +336,7 @@ def build_report(task: Task, results: list[RunResult], gold_source: str = "", re
     for result in results:
         body.append(metrics_section(task, result, confidence_intervals(task, result.frames, samples=samples, seed=seed)))
     body.append(human_section(task, gold_rows or [], results))
+    body.append(behaviour_section(task, behaviour, suite))
     if len(results) > 2:
         body.append(ranking_section(task, results, samples, seed))
     if len(results) >= 2:

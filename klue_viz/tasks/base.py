@@ -25,6 +25,7 @@ from klue_viz.metrics.official import Statistics
 from klue_viz.reading.answers import Answer
 from klue_viz.reading.records import BARE_VALUE, load_json
 from klue_viz.tasks.kit import Suspect
+from klue_viz.tasks.probing import ProbeIO
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -177,6 +178,8 @@ class Task(ABC):
     #: The label space of a single-label task (YNAT, NLI, RE) in its official order; None where a prediction is not
     #: one label of a fixed set.
     labels: tuple[str, ...] | None = None
+    #: How the behavioural test suites read, rebuild and write this task's examples (klue_viz.probes); None: not probed.
+    probe: ProbeIO | None = None
 
     #: Fields of a prediction record holding this task's prediction; a record with none of them but a free-text field
     #: (`generation`, `output`, `response`, `text`) is an LLM's answer and goes through `parse_answer`.

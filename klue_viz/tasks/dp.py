@@ -8,8 +8,8 @@ word with a wrong head is predicted as the PAD class).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from klue_viz.metrics.official import DP_LAS_CLASSES, DP_RELATIONS, Statistics, 
 from klue_viz.reading.answers import Answer, json_in, strip_answer, unreadable
 from klue_viz.tasks.base import DetailLevel, DrawingDocument, Metric, RecordError, Slice, SurfaceForms, Task, TaskFacts, ViewSettings, as_int, as_list, bucket
 from klue_viz.tasks.kit import Evidence, Suspect, correction_items, suspect_item, tsv_blocks
+from klue_viz.tasks.probing import ProbeExample, ProbeIO, Span, Unmade
 from klue_viz.tasks.surface import surface_table
 
 if TYPE_CHECKING:
@@ -88,6 +89,58 @@ def _drawing_document(frames: Frames, guids: list[str]) -> dict:
             "arcs": arcs, "notes": notes, "legend": legend}
 
 
+#: The comment lines that open the official KLUE-DP TSV (kept in a written suite, so it reads as the dev file does).
+DP_PREAMBLE = ("## 토큰, 레이블 구분자 : \\t\n## 토큰 구분자 : \\n\n## 문장 구분자 : \\n\\n\n## 주석 : ##\n"
+               "## 칼럼명 : INDEX\tWORD_FORM\tLEMMA\tPOS\tHEAD\tDEPREL")
+
+
+class DpProbe(ProbeIO):
+    """DP sentences for the suites: the words joined by spaces are the text. Only edits that keep every word (a typo)
+    apply: spacing would merge or split words, and so change the tree the gold describes. A typo in a word is carried
+    into its lemma column (the morphemes of the word, which spell it when joined)."""
+
+    tests = ("typo",)
+    edit_fields = ("sentence",)
+    file_name = "klue-dp-v1.1_dev.tsv"
+
+    def read(self, text: str, name: str) -> tuple[list[ProbeExample], list[Problem]]:
+        rows, problems = TASK.read_official(text, name)
+        return [ProbeExample(row["guid"], {"sentence": " ".join(row["words"])}, (), None, row) for row in rows], problems
+
+    def rebuilt(self, example: ProbeExample, guid: str, texts: dict[str, str], spans: tuple[Span, ...], label: Any) -> ProbeExample:
+        row = example.record
+        words = texts["sentence"].split(" ")
+        if len(words) != len(row["words"]):
+            raise Unmade("the edit changes the words of the sentence")
+        lemmas = list(row["lemmas"])
+        for k, (old, new) in enumerate(zip(row["words"], words)):
+            if old == new:
+                continue
+            morphemes = lemmas[k].split(" ")
+            if "".join(morphemes) != old or len(old) != len(new):
+                raise Unmade("the changed word's lemma column does not spell it")
+            pieces, pos = [], 0
+            for morpheme in morphemes:
+                pieces.append(new[pos:pos + len(morpheme)])
+                pos += len(morpheme)
+            lemmas[k] = " ".join(pieces)
+        new_row = {**row, "guid": guid, "words": words, "lemmas": lemmas, "sentence": texts["sentence"]}
+        return ProbeExample(guid, texts, spans, label, new_row)
+
+    def write(self, examples: Sequence[ProbeExample]) -> str:
+        blocks = [DP_PREAMBLE]
+        for example in examples:
+            row = example.record
+            lines = [f"## {example.guid}\t{row['sentence']}"]
+            lines += [f"{k}\t{w}\t{lm}\t{p}\t{h}\t{d}" for k, (w, lm, p, h, d)
+                      in enumerate(zip(row["words"], row["lemmas"], row["pos"], row["heads"], row["deprels"]), 1)]
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks) + "\n"
+
+    def answer(self, prediction: Any) -> Hashable:
+        return tuple(prediction["heads"]), tuple(prediction["deprels"])
+
+
 class Dp(Task):
     facts = TaskFacts(
         name="dp",
@@ -119,6 +172,7 @@ class Dp(Task):
     surface = SurfaceForms(_surface_errors)
     svg_document = DrawingDocument(_drawing_document)
     view = ViewSettings(wide_drawing=True, outcome_columns=(WRONG_HEAD,))
+    probe = DpProbe()
     prediction_fields = frozenset({"head", "deprel"})
     answer_parser_version = 1
 

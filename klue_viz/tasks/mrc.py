@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,6 +17,7 @@ from klue_viz.metrics.official import MRC_LAYOUT, Statistics, mean_statistics, m
 from klue_viz.reading.answers import MARKDOWN_LEAD, PREFIXES, QUOTE_MARKS, Answer, strip_answer
 from klue_viz.tasks.base import DrawingDocument, Metric, RecordError, SeenInTraining, Slice, SurfaceForms, Task, TaskFacts, bucket
 from klue_viz.tasks.kit import Evidence, Suspect, dump_json, read_json, script_mix, shared_examples, suspect_item
+from klue_viz.tasks.probing import ProbeExample, ProbeIO, Span, carried_text
 from klue_viz.tasks.surface import surface_table
 
 if TYPE_CHECKING:
@@ -185,6 +186,61 @@ def _drawing_document(frames: Frames, guids: list[str]) -> dict:
     return {"kind": "spans", "rows": rows, "notes": notes, "legend": legend}
 
 
+class MrcProbe(ProbeIO):
+    """MRC questions for the suites: context and question are the texts, the gold answers the spans an edit moves (an
+    edit never cuts one; a name inside an answer is swapped with it). A perturbed question is written as its own
+    paragraph, since its context is its own. An INV case compares answers as the official metric normalises them,
+    the source's answer carried through the edits."""
+
+    tests = ("name-swap", "spacing", "typo", "number-format", "distractor")
+    edit_fields = ("context", "question")
+    file_name = "klue-mrc-v1.1_dev.json"
+    lm_eval = {"output_type": "generate_until",
+               "doc_to_text": "지문: {{context}}\n질문: {{question}}\n지문에서 답을 찾아 그대로 쓰세요. 답이 없으면 '없음'이라고 쓰세요.\n답:",
+               "doc_to_target": "{{answer}}", "generation_kwargs": {"until": ["\n"], "max_gen_toks": 64}}
+
+    def read(self, text: str, name: str) -> tuple[list[ProbeExample], list[Problem]]:
+        data = read_json(text, name)
+        if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+            raise InputError(f"{name}: expected the official KLUE-MRC JSON object with a 'data' list of documents")
+        examples, problems = [], []
+        for document in data["data"]:
+            head = {k: v for k, v in document.items() if k != "paragraphs"}
+            for paragraph in document.get("paragraphs", []):
+                for qa in paragraph.get("qas", []):
+                    try:
+                        context, question, guid = str(paragraph["context"]), str(qa["question"]), str(qa["guid"])
+                        spans = tuple(Span("context", int(a["answer_start"]), int(a["answer_start"]) + len(str(a["text"])), "answer")
+                                      for a in qa.get("answers") or [])
+                    except (KeyError, TypeError, ValueError) as err:
+                        problems.append(Problem(f"question without field {err}", guid=qa.get("guid"), file=name))
+                        continue
+                    examples.append(ProbeExample(guid, {"context": context, "question": question}, spans, None,
+                                                 {"document": head, "qa": qa}))
+        return examples, problems
+
+    def rebuilt(self, example: ProbeExample, guid: str, texts: dict[str, str], spans: tuple[Span, ...], label: Any) -> ProbeExample:
+        qa = {k: v for k, v in example.record["qa"].items() if k != "plausible_answers"}
+        qa.update(guid=guid, question=texts["question"],
+                  answers=[{"text": texts["context"][s.start:s.end], "answer_start": s.start} for s in spans])
+        return ProbeExample(guid, texts, spans, label, {"document": example.record["document"], "qa": qa, "context": texts["context"]})
+
+    def write(self, examples: Sequence[ProbeExample]) -> str:
+        documents = [{**e.record["document"], "paragraphs": [{"context": e.record.get("context", e.texts["context"]), "qas": [e.record["qa"]]}]}
+                     for e in examples]
+        return dump_json({"version": "v1.1", "data": documents})
+
+    def answer(self, prediction: Any) -> Hashable:
+        return str(prediction)
+
+    def same(self, source: Hashable, perturbed: Hashable, edits: Sequence[dict[str, Any]]) -> bool:
+        return normalise_answer(carried_text(str(source), edits)).replace(" ", "") == normalise_answer(str(perturbed)).replace(" ", "")
+
+    def lm_doc(self, example: ProbeExample) -> dict[str, Any]:
+        return {"guid": example.guid, "context": example.texts["context"], "question": example.texts["question"],
+                "answer": next((a["text"] for a in example.record["qa"].get("answers") or []), "")}
+
+
 class Mrc(Task):
     facts = TaskFacts(
         name="mrc",
@@ -214,6 +270,7 @@ class Mrc(Task):
     prediction_fields = frozenset({"answer", "prediction_text"})
     keeps_text_as_written = True
     answer_parser_version = 2
+    probe = MrcProbe()
 
     def read_official_json(self, data: Any, name: str) -> tuple[list[dict], list[Problem]]:
         if not isinstance(data, dict) or not isinstance(data.get("data"), list):

@@ -14,7 +14,7 @@ import re
 import sys
 import threading
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +56,7 @@ from klue_viz.tasks.base import (
     bucket,
 )
 from klue_viz.tasks.kit import Evidence, Suspect, correction_items, entity_features, eojeol_bucket, suspect_item, tsv_blocks
+from klue_viz.tasks.probing import ProbeExample, ProbeIO, Span, carried
 from klue_viz.tasks.surface import surface_table
 
 if TYPE_CHECKING:
@@ -340,6 +341,71 @@ def _drawing_document(frames: Frames, guids: list[str]) -> dict:
     return {"kind": "spans", "rows": rows, "legend": legend}
 
 
+
+#: The comment lines that open the official KLUE-NER TSV (kept in a written suite, so it reads as the dev file does).
+TSV_PREAMBLE = "## 토큰, 레이블 구분자 : \\t\n## 토큰 구분자 : \\n\n## 문장 구분자 : \\n\\n\n## 주석 : ##\n## 컬럼명 : CHAR\tNE_TAG\n"
+
+
+def tag_spans(tags: bytes) -> list[tuple[int, int, str]]:
+    """(start, end, type) of the strict-IOB2 entities of one sentence's tag ids, end exclusive."""
+    ids = np.frombuffer(tags, dtype=np.uint8).astype(np.int64)
+    starts, ends, kinds = strict_entities(ids, np.array([0]))
+    return [(int(s), int(e), TYPES[int(k)]) for s, e, k in zip(starts, ends, kinds)]
+
+
+class NerProbe(ProbeIO):
+    """NER examples for the suites: the sentence is the one text, its gold entities the spans an edit moves."""
+
+    tests = ("name-swap", "spacing", "typo", "number-format")
+    edit_fields = ("sentence",)
+    file_name = "klue-ner-v1.1_dev.tsv"
+    names_from_spans = True
+    lm_eval = {"output_type": "generate_until",
+               "doc_to_text": "다음 문장의 개체명을 <텍스트:유형> 형식으로 표시해 문장을 다시 쓰세요. 유형은 PS(인물), LC(장소), OG(기관), DT(날짜), TI(시간), "
+                              "QT(수량)입니다.\n문장: {{sentence}}\n답:",
+               "doc_to_target": "{{markup}}", "generation_kwargs": {"until": ["\n\n"], "max_gen_toks": 256}}
+
+    def lm_doc(self, example: ProbeExample) -> dict[str, Any]:
+        """The plain sentence and its gold markup (the documents of examples/lm_eval/klue_ner_gen.yaml)."""
+        record = example.record
+        return {"guid": example.guid, "sentence": record["sentence"], "markup": tags_to_markup(record["sentence"], tag_list(record["tags"]))}
+
+    def read(self, text: str, name: str) -> tuple[list[ProbeExample], list[Problem]]:
+        rows, problems = TASK.read_official(text, name)
+        return [ProbeExample(row["guid"], {"sentence": row["sentence"]},
+                             tuple(Span("sentence", s, e, t) for s, e, t in tag_spans(row["tags"])), None, row) for row in rows], problems
+
+    def rebuilt(self, example: ProbeExample, guid: str, texts: dict[str, str], spans: tuple[Span, ...], label: Any) -> ProbeExample:
+        sentence = texts["sentence"]
+        tags = bytearray([TAG_ID["O"]]) * len(sentence)
+        for span in spans:
+            tags[span.start] = TAG_ID[f"B-{span.label}"]
+            tags[span.start + 1:span.end] = bytes([TAG_ID[f"I-{span.label}"]]) * (span.end - span.start - 1)
+        return ProbeExample(guid, texts, spans, label, {"guid": guid, "sentence": sentence, "tags": bytes(tags)})
+
+    def write(self, examples: Sequence[ProbeExample]) -> str:
+        blocks = [TSV_PREAMBLE.rstrip("\n")]
+        for example in examples:
+            sentence, tags = example.record["sentence"], tag_list(example.record["tags"])
+            lines = [f"## {example.guid}\t{tags_to_markup(sentence, tags)}"]
+            lines.extend(f"{char}\t{tag}" for char, tag in zip(sentence, tags))
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks) + "\n"
+
+    def answer(self, prediction: Any) -> Hashable:
+        return frozenset(tag_spans(bytes(prediction)))
+
+    def same(self, source: Hashable, perturbed: Hashable, edits: Sequence[dict[str, Any]]) -> bool:
+        """The source's predicted entities carried through the edits equal the perturbed prediction's; an entity an edit
+        cuts (a typo inside a predicted entity's boundary) is left out on both sides."""
+        assert isinstance(source, frozenset) and isinstance(perturbed, frozenset)
+        moved = {carried(Span("sentence", s, e, t), edits) for s, e, t in source}
+        touched = [(e["new_start"], e["new_end"]) for e in edits]
+        kept = {(s.start, s.end, s.label) for s in moved if s is not None}
+        cut = {(s, e, t) for s, e, t in perturbed if any(a < e and s < b and not (s <= a and b <= e) for a, b in touched)}
+        return kept == set(perturbed) - cut
+
+
 class Ner(Task):
     facts = TaskFacts(
         name="ner",
@@ -375,6 +441,7 @@ class Ner(Task):
     training = SeenInTraining("Entity seen in training", training_keys, unit_training_keys)
     prediction_fields = frozenset({"entities", "tags", "ner_tags"})
     answer_parser_version = 1
+    probe = NerProbe()
 
     # ---- gold -------------------------------------------------------------------------------
     def read_official(self, text: str, name: str) -> tuple[list[dict], list[Problem]]:

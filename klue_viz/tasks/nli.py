@@ -17,6 +17,7 @@ from klue_viz.drawing import markup as mk
 from klue_viz.metrics.official import NLI_LABELS, nli_aggregate
 from klue_viz.tasks.base import Metric, Slice, TaskFacts, ViewSettings, bucket
 from klue_viz.tasks.classification import LabelTask
+from klue_viz.tasks.probing import JsonLabelProbe
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -104,6 +105,12 @@ class Nli(LabelTask):
     answer_not_words = ("반대로",)
     aggregate_for = staticmethod(nli_aggregate)
     official_label_field = "gold_label"
+    probe = JsonLabelProbe(("name-swap", "spacing", "typo", "register", "negation"), ("premise", "hypothesis"), "klue-nli-v1.1_dev.json",
+                           "gold_label", dropped_fields=VOTE_FIELDS, lm_eval={
+                               "output_type": "generate_until",
+                               "doc_to_text": "전제: {{premise}}\n가설: {{hypothesis}}\n질문: 가설은 참, 거짓, 중립 중 무엇입니까? 한 단어로 답하세요.\n정답:",
+                               "doc_to_target": "{{ {'entailment': '참', 'neutral': '중립', 'contradiction': '거짓'}[gold_label] }}",
+                               "generation_kwargs": {"until": ["\n\n"], "max_gen_toks": 32}})
 
     def looks_like_hf(self, record: dict) -> bool:
         return "gold_label" not in record

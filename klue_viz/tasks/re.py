@@ -15,6 +15,7 @@ from klue_viz.metrics.official import RE_RELATIONS, Statistics, label_statistics
 from klue_viz.tasks.base import DrawingDocument, Metric, RecordError, SeenInTraining, Slice, SurfaceForms, TaskFacts, ViewSettings, as_int, bucket
 from klue_viz.tasks.classification import LabelTask
 from klue_viz.tasks.kit import Suspect
+from klue_viz.tasks.probing import JsonSpanProbe
 from klue_viz.tasks.surface import surface_table
 
 if TYPE_CHECKING:
@@ -165,6 +166,8 @@ class Re(LabelTask):
     labels = RELATIONS
     answer_forms = relation_forms()
     aggregate_for = staticmethod(re_aggregate)
+
+    probe = JsonSpanProbe(("subject_entity", "object_entity"), ("name-swap", "spacing", "typo"), ("sentence",), "klue-re-v1.1_dev.json", "label")
 
     def looks_like_hf(self, record: dict) -> bool:
         return not isinstance(record.get("label"), str)

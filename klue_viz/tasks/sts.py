@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,6 +18,7 @@ from klue_viz.metrics.official import STS_THRESHOLD, Statistics, sts_statistics
 from klue_viz.reading.answers import Answer, read_number
 from klue_viz.tasks.base import Metric, RecordError, Slice, Task, TaskFacts, ViewSettings, as_int, shown
 from klue_viz.tasks.kit import Evidence, Suspect, correction_items, dump_json, read_json, shared_examples, suspect_item
+from klue_viz.tasks.probing import JsonLabelProbe
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,6 +39,23 @@ def score_bin(values: pd.Series) -> pd.Series:
 def pair_statistics(gold: np.ndarray, pred: np.ndarray, pred_binary: np.ndarray) -> Statistics:
     """Pearson's sums and the binary F1 counts of pairs (gold thresholded at 3.0, the prediction's own 0/1)."""
     return sts_statistics(gold, pred, (gold >= THRESHOLD).astype(int), pred_binary)
+
+
+#: How far a predicted similarity may move under an edit that keeps the meaning before the INV test counts a failure.
+INVARIANT_TOLERANCE = 0.5
+
+
+class StsProbe(JsonLabelProbe):
+    """STS pairs for the suites. An INV case fails when the predicted similarity moves by more than INVARIANT_TOLERANCE
+    (half a point of the 0-5 scale, the step of the annotators' scale): a regression model's scores never repeat exactly.
+    The annotators' votes are kept: the reader needs them, and they stand for the source pair."""
+
+    def answer(self, prediction: Any) -> Hashable:
+        return float(prediction["score"])
+
+    def same(self, source: Hashable, perturbed: Hashable, edits: Sequence[dict[str, Any]]) -> bool:
+        assert isinstance(source, float) and isinstance(perturbed, float)
+        return abs(source - perturbed) <= INVARIANT_TOLERANCE
 
 
 class Sts(Task):
@@ -66,6 +84,7 @@ class Sts(Task):
                            "f1": "undefined: no pair is similar (>= 3.0) in gold or prediction"},
     )
     view = ViewSettings(compact_table=True)
+    probe = StsProbe(("spacing", "typo", "register"), ("sentence1", "sentence2"), "klue-sts-v1.1_dev.json", "labels")
     prediction_fields = frozenset({"score", "label", "binary"})
     answer_parser_version = 1
 

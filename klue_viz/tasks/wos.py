@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -30,6 +30,7 @@ from klue_viz.tasks.base import (
     as_list,
 )
 from klue_viz.tasks.kit import Evidence, Suspect, correction_items, dump_json, read_json, suspect_item
+from klue_viz.tasks.probing import ProbeExample, ProbeIO, Span, Unmade, carried_text
 from klue_viz.tasks.surface import surface_table
 
 if TYPE_CHECKING:
@@ -123,6 +124,88 @@ def _drawing_document(frames: Frames, guids: list[str]) -> dict:
     return {"kind": "turns", "turns": turns, "legend": legend}
 
 
+#: The slot whose values are names a name-swap replaces (of a sight, a restaurant, a hotel), in one domain.
+NAME_SLOT = "이름"
+
+
+class WosProbe(ProbeIO):
+    """WoS dialogues for the suites: every turn's text is a text field, every occurrence of a state value in a turn a
+    span (labelled domain-slot) that no spacing or typo edit touches. A name-swap rewrites a value in every turn and in
+    every state alike; an edit that changes a value somewhere but leaves it written elsewhere is not made. The unit
+    compared is the dialogue: every user turn's predicted state."""
+
+    tests = ("name-swap", "spacing", "typo", "number-format")
+    edit_fields = ()  # every turn of the dialogue
+    file_name = "wos-v1.1_dev.json"
+    names_from_spans = True
+
+    def swappable(self, label: str) -> bool:
+        return "|" not in label and label.split("-", 1)[-1] == NAME_SLOT
+
+    def read(self, text: str, name: str) -> tuple[list[ProbeExample], list[Problem]]:
+        data = read_json(text, name)
+        if not isinstance(data, list):
+            raise InputError(f"{name}: expected the official WoS JSON list of dialogues")
+        examples, problems = [], []
+        for k, dialogue in enumerate(data):
+            try:
+                turns = {f"turn-{i}": str(turn["text"]) for i, turn in enumerate(dialogue["dialogue"])}
+                slots: dict[str, set[str]] = defaultdict(set)
+                for turn in dialogue["dialogue"]:
+                    for item in turn.get("state") or []:
+                        domain, slot, value = split_item(str(item))
+                        slots[value].add(f"{domain}-{slot}")
+                values = {value: "|".join(sorted(found)) for value, found in slots.items()}  # a value of two slots: not swapped
+                guid = str(dialogue["guid"])
+            except (KeyError, TypeError, RecordError) as err:
+                problems.append(Problem(f"dialogue #{k + 1} not usable: {err}", file=name))
+                continue
+            spans = []
+            for field_name, turn_text in turns.items():
+                for value, slot in values.items():
+                    at = turn_text.find(value) if len(value) >= 2 and value not in SPECIAL_VALUES else -1
+                    while at >= 0:
+                        spans.append(Span(field_name, at, at + len(value), slot))
+                        at = turn_text.find(value, at + len(value))
+            examples.append(ProbeExample(guid, turns, tuple(spans), None, dialogue))
+        return examples, problems
+
+    def rebuilt(self, example: ProbeExample, guid: str, texts: dict[str, str], spans: tuple[Span, ...], label: Any) -> ProbeExample:
+        renamed: dict[str, str] = {}
+        for old, new in zip(example.spans, spans):
+            before, after = example.texts[old.field][old.start:old.end], texts[new.field][new.start:new.end]
+            if before != after and renamed.setdefault(before, after) != after:
+                raise Unmade("one slot value would be rewritten two ways")
+        for new in spans:
+            if texts[new.field][new.start:new.end] in renamed:
+                raise Unmade("a rewritten slot value is still written elsewhere in the dialogue")
+        turns = []
+        for i, turn in enumerate(example.record["dialogue"]):
+            turn = {**turn, "text": texts[f"turn-{i}"]}
+            if "state" in turn:
+                turn["state"] = [f"{d}-{s}-{renamed.get(v, v)}" for d, s, v in map(split_item, turn["state"])]
+            turns.append(turn)
+        return ProbeExample(guid, texts, spans, label, {**example.record, "guid": guid, "dialogue": turns})
+
+    def write(self, examples: Sequence[ProbeExample]) -> str:
+        return dump_json([e.record for e in examples])
+
+    def unit_of(self, row: dict) -> str:
+        return str(row["dialogue"])
+
+    def answer(self, prediction: Any) -> Hashable:
+        return frozenset(prediction)
+
+    def answer_of(self, predictions: list[Any]) -> Hashable:
+        return tuple(frozenset(p) for p in predictions)
+
+    def same(self, source: Hashable, perturbed: Hashable, edits: Sequence[dict[str, Any]]) -> bool:
+        """Turn by turn, the source's predicted states with every edited name or number carried into their values."""
+        assert isinstance(source, tuple) and isinstance(perturbed, tuple)
+        carried = tuple(frozenset(f"{d}-{s}-{carried_text(v, edits)}" for d, s, v in map(split_item, state)) for state in source)
+        return carried == perturbed
+
+
 class Wos(Task):
     facts = TaskFacts(
         name="wos",
@@ -150,6 +233,7 @@ class Wos(Task):
     surface = SurfaceForms(_surface_errors)
     svg_document = DrawingDocument(_drawing_document)
     view = ViewSettings(card_column="dialogue")
+    probe = WosProbe()
     training = SeenInTraining("Slot value seen in training", training_keys, unit_training_keys)
     prediction_fields = frozenset({"state"})
     answer_parser_version = 1

@@ -11,6 +11,7 @@ from klue_viz.metrics.official import YNAT_LABELS, ynat_aggregate
 from klue_viz.tasks.base import Metric, Slice, TaskFacts, ViewSettings, bucket
 from klue_viz.tasks.classification import LabelTask
 from klue_viz.tasks.kit import script_mix
+from klue_viz.tasks.probing import JsonLabelProbe
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,6 +58,8 @@ class Ynat(LabelTask):
     labels = YNAT_LABELS
     answer_forms = ANSWER_FORMS
     answer_whole_forms = WHOLE_FORMS
+    #: The annotators' votes are left out of a perturbed headline: they were cast on the source headline.
+    probe = JsonLabelProbe(("spacing", "typo", "register"), ("title",), "ynat-v1.1_dev.json", "label", dropped_fields=("annotations",))
     aggregate_for = staticmethod(ynat_aggregate)
 
     def looks_like_hf(self, record: dict) -> bool:

@@ -31,6 +31,7 @@ from klue_viz.store.kept_scoring import intervals
 from klue_viz.tasks import get_task
 from klue_viz.tasks.base import Slice, Task
 from klue_viz.ui.annotate import annotations_by_example, bulk_tagger, editor, run_tags, tag_views, tagged_guids, task_remarks
+from klue_viz.ui.behaviour import behaviour_section
 from klue_viz.ui.common import METRIC_FORMAT, UI_RESAMPLES, WARNING_ICON, guard, guarded, metric_text, problem_table, setup_page
 from klue_viz.ui.compare import compare_section
 from klue_viz.ui.crowd import crowd_panel, vote_cross_entropy
@@ -124,6 +125,7 @@ def _body(task: Task) -> None:
     discovery_panel(task, result, results)
     surface_panel(task, result, results)
     compare_section(task, results)
+    behaviour_section(task, choice, results, result.run)
     st.subheader("Error tags")
     tag_views(task, result, results)
     _examples(task, result, pairs, results)

@@ -1,0 +1,355 @@
+"""Korean edits that keep a sentence's meaning (or negate it), made with the kiwipiepy analyzer.
+
+Each function takes a text (and the spans an edit must not cut) and returns the `Edit`s of one perturbation, or raises
+`Unmade` saying why it cannot be made validly (no name of the right kind, an analysis the analyzer is unsure of, an
+edit that would cut a span): the suite maker counts those and writes nothing half-right.
+
+The analyzer decides every morphological question: which morphemes a word has (`Kiwi.tokenize`) and which allomorph a
+particle or an ending takes after a new stem (`Kiwi.join`: 박지성+이 -> 박지성이, 서울+으로 -> 서울로, 먹+ᆸ니다 -> 먹습니다).
+Every rewritten word is checked the same way first: joining its own morphemes must give back the word as written,
+else the analysis is not trusted and the edit is not made. What is hand-written here is only what no analyzer holds:
+the 두벌식 keyboard rows (the typo test's neighbouring keys) and the syllable arithmetic of Unicode Hangul.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from klue_viz.core.lazy import lazy_module
+from klue_viz.tasks.probing import Edit, Span, Unmade
+
+if TYPE_CHECKING:
+    import kiwipiepy
+else:
+    kiwipiepy = lazy_module("kiwipiepy")  # loaded by the suites only: `klue-viz evaluate` never pays for the model
+
+HANGUL_FIRST, HANGUL_LAST = 0xAC00, 0xD7A3
+#: Initial consonants and vowels of a Hangul syllable, in Unicode's order.
+INITIALS = "ㄱㄲㄴㄷㄸㄹㅁㅂㅃㅅㅆㅇㅈㅉㅊㅋㅌㅍㅎ"
+VOWELS = "ㅏㅐㅑㅒㅓㅔㅕㅖㅗㅘㅙㅚㅛㅜㅝㅞㅟㅠㅡㅢㅣ"
+#: The letter keys of the 두벌식 layout, row by row: a typo is a key's left or right neighbour of the same kind.
+KEY_ROWS = ("ㅂㅈㄷㄱㅅㅛㅕㅑㅐㅔ", "ㅁㄴㅇㄹㅎㅗㅓㅏㅣ", "ㅋㅌㅊㅍㅠㅜㅡ")
+#: Sentence-final endings by speech level, as the analyzer writes them (ᆫ, ᆸ are final-consonant jamo).
+PLAIN, FORMAL, POLITE = "한다체", "합니다체", "해요체"
+LEVEL_OF_ENDING = {"다": PLAIN, "ᆫ다": PLAIN, "는다": PLAIN, "ᆸ니다": FORMAL, "습니다": FORMAL,
+                   "어요": POLITE, "아요": POLITE, "에요": POLITE, "여요": POLITE, "예요": POLITE, "이에요": POLITE}
+NEXT_LEVEL = {PLAIN: FORMAL, FORMAL: POLITE, POLITE: PLAIN}
+#: Morphemes that already negate a predicate: a hypothesis holding one is not negated again.
+NEGATORS = {("않", "VX"), ("못", "MAG"), ("안", "MAG"), ("아니", "VCN"), ("없", "VA"), ("못하", "VX")}
+PREDICATE_TAGS = ("VV", "VA", "XSV", "XSA", "VX")
+
+
+@functools.lru_cache(maxsize=1)
+def analyzer() -> Any:
+    """The one Kiwi of the process (loading its model costs about a second and a half of CPU)."""
+    return kiwipiepy.Kiwi()
+
+
+@dataclass(frozen=True)
+class Morpheme:
+    form: str
+    tag: str
+    start: int
+    end: int
+    #: The analyzer's morpheme id (what its embedding similarity is asked by).
+    id: int = -1
+
+
+@functools.lru_cache(maxsize=65536)
+def morphemes(text: str) -> tuple[Morpheme, ...]:
+    """The analyzer's morphemes of a text with their character offsets (cached: a sentence is analysed once per test run)."""
+    return tuple(Morpheme(t.form, t.tag, t.start, t.start + t.len, int(t.id)) for t in analyzer().tokenize(text))
+
+
+#: How close (cosine, the analyzer's CoNg embedding) a proper noun must be to the one it replaces when the data gives no
+#: type: 손흥민 -> 박지성 0.74, 프랑스어 -> 스페인어 0.80, but 일본 -> 삼성 0.43, 프랑스어 -> 삼성 0.36.
+SIMILAR_ENOUGH = 0.7
+#: How many of the analyzer's nearest morphemes are looked through, and among how many of the nearest fitting ones the
+#: replacement is drawn.
+NEAREST, DRAWN_FROM = 300, 5
+
+
+@functools.lru_cache(maxsize=4096)
+def similar_proper_nouns(morpheme_id: int) -> tuple[str, ...]:
+    """The proper nouns the analyzer's embedding puts nearest a morpheme, nearest first, at least SIMILAR_ENOUGH."""
+    try:
+        found = analyzer().most_similar_morphemes(morpheme_id, top_n=NEAREST)
+    except ValueError:
+        return ()
+    return tuple(m.form for m in found if m.tag == "NNP" and m.score >= SIMILAR_ENOUGH)
+
+
+def join(parts: Sequence[tuple[str, str]]) -> str:
+    """Morphemes joined into text with the allomorphs the analyzer chooses."""
+    return str(analyzer().join(list(parts)))
+
+
+def final_consonant(char: str) -> int | None:
+    """The final consonant (받침) index of a Hangul syllable: 0 none, 8 ㄹ, ...; None for any other character."""
+    code = ord(char)
+    return (code - HANGUL_FIRST) % 28 if HANGUL_FIRST <= code <= HANGUL_LAST else None
+
+
+def is_hangul(text: str) -> bool:
+    return bool(text) and all(final_consonant(c) is not None for c in text)
+
+
+def is_name(text: str) -> bool:
+    """Hangul words of two syllables or more, single spaces between them (한국 교통대, 명동 쇼핑 거리): a name to swap."""
+    words = text.split(" ")
+    return len(text) >= 2 and all(is_hangul(w) for w in words)
+
+
+def eojeol_end(text: str, position: int) -> int:
+    """Where the space-separated word that holds `position` ends."""
+    found = text.find(" ", position)
+    return len(text) if found < 0 else found
+
+
+def eojeol_start(text: str, position: int) -> int:
+    return text.rfind(" ", 0, position) + 1
+
+
+def _joined_word(text: str, start: int, end: int, parts: list[tuple[str, str]]) -> None:
+    """Raise Unmade unless the analyzer's morphemes join back into the word as written (else its analysis is unsure)."""
+    if join(parts) != text[start:end]:
+        raise Unmade("analysis unsure: the morphemes do not join back into the word")
+
+
+def _outside(spans: Sequence[Span], field: str, start: int, end: int) -> bool:
+    """Whether start..end touches no span of `field` (a span's edge counts as touching)."""
+    return all(span.field != field or end < span.start or start > span.end for span in spans)
+
+
+# ---- name-swap -------------------------------------------------------------------------------------
+
+def name_edits(field: str, text: str, start: int, end: int, new_name: str, spans: Sequence[Span]) -> list[Edit]:
+    """The edits that write `new_name` for the name at start..end, with every particle and copula attached to it
+    re-chosen by the analyzer (the rest of the word re-joined after the new name): the name itself, then the rest of
+    its word, as two edits so that the name's span becomes the new name and nothing else."""
+    word_end = eojeol_end(text, end)
+    found = morphemes(text)
+    rest = [m for m in found if end <= m.start < word_end]
+    if any(m.start < end < m.end or m.start < start < m.end for m in found):
+        raise Unmade("analysis unsure: the analyzer does not split the word where the name starts or ends")
+    if rest and rest[0].start != end:
+        raise Unmade("analysis unsure: the morphemes after the name do not start where it ends")
+    if any(span.field == field and end < span.start < word_end for span in spans):
+        raise Unmade("another span in the name's word")
+    parts = [(m.form, m.tag) for m in rest]
+    _joined_word(text, start, word_end, [(text[start:end], "NNP"), *parts])
+    if parts[:1] == [("이", "JKS")] and len(parts) > 1 and parts[1][1].startswith("J"):
+        parts[0] = ("이", "XSN")  # no particle follows a subject particle: 초원이는 is the name's suffix -이, then 는
+    if parts == [("이", "XSN")]:
+        parts = [("이", "JKS")]  # 지영이 ending its word is the subject particle the analyzer took for the suffix: 희수가
+    elif parts[:1] == [("이", "XSN")] and final_consonant(new_name[-1]) == 0:
+        parts = parts[1:]  # the suffix -이 of a name ending in a consonant (승연이가) is not written after a vowel (승연이가 -> 차두리가)
+    rewritten = join([(new_name, "NNP"), *parts])
+    if not rewritten.startswith(new_name):
+        raise Unmade("analysis unsure: the re-joined word does not start with the new name")
+    again = [m.tag for m in morphemes(rewritten) if m.start >= len(new_name)]
+    if again != [tag for _, tag in parts]:
+        raise Unmade("analysis unsure: the re-chosen particles read as something else after the new name")
+    return [Edit(field, start, end, text[start:end], new_name), Edit(field, end, word_end, text[end:word_end], rewritten[len(new_name):])]
+
+
+class NamePool:
+    """Names split by whether their last syllable has a final consonant, so the opposite kind is found at once."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.with_final = [n for n in names if final_consonant(n[-1]) not in (None, 0)]
+        self.without_final = [n for n in names if final_consonant(n[-1]) == 0]
+
+    def opposite_set(self, name: str) -> set[str]:
+        """`opposite` as a set (kept per kind), for intersecting with the analyzer's similar names."""
+        own = final_consonant(name[-1])
+        if own is None:
+            return set()
+        if not hasattr(self, "_sets"):
+            self._sets = (set(self.without_final), set(self.with_final))
+        return self._sets[0] if own else self._sets[1]
+
+    def opposite(self, name: str) -> list[str]:
+        """The names whose last syllable has a final consonant where `name`'s has none, or the other way round."""
+        own = final_consonant(name[-1])
+        if own is None:
+            return []
+        return self.without_final if own else self.with_final
+
+
+# ---- spacing ---------------------------------------------------------------------------------------
+
+#: Morphemes before which people most often leave the space out: bound nouns (수, 것, 때) and auxiliary verbs.
+USUALLY_JOINED = ("NNB", "VX")
+
+
+def spacing_edit(field: str, text: str, spans: Sequence[Span], rng: random.Random) -> Edit:
+    """One 띄어쓰기 error: a space dropped before a bound noun or an auxiliary verb, else a space put between the two nouns
+    of a compound; never at or inside a span."""
+    found = morphemes(text)
+    dropped = [m.start - 1 for m in found if m.tag in USUALLY_JOINED and m.start > 0 and text[m.start - 1] == " "
+               and _outside(spans, field, m.start - 1, m.start)]
+    if dropped:
+        at = rng.choice(dropped)
+        return Edit(field, at, at + 1, " ", "")
+    inserted = [b.start for a, b in zip(found, found[1:]) if a.tag == b.tag == "NNG" and a.end == b.start
+                and a.end - a.start >= 2 and b.end - b.start >= 2 and text[a.start:b.end] == a.form + b.form
+                and _outside(spans, field, a.start, b.end)]
+    if inserted:
+        at = rng.choice(inserted)
+        return Edit(field, at, at, "", " ")
+    raise Unmade("no space a writer would drop or add")
+
+
+# ---- typo ------------------------------------------------------------------------------------------
+
+def _neighbours(jamo: str) -> list[str]:
+    for row in KEY_ROWS:
+        k = row.find(jamo)
+        if k >= 0:
+            return [row[j] for j in (k - 1, k + 1) if 0 <= j < len(row)]
+    return []
+
+
+def typo_syllables(syllable: str) -> list[str]:
+    """The syllables one neighbouring key away: the initial consonant or the vowel typed with the key beside it."""
+    code = ord(syllable) - HANGUL_FIRST
+    initial, vowel, final = code // 588, (code % 588) // 28, code % 28
+    out = []
+    for other in _neighbours(INITIALS[initial]):
+        if other in INITIALS:
+            out.append(chr(HANGUL_FIRST + INITIALS.index(other) * 588 + vowel * 28 + final))
+    for other in _neighbours(VOWELS[vowel]):
+        if other in VOWELS:
+            out.append(chr(HANGUL_FIRST + initial * 588 + VOWELS.index(other) * 28 + final))
+    return out
+
+
+def typo_edit(field: str, text: str, spans: Sequence[Span], rng: random.Random) -> Edit:
+    """One syllable of a common noun (outside every span) typed with a neighbouring key (두벌식)."""
+    nouns = [m for m in morphemes(text) if m.tag == "NNG" and m.end - m.start >= 2 and text[m.start:m.end] == m.form
+             and is_hangul(m.form) and _outside(spans, field, m.start, m.end)]
+    if not nouns:
+        raise Unmade("no common noun outside the spans")
+    noun = rng.choice(nouns)
+    at = rng.randrange(noun.start, noun.end)
+    return Edit(field, at, at + 1, text[at], rng.choice(typo_syllables(text[at])))
+
+
+# ---- the final predicate: register and negation ----------------------------------------------------------
+
+def _final_predicate(text: str) -> tuple[int, int, list[Morpheme]]:
+    """The word holding the text's last sentence-final ending (only punctuation after it): its start, end and morphemes."""
+    found = morphemes(text)
+    last = max((k for k, m in enumerate(found) if m.tag == "EF"), default=None)
+    if last is None or any(m.tag not in ("SF", "SE", "SS", "SSC") for m in found[last + 1:]):
+        raise Unmade("no sentence-final ending at the end")
+    start = eojeol_start(text, found[last].start)
+    end = found[last].end
+    while end < len(text) and text[end] not in " .!?\"'”’)":
+        end += 1
+    words = [m for m in found[:last + 1] if m.start >= start]
+    if not words or words[0].start != start:
+        raise Unmade("analysis unsure: the final word's morphemes do not start with it")
+    _joined_word(text, start, end, [(m.form, m.tag) for m in words])
+    return start, end, words
+
+
+def register_edit(field: str, text: str, spans: Sequence[Span]) -> tuple[Edit, str, str]:
+    """The final predicate moved to the next speech level (한다 -> 합니다 -> 해요 -> 한다); the edit and the two levels."""
+    start, end, words = _final_predicate(text)
+    level = LEVEL_OF_ENDING.get(words[-1].form)
+    if level is None:
+        raise Unmade(f"the final ending {words[-1].form!r} has no speech level of the three")
+    if not _outside(spans, field, start, end):
+        raise Unmade("the final predicate is in a span")
+    target = NEXT_LEVEL[level]
+    stem = words[:-1]
+    before = stem[-1] if stem else None
+    if target == FORMAL:
+        ending = "ᆸ니다"
+    elif target == POLITE:
+        ending = "에요" if before is not None and before.tag == "VCP" else "어요"
+    else:
+        ending = "ᆫ다" if before is not None and before.tag in ("VV", "XSV") else "다"
+    rewritten = join([(m.form, m.tag) for m in stem] + [(ending, "EF")])
+    check = [m for m in morphemes(rewritten) if m.tag == "EF"]
+    if not check or LEVEL_OF_ENDING.get(check[-1].form) != target:
+        raise Unmade("analysis unsure: the rewritten predicate does not read as the new speech level")
+    return Edit(field, start, end, text[start:end], rewritten), level, target
+
+
+def negation_edit(field: str, text: str, spans: Sequence[Span]) -> Edit:
+    """The final predicate negated: 먹었다 -> 먹지 않았다, 학생이다 -> 학생이 아니다, 있다 -> 없다."""
+    if any((m.form, m.tag) in NEGATORS for m in morphemes(text)):
+        raise Unmade("the sentence already holds a negation")
+    start, end, words = _final_predicate(text)
+    if not _outside(spans, field, start, end):
+        raise Unmade("the final predicate is in a span")
+    last_content = max((k for k, m in enumerate(words) if m.tag in (*PREDICATE_TAGS, "VCP")), default=None)
+    if last_content is None:
+        raise Unmade("no verb, adjective or copula in the final word")
+    head, tail = words[:last_content], words[last_content + 1:]
+    if any(m.tag not in ("EP", "EF") for m in tail):
+        raise Unmade("the final predicate has endings other than tense and the final one")
+    core = words[last_content]
+    parts = [(m.form, m.tag) for m in head]
+    if core.tag == "VCP":
+        parts += [("이", "JKC"), ("아니", "VCN")]
+    elif (core.form, core.tag) in (("있", "VA"), ("있", "VV")):
+        parts += [("없", "VA")]
+    else:
+        parts += [(core.form, core.tag), ("지", "EC"), ("않", "VX")]
+    rewritten = join(parts + [(m.form, m.tag) for m in tail])
+    if not any((m.form, m.tag) in NEGATORS for m in morphemes(rewritten)):
+        raise Unmade("analysis unsure: the rewritten predicate does not read as negated")
+    return Edit(field, start, end, text[start:end], rewritten)
+
+
+# ---- number-format ---------------------------------------------------------------------------------
+
+NUMBER = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d{4,}|\d+천)(?![\d.,])")
+#: A number right after 만, 억 or 조 is the lower part of a Korean-unit number (8만 5600명): no comma goes there.
+UNIT_BEFORE = re.compile(r"[만억조]\s?$")
+#: What a quantity's number is followed by (원, 명, 개: bound nouns; 만: a numeral; 건, 편: nouns). A number followed by
+#: anything else (입니다 after an address or a telephone number) is an identifier and is not rewritten.
+COUNTERS = ("NNB", "NR", "NNG")
+#: Spans whose numbers are dates or times (NER's DT/TI, RE's DAT): 2015 there is a year, never 2,015.
+DATE_LABELS = ("DT", "TI", "DAT")
+
+
+def number_rewrites(number: str, after: str) -> list[str]:
+    """Other ways to write a number: 3,000 <-> 3000 <-> 3천. What reads as a date is left alone: a number before 년, a
+    four-digit number from 1900 to 2099 (a year even without 년) and an eight-digit one (20140919)."""
+    digits = number.replace(",", "")
+    if after.startswith("년") or (digits.isdigit() and (len(digits) == 8 or (len(digits) == 4 and 1900 <= int(digits) <= 2099))):
+        return []
+    if number.endswith("천"):
+        value = int(number[:-1]) * 1000
+        return [f"{value:,}"]
+    value = int(number.replace(",", ""))
+    if number.startswith("0"):
+        return []
+    out = [str(value)] if "," in number else [f"{value:,}"]
+    if value % 1000 == 0 and value < 10000:
+        out.append(f"{value // 1000}천")
+    return out
+
+
+def number_edit(field: str, text: str, spans: Sequence[Span], rng: random.Random) -> Edit:
+    """One number of a quantity written another way (spans around it stretch with it): only a number followed by a
+    counter (3000원, 1,500명), never inside a date or time span, nor after 만/억/조."""
+    dates = [s for s in spans if s.field == field and s.label in DATE_LABELS]
+    counted = {m.start for m in morphemes(text) if m.tag in COUNTERS}
+    found = [(m, rewrite) for m in NUMBER.finditer(text) for rewrite in number_rewrites(m.group(1), text[m.end():])
+             if all(m.end() <= s.start or m.start() >= s.end for s in dates) and not UNIT_BEFORE.search(text, 0, m.start())
+             and text[m.start() - 1:m.start()] != "-" and (m.end() in counted or m.group(1).endswith("천"))]
+    if not found:
+        raise Unmade("no number to rewrite")
+    match, rewrite = rng.choice(found)
+    return Edit(field, match.start(), match.end(), match.group(1), rewrite)

@@ -1,0 +1,325 @@
+"""`klue-viz probe make`: perturbed copies of a dev set, written in the task's official format with a manifest.
+
+A suite folder holds
+* `<official dev file name>`: the perturbed examples, read as gold by every pipeline (`klue-viz evaluate`, `runs add`);
+* `sources/<official dev file name>`: the source examples they were made from (a model run on the suite runs on
+  these too, or its dev-set run gives their predictions);
+* `manifest.jsonl`: one line per perturbed example (guid, source_guid, test, capability, type, expect, edits);
+* `README.md`: what each test does, how many cases were made and skipped (and why), the seed and the version.
+
+A perturbed guid is the source guid with the test's id after the task's prefix: `klue-ner-v1_dev_00000-wikitree`
+becomes `klue-ner-v1_name-swap~dev_00000-wikitree` (a guid without the prefix becomes `name-swap~<guid>`). No KLUE guid
+holds a `~`, so a perturbed guid never collides with a real one, and the source guid is read back by removing the test.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from klue_viz.probes import korean
+from klue_viz.probes.catalogue import TESTS
+from klue_viz.tasks.base import Task
+from klue_viz.tasks.probing import Edit, ProbeExample, ProbeIO, Unmade, apply_edits
+
+MANIFEST = "manifest.jsonl"
+SOURCES = "sources"
+MARK = "~"
+
+
+def probe_guid(prefix: str, guid: str, test: str) -> str:
+    """The guid of the perturbed copy of `guid` made by `test` (see the module docstring)."""
+    head = prefix + "_"
+    return f"{head}{test}{MARK}{guid[len(head):]}" if guid.startswith(head) else f"{test}{MARK}{guid}"
+
+
+@dataclass
+class Case:
+    """One perturbed example and where it came from."""
+
+    example: ProbeExample
+    source: ProbeExample
+    test: str
+    edits: list[dict[str, Any]]
+    expect: str | None = None
+
+    def manifest_line(self) -> dict[str, Any]:
+        test = TESTS[self.test]
+        return {"guid": self.example.guid, "source_guid": self.source.guid, "test": self.test, "capability": test.capability,
+                "type": test.type, "expect": self.expect, "edits": self.edits}
+
+
+@dataclass
+class Suite:
+    """What `make_suite` made: the cases, in test order, and per test the reasons of the skipped examples."""
+
+    task: str
+    cases: list[Case]
+    tried: dict[str, int]
+    skipped: dict[str, Counter[str]]
+    seed: int
+    tests: list[str]
+    #: The name of the dev file the suite was made from.
+    source: str = ""
+    problems: list[str] = field(default_factory=list)
+
+    def made(self, test: str) -> int:
+        return sum(case.test == test for case in self.cases)
+
+
+class NamePools:
+    """What the suites draw from the data itself: names to swap in (gold spans by type for tasks with spans, else the
+    proper nouns (NNP) the analyzer finds in the texts; only Hangul names of two syllables or more) and the sentences a
+    distractor is taken from."""
+
+    def __init__(self, examples: Sequence[ProbeExample], probe: ProbeIO) -> None:
+        typed: dict[str, set[str]] = defaultdict(set)
+        for example in examples:
+            for span in example.spans:
+                text = example.texts[span.field][span.start:span.end]
+                if probe.swappable(span.label) and korean.is_name(text):
+                    typed[span.label].add(text)
+        self.typed = {label: korean.NamePool(sorted(names)) for label, names in typed.items()}
+        self._examples, self._probe = examples, probe
+        self._proper: korean.NamePool | None = None
+        self._sentences: tuple[list[str], dict[str, set[int]]] | None = None
+
+    @property
+    def proper(self) -> korean.NamePool:
+        """The proper nouns of the texts (analysed on first use: only a name-swap without gold entities needs them)."""
+        if self._proper is None:
+            found = {m.form for e in self._examples for f in fields_of(self._probe, e) for m in korean.morphemes(e.texts[f])
+                     if m.tag == "NNP" and len(m.form) >= 2 and korean.is_hangul(m.form)}
+            self._proper = korean.NamePool(sorted(found))
+        return self._proper
+
+    @property
+    def sentences(self) -> tuple[list[str], dict[str, set[int]]]:
+        """The sentences of the first text field of every example (each once) and, per noun, the sentences holding it."""
+        if self._sentences is None:
+            first = self._probe.edit_fields[0]
+            found = list(dict.fromkeys(s.strip() for e in self._examples for s in SENTENCE_END.split(e.texts[first]) if len(s.strip()) > 10))
+            index: dict[str, set[int]] = defaultdict(set)
+            for k, sentence in enumerate(found):
+                for noun in nouns(sentence):
+                    index[noun].add(k)
+            self._sentences = (found, index)
+        return self._sentences
+
+
+#: Where a sentence of a passage ends (a full stop, question or exclamation mark, then space).
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def nouns(text: str) -> set[str]:
+    """The common and proper nouns of two syllables or more in a text (what a question and a distractor share)."""
+    return {m.form for m in korean.morphemes(text) if m.tag in ("NNG", "NNP") and len(m.form) >= 2}
+
+
+def fields_of(probe: ProbeIO, example: ProbeExample) -> tuple[str, ...]:
+    """The text fields an edit may change: the task's, or every text of the example (WoS: its turns)."""
+    return probe.edit_fields or tuple(example.texts)
+
+
+def _name_swap(example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: random.Random) -> list[Edit]:
+    if probe.names_from_spans:
+        return _swap_entity(example, probe, pools, rng, [s for s in example.spans if probe.swappable(s.label)])
+    return _swap_proper_noun(example, probe.edit_fields, pools, rng)
+
+
+def _swap_entity(example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: random.Random, named: list) -> list[Edit]:
+    """A gold name span replaced by another of its type, wherever the example writes it (every text field)."""
+    reason = "no name span of two syllables or more in Hangul"
+    for span in rng.sample(named, len(named)):
+        name = example.texts[span.field][span.start:span.end]
+        if not korean.is_name(name):
+            continue
+        pool = pools.typed.get(span.label)
+        others = pool.opposite(name) if pool is not None else []
+        if not others:
+            reason = f"no {span.label} name with the opposite final consonant"
+            continue
+        try:
+            return _swap_everywhere(example, fields_of(probe, example), name, rng.choice(others))
+        except Unmade as err:
+            reason = str(err)
+    raise Unmade(reason)
+
+
+def _swap_everywhere(example: ProbeExample, fields: Sequence[str], name: str, new: str) -> list[Edit]:
+    """Every occurrence of `name` in the fields rewritten as `new`, particles re-chosen; an occurrence inside a longer
+    word (the name as part of another name) makes the swap unmade."""
+    if any(new in example.texts[f] for f in fields):
+        raise Unmade("the new name is already written in the example")
+    edits: list[Edit] = []
+    for f in fields:
+        text, at = example.texts[f], example.texts[f].find(name)
+        while at >= 0:
+            if at > 0 and korean.is_hangul(text[at - 1]):
+                raise Unmade("the name is written inside a longer word")
+            edits.extend(korean.name_edits(f, text, at, at + len(name), new, example.spans))
+            at = text.find(name, at + len(name))
+    return edits
+
+
+def _swap_proper_noun(example: ProbeExample, fields: Sequence[str], pools: NamePools, rng: random.Random) -> list[Edit]:
+    """A proper noun found in every text field (NLI: premise and hypothesis alike) replaced everywhere by a proper noun
+    of the data that the analyzer's embedding puts near it (the data gives no type: a country for a country, a player
+    for a player), drawn from the nearest few."""
+    forms: dict[str, int] | None = None
+    for f in fields:
+        here = {m.form: m.id for m in korean.morphemes(example.texts[f]) if m.tag == "NNP" and len(m.form) >= 2 and korean.is_hangul(m.form)}
+        forms = here if forms is None else {form: i for form, i in forms.items() if form in here}
+    if not forms:
+        raise Unmade("no proper noun in every text")
+    name = rng.choice(sorted(forms))
+    opposite = pools.proper.opposite_set(name)
+    others = [form for form in korean.similar_proper_nouns(forms[name]) if form in opposite][:korean.DRAWN_FROM]
+    if not others:
+        raise Unmade("no proper noun of the data near it in meaning with the opposite final consonant")
+    return _swap_everywhere(example, fields, name, rng.choice(others))
+
+
+def _distractor(example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: random.Random) -> Edit:
+    """A sentence of another passage that shares the most nouns with the question (two at least) and holds none of the
+    answers, appended to the passage (Jia & Liang's AddSent, with a real sentence rather than a made-up one)."""
+    passage_field, question_field = probe.edit_fields[0], probe.edit_fields[-1]
+    passage, wanted = example.texts[passage_field], nouns(example.texts[question_field])
+    answers = [passage[s.start:s.end] for s in example.spans]
+    sentences, index = pools.sentences
+    shared: Counter[int] = Counter(k for noun in wanted for k in index.get(noun, ()))
+    best = [(count, k) for k, count in shared.items() if count >= 2 and sentences[k] not in passage
+            and not any(a and a in sentences[k] for a in answers)]
+    if not best:
+        raise Unmade("no sentence of another passage shares two nouns with the question without its answer")
+    top = max(count for count, _ in best)
+    chosen = sentences[rng.choice(sorted(k for count, k in best if count == top))]
+    return Edit(passage_field, len(passage), len(passage), "", " " + chosen)
+
+
+def _each_field(fields: Sequence[str], rng: random.Random, edit: Callable[[str], Edit]) -> list[Edit]:
+    """The edit of the first field (in random order) where it can be made."""
+    reason = "no text field"
+    for f in rng.sample(list(fields), len(fields)):
+        try:
+            return [edit(f)]
+        except Unmade as err:
+            reason = str(err)
+    raise Unmade(reason)
+
+
+def perturb(test: str, example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: random.Random) -> tuple[list[Edit], str | None, Any]:
+    """The edits of one test on one example, what a DIR test expects, and the perturbed example's gold label."""
+    fields, texts, spans = fields_of(probe, example), example.texts, example.spans
+    if test == "name-swap":
+        return _name_swap(example, probe, pools, rng), None, example.label
+    if test == "spacing":
+        return _each_field(fields, rng, lambda f: korean.spacing_edit(f, texts[f], spans, rng)), None, example.label
+    if test == "typo":
+        return _each_field(fields, rng, lambda f: korean.typo_edit(f, texts[f], spans, rng)), None, example.label
+    if test == "register":
+        return _each_field(fields, rng, lambda f: korean.register_edit(f, texts[f], spans)[0]), None, example.label
+    if test == "number-format":
+        return _each_field(fields, rng, lambda f: korean.number_edit(f, texts[f], spans, rng)), None, example.label
+    if test == "distractor":
+        return [_distractor(example, probe, pools, rng)], None, example.label
+    if test == "negation":
+        if example.label != "entailment":
+            raise Unmade("gold is not entailment")
+        last = fields[-1]  # the hypothesis
+        return [korean.negation_edit(last, texts[last], spans)], "not:entailment", "contradiction"
+    raise KeyError(f"unknown test {test!r}")
+
+
+def make_suite(task: Task, text: str, name: str, tests: Sequence[str] | None = None, per_test: int | None = None, seed: int = 0) -> Suite:
+    """The perturbed cases of the official file's text: up to `per_test` per test (None: every example that allows it),
+    examples tried in an order drawn from `seed`."""
+    probe = task.probe
+    if probe is None:
+        raise KeyError(f"{task.facts.name} has no behavioural tests")
+    chosen = list(probe.tests if tests is None else tests)
+    unknown = [t for t in chosen if t not in probe.tests]
+    if unknown:
+        raise KeyError(f"test(s) {', '.join(unknown)} do not apply to {task.facts.name}; its tests are {', '.join(probe.tests)}")
+    examples, problems = probe.read(text, name)
+    pools = NamePools(examples, probe)
+    suite = Suite(task.facts.name, [], {}, {}, seed, chosen, name, [str(p) for p in problems])
+    for test in chosen:
+        order = random.Random(f"{seed}:{test}").sample(examples, len(examples))
+        skipped: Counter[str] = Counter()
+        made = tried = 0
+        for example in order:
+            if per_test is not None and made >= per_test:
+                break
+            tried += 1
+            rng = random.Random(f"{seed}:{test}:{example.guid}")
+            try:
+                edits, expect, label = perturb(test, example, probe, pools, rng)
+                edits = [e for e in edits if e.before != e.after]
+                if not edits:
+                    raise Unmade("the edit changes nothing")
+                new_texts, spans, starts = apply_edits(example, edits)
+                guid = probe_guid(task.facts.guid_prefix, example.guid, test)
+                rebuilt = probe.rebuilt(example, guid, new_texts, spans, label)
+            except Unmade as err:
+                skipped[str(err)] += 1
+                continue
+            case = Case(rebuilt, example, test, [e.to_dict(s) for e, s in zip(edits, starts)], expect)
+            suite.cases.append(case)
+            made += 1
+        suite.tried[test], suite.skipped[test] = tried, skipped
+    return suite
+
+
+def version() -> str:
+    try:
+        return metadata.version("klue-viz")
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
+def readme(suite: Suite) -> str:
+    """The suite's README.md: the tests, the counts, the seed and the version."""
+    lines = [f"# Behavioural test suite: {suite.task}", "",
+             f"Made by `klue-viz probe make` (klue-viz {version()}, kiwipiepy {metadata.version('kiwipiepy')}) from `{suite.source}`, "
+             f"seed {suite.seed}.", "",
+             "| test | type | cases | skipped | what changes |", "| --- | --- | ---: | ---: | --- |"]
+    for test in suite.tests:
+        t = TESTS[test]
+        lines.append(f"| `{test}` | {t.type} | {suite.made(test)} | {sum(suite.skipped[test].values())} | {t.description} |")
+    lines += ["", "## Why examples were skipped", ""]
+    for test in suite.tests:
+        for reason, count in suite.skipped[test].most_common():
+            lines.append(f"- `{test}`: {count} × {reason}")
+    lines += ["", "## Files", "",
+              "- the gold of the perturbed examples, in the task's official format (score it as any dev file);",
+              f"- `{SOURCES}/`: the source examples they were made from, in the same format;",
+              f"- `{MANIFEST}`: one line per perturbed example: guid, source_guid, test, capability, type, expect, edits.",
+              "", f"A perturbed guid is its source guid with `<test>{MARK}` after the task's prefix.", ""]
+    return "\n".join(lines)
+
+
+def source_examples(suite: Suite) -> list[ProbeExample]:
+    """The examples the cases were made from, each once, in the order they were first used."""
+    return list({case.source.guid: case.source for case in suite.cases}.values())
+
+
+def write_suite(task: Task, suite: Suite, out: Path) -> list[Path]:
+    """The suite's files under `out` (made if missing); the paths written."""
+    probe = task.probe
+    assert probe is not None
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SOURCES).mkdir(exist_ok=True)
+    written = [out / probe.file_name, out / SOURCES / probe.file_name, out / MANIFEST, out / "README.md"]
+    written[0].write_text(probe.write([case.example for case in suite.cases]), encoding="utf-8")
+    written[1].write_text(probe.write(source_examples(suite)), encoding="utf-8")
+    written[2].write_text("".join(json.dumps(c.manifest_line(), ensure_ascii=False) + "\n" for c in suite.cases), encoding="utf-8")
+    written[3].write_text(readme(suite), encoding="utf-8")
+    return written

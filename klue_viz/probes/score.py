@@ -1,0 +1,300 @@
+"""`klue-viz probe score`: a model's behaviour on a suite, test by test.
+
+INV: a case fails when the prediction on the perturbed example is not the prediction on its source carried through
+the edit (`ProbeIO.same`: a label equal; NER's entity set moved by the edit), whatever the gold. DIR/MFT: a case fails
+when the manifest's expectation is not met (`ProbeIO.met`). A case whose perturbed or source example has no prediction
+is not scored and is counted as `unpredicted`. Beside the failure rates, the official metrics of the perturbed examples
+and of their sources (the task's first metric), so a drop in score is read next to the behaviour that causes it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import zipfile
+from collections.abc import Hashable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.results import Frames
+from klue_viz.probes.catalogue import TESTS
+from klue_viz.probes.make import MANIFEST, SOURCES
+from klue_viz.reading.records import read_records
+from klue_viz.scoring.evaluate import Gold, gold_from_bytes, match_records
+from klue_viz.tasks.base import Task
+from klue_viz.tasks.probing import ProbeIO
+
+#: z of a two-sided 95% interval (the Wilson interval of a failure rate).
+Z95 = 1.959963984540054
+
+
+@dataclass
+class ProbeSet:
+    """A suite read back: its manifest lines, the perturbed gold and the source gold."""
+
+    task: Task
+    folder: str
+    manifest: list[dict[str, Any]]
+    perturbed: Gold
+    sources: Gold
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def tests(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for line in self.manifest:
+            seen.setdefault(line["test"], None)
+        for test in self.skipped:
+            seen.setdefault(test, None)
+        return list(seen)
+
+
+def _probe(task: Task) -> ProbeIO:
+    if task.probe is None:
+        raise InputError(f"{task.facts.name} has no behavioural tests")
+    return task.probe
+
+
+def read_manifest(text: str, name: str) -> list[dict[str, Any]]:
+    """The manifest's lines; InputError naming the line that is not a case."""
+    lines = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputError(f"{name}: line {number} is not JSON ({err.msg})") from None
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("guid", "source_guid", "test", "type")):
+            raise InputError(f"{name}: line {number} is not a case (expected guid, source_guid, test, type, edits)")
+        if item["test"] not in TESTS:
+            raise InputError(f"{name}: line {number}: unknown test {item['test']!r}")
+        lines.append(item)
+    return lines
+
+
+def skipped_counts(readme: str) -> dict[str, int]:
+    """Skipped examples per test, read from the README's table (`| `test` | type | cases | skipped | ... |`)."""
+    counts = {}
+    for line in readme.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 4 and cells[0].startswith("`") and cells[0].strip("`") in TESTS and cells[3].isdigit():
+            counts[cells[0].strip("`")] = int(cells[3])
+    return counts
+
+
+def suite_paths(task: Task) -> dict[str, str]:
+    """The files of a suite, relative to its folder: manifest, perturbed gold, source gold."""
+    probe = _probe(task)
+    return {"manifest": MANIFEST, "perturbed": probe.file_name, "sources": f"{SOURCES}/{probe.file_name}"}
+
+
+def read_probe_set(task: Task, folder: str | Path) -> ProbeSet:
+    """The suite in `folder` (what `klue-viz probe make` wrote); InputError saying which file is missing or wrong."""
+    root = Path(folder)
+    files = {rel: (root / rel).read_bytes() for rel in [*suite_paths(task).values(), "README.md"] if (root / rel).is_file()}
+    return probe_set_from_files(task, files, str(folder))
+
+
+def probe_set_from_zip(task: Task, data: bytes, name: str) -> ProbeSet:
+    """The suite in a zip of its folder (the folder itself or its files at the top; read in memory, nothing extracted)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = [n for n in archive.namelist() if not n.endswith("/")]
+            manifest = next((n for n in names if n.rsplit("/", 1)[-1] == MANIFEST), None)
+            if manifest is None:
+                raise InputError(f"{name}: no {MANIFEST} in the zip; zip the folder `klue-viz probe make` wrote")
+            prefix = manifest[:-len(MANIFEST)]
+            wanted = [*suite_paths(task).values(), "README.md"]
+            files = {rel: archive.read(prefix + rel) for rel in wanted if prefix + rel in names}
+    except zipfile.BadZipFile:
+        raise InputError(f"{name}: not a zip file") from None
+    return probe_set_from_files(task, files, name)
+
+
+def probe_set_from_files(task: Task, files: dict[str, bytes], name: str) -> ProbeSet:
+    """The suite from its files' bytes, by path relative to its folder; InputError naming a missing file."""
+    for what, rel in suite_paths(task).items():
+        if rel not in files:
+            raise InputError(f"{name}: no {rel} ({what}); give a folder written by `klue-viz probe make --task {task.facts.name}`")
+    paths = suite_paths(task)
+    manifest = read_manifest(files[paths["manifest"]].decode("utf-8"), f"{name}/{MANIFEST}")
+    skipped = skipped_counts(files["README.md"].decode("utf-8")) if "README.md" in files else {}
+    return ProbeSet(task, name, manifest, gold_from_bytes(task, files[paths["perturbed"]], f"{name}/{paths['perturbed']}"),
+                    gold_from_bytes(task, files[paths["sources"]], f"{name}/{paths['sources']}"), skipped)
+
+
+def parsed_predictions(task: Task, gold: Gold, data: bytes, name: str) -> tuple[dict[str, Any], list[Problem]]:
+    """guid -> parsed prediction of the file's records that are for this gold (others are ignored)."""
+    file = read_records(data, name, task.normalise_record)
+    try:
+        matched = match_records(task, gold, file)
+    except InputError:
+        return {}, list(file.problems)
+    return {gold.rows[k]["guid"]: p for k, p in zip(matched.order, matched.predictions)}, matched.problems
+
+
+@dataclass
+class TestResult:
+    """One test of one run: the row of the runs × tests table."""
+
+    test: str
+    type: str
+    capability: str
+    n: int
+    failures: int
+    failure_rate: float | None
+    skipped: int
+    unpredicted: int
+    interval: tuple[float, float] | None
+    metric_source: float | None
+    metric_perturbed: float | None
+    #: The guids of the failing perturbed cases (what the app lists when a cell is clicked).
+    failing: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RunBehaviour:
+    run: str
+    tests: list[TestResult]
+    problems: list[Problem] = field(default_factory=list)
+    #: The run's parsed predictions by gold guid, on the perturbed examples and on the sources (what the pairs are drawn from).
+    perturbed: dict[str, Any] = field(default_factory=dict, repr=False)
+    sources: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run": self.run, "tests": [t.to_dict() for t in self.tests]}
+
+
+def wilson(failures: int, n: int) -> tuple[float, float] | None:
+    """The Wilson score 95% interval of a failure rate (statsmodels' `proportion_confint(method="wilson")`)."""
+    if n == 0:
+        return None
+    p = failures / n
+    centre = (p + Z95 ** 2 / (2 * n)) / (1 + Z95 ** 2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + Z95 ** 2 / (4 * n * n)) / (1 + Z95 ** 2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def units(probe: ProbeIO, gold: Gold) -> dict[str, list[int]]:
+    """Manifest guid -> the positions of its gold rows (one row; a WoS dialogue's user turns)."""
+    found: dict[str, list[int]] = {}
+    for k, row in enumerate(gold.rows):
+        found.setdefault(probe.unit_of(row), []).append(k)
+    return found
+
+
+def _answer(probe: ProbeIO, gold: Gold, positions: list[int] | None, predictions: dict[str, Any]) -> Hashable | None:
+    """The answer of one example, or None when a row of it has no prediction."""
+    if not positions or any(gold.rows[k]["guid"] not in predictions for k in positions):
+        return None
+    return probe.answer_of([predictions[gold.rows[k]["guid"]] for k in positions])
+
+
+def _metric(task: Task, gold: Gold, positions: Sequence[int], predictions: dict[str, Any]) -> float | None:
+    """The task's first official metric over the rows at these positions (those with a prediction)."""
+    rows = [gold.rows[k] for k in positions if gold.rows[k]["guid"] in predictions]
+    if not rows:
+        return None
+    scores = task.scores_of(task.row_statistics(rows, [predictions[r["guid"]] for r in rows]))
+    return scores.values.get(task.facts.metrics[0].key)
+
+
+def score_run(probes: ProbeSet, run: str, data: bytes, name: str, source_data: bytes | None = None, source_name: str = "") -> RunBehaviour:
+    """One run's behaviour: its predictions on the perturbed examples (`data`) and on the sources (from `source_data`,
+    a dev-set run, or else from `data` itself when it holds the source guids too)."""
+    task, probe = probes.task, _probe(probes.task)
+    perturbed, problems = parsed_predictions(task, probes.perturbed, data, name)
+    if source_data is not None:
+        sources, more = parsed_predictions(task, probes.sources, source_data, source_name)
+    else:
+        sources, more = parsed_predictions(task, probes.sources, data, name)
+    if not perturbed:
+        raise InputError(f"{name}: no prediction for a perturbed example of {probes.folder} (run the model on its gold file)")
+    if not sources:
+        raise InputError(f"{name}: no prediction for the source examples; give --source-pred (the run on the dev set) "
+                         "or predictions that hold the source guids too")
+    results = []
+    perturbed_units, source_units = units(probe, probes.perturbed), units(probe, probes.sources)
+    outcomes = case_outcomes(probes, perturbed, sources)
+    for test in probes.tests:
+        lines = [line for line in probes.manifest if line["test"] == test]
+        unpredicted = sum(outcomes[line["guid"]] is None for line in lines)
+        failing = [line["guid"] for line in lines if outcomes[line["guid"]] is False]
+        n = len(lines) - unpredicted
+        kind = TESTS[test]
+        results.append(TestResult(
+            test, kind.type, kind.capability, n, len(failing), len(failing) / n if n else None, probes.skipped.get(test, 0), unpredicted,
+            wilson(len(failing), n),
+            _metric(task, probes.sources, sorted({k for line in lines for k in source_units.get(line["source_guid"], [])}), sources),
+            _metric(task, probes.perturbed, [k for line in lines for k in perturbed_units.get(line["guid"], [])], perturbed), failing))
+    return RunBehaviour(run, results, problems + more, perturbed, sources)
+
+
+def pair_frames(task: Task, gold: Gold, guid: str, predictions: dict[str, Any]) -> tuple[Frames, list[str]] | None:
+    """The frames of one example (all its gold rows: a WoS dialogue's turns) with the run's predictions, and the row
+    guids to draw; None when a row has no prediction."""
+    positions = units(_probe(task), gold).get(guid)
+    if not positions or any(gold.rows[k]["guid"] not in predictions for k in positions):
+        return None
+    frame = gold.frame.iloc[positions].reset_index(drop=True)
+    return task.build_frames(frame, [predictions[gold.rows[k]["guid"]] for k in positions]), [gold.rows[k]["guid"] for k in positions]
+
+
+def case_outcomes(probes: ProbeSet, perturbed: dict[str, Any], sources: dict[str, Any]) -> dict[str, bool | None]:
+    """Perturbed guid -> whether the case passes (INV: the same answer as on its source, carried through the edits;
+    DIR/MFT: the expectation met); None when the perturbed example or its source has no prediction."""
+    probe = _probe(probes.task)
+    perturbed_units, source_units = units(probe, probes.perturbed), units(probe, probes.sources)
+    found: dict[str, bool | None] = {}
+    for line in probes.manifest:
+        answer = _answer(probe, probes.perturbed, perturbed_units.get(line["guid"]), perturbed)
+        source = _answer(probe, probes.sources, source_units.get(line["source_guid"]), sources)
+        if answer is None or source is None:
+            found[line["guid"]] = None
+        elif line["type"] == "INV":
+            found[line["guid"]] = probe.same(source, answer, line.get("edits") or [])
+        else:
+            found[line["guid"]] = probe.met(answer, line.get("expect"))
+    return found
+
+
+def paired_outcomes(probes: ProbeSet, baseline: RunBehaviour, candidate: RunBehaviour) -> dict[str, tuple[list[str], list[bool], list[bool]]]:
+    """Per test, the cases both runs answered: their source guids and whether each run passes (what the gate tests)."""
+    first = case_outcomes(probes, baseline.perturbed, baseline.sources)
+    second = case_outcomes(probes, candidate.perturbed, candidate.sources)
+    paired: dict[str, tuple[list[str], list[bool], list[bool]]] = {}
+    for line in probes.manifest:
+        a, b = first[line["guid"]], second[line["guid"]]
+        if a is not None and b is not None:
+            sources, passes_a, passes_b = paired.setdefault(line["test"], ([], [], []))
+            sources.append(line["source_guid"])
+            passes_a.append(a)
+            passes_b.append(b)
+    return paired
+
+
+def behaviour_payload(task: Task, runs: Sequence[RunBehaviour]) -> dict[str, Any]:
+    """The `--out` JSON: {task, runs: [{run, tests: [...]}]}."""
+    return {"task": task.facts.name, "metric": task.facts.metrics[0].key, "runs": [r.to_dict() for r in runs]}
+
+
+def behaviour_table(runs: Sequence[RunBehaviour]) -> str:
+    """Runs × tests as plain text: the failure rate in percent, with its cases."""
+    tests = list(dict.fromkeys(t.test for r in runs for t in r.tests))
+    width = max([len(r.run) for r in runs] + [4])
+    lines = [f"{'run':<{width}}  " + "  ".join(f"{t:>16}" for t in tests)]
+    for r in runs:
+        cells = {t.test: t for t in r.tests}
+        row = []
+        for test in tests:
+            t = cells.get(test)
+            row.append(f"{'n/a':>16}" if t is None or t.failure_rate is None else f"{100 * t.failure_rate:>6.1f}% of {t.n:<6}")
+        lines.append(f"{r.run:<{width}}  " + "  ".join(row))
+    return "\n".join(lines)

@@ -1,0 +1,189 @@
+"""The Behaviour section of a task page: a behavioural test suite (klue_viz.probes) and the runs on it, as a
+runs × tests table of failure rates; a cell lists its failing pairs, the source example above the perturbed one.
+
+A suite is added like a gold: a folder that `klue-viz probe make` wrote under KLUE_VIZ_DATA_DIR, or a zip of it.
+A run on the suite is uploaded here; its predictions on the source examples come from the same file when it holds
+them, else from the page's run of the same name (its dev-set predictions), else from the run the page inspects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import streamlit as st
+
+from klue_viz.core.problems import InputError
+from klue_viz.drawing import markup as mk
+from klue_viz.probes.make import MANIFEST
+from klue_viz.probes.score import ProbeSet, RunBehaviour, pair_frames, probe_set_from_zip, read_probe_set, score_run
+from klue_viz.reading.gold_folders import allowed_gold_file, gold_roots
+from klue_viz.reading.uploads import limit_megabytes
+from klue_viz.scoring.evaluate import RunResult
+from klue_viz.tasks.base import Task
+from klue_viz.ui.state import GoldChoice, run_store_or_none, runs_for
+
+#: How many failing pairs a cell lists at once.
+SHOWN_PAIRS = 20
+#: How deep under the data folder suites are looked for.
+SEARCH_DEPTH = 3
+SELECTED = "behaviour_cell"
+EDIT_STYLE = "<style>.kv-edit del{background:#ffebe9}.kv-edit ins{background:#dafbe1;text-decoration:none}</style>"
+
+
+def suite_folders(task: Task) -> list[Path]:
+    """Folders under the allowed data folders holding a suite of this task (its manifest and its gold file)."""
+    if task.probe is None:
+        return []
+    found = []
+    for root in gold_roots():
+        for depth in range(SEARCH_DEPTH + 1):
+            for manifest in sorted(root.glob("/".join(["*"] * depth + [MANIFEST]))):
+                try:
+                    allowed_gold_file(manifest)  # a link inside the data folder to somewhere outside it is not followed
+                except InputError:
+                    continue
+                if (manifest.parent / task.probe.file_name).is_file() and manifest.parent not in found:
+                    found.append(manifest.parent)
+    return found
+
+
+@st.cache_resource(max_entries=8, show_spinner="Reading the suite…")
+def _suite_from_zip(digest: str, _task: Task, _data: bytes, name: str) -> ProbeSet:
+    return probe_set_from_zip(_task, _data, name)
+
+
+@st.cache_resource(max_entries=8, show_spinner="Reading the suite…")
+def _suite_from_folder(path: str, modified: float, _task: Task) -> ProbeSet:
+    return read_probe_set(_task, path)
+
+
+@st.cache_resource(max_entries=32, show_spinner="Scoring the run on the suite…")
+def _behaviour(suite_key: str, run_key: str, _suite: ProbeSet, run: str, _data: bytes, name: str, _source: bytes | None) -> RunBehaviour:
+    return score_run(_suite, run, _data, name, _source, "dev predictions")
+
+
+def _choose_suite(task: Task) -> tuple[str, ProbeSet] | None:
+    folders = suite_folders(task)
+    options = ["(none)"] + [str(f) for f in folders]
+    folder = st.selectbox("Suite folder (under KLUE_VIZ_DATA_DIR)", options, key=f"behaviour_folder_{task.facts.name}") if folders else "(none)"
+    upload = st.file_uploader("…or a zip of a suite folder (`klue-viz probe make --out DIR`, zipped)", type=["zip"],
+                              key=f"behaviour_zip_{task.facts.name}", max_upload_size=limit_megabytes())
+    try:
+        if upload is not None:
+            data = upload.getvalue()
+            digest = hashlib.sha256(data).hexdigest()
+            return digest, _suite_from_zip(digest, task, data, upload.name)
+        if folder != "(none)":
+            manifest = Path(folder) / MANIFEST
+            return folder, _suite_from_folder(folder, manifest.stat().st_mtime, task)
+    except (InputError, OSError, UnicodeDecodeError) as err:
+        st.error(mk.md(str(err)))
+    return None
+
+
+def _source_bytes(task: Task, choice: GoldChoice, name: str, inspected: str) -> tuple[bytes | None, str]:
+    """The dev-set predictions of the page's run named `name` (else the inspected run's), and which run gave them."""
+    sources = runs_for(task, choice)
+    chosen = name if name in sources else inspected
+    if chosen not in sources:
+        return None, ""
+    return sources[chosen].read(run_store_or_none()), chosen
+
+
+def behaviour_section(task: Task, choice: GoldChoice, results: dict[str, RunResult], inspected: str) -> None:
+    """The section (nothing for a task without behavioural tests)."""
+    if task.probe is None:
+        return
+    st.subheader("Behaviour")
+    st.caption("What a run does when the name, the spacing, a typo, the speech level or a number changes (INV: the answer must not "
+               "change; DIR: it must move as expected). Make a suite with `klue-viz probe make`, run the model on its gold file, "
+               "and add both here.")
+    picked = _choose_suite(task)
+    if picked is None:
+        return
+    key, suite = picked
+    st.caption(mk.md(f"{len(suite.manifest):,} cases in {suite.folder} · tests: {', '.join(suite.tests)}"))
+    files = st.file_uploader("Runs on this suite (prediction files on its gold file; each may hold the dev predictions too)",
+                             accept_multiple_files=True, key=f"behaviour_runs_{task.facts.name}", max_upload_size=limit_megabytes())
+    runs: list[RunBehaviour] = []
+    for file in files or []:
+        data, run = file.getvalue(), Path(file.name).stem
+        own = suite.sources.rows and any(row["guid"].encode() in data for row in suite.sources.rows[:50])
+        source, source_run = (None, "") if own else _source_bytes(task, choice, run, inspected)
+        try:
+            runs.append(_behaviour(key, hashlib.sha256(data + (source or b"")).hexdigest(), suite, run, data, file.name, source))
+        except InputError as err:
+            st.error(mk.md(str(err)))
+            continue
+        if source_run:
+            st.caption(mk.md(f"{run}: the source examples' predictions come from the page's run {source_run}"))
+    if not runs:
+        st.info("Upload a run's predictions on the suite to see its behaviour.")
+        return
+    _table(task, runs)
+    selected: tuple[str, str] | None = st.session_state.get(SELECTED)
+    if selected is not None:
+        chosen = next((r for r in runs if r.run == selected[0]), None)
+        if chosen is not None:
+            _pairs(task, suite, chosen, selected[1])
+
+
+def _table(task: Task, runs: list[RunBehaviour]) -> None:
+    """Runs × tests: each cell a button (failure rate, cases, 95% interval) that lists the cell's failing pairs."""
+    tests = list(dict.fromkeys(t.test for r in runs for t in r.tests))
+    head = st.columns([2] + [2] * len(tests))
+    head[0].markdown("**run**")
+    for column, test in zip(head[1:], tests):
+        kind = next(t.type for r in runs for t in r.tests if t.test == test)
+        column.markdown(f"**{mk.md(test)}** ({kind})")
+    for r in runs:
+        cells = st.columns([2] + [2] * len(tests))
+        cells[0].markdown(mk.md(r.run))
+        by_test = {t.test: t for t in r.tests}
+        for column, test in zip(cells[1:], tests):
+            t = by_test.get(test)
+            if t is None or t.failure_rate is None:
+                column.markdown("n/a")
+                continue
+            low, high = t.interval or (0.0, 0.0)
+            label = f"{100 * t.failure_rate:.1f}% of {t.n}"
+            help_text = (f"{t.failures} of {t.n} cases fail; 95% interval {100 * low:.1f}–{100 * high:.1f}% (Wilson); "
+                         f"{t.skipped} skipped when made, {t.unpredicted} without a prediction; "
+                         f"{task.facts.metrics[0].key}: sources {_value(t.metric_source)}, perturbed {_value(t.metric_perturbed)}")
+            if column.button(label, key=f"behaviour-{r.run}-{test}", help=help_text):
+                st.session_state[SELECTED] = (r.run, test)
+
+
+def _value(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def edit_line(edits: list[dict]) -> str:
+    """The manifest's edits as escaped HTML: each field, the text removed and the text put in its place."""
+    parts = [f"{mk.esc(e['field'])}: <del>{mk.esc(e['before']) or '∅'}</del> → <ins>{mk.esc(e['after']) or '∅'}</ins>" for e in edits]
+    return "<div class='kv-edit'>" + " · ".join(parts) + "</div>"
+
+
+def _pairs(task: Task, suite: ProbeSet, run: RunBehaviour, test: str) -> None:
+    result = next((t for t in run.tests if t.test == test), None)
+    if result is None:
+        return
+    st.markdown(f"#### {mk.md(run.run)} · {mk.md(test)}: {result.failures} failing pair(s)")
+    if not result.failing:
+        st.caption("No case of this test fails for this run.")
+        return
+    lines = {line["guid"]: line for line in suite.manifest}
+    st.markdown(EDIT_STYLE, unsafe_allow_html=True)
+    for guid in result.failing[:SHOWN_PAIRS]:
+        line = lines[guid]
+        source = pair_frames(task, suite.sources, line["source_guid"], run.sources)
+        perturbed = pair_frames(task, suite.perturbed, guid, run.perturbed)
+        if source is None or perturbed is None:
+            continue
+        expect = f" · expected: {mk.esc(line['expect'])}" if line.get("expect") else ""
+        body = (f"<div class='kv-pair' data-guid='{mk.esc_attr(guid)}'><b>original</b> {task.render_card(*source)}"
+                f"<b>perturbed</b>{expect} {edit_line(line.get('edits') or [])} {task.render_card(*perturbed)}</div>")
+        st.markdown(body, unsafe_allow_html=True)
+    if len(result.failing) > SHOWN_PAIRS:
+        st.caption(f"… and {len(result.failing) - SHOWN_PAIRS} more (`klue-viz probe score --out` lists them all).")

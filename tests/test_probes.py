@@ -1,0 +1,515 @@
+"""Korean behavioural test suites (klue_viz.probes, issue 30): the suites written from the real dev sets read back as
+gold with no problem, every swapped name's particle follows the final-consonant rule (checked against the table of
+/work/shared/docs/korean-probes.md, not the analyzer), every moved span holds its new text, perturbed guids never meet
+real ones, and scoring reports exactly the failures planted in predictions."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from scipy.stats import binomtest
+
+from klue_viz.cli.main import main
+from klue_viz.core.problems import InputError
+from klue_viz.probes import korean
+from klue_viz.probes.make import make_suite, probe_guid, write_suite
+from klue_viz.probes.score import probe_set_from_zip, read_manifest, read_probe_set, score_run, wilson
+from klue_viz.scoring.evaluate import load_gold
+from klue_viz.tasks import get_task
+from klue_viz.tasks.ner import tag_list
+from klue_viz.tasks.probing import Edit, ProbeExample, Span, SpanCut, apply_edits
+
+REPO = Path(__file__).resolve().parents[1]
+NER_DEV = "klue-ner-v1.1/klue-ner-v1.1_dev.tsv"
+NLI_DEV = "klue-nli-v1.1/klue-nli-v1.1_dev.json"
+
+#: korean-probes.md's table: (form after a final consonant, form after none); 으로/로 takes 로 after ㄹ too.
+PARTICLE_PAIRS = [("이", "가"), ("은", "는"), ("을", "를"), ("과", "와"), ("으로", "로"), ("이나", "나"), ("이랑", "랑"), ("이며", "며"), ("아", "야")]
+PUNCTUATION = ".,!?\"')]}”’…"
+
+
+def batchim(char: str) -> int:
+    """The final consonant index of a Hangul syllable, by the arithmetic of the docs (0 none, 8 ㄹ)."""
+    return (ord(char) - 0xAC00) % 28
+
+
+def expected_particle(name: str, particle: str) -> str | None:
+    """The form of `particle`'s pair that must follow `name`; None when `particle` is in no pair."""
+    for with_final, without in PARTICLE_PAIRS:
+        if particle in (with_final, without):
+            final = batchim(name[-1])
+            if with_final == "으로":
+                return "으로" if final not in (0, 8) else "로"
+            return with_final if final else without
+    return None
+
+
+def entities(sentence: str, tags: list[str]) -> list[tuple[int, int, str]]:
+    """(start, end, type) of BIO tags, read here by a plain loop."""
+    out, k = [], 0
+    while k < len(tags):
+        if tags[k].startswith("B-"):
+            end = k + 1
+            while end < len(tags) and tags[end] == "I-" + tags[k][2:]:
+                end += 1
+            out.append((k, end, tags[k][2:]))
+            k = end
+        else:
+            k += 1
+    return out
+
+
+def read_ner_tsv(path: Path) -> dict[str, tuple[str, list[str]]]:
+    """guid -> (sentence, tags) of an official NER TSV, read line by line here (not by the task)."""
+    found: dict[str, tuple[str, list[str]]] = {}
+    guid, chars, tags = None, [], []
+    for line in path.read_text(encoding="utf-8").split("\n") + ["## end\tx"]:
+        if line.startswith("## ") and "\t" in line and " " not in line[3:line.index("\t")]:
+            if guid is not None:
+                found[guid] = ("".join(chars), tags)
+            guid, chars, tags = line[3:line.index("\t")], [], []
+        elif guid is not None and line and not line.startswith("## "):
+            chars.append(line[0])
+            tags.append(line[2:])
+    return found
+
+
+@pytest.fixture(scope="module")
+def ner_suite(tmp_path_factory, shared):
+    out = tmp_path_factory.mktemp("ner-suite")
+    task = get_task("ner")
+    suite = make_suite(task, (shared / NER_DEV).read_text(encoding="utf-8"), NER_DEV, per_test=300, seed=3)
+    write_suite(task, suite, out)
+    return out, suite
+
+
+@pytest.fixture(scope="module")
+def nli_suite(tmp_path_factory, shared):
+    out = tmp_path_factory.mktemp("nli-suite")
+    task = get_task("nli")
+    suite = make_suite(task, (shared / NLI_DEV).read_text(encoding="utf-8"), NLI_DEV, per_test=300, seed=3)
+    write_suite(task, suite, out)
+    return out, suite
+
+
+def manifest(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "manifest.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+# ---- making -----------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["ner", "nli"])
+def test_written_gold_reads_back_with_no_problem(which, ner_suite, nli_suite):
+    folder, suite = ner_suite if which == "ner" else nli_suite
+    task = get_task(which)
+    name = "klue-ner-v1.1_dev.tsv" if which == "ner" else "klue-nli-v1.1_dev.json"
+    for path in (folder / name, folder / "sources" / name):
+        gold = load_gold(task, path)
+        assert gold.problems == []
+    assert len(load_gold(task, folder / name).rows) == len(manifest(folder)) == len(suite.cases)
+    assert {line["test"] for line in manifest(folder)} == set(task.probe.tests)
+
+
+@pytest.mark.slow
+def test_every_swapped_name_takes_the_particle_its_final_consonant_wants(ner_suite, nli_suite):
+    checked = 0
+    for folder, name in ((ner_suite[0], "klue-ner-v1.1_dev.tsv"), (nli_suite[0], "klue-nli-v1.1_dev.json")):
+        if name.endswith(".tsv"):
+            texts = {g: {"sentence": s} for g, (s, _) in read_ner_tsv(folder / name).items()}
+        else:
+            texts = {r["guid"]: r for r in json.loads((folder / name).read_text(encoding="utf-8"))}
+        for line in manifest(folder):
+            if line["test"] != "name-swap":
+                continue
+            name = line["edits"][0]["before"]  # the first edit writes the new name; the others, that name again or a particle
+            for edit in line["edits"]:
+                if edit["before"] != name:
+                    continue
+                text = texts[line["guid"]][edit["field"]]
+                new = text[edit["new_start"]:edit["new_end"]]
+                assert new == edit["after"]
+                rest = text[edit["new_end"]:].split(" ", 1)[0].rstrip(PUNCTUATION)
+                want = expected_particle(new, rest)
+                if want is not None:
+                    assert rest == want, (line["guid"], new, rest)
+                    checked += 1
+    assert checked >= 150  # the rule was applied to many particles, not to none
+
+
+@pytest.mark.slow
+def test_every_moved_span_holds_its_new_text(ner_suite, shared):
+    folder, _ = ner_suite
+    perturbed = read_ner_tsv(folder / "klue-ner-v1.1_dev.tsv")
+    sources = read_ner_tsv(shared / NER_DEV)
+    for line in manifest(folder):
+        sentence, tags = sources[line["source_guid"]]
+        edits = sorted(line["edits"], key=lambda e: e["start"])
+        expected_sentence, pos = "", 0
+        for e in edits:
+            expected_sentence += sentence[pos:e["start"]] + e["after"]
+            pos = e["end"]
+        expected_sentence += sentence[pos:]
+        new_sentence, new_tags = perturbed[line["guid"]]
+        assert new_sentence == expected_sentence
+        expected = []
+        for start, end, kind in entities(sentence, tags):
+            text = sentence[start:end]
+            for e in sorted(edits, key=lambda e: -e["start"]):  # edits inside the entity, right to left
+                if start <= e["start"] and e["end"] <= end and not (e["start"] == e["end"] == end):
+                    text = text[:e["start"] - start] + e["after"] + text[e["end"] - start:]
+            expected.append((kind, text))
+        assert [(kind, new_sentence[s:e]) for s, e, kind in entities(new_sentence, new_tags)] == expected, line["guid"]
+
+
+@pytest.mark.slow
+def test_perturbed_guids_never_collide_with_real_ones(ner_suite, nli_suite, shared):
+    for folder, dev, task in ((ner_suite[0], NER_DEV, "ner"), (nli_suite[0], NLI_DEV, "nli")):
+        real = {row["guid"] for row in load_gold(get_task(task), shared / dev).rows}
+        guids = [line["guid"] for line in manifest(folder)]
+        assert len(set(guids)) == len(guids)
+        assert not set(guids) & real
+        assert {line["source_guid"] for line in manifest(folder)} <= real
+        for line in manifest(folder):
+            assert line["guid"].replace(f"_{line['test']}~", "_", 1) == line["source_guid"]
+
+
+def test_guid_scheme():
+    assert probe_guid("klue-ner-v1", "klue-ner-v1_dev_00000-wikitree", "name-swap") == "klue-ner-v1_name-swap~dev_00000-wikitree"
+    assert probe_guid("klue-nli-v1", "other-7", "typo") == "typo~other-7"
+
+
+@pytest.mark.slow
+def test_negation_cases_come_from_entailment_and_expect_otherwise(nli_suite, shared):
+    folder, _ = nli_suite
+    source = {r["guid"]: r for r in json.loads((shared / NLI_DEV).read_text(encoding="utf-8"))}
+    written = {r["guid"]: r for r in json.loads((folder / "klue-nli-v1.1_dev.json").read_text(encoding="utf-8"))}
+    lines = [line for line in manifest(folder) if line["test"] == "negation"]
+    assert lines
+    for line in lines:
+        assert source[line["source_guid"]]["gold_label"] == "entailment"
+        assert line["type"] == "DIR" and line["expect"] == "not:entailment"
+        assert written[line["guid"]]["gold_label"] == "contradiction"
+        after = line["edits"][0]["after"]
+        assert any(word in after for word in ("않", "아니", "아닙", "아녜", "없")), after
+
+
+# ---- the Korean edits, by hand --------------------------------------------------------------------
+
+def test_typo_neighbours_follow_the_two_set_layout():
+    # 가 = ㄱ + ㅏ; ㄱ sits between ㄷ and ㅅ, ㅏ between ㅓ and ㅣ (두벌식)
+    assert sorted(korean.typo_syllables("가")) == sorted(["다", "사", "거", "기"])
+    # 밥 = ㅂ + ㅏ + ㅂ: ㅂ has ㅈ on its right only; the final consonant stays
+    assert sorted(korean.typo_syllables("밥")) == sorted(["잡", "법", "빕"])
+
+
+@pytest.mark.slow
+def test_particles_are_rechosen_after_a_swapped_name():
+    text = "손흥민은 서울로 갔다."
+    edits = korean.name_edits("s", text, 0, 3, "차두리", [])
+    assert [(e.before, e.after) for e in edits] == [("손흥민", "차두리"), ("은", "는")]
+    edits = korean.name_edits("s", "서울로 갔다.", 0, 2, "부산", [])
+    assert [(e.before, e.after) for e in edits] == [("서울", "부산"), ("로", "으로")]
+    # the analyzer reads 이 after a name as the suffix -이 (XSN): alone it is the subject particle, before one it goes
+    edits = korean.name_edits("s", "식물 채집을 갔던 지영이 심장판막증으로 쓰러지고", 10, 12, "희수", [])
+    assert [(e.before, e.after) for e in edits] == [("지영", "희수"), ("이", "가")]
+    edits = korean.name_edits("s", "승연이가 왜 울어", 0, 2, "차두리", [])
+    assert [(e.before, e.after) for e in edits] == [("승연", "차두리"), ("이가", "가")]
+    edits = korean.name_edits("s", "초원이는 달리는 게 좋은 게 아니라", 0, 2, "다이", [])  # 이 read as JKS before 는
+    assert [(e.before, e.after) for e in edits] == [("초원", "다이"), ("이는", "는")]
+
+
+@pytest.mark.slow
+def test_register_and_negation_of_a_final_predicate():
+    edit, before, after = korean.register_edit("h", "나는 밥을 먹었다.", [])
+    assert (before, after, edit.after) == ("한다체", "합니다체", "먹었습니다")
+    edit, _, _ = korean.register_edit("h", "그는 학교에 갑니다.", [])
+    assert edit.after == "가요"
+    assert korean.negation_edit("h", "나는 밥을 먹었다.", []).after == "먹지 않았다"
+    assert korean.negation_edit("h", "그것은 학생이다.", []).after == "학생이 아니다"
+    with pytest.raises(korean.Unmade):
+        korean.negation_edit("h", "나는 밥을 먹지 않았다.", [])
+
+
+@pytest.mark.slow
+def test_number_rewrites():
+    assert korean.number_rewrites("3,000", "원") == ["3000", "3천"]
+    assert korean.number_rewrites("3000", "명") == ["3,000", "3천"]
+    assert korean.number_rewrites("12345", "") == ["12,345"]
+    assert korean.number_rewrites("2021", "년") == []
+    assert korean.number_rewrites("2015", "") == [] and korean.number_rewrites("20140919", "") == []  # a year, a date
+    assert korean.number_rewrites("2310", "원") == ["2,310"]
+    rng = random.Random(0)
+    assert korean.number_edit("s", "8만 5600명과 1200명", [], rng).before == "1200"  # not the lower part of 8만 5600
+    with pytest.raises(korean.Unmade):
+        korean.number_edit("s", "문의 031-8060-2560", [], rng)
+    with pytest.raises(korean.Unmade):
+        korean.number_edit("s", "주소는 서울 중구 38345입니다.", [], rng)
+
+
+def test_spans_move_stretch_or_block():
+    example = ProbeExample("g", {"s": "가나 다라마 바사"}, (Span("s", 3, 6, "PS"), Span("s", 7, 9, "QT")))
+    texts, spans, starts = apply_edits(example, [Edit("s", 2, 3, " ", ""), Edit("s", 7, 8, "바", "바바")])
+    assert texts["s"] == "가나다라마 바바사"
+    assert [(s.start, s.end) for s in spans] == [(2, 5), (6, 9)]
+    assert [texts["s"][s.start:s.end] for s in spans] == ["다라마", "바바사"]
+    assert starts == [2, 6]
+    with pytest.raises(SpanCut):
+        apply_edits(example, [Edit("s", 5, 7, "마 ", "")])
+
+
+# ---- scoring ----------------------------------------------------------------------------------------
+
+def ner_predictions(path: Path, out: Path) -> Path:
+    rows = read_ner_tsv(path)
+    out.write_text("".join(json.dumps({"guid": g, "tags": t}, ensure_ascii=False) + "\n" for g, (_, t) in rows.items()), encoding="utf-8")
+    return out
+
+
+@pytest.mark.slow
+def test_gold_as_predictions_fails_no_invariance(ner_suite, nli_suite, tmp_path):
+    folder, _ = ner_suite
+    pred = ner_predictions(folder / "klue-ner-v1.1_dev.tsv", tmp_path / "p.jsonl")
+    source = ner_predictions(folder / "sources" / "klue-ner-v1.1_dev.tsv", tmp_path / "s.jsonl")
+    result = score_run(read_probe_set(get_task("ner"), folder), "gold", pred.read_bytes(), "p", source.read_bytes(), "s")
+    assert [t.failures for t in result.tests] == [0] * len(result.tests)
+    assert all(t.n > 0 and t.metric_source == t.metric_perturbed == 100.0 for t in result.tests)
+    folder, _ = nli_suite
+    records = json.loads((folder / "klue-nli-v1.1_dev.json").read_text(encoding="utf-8"))
+    records += json.loads((folder / "sources" / "klue-nli-v1.1_dev.json").read_text(encoding="utf-8"))
+    data = "".join(json.dumps({"guid": r["guid"], "label": r["gold_label"]}) + "\n" for r in records).encode()
+    result = score_run(read_probe_set(get_task("nli"), folder), "gold", data, "p")
+    assert {t.test: t.failures for t in result.tests} == dict.fromkeys(get_task("nli").probe.tests, 0)
+
+
+@pytest.mark.slow
+def test_a_planted_failure_is_reported_exactly_and_nowhere_else(nli_suite, ner_suite, tmp_path):
+    folder, _ = nli_suite
+    lines = manifest(folder)
+    gold = {r["guid"]: r["gold_label"] for r in json.loads((folder / "klue-nli-v1.1_dev.json").read_text(encoding="utf-8"))}
+    gold.update({r["guid"]: r["gold_label"] for r in json.loads((folder / "sources" / "klue-nli-v1.1_dev.json").read_text(encoding="utf-8"))})
+    typo = [line["guid"] for line in lines if line["test"] == "typo"]
+    planted = set(typo[::7])
+    other = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
+    data = "".join(json.dumps({"guid": g, "label": other[label] if g in planted else label}) + "\n" for g, label in gold.items()).encode()
+    rates = {t.test: (t.failures, t.n) for t in score_run(read_probe_set(get_task("nli"), folder), "planted", data, "p").tests}
+    assert rates.pop("typo") == (len(planted), len(typo))
+    assert all(failures == 0 for failures, _ in rates.values())
+    # NER: a planted entity dropped from the perturbed prediction of every fifth spacing case
+    folder, _ = ner_suite
+    perturbed = read_ner_tsv(folder / "klue-ner-v1.1_dev.tsv")
+    spacing = [line["guid"] for line in manifest(folder) if line["test"] == "spacing"]
+    planted = {g for g in spacing[::5] if "B-" in "".join(perturbed[g][1])}
+    records = []
+    for guid, (_, tags) in perturbed.items():
+        if guid in planted:
+            tags = ["O"] * len(tags)
+        records.append(json.dumps({"guid": guid, "tags": tags}, ensure_ascii=False))
+    pred = tmp_path / "ner.jsonl"
+    pred.write_text("\n".join(records) + "\n", encoding="utf-8")
+    source = ner_predictions(folder / "sources" / "klue-ner-v1.1_dev.tsv", tmp_path / "s.jsonl")
+    rates = {t.test: (t.failures, t.n) for t in score_run(read_probe_set(get_task("ner"), folder), "p", pred.read_bytes(), "p",
+                                                           source.read_bytes(), "s").tests}
+    assert rates.pop("spacing") == (len(planted), len(spacing))
+    assert all(failures == 0 for failures, _ in rates.values())
+
+
+def test_wilson_interval_matches_scipy():
+    for failures, n in ((0, 10), (3, 40), (25, 25), (17, 300)):
+        ci = binomtest(failures, n).proportion_ci(method="wilson")
+        assert wilson(failures, n) == pytest.approx((ci.low, ci.high), abs=1e-9)
+    assert wilson(0, 0) is None
+
+
+@pytest.mark.slow
+def test_cli_make_and_score(shared, tmp_path, capsys):
+    out = tmp_path / "suite"
+    assert main(["probe", "make", "--task", "nli", "--gold", str(shared / NLI_DEV), "--out", str(out), "--per-test", "20",
+                 "--tests", "typo,negation", "--format", "lm-eval"]) == 0
+    assert {line["test"] for line in manifest(out)} == {"typo", "negation"}
+    yaml = (out / "lm_eval" / "klue_nli_probes.yaml").read_text(encoding="utf-8")
+    assert "task: klue_nli_probes" in yaml and str((out / "lm_eval" / "nli_probes.jsonl").resolve()) in yaml
+    docs = [json.loads(line) for line in (out / "lm_eval" / "nli_probes.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [d["guid"] for d in docs] == [line["guid"] for line in manifest(out)]
+    records = json.loads((out / "klue-nli-v1.1_dev.json").read_text(encoding="utf-8"))
+    pred = tmp_path / "p.jsonl"
+    pred.write_text("".join(json.dumps({"guid": r["guid"], "label": "entailment"}) + "\n" for r in records), encoding="utf-8")
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text("".join(json.dumps({"guid": r["guid"], "label": r["gold_label"]}) + "\n"
+                           for r in json.loads((shared / NLI_DEV).read_text(encoding="utf-8"))), encoding="utf-8")
+    report = tmp_path / "probe.json"
+    assert main(["probe", "score", "--task", "nli", "--probes", str(out), "--pred", str(pred), "--source-pred", str(dev), "--out", str(report)]) == 0
+    payload = json.loads(report.read_text(encoding="utf-8"))
+    tests = {t["test"]: t for t in payload["runs"][0]["tests"]}
+    # every perturbed case answered entailment: every negation case fails (DIR), typo cases fail where the source was not entailment
+    assert tests["negation"]["failures"] == tests["negation"]["n"] == 20
+    sources = {r["guid"]: r["gold_label"] for r in json.loads((shared / NLI_DEV).read_text(encoding="utf-8"))}
+    assert tests["typo"]["failures"] == sum(sources[line["source_guid"]] != "entailment" for line in manifest(out) if line["test"] == "typo")
+    assert main(["probe", "score", "--task", "nli", "--probes", str(tmp_path), "--pred", str(pred)]) == 2
+    assert "manifest.jsonl" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_evaluate_never_loads_the_analyzer(shared, tmp_path):
+    pred = tmp_path / "p.jsonl"
+    pred.write_text(json.dumps({"guid": "klue-nli-v1_dev_00000", "label": "neutral"}) + "\n", encoding="utf-8")
+    code = ("import sys; from klue_viz.cli.main import main; "
+            f"main(['evaluate', '--task', 'nli', '--gold', {str(shared / NLI_DEV)!r}, '--pred', {str(pred)!r}]); "
+            "print('kiwipiepy' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+# ---- every task ---------------------------------------------------------------------------------------
+
+DEMO = REPO / "klue_viz" / "demo" / "klue_benchmark"
+#: Each task's dev file here: the real KLUE dev set where there is one, else the demo.
+DEV_FILES = {"ner": ("shared", NER_DEV), "nli": ("shared", NLI_DEV), "sts": ("shared", "klue-sts-v1.1/klue-sts-v1.1_dev.json"),
+             "dp": ("shared", "klue-dp-v1.1/klue-dp-v1.1_dev.tsv"), "wos": ("shared", "wos-v1.1/wos-v1.1_dev_sample_10.json"),
+             "ynat": ("demo", "ynat-v1.1/ynat-v1.1_dev.json"), "re": ("demo", "klue-re-v1.1/klue-re-v1.1_dev.json"),
+             "mrc": ("demo", "klue-mrc-v1.1/klue-mrc-v1.1_dev.json")}
+
+
+def gold_records(task_name: str, path: Path) -> list[dict]:
+    """Prediction records equal to the gold of a file, in each task's prediction format (docs/prediction-formats.md)."""
+    task = get_task(task_name)
+    rows = load_gold(task, path).rows
+    make = {
+        "ner": lambda r: {"guid": r["guid"], "tags": tag_list(r["tags"])},
+        "nli": lambda r: {"guid": r["guid"], "label": r["gold"]}, "ynat": lambda r: {"guid": r["guid"], "label": r["gold"]},
+        "re": lambda r: {"guid": r["guid"], "label": r["gold"]}, "sts": lambda r: {"guid": r["guid"], "score": r["gold"]},
+        "dp": lambda r: {"guid": r["guid"], "head": r["heads"], "deprel": r["deprels"]},
+        "mrc": lambda r: {"guid": r["guid"], "answer": (r["answers"] or [""])[0]},
+        "wos": lambda r: {"guid": r["dialogue"], "turn": r["turn"], "state": r["gold_state"]},
+    }[task_name]
+    return [make(r) for r in rows]
+
+
+def suite_for(task_name: str, shared: Path, out: Path, per_test: int | None = 40):
+    where, rel = DEV_FILES[task_name]
+    path = (shared if where == "shared" else DEMO) / rel
+    task = get_task(task_name)
+    suite = make_suite(task, path.read_text(encoding="utf-8"), rel, per_test=per_test, seed=1)
+    write_suite(task, suite, out)
+    return task, suite
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task_name", sorted(DEV_FILES))
+def test_every_task_writes_gold_that_reads_back_and_gold_predictions_keep_every_invariance(task_name, shared, tmp_path):
+    task, suite = suite_for(task_name, shared, tmp_path / "suite")
+    name = task.probe.file_name
+    perturbed, sources = tmp_path / "suite" / name, tmp_path / "suite" / "sources" / name
+    assert load_gold(task, perturbed).problems == [] and load_gold(task, sources).problems == []
+    assert suite.cases, "no case made"
+    records = gold_records(task_name, perturbed) + gold_records(task_name, sources)
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+    result = score_run(read_probe_set(task, tmp_path / "suite"), "gold", data, "gold.jsonl")
+    assert sum(t.n for t in result.tests) == len(suite.cases)
+    assert [(t.test, t.failures) for t in result.tests if t.type == "INV"] == [(t.test, 0) for t in result.tests if t.type == "INV"]
+
+
+@pytest.mark.slow
+def test_wos_name_swap_rewrites_the_state_alike(shared, tmp_path):
+    task, suite = suite_for("wos", shared, tmp_path / "suite", per_test=None)
+    written = {d["guid"]: d for d in json.loads((tmp_path / "suite" / "wos-v1.1_dev.json").read_text(encoding="utf-8"))}
+    source = {d["guid"]: d for d in json.loads((shared / DEV_FILES["wos"][1]).read_text(encoding="utf-8"))}
+    swaps = [line for line in manifest(tmp_path / "suite") if line["test"] == "name-swap"]
+    assert swaps
+    for line in swaps:
+        old, new = line["edits"][0]["before"], line["edits"][0]["after"]
+        before = [item for turn in source[line["source_guid"]]["dialogue"] for item in turn.get("state", [])]
+        after = [item for turn in written[line["guid"]]["dialogue"] for item in turn.get("state", [])]
+        assert any(item.endswith("-" + old) for item in before)
+        assert after == [item[:-len(old)] + new if item.endswith("-" + old) else item for item in before]
+        assert not any(old in turn["text"] for turn in written[line["guid"]]["dialogue"])
+
+
+@pytest.mark.slow
+def test_a_distractor_shares_the_question_but_not_the_answer(tmp_path):
+    task = get_task("mrc")
+    documents = [
+        {"title": "a", "source": "t", "paragraphs": [{"context": "환경부는 올해 전기차 충전기 3천 기를 설치한다. 설치 지역은 수도권이 우선이다.",
+                                                    "qas": [{"question": "환경부가 올해 설치하는 전기차 충전기는 몇 기인가?", "guid": "klue-mrc-v1_dev_00001",
+                                                             "answers": [{"text": "3천 기", "answer_start": 16}], "is_impossible": False}]}]},
+        {"title": "b", "source": "t", "paragraphs": [{"context": "국토부는 작년 전기차 충전기 500기를 고속도로에 설치했다. 환경부는 예산을 늘린다.",
+                                                    "qas": [{"question": "국토부는 어디에 설치했나?", "guid": "klue-mrc-v1_dev_00002",
+                                                             "answers": [{"text": "고속도로", "answer_start": 22}], "is_impossible": False}]}]},
+    ]
+    text = json.dumps({"version": "v1.1", "data": documents}, ensure_ascii=False)
+    suite = make_suite(task, text, "mrc.json", tests=["distractor"])
+    made = {case.source.guid: case for case in suite.cases}
+    first = made["klue-mrc-v1_dev_00001"]
+    assert first.example.texts["context"] == documents[0]["paragraphs"][0]["context"] + " 국토부는 작년 전기차 충전기 500기를 고속도로에 설치했다."
+    assert first.example.record["qa"]["answers"] == [{"text": "3천 기", "answer_start": 16}]
+
+
+@pytest.mark.slow
+def test_gate_fails_when_a_behaviour_regresses_and_only_then(nli_suite, shared, tmp_path):
+    folder, _ = nli_suite
+    dev = [{"guid": r["guid"], "label": r["gold_label"]} for r in json.loads((shared / NLI_DEV).read_text(encoding="utf-8"))]
+    perturbed = {r["guid"]: r["gold_label"] for r in json.loads((folder / "klue-nli-v1.1_dev.json").read_text(encoding="utf-8"))}
+    typo = [line["guid"] for line in manifest(folder) if line["test"] == "typo"]
+    flip = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
+
+    def run(name: str, broken: set[str]) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        records = dev + [{"guid": g, "label": flip[label] if g in broken else label} for g, label in perturbed.items()]
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        return path
+
+    baseline, same, worse = run("baseline", set()), run("same", set()), run("worse", set(typo[: len(typo) * 2 // 5]))
+    common = ["gate", "--task", "nli", "--gold", str(shared / NLI_DEV), "--probes", str(folder), "--bootstrap", "200", "--baseline", str(baseline)]
+    out = tmp_path / "gate.json"
+    assert main(common + ["--candidate", str(same), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["verdict"] == "pass"
+    assert main(common + ["--candidate", str(worse), "--out", str(out)]) == 1
+    regressions = json.loads(out.read_text())["regressions"]
+    assert [(r["slice"], r["metric"]) for r in regressions] == [({"behaviour": "typo"}, "pass rate")]
+    assert regressions[0]["baseline"] == 100.0
+    assert regressions[0]["candidate"] == pytest.approx(100 * (1 - (len(typo) * 2 // 5) / len(typo)))
+
+
+@pytest.mark.slow
+def test_report_gets_the_behaviour_table(tmp_path):
+    task = get_task("nli")
+    gold = DEMO / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json"
+    suite = make_suite(task, gold.read_text(encoding="utf-8"), gold.name, tests=["typo", "register"], seed=4)
+    write_suite(task, suite, tmp_path / "suite")
+    typo = [c for c in suite.cases if c.test == "typo"]
+    flip = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
+    records = [{"guid": r["guid"], "label": r["gold_label"]} for r in json.loads(gold.read_text(encoding="utf-8"))]
+    records += [{"guid": c.example.guid, "label": flip[c.example.label] if c is typo[0] else c.example.label} for c in suite.cases]
+    pred = tmp_path / "run.jsonl"
+    pred.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "report.html"
+    assert main(["report", "--task", "nli", "--gold", str(gold), "--pred", str(pred), "--out", str(out), "--bootstrap", "20",
+                 "--probes", str(tmp_path / "suite")]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "<h2>Behaviour</h2>" in html
+    assert f"data-test='typo' data-run='run'>{100 / len(typo):.1f}% <small>of {len(typo)} " in html
+    assert f"data-test='register' data-run='run'>0.0% <small>of {sum(c.test == 'register' for c in suite.cases)} " in html
+
+
+def test_a_bad_suite_is_named_not_a_traceback(tmp_path):
+    task = get_task("nli")
+    with pytest.raises(InputError, match="bad.zip: not a zip file"):
+        probe_set_from_zip(task, b"not a zip", "bad.zip")
+    with zipfile.ZipFile(tmp_path / "empty.zip", "w") as out:
+        out.writestr("suite/README.md", "nothing")
+    with pytest.raises(InputError, match="no manifest.jsonl in the zip"):
+        probe_set_from_zip(task, (tmp_path / "empty.zip").read_bytes(), "empty.zip")
+    with pytest.raises(InputError, match=r"m.jsonl: line 2 is not JSON"):
+        read_manifest('{"guid": "a", "source_guid": "b", "test": "typo", "type": "INV"}\n{oops\n', "m.jsonl")
+    with pytest.raises(InputError, match=r"line 1: unknown test 'shout'"):
+        read_manifest('{"guid": "a", "source_guid": "b", "test": "shout", "type": "INV"}\n', "m.jsonl")
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "manifest.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(InputError, match=r"no klue-nli-v1.1_dev.json \(perturbed\)"):
+        read_probe_set(task, tmp_path / "half")
