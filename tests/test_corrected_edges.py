@@ -9,6 +9,8 @@ checked against scipy."""
 from __future__ import annotations
 
 import json
+import re
+import time
 from datetime import datetime, timezone
 
 import pytest
@@ -104,8 +106,19 @@ def test_mrc_questions_are_replaced_inside_their_documents_and_paragraphs():
     expected = json.loads(json.dumps(official))
     for qa in (expected["data"][0]["paragraphs"][0]["qas"][1], expected["data"][1]["paragraphs"][1]["qas"][0]):
         qa.update({"answers": [], "plausible_answers": qa["answers"], "is_impossible": True, "question_type": 3})
-    assert json.loads(found.text) == expected and found.text.endswith("}\n") and "\n  " in found.text
+    assert found.text == json.dumps(expected, ensure_ascii=False, indent=2) + "\n" and "문맥" in found.text
     assert found.changed == ["klue-mrc-v1_dev_00001", "q-last"]
+
+
+def test_mrc_documents_without_paragraphs_or_questions_and_a_file_without_data_pass_through():
+    official = mrc([["문맥"]])
+    official["data"].append({"title": "no paragraphs"})
+    official["data"][0]["paragraphs"].append({"context": "no questions"})
+    found = corrected_file(MRC, json.dumps(official, ensure_ascii=False), "m.json", [Correction("klue-mrc-v1_dev_00000", "(unanswerable)")])
+    assert found.changed == ["klue-mrc-v1_dev_00000"] and json.loads(found.text)["data"][1] == {"title": "no paragraphs"}
+    assert json.loads(found.text)["data"][0]["paragraphs"][1] == {"context": "no questions"}
+    empty = corrected_file(MRC, '{"version": "v1.1"}', "m.json", [Correction("q", "(unanswerable)")])
+    assert empty.text == '{\n  "version": "v1.1"\n}\n' and empty.changed == []
 
 
 def test_ner_blocks_are_replaced_and_every_other_line_kept():
@@ -117,7 +130,9 @@ def test_ner_blocks_are_replaced_and_every_other_line_kept():
                           "## g2\t<바:LC>사\n바\tB-LC\n사\tO\n\n")
     assert found.changed == ["g1", "g2"]
     gold, written = corrected_gold(NER, official, "klue-ner-v1.1_dev.tsv", [Correction("g1", "1-3:OG")])
-    assert written.changed == ["g1"] and [r["guid"] for r in gold.rows] == ["g0", "g1", "g2"]
+    assert written.changed == ["g1"] and [r["guid"] for r in gold.rows] == ["g0", "g1", "g2"] and gold.source == "klue-ner-v1.1_dev.tsv"
+    _, refused = corrected_gold(NER, official, "klue-ner-v1.1_dev.tsv", [Correction("g1", "9-12:OG")])
+    assert [(p.guid, p.file) for p in refused.problems] == [("g1", "klue-ner-v1.1_dev.tsv")]
 
 
 def test_a_guid_line_without_a_tab_or_with_a_space_is_not_a_sentence_header():
@@ -132,6 +147,15 @@ def test_the_official_file_a_source_names(tmp_path):
     path.write_bytes("\ufeff[]".encode())
     assert official_text(NLI, path) == ("[]", "klue-nli-v1.1_dev.json")
     assert official_text(NLI, str(path)) == ("[]", "klue-nli-v1.1_dev.json")
+    folder = tmp_path / "klue_benchmark" / "klue-nli-v1.1"
+    folder.mkdir(parents=True)
+    (folder / "klue-nli-v1.1_dev.json").write_text("[{}]", encoding="utf-8")
+    assert official_text(NLI, tmp_path / "klue_benchmark") == ("[{}]", "klue-nli-v1.1_dev.json")
+    bad = tmp_path / "bad" / "klue-nli-v1.1_dev.json"
+    bad.parent.mkdir()
+    bad.write_bytes(b"\xff\xfe\xfa\x00\x81")
+    with pytest.raises(InputError, match=f"^{re.escape(str(bad))}: not UTF-8"):
+        official_text(NLI, bad)
     for source in ("hf", "hf:klue/klue"):
         with pytest.raises(InputError) as caught:
             official_text(NLI, source)
@@ -148,6 +172,21 @@ def test_version_names():
     assert named.removeprefix("dev + corrections, 2 records, ") in {before.strftime("%Y-%m-%d"), after.strftime("%Y-%m-%d")}
 
 
+@pytest.mark.parametrize("zone", ["Etc/GMT+12", "Etc/GMT-14"])
+def test_the_default_date_is_utc_whatever_the_local_time_zone(zone, monkeypatch):
+    """UTC-12 and UTC+14: at any hour the local date differs from the UTC date in at least one of the two."""
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        before = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+        named = version_name("dev", 1)
+        after = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert named.removeprefix("dev + corrections, 1 record, ") in {before, after}
+
+
 def test_competition_ranks():
     assert ranks([80.0, 90.0, 90.0, None, 70.0]) == [3, 1, 1, None, 4]
     assert ranks([]) == [] and ranks([None]) == [None] and ranks([5.0]) == [1]
@@ -161,7 +200,7 @@ def run(name, labels, missing=()):
 def test_rescore_lists_a_failing_run_and_leaves_tau_undefined_when_it_cannot_be_computed():
     before, after = gold_of("nli", nli([E, N, C, E])), gold_of("nli", nli([E, N, C, N]))
     broken = RunInput("broken", "broken.jsonl", b'{"guid": "nobody", "label": "entailment"}\n')
-    found = rescore(NLI, before, after, [run("a", [E, N, C, E]), broken])
+    found = rescore(NLI, before, after, [broken, run("a", [E, N, C, E])])
     assert list(found.failures) == ["broken"] and "nobody" in found.failures["broken"]
     assert found.kendall_tau is None and [r["run"] for r in found.rows] == ["a"]  # one run: no ordering to compare
     assert found.rows[0]["before"]["accuracy"] == 100.0 and found.rows[0]["after"]["accuracy"] == 75.0
@@ -193,3 +232,17 @@ def test_rescore_ranks_tau_and_strict():
     lenient = rescore(NLI, before, after, [run("d", [E, N, C], missing=(3,))])
     strict = rescore(NLI, before, after, [run("d", [E, N, C], missing=(3,))], strict=True)
     assert lenient.rows[0]["before"]["accuracy"] == 100.0 and strict.rows[0]["before"]["accuracy"] == 75.0
+    assert lenient.rows[0]["after"]["accuracy"] == 100.0 and strict.rows[0]["after"]["accuracy"] == 75.0
+    named = rescore(NLI, before, after, [RunInput("model A", "preds.jsonl", run("x", [E, N, C, E]).data)])
+    assert named.rows[0]["run"] == "model A"
+
+
+def test_tau_leaves_out_runs_whose_metric_is_undefined_on_either_gold():
+    """Constant gold scores before: Pearson r undefined for every run, so no pair and no tau (after: +-86.6)."""
+    before, after = gold_of("sts", sts([2.0, 2.0, 2.0])), gold_of("sts", sts([2.0, 2.0, 4.0]))
+    runs = [RunInput(n, f"{n}.jsonl", jsonl({"guid": f"klue-sts-v1_dev_{k:05d}", "score": s} for k, s in enumerate(v)))
+            for n, v in (("a", [1.0, 2.0, 3.0]), ("b", [3.0, 2.0, 1.0]))]
+    found = rescore(STS, before, after, runs)
+    assert [(r["before"]["pearsonr"], r["rank_before"], r["rank_after"]) for r in found.rows] == [(None, None, 1), (None, None, 2)]
+    assert found.rows[0]["after"]["pearsonr"] == pytest.approx(100 * stats.pearsonr([2, 2, 4], [1, 2, 3]).statistic)
+    assert found.kendall_tau is None
