@@ -152,6 +152,9 @@ def test_a_dialogue_row_with_a_bad_cell_is_one_problem():
     long = {"k": "v" * 50}
     _, problems = read_features(jsonl([{"guid": D0, "v": long}, {"guid": D1, "v": "ok"}]), "w.jsonl", WOS, WOS_GOLD.rows)
     assert problems[0].message == f"column 'v': a list or object cannot be a category, found {repr(long)[:40]}…: left empty"
+    for cell, shown in ((["x" * 36], repr(["x" * 36])), (["x" * 37], repr(["x" * 37])[:40] + "…")):  # reprs of 40 and 41 characters
+        _, problems = read_features(jsonl([{"guid": D0, "v": cell}, {"guid": D1, "v": "ok"}]), "w.jsonl", WOS, WOS_GOLD.rows)
+        assert problems[0].message == f"column 'v': a list or object cannot be a category, found {shown}: left empty"
     many = gold_of("wos", wos([[[], [], []]] + [[[]]] * 30))  # dialogue 0 has three turns, dialogues 1-30 one each
     text = "guid,v\n" + f"{D0},many\n" + "".join(f"wos-v1_dev_{d:05d},{d}\n" for d in range(1, 31))
     features, problems = read_features(text.encode(), "w.csv", WOS, many.rows)
@@ -216,6 +219,8 @@ def test_entity_columns_reach_both_sides_of_the_entity_frame():
     assert found == [("g0", "gold", 0, 2, "yes"), ("g1", "gold", 0, 1, None), ("g0", "pred", 0, 2, "yes"), ("g1", "pred", 0, 2, "wide")]
     assert list(entities.index) == list(result.frames.details[ENTITY_LEVEL].index)
     assert framed.examples is result.frames.examples
+    per_example, _ = read("guid,kind\ng0,a\n", NER, NER_GOLD)
+    assert apply_features(result.frames, per_example).details.keys() == result.frames.details.keys() == {ENTITY_LEVEL}
     assert [(s.key, s.level) for s in user_slices(framed)] == [("user:hard", ENTITY_LEVEL)]
 
 
