@@ -169,6 +169,7 @@ def test_ner_spans_from_the_first_to_the_last_character():
     text = "guid,start,end,hard\ng0,0,3,a\ng0,0,4,b\ng0,2,2,c\ng0,-1,1,d\ng0,0.5,2,e\ng1,1,2,f\ng0,x,1,g\ng0,0,3,h\ng1,0,1,i\n"
     features, problems = read(text, NER, NER_GOLD, "e.csv")
     assert features.level == ENTITY_LEVEL and features.columns[0].level == ENTITY_LEVEL
+    assert summary(features, problems) == "e.csv: 3 entity spans described by 1 column(s) (hard: text: a, f, i); 6 problem(s)"
     assert [tuple(r) for r in features.values[["guid", "start", "end", "user:hard"]].itertuples(index=False)] == [
         ("g0", 0, 3, "a"), ("g1", 1, 2, "f"), ("g1", 0, 1, "i")]
     assert [p.line for p in problems] == [3, 4, 5, 6, 8, 9]
