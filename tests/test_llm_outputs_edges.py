@@ -148,6 +148,12 @@ def test_choices_by_index_only_when_the_target_agrees_with_the_gold():
      "by text, choice 'A' (line 1) names no single label; by index, line 1: target choice 5 would be ?, but the gold is neutral"),
     ([record(1, ["A", "B"], [0, 0], target=-1)],
      "by text, choice 'A' (line 1) names no single label; by index, line 1: target choice -1 would be ?, but the gold is neutral"),
+    ([record(1, ["A", "B"], [0, 0], target=3)],  # one past the last label
+     "by text, choice 'A' (line 1) names no single label; by index, line 1: target choice 3 would be ?, but the gold is neutral"),
+    ([record(1, ["A", "B"], [0, 0], target=0)],
+     "by text, choice 'A' (line 1) names no single label; by index, line 1: target choice 0 would be entailment, but the gold is neutral"),
+    ([{**record(0, ["A", "B"], [0, 0], target=0), "guid": "x"}, record(1, ["A", "B"], [0, 0], target=0)],  # past a document not in the gold
+     "by text, choice 'A' (line 1) names no single label; by index, line 2: target choice 0 would be entailment, but the gold is neutral"),
     ([{**record(1, ["A", "B"], [0, 0], target=0), "guid": "x"}],
      "by text, choice 'A' (line 1) names no single label; by index, no document matches the gold to check the order against"),
 ])
