@@ -6,6 +6,11 @@
   every-eval-ever wheel, which declares Python >= 3.12 but runs here).
 - `inspect_nli.eval`: Inspect AI's mockllm/model on the first demo NLI pairs with the answers in INSPECT_OUTPUTS,
   written in Inspect's own .eval format.
+- `lm_eval/`: the folder lm-evaluation-harness itself wrote (`--log_samples`) for its dummy model on the first
+  LM_EVAL_LIMIT demo NLI pairs, multiple choice and generation: the samples logs and their results file, so the
+  lm-eval reader is tested without the harness installed.
+
+`python scripts/make_harness_fixtures.py lm_eval` remakes only the lm_eval/ folder (no EEE_WHEEL_DIR needed).
 """
 
 from __future__ import annotations
@@ -29,10 +34,31 @@ OUT = ROOT / "tests" / "data" / "harness"
 DEMO_NLI = DEMO_BENCHMARK / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json"
 #: What the mock model answers on the first four demo pairs (test_harness_logs reads them by hand).
 INSPECT_OUTPUTS = ["참입니다.", "정답: 거짓", "참 또는 거짓", "잘 모르겠습니다"]
+#: Documents of the kept lm-eval logs (a few KB each).
+LM_EVAL_LIMIT = 3
+
+
+def lm_eval_fixture() -> None:
+    """tests/data/harness/lm_eval/: the samples and results files of one dummy-model run, as the harness wrote them."""
+    target = OUT / "lm_eval"
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        write_tasks(work / "tasks", DEMO_NLI)
+        logs = run_lm_eval(work / "tasks", work / "out", tasks=("klue_nli_mc", "klue_nli_gen"), limit=LM_EVAL_LIMIT)
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True)
+        for path in logs.glob("*.json*"):
+            shutil.copy(path, target / path.name)
 
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
+    if sys.argv[1:] == ["lm_eval"]:
+        lm_eval_fixture()
+        for path in sorted((OUT / "lm_eval").iterdir()):
+            print(path.relative_to(ROOT), path.stat().st_size, "bytes")
+        return
+    lm_eval_fixture()
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         write_tasks(work / "tasks", DEMO_NLI)

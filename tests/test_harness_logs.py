@@ -6,6 +6,7 @@ Expected values come from reading the logs here, independently of klue_viz.readi
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import io
 import json
 import math
@@ -27,15 +28,15 @@ from klue_viz.scoring.benchmark import detect_file_task, evaluate_folder, predic
 from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, load_gold
 from klue_viz.scoring.llm_outputs import softmax as ours
 from klue_viz.tasks import TASKS
-from tests.conftest import SHARED as CONFTEST_SHARED
+from tests.conftest import SHARED
 
-SHARED = CONFTEST_SHARED  # ../shared/klue beside the clone, or KLUE_VIZ_SHARED
 NLI_DEV = SHARED / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json"
 FIXTURES = Path(__file__).parent / "data" / "harness"
 LIMIT = 40
 BY_KOREAN = {v: k for k, v in KOREAN.items()}
 
 needs_lm_eval = pytest.mark.skipif(lm_eval_binary() is None, reason="lm-evaluation-harness is not installed (pip install -e '.[harness]')")
+needs_inspect = pytest.mark.skipif(importlib.util.find_spec("inspect_ai") is None, reason="Inspect AI is not installed (pip install -e '.[harness]')")
 needs_klue = pytest.mark.skipif(not NLI_DEV.exists(), reason="the real KLUE-NLI dev file is not in ../shared/klue")
 
 
@@ -173,6 +174,7 @@ def test_cli_and_zip_read_the_logs_with_their_results_file(lm_eval_logs, tmp_pat
 
 
 @pytest.mark.slow
+@needs_inspect
 @needs_klue
 def test_inspect_ai_json_log(tmp_path, nli_gold, klue_rows):
     """Inspect's mock model answers four real pairs: right, wrong, two labels, none (by hand: 1 of 4 right, 2 unreadable)."""

@@ -72,7 +72,8 @@ class UnitOutcome:
 def outcomes(task: Task, items: Iterable[Remark], reviews: int = 1) -> list[UnitOutcome]:
     """Every reviewed unit with its reviewers' decisions, and what counts with `reviews` reviews needed per unit."""
     found = []
-    for (guid, turn), by_reviewer in sorted(unit_decisions(task, items).items(), key=lambda kv: (kv[0][0], kv[0][1] or -1)):
+    # a dialogue-level remark (turn None) sorts before the dialogue's turns, 0 included, whatever order the remarks came in
+    for (guid, turn), by_reviewer in sorted(unit_decisions(task, items).items(), key=lambda kv: (kv[0][0], -1 if kv[0][1] is None else kv[0][1])):
         decisions = {who: decision_of(item) or KEEP for who, item in sorted(by_reviewer.items())}
         decided = None
         if len(decisions) >= reviews:
