@@ -105,7 +105,8 @@ def test_the_numeric_share(cells, kind):
 def test_an_id_column_stands_for_guid_and_rows_counts_every_record():
     features, problems = read(f"id,v\n{G[0]},a\n{G[0]},b\nnobody,c\n")
     assert list(features.values["guid"]) == [G[0]] and features.rows == 3 and len(problems) == 2
-    assert problems[0].message == f"{G[0]} is given twice (first on line 2); this row is left out"
+    assert problems[0].message == f"{G[0]} is given twice (first on line 2); this row is left out" and problems[0].guid == G[0]
+    assert {c.level for c in features.columns} == {"examples"} and {p.file for p in problems} == {"f.csv"}
     assert problems[1].message == "guid nobody is not in the gold: the row is left out" and problems[1].guid == "nobody"
     assert read(f"guid,id,v\n{G[0]},x,a\n")[0].columns[0].name == "id"  # with both, guid is the key and id a column
 
@@ -114,6 +115,7 @@ def test_an_id_column_stands_for_guid_and_rows_counts_every_record():
     ("guid,v\n", "f.csv: no rows (expected a header with a guid column and your columns)"),
     ("a,b,c,d,e,f,g,h,i,j,k,l\n1,2,3,4,5,6,7,8,9,10,11,12\n", "f.csv: no 'guid' column (the examples' ids, as in the gold file); columns found: a, b, c, d, e, f, g, h, i, j"),
     (f"guid,turn\n{G[0]},1\n", "f.csv: only key columns (guid, turn); add at least one column of your own"),
+    (f"guid\n{G[0]}\n", "f.csv: only key columns (guid); add at least one column of your own"),
 ])
 def test_files_that_cannot_be_used(text, message):
     with pytest.raises(InputError) as caught:
@@ -140,6 +142,7 @@ def test_wos_turns_and_dialogues():
         (2, "turn 1.5 is not a whole number: the row is left out"), (3, "turn 'x' is not a whole number: the row is left out"),
         (4, f"guid {D0} turn 7 is not in the gold: the row is left out"),
         (7, f"{D1}-0 is given twice (first on line 5); this row is left out"), (9, "guid nope is not in the gold: the row is left out")]
+    assert [(p.guid, p.file) for p in problems] == [(D0, "w.jsonl"), (D0, "w.jsonl"), (D0, "w.jsonl"), (D1, "w.jsonl"), ("nope", "w.jsonl")]
 
 
 def test_a_dialogue_row_with_a_bad_cell_is_one_problem():
@@ -147,7 +150,7 @@ def test_a_dialogue_row_with_a_bad_cell_is_one_problem():
     rows = [{"guid": D0, "v": [1]}, {"guid": D1, "v": "ok"}]
     features, problems = read_features(jsonl(rows), "w.jsonl", WOS, WOS_GOLD.rows)
     assert [(p.line, p.guid) for p in problems] == [(1, f"{D0}-0")]
-    assert problems[0].message == "column 'v': a list or object cannot be a category, found [1]: left empty"
+    assert problems[0].message == "column 'v': a list or object cannot be a category, found [1]: left empty" and problems[0].file == "w.jsonl"
     assert features.values.set_index("guid")["user:v"].fillna("-").to_dict() == {f"{D0}-0": "-", f"{D0}-1": "-", f"{D0}-2": "-", f"{D1}-0": "ok"}
     long = {"k": "v" * 50}
     _, problems = read_features(jsonl([{"guid": D0, "v": long}, {"guid": D1, "v": "ok"}]), "w.jsonl", WOS, WOS_GOLD.rows)
@@ -176,6 +179,9 @@ def test_ner_spans_from_the_first_to_the_last_character():
     assert problems[0].message == ("start '0', end '4': expected whole numbers with 0 <= start < end <= 3 (the sentence's length; end is "
                                    "exclusive): the row is left out")
     assert problems[-1].message == "g0 0 3 is given twice (first on line 2); this row is left out"
+    assert {(p.guid, p.file) for p in problems[:4]} == {("g0", "e.csv")}
+    with_turn, _ = read("guid,start,end,turn,hard\ng0,0,2,1,x\n", NER, NER_GOLD, "e.csv")  # turn is a key column there too
+    assert [c.name for c in with_turn.columns] == ["hard"]
 
 
 def test_start_and_end_are_plain_columns_where_the_task_has_no_entity_slices():
@@ -222,7 +228,9 @@ def test_entity_columns_reach_both_sides_of_the_entity_frame():
     assert framed.examples is result.frames.examples
     per_example, _ = read("guid,kind\ng0,a\n", NER, NER_GOLD)
     assert apply_features(result.frames, per_example).details.keys() == result.frames.details.keys() == {ENTITY_LEVEL}
-    assert [(s.key, s.level) for s in user_slices(framed)] == [("user:hard", ENTITY_LEVEL)]
+    assert [(s.key, s.label, s.level) for s in user_slices(framed)] == [("user:hard", "hard (your column)", ENTITY_LEVEL)]
+    both = apply_features(framed, per_example)
+    assert [(s.key, s.level) for s in user_slices(both)] == [("user:kind", "examples"), ("user:hard", ENTITY_LEVEL)]
 
 
 def test_describe_a_column():
@@ -238,3 +246,9 @@ def test_no_frames_no_slices():
     empty = Frames(pd.DataFrame({"guid": ["a"]}), {})
     assert user_slices(empty) == [] and user_sort_orders(empty) == {}
     assert json.dumps(UserColumn("a", "text", "examples").bins) == "[]"
+
+
+def test_the_number_of_bins_is_the_callers():
+    text = "guid,v\n" + "".join(f"{g},{k}\n" for k, g in enumerate(G[:5], 1))
+    assert read(text, bins=2)[0].columns[0].bins == ("[1, 3]", "(3, 5]")  # numpy's median of 1..5 is 3
+    assert read(text)[0].columns[0].bins == ("[1, 2]", "(2, 3]", "(3, 4]", "(4, 5]")
