@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from klue_viz.cli.main import run_record
+from klue_viz.cli.evaluate import run_record
 from klue_viz.metrics.official import DP_RELATIONS, NER_TAGS, NLI_LABELS
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, load_gold

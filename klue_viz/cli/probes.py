@@ -49,7 +49,7 @@ def count(text: str) -> int:
     return value
 
 
-def add_probe_commands(commands: argparse._SubParsersAction) -> None:
+def add_commands(commands: argparse._SubParsersAction) -> None:
     probe = commands.add_parser("probe", help="Korean behavioural test suites: make perturbed dev sets, score a model's behaviour on them")
     actions = probe.add_subparsers(dest="action", required=True)
     made = actions.add_parser("make", help="write perturbed copies of a dev set (official format), a manifest and a README")

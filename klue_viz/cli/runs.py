@@ -52,7 +52,7 @@ def say(text: str, error: bool = False) -> None:
     print(visible(text).replace("\n", "\\n"), file=sys.stderr if error else sys.stdout, flush=error)
 
 
-def add_runs_commands(commands: argparse._SubParsersAction) -> None:
+def add_commands(commands: argparse._SubParsersAction) -> None:
     """The `runs` command and its actions, on the CLI's sub-parsers."""
     runs = commands.add_parser("runs", help="add, list or remove the prediction runs the app shows (the store named by KLUE_VIZ_DB)")
     actions = runs.add_subparsers(dest="action", required=True)
