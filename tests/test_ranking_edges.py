@@ -1,0 +1,129 @@
+"""The ranking's statistics at their edges (issue 31, mutation testing of klue_viz/compare/ranking.py).
+
+Cases chosen to separate the documented procedure from its simpler neighbours: Holm against Bonferroni and against a
+Holm that does not stop at its first acceptance, p exactly at a threshold, ties in both orders, a paired standard error
+against an unpaired one, and the rank interval's two ends. Expected values come from outside the code: scipy's normal
+tail, statsmodels' `multipletests(method="holm")`, or the variance of a hand-built resample matrix (Hadamard columns:
+orthogonal, mean zero, so every covariance is known by hand)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.linalg import hadamard
+from scipy.stats import norm
+from statsmodels.stats.multitest import multipletests
+
+from klue_viz.compare.ranking import holm_rejections, normal_p_values, pairwise_tests
+
+
+def test_holm_stops_at_its_first_acceptance_where_a_procedure_that_goes_on_would_reject_a_later_p():
+    """Sorted 0.01, 0.03, 0.04, 0.045 against 0.05/4, 0.05/3, 0.05/2, 0.05/1: 0.03 > 0.0167 stops the procedure, though
+    0.045 <= 0.05 would pass its own threshold."""
+    p = [0.01, 0.03, 0.045, 0.04]
+    assert holm_rejections(p).tolist() == [True, False, False, False]
+    assert multipletests(p, alpha=0.05, method="holm")[0].tolist() == [True, False, False, False]
+
+
+def test_holm_rejects_a_p_exactly_at_its_threshold():
+    """Rejected while p <= alpha / (m - i): each p here equals its threshold."""
+    p = [0.05 / 3, 0.05 / 2, 0.05 / 1]
+    assert holm_rejections(p).tolist() == [True, True, True]
+    assert holm_rejections([0.05 / 2 + 1e-12, 0.001, 0.5]).tolist() == [False, True, False]
+
+
+@pytest.mark.parametrize("p, expected", [([0.02, 0.02, 0.01], [True, True, True]), ([0.01, 0.02, 0.02], [True, True, True]),
+                                         ([0.03, 0.01, 0.03], [False, True, False]), ([0.03, 0.03, 0.01], [False, False, True])])
+def test_holm_with_tied_p_values_in_either_order(p, expected):
+    """Tied p-values pass or fail together whichever comes first (by hand: thresholds 0.0167, 0.025, 0.05)."""
+    assert holm_rejections(p).tolist() == expected == multipletests(p, alpha=0.05, method="holm")[0].tolist()
+
+
+def test_holm_at_another_family_wise_level_and_with_nothing_to_test():
+    p = [0.04, 0.08]  # at 10%: 0.04 <= 0.05, then 0.08 <= 0.10; at 5%: 0.04 > 0.025
+    assert holm_rejections(p, alpha=0.10).tolist() == [True, True]
+    assert holm_rejections(p).tolist() == [False, False]
+    assert holm_rejections([]).tolist() == []
+
+
+def test_normal_p_values_are_scipy_s_two_sided_normal_tail_and_the_zero_standard_error_cases():
+    d = np.array([1.96, -2.5, 0.3, 0.0, 0.4, -0.4, np.nan, 0.0])
+    se = np.array([1.0, 1.25, 0.6, 0.5, 0.0, 0.0, 1.0, 0.0])
+    expected = [2 * norm.sf(1.96), 2 * norm.sf(2.0), 2 * norm.sf(0.5), 1.0, 0.0, 0.0, 1.0, 1.0]
+    assert normal_p_values(d, se) == pytest.approx(expected, rel=1e-12, abs=1e-300)
+    assert normal_p_values(d, se)[0] == pytest.approx(0.04999579, abs=1e-8)
+
+
+def hadamard_resamples(observed: list[float], common: float) -> np.ndarray:
+    """B = 16 resamples of R runs: run r's resampled metric is observed[r] + common * h_1 + h_(r+2), where the h are
+    columns of a 16 x 16 Hadamard matrix (entries +-1, mean zero, orthogonal). So every run's variance (ddof 1) is
+    (common^2 + 1) * 16 / 15, every covariance common^2 * 16 / 15, and every paired difference's variance 2 * 16 / 15,
+    whatever `common` is; an unpaired standard error (no covariance term) grows with it."""
+    h = hadamard(16).astype(float)
+    return np.column_stack([value + common * h[:, 1] + h[:, r + 2] for r, value in enumerate(observed)])
+
+
+OBSERVED = [0.0, 3.0, 3.4, 4.0]
+PAIRED_SE = np.sqrt(2 * 16 / 15)
+
+
+@pytest.mark.parametrize("common", [0.0, 3.0])
+def test_pairwise_p_values_use_the_paired_standard_error(common):
+    """The same p-values with or without a component every run shares: the paired standard error cancels it."""
+    tests = pairwise_tests(np.array(OBSERVED), hadamard_resamples(OBSERVED, common))
+    difference = np.subtract.outer(OBSERVED, OBSERVED)
+    expected = 2 * norm.sf(np.abs(difference) / PAIRED_SE)
+    np.fill_diagonal(expected, 1.0)
+    assert tests.p == pytest.approx(expected, rel=1e-9)
+
+
+def test_rank_intervals_are_holm_within_each_run_s_comparisons_where_bonferroni_gives_narrower_ones():
+    """Run 0 is 3.0, 3.4 and 4.0 below the others (p about 0.040, 0.020, 0.006 with the paired standard error):
+    Holm rejects all three (so three runs are better and run 0 ranks 4 for sure), Bonferroni only the last
+    (interval [2, 4]). Expected intervals from statsmodels' Holm on each run's column of p-values."""
+    observed = np.array(OBSERVED)
+    tests = pairwise_tests(observed, hadamard_resamples(OBSERVED, 3.0))
+    p = 2 * norm.sf(np.abs(np.subtract.outer(observed, observed)) / PAIRED_SE)
+    width = len(observed)
+    better = np.zeros((width, width), dtype=bool)
+    for k in range(width):
+        others = [j for j in range(width) if j != k]
+        rejected = multipletests(p[others, k], alpha=0.05, method="holm")[0]
+        for j, r in zip(others, rejected):
+            better[j, k] = bool(r) and observed[j] > observed[k]
+    expected = [[1 + better[:, k].sum(), width - better[k, :].sum()] for k in range(width)]
+    assert tests.better.tolist() == better.tolist()
+    assert tests.rank_intervals.tolist() == expected
+    assert expected[0] == [4, 4]  # all three better than run 0 by Holm
+    assert multipletests(p[1:, 0], alpha=0.05, method="bonferroni")[0].tolist() == [False, False, True]
+    assert expected[1:] == [[1, 3], [1, 3], [1, 3]]
+
+
+def test_tied_runs_are_not_better_than_each_other_in_either_order():
+    """Two equal runs (difference 0, p 1) and one far below: the equal ones share [1, 2], whichever is listed first."""
+    for observed in ([5.0, 5.0, 0.0], [0.0, 5.0, 5.0]):
+        resampled = hadamard_resamples(observed, 0.0)
+        tests = pairwise_tests(np.array(observed), resampled)
+        low = observed.index(0.0)
+        intervals = tests.rank_intervals.tolist()
+        assert intervals[low] == [3, 3]
+        assert [intervals[k] for k in range(3) if k != low] == [[1, 2], [1, 2]]
+        assert tests.p[[k for k in range(3) if k != low]][:, [k for k in range(3) if k != low]].tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+def test_a_resample_where_one_run_s_metric_is_undefined_is_left_out_of_that_run_s_moments():
+    """Run 1 undefined on the first resample: its mean and variance come from the other 15, and the covariance with
+    run 0 from the 15 resamples both are defined (by hand below, as the docstring of pairwise_tests describes)."""
+    observed = [0.0, 4.0]
+    resampled = hadamard_resamples(observed, 0.0)
+    resampled[0, 1] = np.nan
+    tests = pairwise_tests(np.array(observed), resampled)
+    a, b = resampled[:, 0], resampled[:, 1]
+    both = ~np.isnan(b)
+    a_centred, b_centred = a - a.mean(), b - b[both].mean()
+    variance_a = (a_centred ** 2).sum() / 15
+    variance_b = (b_centred[both] ** 2).sum() / 14
+    covariance = (a_centred[both] * b_centred[both]).sum() / 14
+    se = np.sqrt(variance_a + variance_b - 2 * covariance)
+    assert tests.p[1, 0] == pytest.approx(2 * norm.sf(4.0 / se), rel=1e-9)
+    assert tests.p[0, 1] == tests.p[1, 0]
