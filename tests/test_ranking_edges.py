@@ -13,8 +13,9 @@ import pytest
 from scipy.linalg import hadamard
 from scipy.stats import norm
 from statsmodels.stats.multitest import multipletests
+from test_compare import nli_gold, nli_run
 
-from klue_viz.compare.ranking import holm_rejections, normal_p_values, pairwise_tests
+from klue_viz.compare.ranking import MIN_RESAMPLES, holm_rejections, normal_p_values, pairwise_tests, rank_runs, run_table
 
 
 def test_holm_stops_at_its_first_acceptance_where_a_procedure_that_goes_on_would_reject_a_later_p():
@@ -127,3 +128,32 @@ def test_a_resample_where_one_run_s_metric_is_undefined_is_left_out_of_that_run_
     se = np.sqrt(variance_a + variance_b - 2 * covariance)
     assert tests.p[1, 0] == pytest.approx(2 * norm.sf(4.0 / se), rel=1e-9)
     assert tests.p[0, 1] == tests.p[1, 0]
+
+
+def test_equal_runs_share_rank_one_and_the_set_for_the_best_lists_them_by_name_in_either_order():
+    """Two runs with the same 40 errors and one with 120: whichever equal run comes first is the best, both rank 1,
+    the set for the best is in name order, and the best's own difference is 0 with the interval (0, 0)."""
+    gold = nli_gold()
+    for names in (("b-run", "a-run"), ("a-run", "b-run")):
+        runs = [nli_run(gold, names[0], set(range(40))), nli_run(gold, names[1], set(range(40))),
+                nli_run(gold, "worse", set(range(200, 320)))]
+        ranking = rank_runs(run_table(runs), samples=200)
+        by_name = {r.run: r for r in ranking.runs}
+        assert ranking.best == names[0]
+        assert by_name["a-run"].rank == by_name["b-run"].rank == 1 and by_name["worse"].rank == 3
+        assert ranking.best_set == ["a-run", "b-run"]
+        best, other = by_name[names[0]], by_name[names[1]]
+        assert best.p_value is None and best.difference["accuracy"] == 0.0 and best.difference_ci95["accuracy"] == (0.0, 0.0)
+        assert other.p_value == 1.0 and other.tied_with_best and other.difference_ci95["accuracy"] == (0.0, 0.0)
+        assert by_name["worse"].difference["accuracy"] == pytest.approx(-20.0)
+        assert by_name["worse"].rank_ci95 == (3, 3) and not by_name["worse"].tied_with_best
+
+
+def test_the_ranking_takes_exactly_the_minimum_resamples_and_refuses_one_fewer_naming_both():
+    gold = nli_gold()
+    table = run_table([nli_run(gold, "a", set(range(40))), nli_run(gold, "b", set(range(1, 41)))])
+    assert rank_runs(table, samples=MIN_RESAMPLES).samples == 200
+    with pytest.raises(ValueError, match=r"^199 resamples: the ranking's standard errors need at least 200 \(give --bootstrap 200"):
+        rank_runs(table, samples=199)
+    with pytest.raises(ValueError, match=r"^nli has no metric 'f1'; rank by one of accuracy$"):
+        rank_runs(table, metric="f1")
