@@ -12,9 +12,13 @@ import math
 
 import numpy as np
 import pytest
+from cases import gold_of, nli
+from conftest import jsonl
+from test_gate import NLI, labels, nli_records, source_of
 
 from klue_viz.compare.gate import Test as GateTest
-from klue_viz.compare.gate import minimum_resamples, step_down
+from klue_viz.compare.gate import coverage_drops, minimum_resamples, step_down
+from klue_viz.scoring.evaluate import evaluate_bytes
 
 B = 21
 
@@ -127,3 +131,52 @@ def test_a_bound_of_exactly_zero_is_not_a_regression():
 def test_minimum_resamples_puts_ten_beyond_the_quantile(level, resamples):
     """10 / (1 - level), rounded up; 10 / (1 - 0.99) is 1000.0000000000009 in floating point, still 1000."""
     assert minimum_resamples(level) == resamples
+
+
+def coverage_runs(missing: set[int], n: int = 120):
+    """NLI runs on n pairs whose sources cycle airbnb, policy, wikinews, wikipedia (n / 4 each): the baseline predicts
+    every pair, the candidate all but `missing`."""
+    gold = gold_of("nli", nli(labels(n), [source_of(k) for k in range(n)]))
+    records = nli_records(n, set())
+    baseline = evaluate_bytes(NLI, gold, jsonl(records), "base.jsonl", run="base")
+    kept = [r for k, r in enumerate(records) if k not in missing]
+    return baseline, evaluate_bytes(NLI, gold, jsonl(kept), "cand.jsonl", run="cand")
+
+
+# 10 airbnb pairs (k % 4 == 0), 10 policy ones (k % 4 == 1) and every wikinews one (k % 4 == 2) missing; wikipedia whole
+MISSING = {4 * j for j in range(10)} | {4 * j + 1 for j in range(10, 20)} | {k for k in range(120) if k % 4 == 2}
+
+
+def source_drops(drops) -> list[tuple[str, int, int]]:
+    return [(d.name, d.baseline, d.candidate) for d in drops if d.feature == "Source"]
+
+
+def test_coverage_drops_most_missing_first_ties_by_name_and_a_slice_value_at_exactly_the_minimum_size():
+    """Counted by hand: wikinews 30 of 30 missing, airbnb and policy 10 of 30 each (tied: by name), wikipedia none."""
+    baseline, candidate = coverage_runs(MISSING)
+    drops = coverage_drops(NLI, baseline, candidate, 30, [])
+    assert (drops[0].name, drops[0].baseline, drops[0].candidate, drops[0].missing) == ("overall", 120, 70, 50)
+    assert drops[0].slice == {} and drops[0].unit == "pairs"
+    assert source_drops(drops) == [("Source = wikinews", 30, 0), ("Source = airbnb", 30, 20), ("Source = policy", 30, 20)]
+    assert [d.slice for d in drops if d.feature == "Source"] == [{"source": "wikinews"}, {"source": "airbnb"}, {"source": "policy"}]
+    shares = [d.missing / d.baseline for d in drops[1:]]
+    assert shares == sorted(shares, reverse=True)
+    assert source_drops(coverage_drops(NLI, baseline, candidate, 31, [])) == []  # 30 pairs each: below 31
+
+
+def test_coverage_drops_leave_out_a_skipped_feature_and_nothing_is_missing():
+    baseline, candidate = coverage_runs(MISSING)
+    assert source_drops(coverage_drops(NLI, baseline, candidate, 30, ["Source: left out for this test"])) == []
+    assert source_drops(coverage_drops(NLI, baseline, candidate, 30, ["Sources: another feature"])) != []
+    whole, same = coverage_runs(set())
+    assert coverage_drops(NLI, whole, same, 30, []) == []
+
+
+def test_coverage_drops_with_a_tie_in_share_broken_by_the_count():
+    """At minimum size 1 every example-level slice value counts, and some shares tie (a whole value missing, a third
+    missing): the drops come in order of share missing, then count missing, then name, as docs/compare.md says."""
+    baseline, candidate = coverage_runs(MISSING)
+    drops = coverage_drops(NLI, baseline, candidate, 1, [])
+    keys = [(-d.missing / d.baseline, -d.missing, d.name) for d in drops[1:]]
+    assert keys == sorted(keys)
+    assert len({k[0] for k in keys}) < len(keys)  # some shares tie, so the count or the name decides
