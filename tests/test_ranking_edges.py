@@ -45,6 +45,8 @@ def test_holm_at_another_family_wise_level_and_with_nothing_to_test():
     assert holm_rejections(p, alpha=0.10).tolist() == [True, True]
     assert holm_rejections(p).tolist() == [False, False]
     assert holm_rejections([]).tolist() == []
+    # a boolean mask (a float array of 0 and 1 reads the same through tolist() == [True, ...], but indexes differently)
+    assert holm_rejections(p, alpha=0.10).dtype == np.bool_ and holm_rejections([]).dtype == np.bool_
 
 
 def test_normal_p_values_are_scipy_s_two_sided_normal_tail_and_the_zero_standard_error_cases():
@@ -157,3 +159,29 @@ def test_the_ranking_takes_exactly_the_minimum_resamples_and_refuses_one_fewer_n
         rank_runs(table, samples=199)
     with pytest.raises(ValueError, match=r"^nli has no metric 'f1'; rank by one of accuracy$"):
         rank_runs(table, metric="f1")
+
+
+def test_a_run_defined_on_one_resample_only_has_no_spread_of_its_own():
+    """Run 1 is defined on one resample of 16: its mean is that value, so it contributes no variance and no covariance,
+    and the pair's standard error is run 0's own (16 / 15 by the Hadamard construction)."""
+    observed = [0.0, 2.0]
+    resampled = hadamard_resamples(observed, 0.0)
+    resampled[1:, 1] = np.nan
+    tests = pairwise_tests(np.array(observed), resampled)
+    assert tests.p[1, 0] == pytest.approx(2 * norm.sf(2.0 / np.sqrt(16 / 15)), rel=1e-9)
+
+
+def test_a_run_defined_on_two_resamples_has_the_variance_of_those_two():
+    """Run 1 defined on resamples 0 and 1 only: variance (a - b)^2 / 2 over n - 1 = 1, and its covariance with run 0
+    over the same two resamples, also divided by 1 (written out below)."""
+    observed = [0.0, 2.0]
+    resampled = hadamard_resamples(observed, 0.0)
+    resampled[2:, 1] = np.nan
+    resampled[:2, 1] = [2.5, 0.5]
+    tests = pairwise_tests(np.array(observed), resampled)
+    run_0, run_1 = resampled[:, 0], resampled[:2, 1]
+    variance_0 = ((run_0 - run_0.mean()) ** 2).sum() / 15
+    variance_1 = (2.5 - 0.5) ** 2 / 2
+    covariance = ((run_0[:2] - run_0.mean()) * (run_1 - run_1.mean())).sum() / 1
+    se = np.sqrt(variance_0 + variance_1 - 2 * covariance)
+    assert tests.p[1, 0] == pytest.approx(2 * norm.sf(2.0 / se), rel=1e-9)
