@@ -82,6 +82,14 @@ def test_each_test_is_studentised_by_its_own_standard_error():
     assert tests[1].bound == pytest.approx(-3.0 + 1.9) and tests[1].regression
 
 
+def test_a_standard_error_below_one_studentises_too():
+    """se = 0.5 and t* = b / 10: the critical value is 1.9 (not 0.95, the quantile of the unscaled t* / 2)."""
+    tests = [make_test("A", -0.8, 0.5)]
+    resampled = resampled_from(tests, [np.arange(B) / 10])
+    assert step_down(tests, resampled) == pytest.approx([1.9])
+    assert tests[0].bound == pytest.approx(-0.8 + 1.9 * 0.5) and not tests[0].regression
+
+
 def test_a_test_whose_standard_error_is_zero_fails_on_its_sign_and_stays_out_of_the_quantile():
     """se = 0: its bound is its difference (critical 0); its resamples (any values) do not enter the maximum."""
     tests = [make_test("broken", -0.1, 0.0), make_test("same", 0.0, 0.0), make_test("better", 0.1, 0.0),

@@ -185,3 +185,23 @@ def test_a_run_defined_on_two_resamples_has_the_variance_of_those_two():
     covariance = ((run_0[:2] - run_0.mean()) * (run_1 - run_1.mean())).sum() / 1
     se = np.sqrt(variance_0 + variance_1 - 2 * covariance)
     assert tests.p[1, 0] == pytest.approx(2 * norm.sf(2.0 / se), rel=1e-9)
+
+
+@pytest.mark.parametrize("observed", [[0.0, 3.17], [0.0, 3.17, 0.0]])
+def test_holm_counts_the_r_minus_1_comparisons_of_each_run(observed):
+    """p = 0.030 between 0 and 3.17: with two runs there is one comparison (0.030 <= 0.05: run 1 is better, run 0 ranks 2);
+    with three, two comparisons per run (0.030 > 0.05 / 2: nothing is better, every interval is [1, R] or [1, R - 1])."""
+    tests = pairwise_tests(np.array(observed), hadamard_resamples(observed, 0.0))
+    p = 2 * norm.sf(3.17 / PAIRED_SE)
+    assert tests.p[1, 0] == pytest.approx(p) and 0.025 < p < 0.05
+    expected = multipletests([p, 1.0][:len(observed) - 1], alpha=0.05, method="holm")[0][0]
+    assert bool(tests.better[1, 0]) == expected == (len(observed) == 2)
+    assert tests.rank_intervals.tolist()[0] == ([2, 2] if len(observed) == 2 else [1, 3])
+
+
+def test_a_paired_standard_error_below_one_is_not_floored():
+    """The resamples scaled by 0.1: the paired standard error is 0.1 * sqrt(2 * 16 / 15), about 0.146."""
+    observed = [0.0, 0.3]
+    resampled = np.array(observed) + 0.1 * (hadamard_resamples(observed, 0.0) - np.array(observed))
+    tests = pairwise_tests(np.array(observed), resampled)
+    assert tests.p[1, 0] == pytest.approx(2 * norm.sf(0.3 / (0.1 * PAIRED_SE)), rel=1e-9)
