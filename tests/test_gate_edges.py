@@ -114,6 +114,33 @@ def test_an_undefined_resample_is_no_evidence():
     assert tests[0].bound == pytest.approx(-4.0 + 1.805 * 2.0)
 
 
+def test_an_undefined_resample_of_one_test_leaves_the_others_maximum():
+    """A is undefined on the last resample, where B's t* is 1.95: that resample's maximum is B's 1.95 (NaN counts as
+    -inf), so the quantile over all 21 is 1.9; dropping the resample instead would give 1.805."""
+    tests = [make_test("A", -4.0, 2.0), make_test("B", 0.0, 1.0)]
+    b_centred = np.zeros(B)
+    b_centred[B - 1] = 1.95
+    resampled = resampled_from(tests, [np.arange(B) / 10, b_centred])
+    resampled[B - 1, 0] = np.nan
+    assert step_down(tests, resampled)[0] == pytest.approx(1.9)
+
+
+def test_every_resample_undefined_gives_a_critical_value_of_zero():
+    """No resample tells anything about the null: c = 0 and the observed drop (t = 1.5 > 0) decides."""
+    tests = [make_test("A", -1.5, 1.0)]
+    assert step_down(tests, np.full((B, 1), np.nan)) == [0.0]
+    assert tests[0].regression and tests[0].bound == -1.5
+
+
+def test_a_t_exactly_at_the_critical_value_is_not_found():
+    """t_k > c, strictly: A's t = 4.75 equals c_1 (t* = b / 4, exact in binary), so A is not found, no second step is
+    taken, and B (t = 1, above the 0.5 a second step over B alone would give) is held to c_1 too."""
+    tests = [make_test("A", -4.75, 1.0), make_test("B", -1.0, 1.0)]
+    resampled = resampled_from(tests, [np.arange(B) / 4, np.full(B, 0.5)])
+    assert step_down(tests, resampled) == [4.75]
+    assert not tests[0].regression and not tests[1].regression and tests[1].bound == pytest.approx(3.75)
+
+
 def test_no_tests_and_another_level():
     assert step_down([], np.zeros((B, 0))) == [0.0]
     tests = [make_test("A", -4.0, 2.0)]

@@ -199,9 +199,11 @@ def test_holm_counts_the_r_minus_1_comparisons_of_each_run(observed):
     assert tests.rank_intervals.tolist()[0] == ([2, 2] if len(observed) == 2 else [1, 3])
 
 
-def test_a_paired_standard_error_below_one_is_not_floored():
+def test_a_paired_standard_error_and_a_difference_below_one_are_not_floored():
     """The resamples scaled by 0.1: the paired standard error is 0.1 * sqrt(2 * 16 / 15), about 0.146."""
     observed = [0.0, 0.3]
     resampled = np.array(observed) + 0.1 * (hadamard_resamples(observed, 0.0) - np.array(observed))
     tests = pairwise_tests(np.array(observed), resampled)
     assert tests.p[1, 0] == pytest.approx(2 * norm.sf(0.3 / (0.1 * PAIRED_SE)), rel=1e-9)
+    # p about 0.040 <= 0.05 for the one comparison: run 1 is better by 0.3 (a difference below 1 counts too)
+    assert tests.better.tolist() == [[False, False], [True, False]] and tests.rank_intervals.tolist() == [[2, 2], [1, 1]]
