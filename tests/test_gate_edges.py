@@ -191,7 +191,7 @@ def test_coverage_drops_most_missing_first_ties_by_name_and_a_slice_value_at_exa
     baseline, candidate = coverage_runs(MISSING)
     drops = coverage_drops(NLI, baseline, candidate, 30, [])
     assert (drops[0].name, drops[0].baseline, drops[0].candidate, drops[0].missing) == ("overall", 120, 70, 50)
-    assert drops[0].slice == {} and drops[0].unit == "pairs"
+    assert drops[0].slice == {} and drops[0].feature == "" and drops[0].unit == "pairs"
     assert source_drops(drops) == [("Source = wikinews", 30, 0), ("Source = airbnb", 30, 20), ("Source = policy", 30, 20)]
     assert [d.slice for d in drops if d.feature == "Source"] == [{"source": "wikinews"}, {"source": "airbnb"}, {"source": "policy"}]
     shares = [d.missing / d.baseline for d in drops[1:]]
