@@ -178,8 +178,8 @@ def coverage_runs(missing: set[int], n: int = 120):
     return baseline, evaluate_bytes(NLI, gold, jsonl(kept), "cand.jsonl", run="cand")
 
 
-# 10 airbnb pairs (k % 4 == 0), 10 policy ones (k % 4 == 1) and every wikinews one (k % 4 == 2) missing; wikipedia whole
-MISSING = {4 * j for j in range(10)} | {4 * j + 1 for j in range(10, 20)} | {k for k in range(120) if k % 4 == 2}
+# 10 airbnb pairs (k % 4 == 0), 10 policy ones (k % 4 == 1), every wikinews one (k % 4 == 2) and one wikipedia one missing
+MISSING = {4 * j for j in range(10)} | {4 * j + 1 for j in range(10, 20)} | {k for k in range(120) if k % 4 == 2} | {3}
 
 
 def source_drops(drops) -> list[tuple[str, int, int]]:
@@ -187,31 +187,36 @@ def source_drops(drops) -> list[tuple[str, int, int]]:
 
 
 def test_coverage_drops_most_missing_first_ties_by_name_and_a_slice_value_at_exactly_the_minimum_size():
-    """Counted by hand: wikinews 30 of 30 missing, airbnb and policy 10 of 30 each (tied: by name), wikipedia none."""
+    """Counted by hand: wikinews 30 of 30 missing, airbnb and policy 10 of 30 each (tied: by name), wikipedia 1 of 30."""
     baseline, candidate = coverage_runs(MISSING)
     drops = coverage_drops(NLI, baseline, candidate, 30, [])
-    assert (drops[0].name, drops[0].baseline, drops[0].candidate, drops[0].missing) == ("overall", 120, 70, 50)
+    assert (drops[0].name, drops[0].baseline, drops[0].candidate, drops[0].missing) == ("overall", 120, 69, 51)
     assert drops[0].slice == {} and drops[0].feature == "" and drops[0].unit == "pairs"
-    assert source_drops(drops) == [("Source = wikinews", 30, 0), ("Source = airbnb", 30, 20), ("Source = policy", 30, 20)]
-    assert [d.slice for d in drops if d.feature == "Source"] == [{"source": "wikinews"}, {"source": "airbnb"}, {"source": "policy"}]
-    shares = [d.missing / d.baseline for d in drops[1:]]
-    assert shares == sorted(shares, reverse=True)
+    assert source_drops(drops) == [("Source = wikinews", 30, 0), ("Source = airbnb", 30, 20), ("Source = policy", 30, 20),
+                                   ("Source = wikipedia", 30, 29)]
+    assert [d.slice for d in drops if d.feature == "Source"] == [{"source": "wikinews"}, {"source": "airbnb"}, {"source": "policy"},
+                                                                 {"source": "wikipedia"}]
+    assert {d.unit for d in drops} == {"pairs"}
     assert source_drops(coverage_drops(NLI, baseline, candidate, 31, [])) == []  # 30 pairs each: below 31
 
 
-def test_coverage_drops_leave_out_a_skipped_feature_and_nothing_is_missing():
+def test_coverage_drops_leave_out_a_skipped_feature_only_and_nothing_is_missing():
+    """The test gold's other example-level slices hold one value each over all 120 pairs (agreement: no votes)."""
     baseline, candidate = coverage_runs(MISSING)
-    assert source_drops(coverage_drops(NLI, baseline, candidate, 30, ["Source: left out for this test"])) == []
+    kept = coverage_drops(NLI, baseline, candidate, 30, ["Source: left out for this test"])
+    assert source_drops(kept) == []
+    assert "Annotator agreement = (no votes)" in [d.name for d in kept]  # the features after Source are still counted
     assert source_drops(coverage_drops(NLI, baseline, candidate, 30, ["Sources: another feature"])) != []
     whole, same = coverage_runs(set())
     assert coverage_drops(NLI, whole, same, 30, []) == []
 
 
-def test_coverage_drops_with_a_tie_in_share_broken_by_the_count():
-    """At minimum size 1 every example-level slice value counts, and some shares tie (a whole value missing, a third
-    missing): the drops come in order of share missing, then count missing, then name, as docs/compare.md says."""
-    baseline, candidate = coverage_runs(MISSING)
-    drops = coverage_drops(NLI, baseline, candidate, 1, [])
-    keys = [(-d.missing / d.baseline, -d.missing, d.name) for d in drops[1:]]
-    assert keys == sorted(keys)
-    assert len({k[0] for k in keys}) < len(keys)  # some shares tie, so the count or the name decides
+def test_coverage_drops_with_a_tie_in_share_broken_by_the_count_then_the_name():
+    """10 airbnb, 10 policy and 20 wikinews pairs missing: 40 of 120 overall. Wikinews (2/3) first; then a third missing
+    in the three one-value slices (40 of 120 each: by name) before airbnb and policy (10 of 30 each: by name)."""
+    missing = {4 * j for j in range(10)} | {4 * j + 1 for j in range(10)} | {4 * j + 2 for j in range(20)}
+    baseline, candidate = coverage_runs(missing)
+    assert [(d.name, d.missing) for d in coverage_drops(NLI, baseline, candidate, 30, [])] == [
+        ("overall", 40), ("Source = wikinews", 20), ("Annotator agreement = (no votes)", 40),
+        ("Hypothesis length = 1-15 chars", 40), ("Hypothesis words found in premise = low (<50%)", 40),
+        ("Source = airbnb", 10), ("Source = policy", 10)]
