@@ -117,8 +117,8 @@ def test_mrc_documents_without_paragraphs_or_questions_and_a_file_without_data_p
     found = corrected_file(MRC, json.dumps(official, ensure_ascii=False), "m.json", [Correction("klue-mrc-v1_dev_00000", "(unanswerable)")])
     assert found.changed == ["klue-mrc-v1_dev_00000"] and json.loads(found.text)["data"][1] == {"title": "no paragraphs"}
     assert json.loads(found.text)["data"][0]["paragraphs"][1] == {"context": "no questions"}
-    empty = corrected_file(MRC, '{"version": "v1.1"}', "m.json", [Correction("q", "(unanswerable)")])
-    assert empty.text == '{\n  "version": "v1.1"\n}\n' and empty.changed == []
+    with pytest.raises(InputError, match="m.json: expected the official KLUE-MRC JSON object with a 'data' list"):
+        corrected_file(MRC, '{"version": "v1.1"}', "m.json", [Correction("q", "(unanswerable)")])  # every correction is checked against the gold
 
 
 def test_ner_blocks_are_replaced_and_every_other_line_kept():
@@ -136,10 +136,11 @@ def test_ner_blocks_are_replaced_and_every_other_line_kept():
 
 
 def test_a_guid_line_without_a_tab_or_with_a_space_is_not_a_sentence_header():
-    """Only `## <guid>\\t<text>` starts a sentence; `## note` and `## two words\\t...` lines pass through."""
-    official = ner_tsv([("g0", list(zip("가나", ["O", "O"])))]) + "## g0\n## g0 x\t가\n"
+    """Only `## <guid>\\t<text>` starts a sentence; `## note` and `## two words\\t...` lines pass through (before the
+    sentences, where the gold reader, which every correction is checked against, passes over them too)."""
+    official = ner_tsv([("g0", list(zip("가나", ["O", "O"])))]).replace("## g0\t가나", "## note\n## g0 x\t가\n\n## g0\t가나")
     found = corrected_file(NER, official, "x.tsv", [Correction("g0", "0-1:PS")])
-    assert found.text.endswith("\n\n## g0\n## g0 x\t가\n") and found.changed == ["g0"]
+    assert found.text == "## 칼럼명 : CHAR\tNE_TAG\n## note\n## g0 x\t가\n\n## g0\t<가:PS>나\n가\tB-PS\n나\tO\n\n" and found.changed == ["g0"]
 
 
 def test_the_official_file_a_source_names(tmp_path):

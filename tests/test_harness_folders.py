@@ -39,7 +39,7 @@ def test_every_unreadable_answer_is_in_out_and_other_problems_are_cut_with_a_not
 
 
 def test_each_run_of_one_model_and_task_has_its_own_row_named_by_its_prompt_form():
-    """A multiple-choice log and the two filters of a generation log of one model (their `log` as klue_viz.scoring.harness
+    """A multiple-choice log and the two filters of a generation log of one model (their `log` as klue_viz.reading.prediction_files
     reads it), beside a plain YNAT file of the same model: three NLI rows, the YNAT run on the model's own row."""
     task = TASKS["nli"]
     gold = load_gold(task, DEMO_BENCHMARK)

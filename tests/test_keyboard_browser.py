@@ -27,6 +27,7 @@ def test_three_presses_of_the_next_error_key_land_on_the_third_wrong_example(pag
     page.wait_for_selector(".kv-example", timeout=90_000)
     wait_idle(page)
     assert page.get_by_text("Keys: J/K next/previous example").count() == 1  # the keys are listed on the page
+    page.wait_for_function("() => !!window.__kvKeys", timeout=60_000)  # the key queue is installed: a state, not a time
     page.evaluate("document.activeElement && document.activeElement.blur()")  # keys go to the page, not to a widget
     wrong = wrong_guids("char-bilstm")
     positions = [int(g.split("_")[2].split("-")[0]) + 1 for g in wrong[:3]]  # klue-ner-v1_dev_00003-... is the 4th sentence

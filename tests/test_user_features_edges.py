@@ -20,7 +20,6 @@ from klue_viz.core.problems import InputError
 from klue_viz.core.results import Frames
 from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.scoring.user_features import (
-    ENTITY_LEVEL,
     UserColumn,
     apply_features,
     digest_of,
@@ -36,6 +35,9 @@ from klue_viz.scoring.user_features import (
 from klue_viz.tasks import get_task
 from tests.cases import gold_of, ner_tsv, nli, wos
 from tests.conftest import jsonl
+
+#: NER's detail level (tasks/ner.py `facts.detail`): where a file's span columns land.
+ENTITY_LEVEL = "entities"
 
 NLI, WOS, NER = get_task("nli"), get_task("wos"), get_task("ner")
 GOLD = gold_of("nli", nli(["entailment"] * 12))
