@@ -10,12 +10,12 @@ import json
 from pathlib import Path
 
 import pytest
-from klue_viz.scoring.harness import expand_path
 from scipy.special import softmax
 
 from klue_viz.core.problems import InputError
 from klue_viz.reading.answers import UNREADABLE
 from klue_viz.reading.demo import DEMO_BENCHMARK
+from klue_viz.reading.prediction_files import expand_path
 from klue_viz.scoring.benchmark import evaluate_folder
 from klue_viz.scoring.evaluate import evaluate_bytes, evaluate_file, load_gold
 from klue_viz.tasks import TASKS
@@ -55,7 +55,7 @@ def test_multiple_choice_log_labels_probabilities_and_the_harness_acc(demo_gold)
     assert result.scores.values["accuracy"] == pytest.approx(100 * harness["acc,none"])
     for guid, scores in zip(GUIDS, LOGLIKELIHOODS):
         assert examples.loc[guid, "probs"] == pytest.approx(list(softmax(scores)))
-    assert result.log["model"] == "dummy" and result.log["harness_metrics"]["acc"] == harness["acc,none"]
+    assert result.log.model == "dummy" and result.log.harness_metrics["acc"] == harness["acc,none"]
     assert result.coverage.n_scored == 3 and result.coverage.unreadable_answers == 0
     assert any("by their text" in note for note in result.notes)
 
@@ -68,8 +68,8 @@ def test_generation_log_is_one_run_per_filter_all_unreadable(demo_gold):
         result = evaluate_bytes(TASKS["nli"], demo_gold, run.data, run.name)
         assert result.coverage.n_scored == 3 and result.coverage.unreadable_answers == 3
         assert result.scores.values["accuracy"] == 0.0 and set(result.frames.examples["error_type"]) == {UNREADABLE}
-        assert result.log["harness_metrics"] == {"exact_match": 0.0}
-    texts = {result.log["filter"]: set(result.frames.examples["answer_text"])
+        assert result.log.harness_metrics == {"exact_match": 0.0}
+    texts = {result.log.filter: set(result.frames.examples["answer_text"])
              for result in (evaluate_bytes(TASKS["nli"], demo_gold, r.data, r.name) for r in runs)}
     assert texts == {"flexible": {"lol"}, "strict-match": {"[invalid]"}}
     with pytest.raises(InputError, match="holds 2 runs"):
