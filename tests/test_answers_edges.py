@@ -1,0 +1,108 @@
+"""Edges of klue_viz/reading/answers.py that its mutation run (issue 31, docs/mutation.md) showed untested: the spans an
+answer marks, bracket peeling, the vocabulary's own rules (case, exact-only forms, not-words, longer forms first), a
+question mark after a space, option lists whose forms carry an ending, answer lines behind Markdown and in conflict,
+`read_number`'s refusals and span, `json_in` past a broken bracket, and `align` of pieces out of order.
+
+Every expected value is worked out by hand from the text in the test (offsets counted character by character); an answer
+a careful reader cannot read (two answer lines that disagree) must stay unreadable."""
+
+from __future__ import annotations
+
+from klue_viz.reading.answers import Answer, Vocabulary, align, json_in, read_label, read_number, strip_answer
+
+#: NLI's Korean forms, written here (not taken from the task module) so the expected labels are the test's own.
+NLI = Vocabulary({"참": "entailment", "함의": "entailment", "거짓": "contradiction", "모순": "contradiction", "중립": "neutral"})
+
+
+def test_used_spans_are_the_spans_else_the_span_else_none():
+    assert Answer("참입니다", {"label": "entailment"}, (0, 1)).used_spans() == ((0, 1),)
+    assert Answer("a b", {"entities": []}, (0, 1), spans=((0, 1), (2, 3))).used_spans() == ((0, 1), (2, 3))
+    assert Answer("?", None).used_spans() == ()
+
+
+def test_bracket_pairs_are_peeled_only_when_they_close_at_the_end():
+    # ( 정 답 : ␠ ( 참 ) ): the outer pair, the prefix, then the inner pair: 참 at 6..7.
+    assert strip_answer("(정답: (참))") == (6, 7)
+    # (( 가 ) ␠ 또 는 ␠ ( 나 )): the outer pair closes at the end; the inner `(가)` does not, so it stays.
+    assert strip_answer("((가) 또는 (나))") == (1, 11)
+    # An unbalanced text keeps its brackets: the first `(` is never closed.
+    assert strip_answer("((참)") == (0, 4)
+
+
+def test_vocabulary_folds_case_strips_forms_and_keeps_exact_only_and_not_words():
+    vocabulary = Vocabulary({" Neutral ": "neutral", "반대": "contradiction"}, exact_only={" IT ": "IT과학"}, not_words=["반대로"])
+    assert vocabulary.exact("NEUTRAL") == "neutral"
+    assert vocabulary.exact("it") == "IT과학"
+    assert vocabulary.uses("it 기업") == []  # exact-only: never read inside a text
+    assert vocabulary.exact("반대입니다") == "contradiction"
+    assert vocabulary.exact("반대로") is None
+    assert vocabulary.uses("반대로 생각하면") == []
+    assert [(m.label, m.start, m.end, m.kind) for m in vocabulary.uses("답은 neutral이다")] == [("neutral", 3, 10, "positive")]
+
+
+def test_a_longer_form_wins_over_the_shorter_form_inside_it():
+    # `정치적` is `정치` + the ending `적` as well as a form of its own: the longer form is the one read.
+    vocabulary = Vocabulary({"정치": "politics", "정치적": "other"})
+    assert vocabulary.exact("정치적") == "other"
+    assert [(m.label, m.start, m.end) for m in vocabulary.uses("정치적 기사")] == [("other", 0, 3)]
+
+
+def test_uses_reads_from_the_start_of_the_text_and_a_spaced_question_mark_asks():
+    assert [(m.label, m.start, m.end, m.kind) for m in NLI.uses("참입니다")] == [("entailment", 0, 1, "positive")]
+    assert [(m.label, m.kind) for m in NLI.uses("함의 ?")] == [("entailment", "question")]
+
+
+def test_offered_options_with_endings_and_other_separators_are_dropped():
+    answer = read_label("참입니다/거짓입니다 중 거짓입니다", NLI, 3)
+    assert answer.fields == {"label": "contradiction"} and answer.span == (13, 15)
+    assert read_label("참·거짓·중립 중에서 중립입니다", NLI, 3).fields == {"label": "neutral"}
+    assert read_label("참/거짓/중립 중 중립", NLI, 3).fields == {"label": "neutral"}
+
+
+def test_answer_lines_behind_markdown_that_disagree_are_unreadable():
+    answer = read_label("- 정답: 참\n- 정답: 거짓", NLI, 3)
+    assert answer.fields is None and answer.reason == "its answer lines name 2 labels: entailment, contradiction"
+    answer = read_label("정답: 참\n정답: 거짓\n정답: 참", NLI, 3)
+    assert answer.fields is None and answer.reason == "its answer lines name 2 labels: entailment, contradiction"
+
+
+def test_an_answer_line_inside_brackets_is_read_without_the_closing_bracket():
+    # The explanation names two labels; the answer line `중립` (before `]` and the final newline) decides.
+    text = "[전제에 따르면 가설은 참일 수도 있고 거짓일 수도 있다.\n중립]\n"
+    answer = read_label(text, NLI, 3)
+    assert answer.fields == {"label": "neutral"} and answer.span == (text.index("중립"), text.index("중립") + 2)
+
+
+def test_read_number_field_span_and_refusals():
+    answer = read_number("점수: 3.5점")
+    assert answer.fields == {"score": 3.5} and answer.span == (4, 7) and answer.text == "점수: 3.5점"
+    assert read_number("(0~5) 4").fields == {"score": 4.0}  # a number right after the scale is the score
+    empty = read_number("  ")
+    assert (empty.text, empty.fields, empty.reason) == ("  ", None, "the answer is empty")
+    assert read_number("모르겠습니다").reason == "names no number"
+    several = read_number("3 또는 4")
+    assert (several.text, several.fields, several.reason) == ("3 또는 4", None, "names 2 numbers: 3, 4")
+    assert read_number("1, 2, 3, 4, 5").reason == "names 5 numbers: 1, 2, 3, 4"
+
+
+def test_json_in_finds_the_first_value_past_broken_brackets():
+    assert json_in("[1]") == ([1], 0, 3)
+    assert json_in("답: [1]") == ([1], 3, 6)
+    assert json_in('{"a": 1} {"b": 2}') == ({"a": 1}, 0, 8)
+    assert json_in("x [1, 2] y", 0, 5) is None  # cut at `end`: the list is not closed
+    assert json_in("[[1]") == ([1], 1, 4)  # the outer `[` is never closed
+    assert json_in('[x {"a": 1}') == ({"a": 1}, 3, 11)
+    assert json_in("ab [x] [1]") == ([1], 7, 10)
+
+
+def test_align_in_order_out_of_order_and_missing():
+    assert align("가나다가나다", ["가", "나", "가"]) == [0, 1, 3]
+    assert align("a b a", ["b", "a"]) == [2, 4]
+    assert align("abc", ["", "b"]) == [None, 1]
+    assert align("abc", ["z", "b"]) == [None, 1]
+    # Out of order: the first occurrence not already taken.
+    assert align("x y x", ["y", "x", "x"]) == [2, 4, 0]
+    assert align("x x x y", ["x", "y", "x"]) == [0, 6, 2]
+    # Touching a taken piece is not overlapping it.
+    assert align("aab", ["ab", "a"]) == [1, 0]
+    assert align("xx y", ["x", "y", "x"]) == [0, 3, 1]
