@@ -50,6 +50,26 @@ def test_a_longer_form_wins_over_the_shorter_form_inside_it():
 def test_uses_reads_from_the_start_of_the_text_and_a_spaced_question_mark_asks():
     assert [(m.label, m.start, m.end, m.kind) for m in NLI.uses("참입니다")] == [("entailment", 0, 1, "positive")]
     assert [(m.label, m.kind) for m in NLI.uses("함의 ?")] == [("entailment", "question")]
+    assert [(m.label, m.kind) for m in NLI.uses("함의？")] == [("entailment", "question")]  # a full-width mark
+    # Only text[start:end] is read: the negation on the next line lies outside it.
+    assert [(m.label, m.kind) for m in NLI.uses("함의\n아님", 0, 3)] == [("entailment", "positive")]
+    assert [(m.label, m.kind) for m in NLI.uses("함의\n아님")] == [("entailment", "negated")]
+
+
+def test_reply_words_that_are_no_form_are_yes_or_no():
+    assert [(m.label, m.start, m.end, m.kind) for m in NLI.uses("네")] == [(None, 0, 1, "yes")]
+    assert [(m.label, m.start, m.end, m.kind) for m in NLI.uses("아니요")] == [(None, 0, 3, "no")]
+
+
+def test_coordinated_negations():
+    neither = read_label("함의도 모순도 아닙니다", NLI, 3)  # neither entailment nor contradiction: the one left
+    assert neither.fields == {"label": "neutral"} and neither.span == (0, 2)
+    assert read_label("함의도, 모순도 아닙니다", NLI, 3).fields == {"label": "neutral"}
+    assert read_label("함의도 모순도 아님", NLI, 3).fields == {"label": "neutral"}  # the last two mentions
+    # Not coordinated: a comma without `도` before it, and a sentence between.
+    assert read_label("참, 모순도 아닙니다", NLI, 3).fields == {"label": "entailment"}
+    assert [(m.label, m.kind) for m in NLI.uses("함의도. 모순도 아닙니다")] == [
+        ("entailment", "positive"), ("contradiction", "negated"), (None, "no")]  # `아닙니다` is also a reply word
 
 
 def test_offered_options_with_endings_and_other_separators_are_dropped():
@@ -64,6 +84,16 @@ def test_answer_lines_behind_markdown_that_disagree_are_unreadable():
     assert answer.fields is None and answer.reason == "its answer lines name 2 labels: entailment, contradiction"
     answer = read_label("정답: 참\n정답: 거짓\n정답: 참", NLI, 3)
     assert answer.fields is None and answer.reason == "its answer lines name 2 labels: entailment, contradiction"
+
+
+def test_which_lines_are_answer_lines():
+    # O/X: `모순 X` says "not contradiction", it is no answer line; the answer line is `중립`.
+    assert read_label("모순 X\n중립", NLI, 3).fields == {"label": "neutral"}
+    # A table cell: `|` and spaces after the form are cut; the prose line names two labels and is no answer line.
+    assert read_label("참일 수도, 거짓일 수도 있다.\n| 중립  |", NLI, 3).fields == {"label": "neutral"}
+    # A prefixed line is an answer line even when what follows is no bare form, also behind Markdown bold.
+    assert read_label("참일 수도 거짓일 수도 있다.\n정답: 중립인 것 같습니다", NLI, 3).fields == {"label": "neutral"}
+    assert read_label("참일 수도 거짓일 수도 있다.\n**정답:** 중립인 것 같습니다", NLI, 3).fields == {"label": "neutral"}
 
 
 def test_an_answer_line_inside_brackets_is_read_without_the_closing_bracket():
@@ -93,6 +123,7 @@ def test_json_in_finds_the_first_value_past_broken_brackets():
     assert json_in("[[1]") == ([1], 1, 4)  # the outer `[` is never closed
     assert json_in('[x {"a": 1}') == ({"a": 1}, 3, 11)
     assert json_in("ab [x] [1]") == ([1], 7, 10)
+    assert json_in("{x [1]") == ([1], 3, 6)
 
 
 def test_align_in_order_out_of_order_and_missing():
