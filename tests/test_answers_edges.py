@@ -137,3 +137,28 @@ def test_align_in_order_out_of_order_and_missing():
     # Touching a taken piece is not overlapping it.
     assert align("aab", ["ab", "a"]) == [1, 0]
     assert align("xx y", ["x", "y", "x"]) == [0, 3, 1]
+
+
+#: YNAT's seven topics, each its own form (written here).
+TOPICS = Vocabulary({name: name for name in ("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치")})
+
+
+def test_options_only_name_no_label_and_the_range_bounds_the_options():
+    assert read_label("참/거짓 중에서 고를 수 없습니다", NLI, 3).reason == "names no label"
+    # `중` lies outside text[0:5]: inside it the two forms are no offered options.
+    assert [(m.label, m.kind) for m in NLI.uses("참/거짓 중", 0, 5)] == [("entailment", "positive"), ("contradiction", "positive")]
+
+
+def test_the_reasons_name_at_most_four_labels():
+    assert read_label("참, 거짓, 중립", NLI, 3).reason == "names 3 labels: entailment, contradiction, neutral"
+    assert read_label("정치, 경제, 사회, 생활문화, 세계 모두 해당", TOPICS, 7).reason == "names 5 labels: 정치, 경제, 사회, 생활문화"
+    assert (read_label("정치도 경제도 사회도 생활문화도 세계도 아닙니다", TOPICS, 7).reason
+            == "names no label (only what it is not: 정치, 경제, 사회, 생활문화)")
+
+
+def test_a_question_answered_no_negates_what_was_asked():
+    # Entailment? No. Not contradiction either: neutral, marked where the question named entailment.
+    answer = read_label("함의인가요? 아니요. 모순도 아닙니다.", NLI, 3)
+    assert answer.fields == {"label": "neutral"} and answer.span == (0, 2)
+    # A second `no` has nothing left to answer: only entailment is ruled out, two labels remain.
+    assert read_label("함의인가요? 아니요. 아니요.", NLI, 3).reason == "names no label (only what it is not: entailment)"
