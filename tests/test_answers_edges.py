@@ -162,3 +162,18 @@ def test_a_question_answered_no_negates_what_was_asked():
     assert answer.fields == {"label": "neutral"} and answer.span == (0, 2)
     # A second `no` has nothing left to answer: only entailment is ruled out, two labels remain.
     assert read_label("함의인가요? 아니요. 아니요.", NLI, 3).reason == "names no label (only what it is not: entailment)"
+
+
+def test_read_label_keeps_the_text_and_marks_the_part_used():
+    empty = read_label("  ", NLI, 3)
+    assert (empty.text, empty.fields, empty.reason) == ("  ", None, "the answer is empty")
+    whole = read_label("정답: 중립.", NLI, 3)
+    assert (whole.text, whole.fields, whole.span) == ("정답: 중립.", {"label": "neutral"}, (4, 6))
+    by_id = read_label(" 1 ", NLI, 3)
+    assert (by_id.text, by_id.fields, by_id.span) == (" 1 ", {"label": 1}, (1, 2))
+    text = "전제와 가설을 비교하면\n정답: 함의도 모순도 아님"  # the answer line rules out two of three
+    lines = read_label(text, NLI, 3)
+    assert (lines.text, lines.fields, lines.span) == (text, {"label": "neutral"}, (17, 19))
+    text = "정답: 정치\n정답: 경제\n정답: 사회\n정답: 생활문화\n정답: 세계"
+    conflict = read_label(text, TOPICS, 7)
+    assert (conflict.text, conflict.reason) == (text, "its answer lines name 5 labels: 정치, 경제, 사회, 생활문화")
