@@ -8,7 +8,16 @@ a careful reader cannot read (two answer lines that disagree) must stay unreadab
 
 from __future__ import annotations
 
-from klue_viz.reading.answers import Answer, Vocabulary, align, json_in, read_label, read_number, strip_answer
+from klue_viz.reading.answers import (
+    Answer,
+    Vocabulary,
+    align,
+    casefold_same_length,
+    json_in,
+    read_label,
+    read_number,
+    strip_answer,
+)
 
 #: NLI's Korean forms, written here (not taken from the task module) so the expected labels are the test's own.
 NLI = Vocabulary({"참": "entailment", "함의": "entailment", "거짓": "contradiction", "모순": "contradiction", "중립": "neutral"})
@@ -177,3 +186,17 @@ def test_read_label_keeps_the_text_and_marks_the_part_used():
     text = "정답: 정치\n정답: 경제\n정답: 사회\n정답: 생활문화\n정답: 세계"
     conflict = read_label(text, TOPICS, 7)
     assert (conflict.text, conflict.reason) == (text, "its answer lines name 5 labels: 정치, 경제, 사회, 생활문화")
+    prose = read_label("전제에 따르면 가설은 참이다", NLI, 3)
+    assert (prose.text, prose.fields, prose.span) == ("전제에 따르면 가설은 참이다", {"label": "entailment"}, (12, 13))
+
+
+def test_at_most_eight_bracket_pairs_are_peeled_and_an_empty_pair_is_empty():
+    assert strip_answer("[" * 9 + "참" + "]" * 9) == (8, 11)
+    assert strip_answer("[]") == (1, 1)
+    assert read_label("[]", NLI, 3).reason == "the answer is empty"
+
+
+def test_casefold_keeps_every_offset():
+    assert casefold_same_length("ΣΟΦΟΣ ς") == "σοφοσ σ"  # casefolded: the final sigma folds to σ, lengths kept
+    # `ß` casefolds to `ss` and `İ` lowers to two characters: lowered one by one, `İ` left as it is.
+    assert casefold_same_length("Straße İ") == "straße İ"
