@@ -18,7 +18,7 @@ from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.store.annotations import Store
 from klue_viz.store.gold_versions import GoldVersions
 from tests.conftest import REPO
-from tests.test_browser import ARTIFACTS, CHROMIUM, browser, open_task, page, start_server, stop_server, wait_idle  # noqa: F401
+from tests.test_browser import ARTIFACTS, CHROMIUM, browser, open_task, page, rerun, start_server, stop_server, wait_idle  # noqa: F401
 from tests.test_checkpoint_sweep import variants
 
 pytestmark = [
@@ -93,22 +93,20 @@ def test_the_home_table_shows_each_models_latest_step_and_the_best_by_a_switch(s
     assert "latest step (2) of 2 runs" in model_row(page, "bert")
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator(".kv-models").screenshot(path=str(ARTIFACTS / "sweep-home-latest.png"))
-    page.get_by_text("the best", exact=True).click()
-    wait_idle(page)
+    rerun(page, page.get_by_text("the best", exact=True).click)
     assert "best entity_macro_f1 of 12 runs" in model_row(page, "roberta")
     page.locator(".kv-models").screenshot(path=str(ARTIFACTS / "sweep-home-best.png"))
 
 
 def test_the_ner_page_reads_steps_and_draws_one_line_per_model(sweep_server, page):  # noqa: F811
     open_task(page, sweep_server, "ner")
+    page.wait_for_function("() => (document.querySelector('.st-key-run_steps')?.innerText || '').includes('6000')", timeout=60_000)
     steps = page.locator(".st-key-run_steps").inner_text()
     assert "6000" in steps and "1" in steps.split()  # the step range in steps: bert's epoch 1 to roberta's 6000
     assert page.url.endswith("/ner?run=ckpt-6000")  # the latest step is inspected first (the page writes it into its URL)
     page.locator(".st-key-run_steps").screenshot(path=str(ARTIFACTS / "sweep-ner-steps.png"))
-    page.locator(".st-key-cmp_on").get_by_text("Compare the", exact=False).click()
-    wait_idle(page)
-    page.locator(".st-key-cmp_along").get_by_text("Each metric along the runs", exact=False).click()
-    wait_idle(page)
+    rerun(page, page.locator(".st-key-cmp_on").get_by_text("Compare the", exact=False).click)
+    rerun(page, page.locator(".st-key-cmp_along").get_by_text("Each metric along the runs", exact=False).click)
     page.wait_for_selector(".st-key-cmp_sequence .js-plotly-plot", timeout=120_000)
     drawn = page.evaluate(SEQUENCE)
     # one line per model: roberta's 12 checkpoints, bert's 2 epochs and each demo run, never one line through all of them
@@ -125,8 +123,7 @@ def test_the_ner_page_reads_steps_and_draws_one_line_per_model(sweep_server, pag
 
 def test_the_corrected_gold_table_is_in_natural_order_marks_moves_and_credits_both(sweep_server, page):  # noqa: F811
     open_task(page, sweep_server, "nli")
-    page.get_by_text("Review the gold", exact=True).click()
-    wait_idle(page)
+    rerun(page, page.get_by_text("Review the gold", exact=True).click)
     page.wait_for_selector(".kv-changes", timeout=120_000)
     rows = page.locator(".kv-changes tbody tr")
     runs = [rows.nth(k).get_attribute("data-run") for k in range(rows.count())]
@@ -140,6 +137,6 @@ def test_the_corrected_gold_table_is_in_natural_order_marks_moves_and_credits_bo
     assert "corrected by kim (3); accepted into this version by lead" in body
     page.locator(".kv-changes").scroll_into_view_if_needed()
     page.locator(".kv-changes").screenshot(path=str(ARTIFACTS / "sweep-nli-corrected.png"))
-    page.get_by_text("The annotators: who agrees with whom", exact=False).click()
+    page.get_by_text("The annotators: who agrees with whom", exact=False).click()  # an expander: opened without a rerun
     wait_idle(page)
     assert page.get_by_text("How many annotators agree with the gold", exact=False).count() == 1

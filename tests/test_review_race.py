@@ -32,10 +32,10 @@ def confirmed_saves(db: Store, stop: threading.Event, confirmed: list[str]) -> N
         for k in range(SAVES):
             tag = f"save-{k}"
             while True:
-                current = db.get("nli", GUID, "gold", WHO) or Annotation("nli", GUID, "gold", WHO)
-                current.tags = sorted(set(current.tags) | {tag})
-                current.note = "; ".join(n for n in (current.note, tag) if n)
-                try:
+                try:  # a busy database on the read, too, is read again: only a confirmed save counts
+                    current = db.get("nli", GUID, "gold", WHO) or Annotation("nli", GUID, "gold", WHO)
+                    current.tags = sorted(set(current.tags) | {tag})
+                    current.note = "; ".join(n for n in (current.note, tag) if n)
                     db.save(current, expected_version=current.version)
                 except (ConflictError, StoreBusy):
                     continue

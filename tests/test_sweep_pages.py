@@ -10,6 +10,7 @@ import os
 import random
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from klue_viz.reading.demo import DEMO_BENCHMARK
@@ -44,6 +45,10 @@ def nli_run(seed: int) -> tuple[bytes, float]:
 
 @pytest.fixture
 def store(tmp_path, monkeypatch) -> RunStore:
+    """A new store, seen as a new server sees it: Streamlit's caches outlive an AppTest in one process, so what an earlier
+    test of this process cached for the same gold is cleared first."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
     monkeypatch.setenv("KLUE_VIZ_DB", str(tmp_path / "store.sqlite3"))
     monkeypatch.delenv("KLUE_VIZ_DATA_DIR", raising=False)
     return RunStore(Store(os.environ["KLUE_VIZ_DB"]))
