@@ -65,18 +65,19 @@ def record_review(db: Store, task: Task, suspect: Suspect, reviewer: str, action
 
 def add_tags(db: Store, task: Task, keys: list[tuple[str, int | None]], run: str, annotator: str, tags: list[str],
              note: str = "") -> list[Annotation]:
-    """Add `tags` (and `note`, to the end of the note) to one person's record of each example `keys` names (guid, turn) on
+    """Add `tags` (and `note`, once, to the end of the note) to one person's record of each example `keys` names (guid, turn) on
     `run`: the bulk tagger. Each record is edited as stored at the moment of writing (`Store.change`), so a save
     confirmed meanwhile keeps its own tags and note. Returns the records written, in order; a StoreError stops at the
     record it happened on (those before it are written)."""
     def edit(item: Annotation) -> None:
         item.tags = sorted(set(item.tags) | set(tags))
-        item.note = "; ".join(n for n in (item.note, note) if n)
+        _add_note(item, note)
 
     return [db.change(task.facts.name, guid, run, annotator, turn, edit) for guid, turn in keys]
 
 
 def _add_note(item: Annotation, remark: str) -> None:
-    """Add a remark to the end of a record's note, once."""
-    if remark not in item.note:
+    """Add a remark to the end of a record's note, once: a remark already among the note's "; "-separated parts is not
+    added again (a bulk note or a review decision applied twice), while one that is only part of another is."""
+    if remark and remark not in item.note.split("; "):
         item.note = "; ".join(n for n in (item.note, remark) if n)
