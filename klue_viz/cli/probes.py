@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError
 from klue_viz.drawing.markup import visible
+from klue_viz.probes.catalogue import TESTS
 from klue_viz.reading.records import read_bytes
 from klue_viz.scoring.evaluate import gold_file
 from klue_viz.tasks import TASKS, get_task
@@ -56,7 +57,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     made.add_argument("--task", required=True, choices=list(TASKS))
     made.add_argument("--gold", required=True, help="the official dev file (or its klue_benchmark/ folder)")
     made.add_argument("--out", required=True, help="the suite's folder (made if missing)")
-    made.add_argument("--tests", type=test_list, help="comma-separated test ids (default: every test of the task)")
+    made.add_argument("--tests", type=test_list, help=f"comma-separated test ids, of {', '.join(TESTS)} (default: every test of "
+                      "the task; docs/probes.md says which apply to which task)")
     made.add_argument("--per-test", type=count, metavar="N", help="at most N cases per test (default: every example that allows it)")
     made.add_argument("--seed", type=int, default=0, help="which examples and which edits are drawn (default 0)")
     made.add_argument("--format", choices=["files", "lm-eval"], default="files",

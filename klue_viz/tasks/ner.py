@@ -356,7 +356,7 @@ def tag_spans(tags: bytes) -> list[tuple[int, int, str]]:
 class NerProbe(ProbeIO):
     """NER examples for the suites: the sentence is the one text, its gold entities the spans an edit moves."""
 
-    tests = ("name-swap", "spacing", "typo", "number-format")
+    tests = ("name-swap", "name-script", "spacing", "typo", "number-format")
     edit_fields = ("sentence",)
     file_name = "klue-ner-v1.1_dev.tsv"
     names_from_spans = True

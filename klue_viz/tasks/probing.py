@@ -130,6 +130,12 @@ class ProbeIO(ABC):
         organisations, in NER's codes and RE's)."""
         return label in ("PS", "LC", "OG", "PER", "LOC", "ORG")
 
+    def scriptable(self, label: str) -> bool:
+        """Whether a span with this label is a name the name-script test writes in the other script: organisations and
+        places (LG, 유엔, US). A person written in capitals or in Hangul letter names is mostly a stage name said as a
+        word (EXO, 아이비, 디오), not an initialism."""
+        return label in ("OG", "LC", "ORG", "LOC")
+
     def lm_doc(self, example: ProbeExample) -> dict[str, Any]:
         """One harness document of an example: by default its official record (JSON tasks), which holds its guid."""
         return dict(example.record)

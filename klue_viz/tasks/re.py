@@ -167,7 +167,7 @@ class Re(LabelTask):
     answer_forms = relation_forms()
     aggregate_for = staticmethod(re_aggregate)
 
-    probe = JsonSpanProbe(("subject_entity", "object_entity"), ("name-swap", "spacing", "typo"), ("sentence",), "klue-re-v1.1_dev.json", "label")
+    probe = JsonSpanProbe(("subject_entity", "object_entity"), ("name-swap", "name-script", "spacing", "typo"), ("sentence",), "klue-re-v1.1_dev.json", "label")
 
     def looks_like_hf(self, record: dict) -> bool:
         return not isinstance(record.get("label"), str)
