@@ -208,6 +208,11 @@ def _metric(task: Task, gold: Gold, positions: Sequence[int], predictions: dict[
     return scores.values.get(task.facts.metrics[0].key)
 
 
+def holds_sources(probes: ProbeSet, data: bytes, name: str) -> bool:
+    """Whether a run's file on the suite holds predictions for its source examples too (else they come from a dev run)."""
+    return bool(parsed_predictions(probes.task, probes.sources, data, name)[0])
+
+
 def score_run(probes: ProbeSet, run: str, data: bytes, name: str, source_data: bytes | None = None, source_name: str = "") -> RunBehaviour:
     """One run's behaviour: its predictions on the perturbed examples (`data`) and on the sources (from `source_data`,
     a dev-set run, or else from `data` itself when it holds the source guids too)."""
