@@ -29,11 +29,11 @@ FLIP = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "e
 
 
 @pytest.fixture
-def db(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "store.sqlite3"
-    monkeypatch.setenv("KLUE_VIZ_DB", str(path))
+def db(db_url, monkeypatch) -> str:
+    """The store the commands and the app use: an empty database, on SQLite and on PostgreSQL (conftest's db_url)."""
+    monkeypatch.setenv("KLUE_VIZ_DB", db_url)
     monkeypatch.delenv("KLUE_VIZ_DATA_DIR", raising=False)
-    return path
+    return db_url
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_runs_add_list_and_score_from_the_store_give_the_files_figures(db, suite
     assert out[1].startswith("nli\tnli-suite\tplanted\t") and f"{len(planted)} of {len(cases)} cases fail" in out[1]
     # the suite's gold is stored as an uploaded gold is, under the sha256 of its bytes
     gold_bytes = (folder / "klue-nli-v1.1_dev.json").read_bytes()
-    assert GoldStore(Store(str(db))).get(hashlib.sha256(gold_bytes).hexdigest()).data == gold_bytes
+    assert GoldStore(Store(db)).get(hashlib.sha256(gold_bytes).hexdigest()).data == gold_bytes
 
     assert main(["runs", "list", "--probes"]) == 0
     listed = capsys.readouterr().out.splitlines()
@@ -110,12 +110,12 @@ def test_a_suite_run_without_sources_takes_the_stored_dev_run_of_its_name(db, su
     assert stored == results_by_test(tmp_path / "files.json")
     assert (stored["spacing"]["failures"], stored["spacing"]["n"]) == (len(planted), len(spacing))
     # removing the ordinary run keeps the bytes a suite run shares with it
-    runs = RunStore(Store(str(db)))
+    runs = RunStore(Store(db))
     same = write_run(tmp_path / "again" / "model-b-copy.jsonl", planted_records(cases, planted, with_sources=False))
     assert main(["runs", "add", str(same)]) == 0  # no gold matches it: stored, scored later
     copy = runs.get("nli", "model-b-copy")
     runs.remove("nli", "model-b-copy", copy.version)
-    suites = SuiteStore(Store(str(db)))
+    suites = SuiteStore(Store(db))
     assert suites.data(suites.runs("nli", "nli-suite")[0].sha256) == on_suite.read_bytes()
 
 
@@ -129,8 +129,8 @@ def test_stored_suites_are_named_once_and_bad_ones_are_said(db, suite, tmp_path,
     task = get_task("nli")
     write_suite(task, make_suite(task, NLI_GOLD.read_text(encoding="utf-8"), NLI_GOLD.name, tests=["typo"], seed=5), other)
     assert main(["runs", "add", "--probes", str(other), str(run)]) in (0, 1)
-    assert SuiteStore(Store(str(db))).suites("nli") == ["nli-suite", "nli-suite-2"]
-    assert [r.suite for r in SuiteStore(Store(str(db))).runs("nli")][:1] == ["nli-suite"]
+    assert SuiteStore(Store(db)).suites("nli") == ["nli-suite", "nli-suite-2"]
+    assert [r.suite for r in SuiteStore(Store(db)).runs("nli")][:1] == ["nli-suite"]
     capsys.readouterr()
     (tmp_path / "empty").mkdir()
     assert main(["runs", "add", "--probes", str(tmp_path / "empty"), str(run)]) == 2
