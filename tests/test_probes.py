@@ -249,12 +249,14 @@ def test_a_name_changes_script_letter_by_letter_and_keeps_the_particle_its_readi
              ("엘지가 이겼다.", 0, 2, "LG", [("엘지", "LG"), ("가", "가")]),
              ("어제 KBS는 말했다.", 3, 6, "케이비에스", [("KBS", "케이비에스"), ("는", "는")]),
              ("UN는 결의했다.", 0, 2, "유엔", [("UN", "유엔"), ("는", "은")]),  # a writer's particle re-chosen for 유엔
-             ("유럽연합(EU)이 정했다.", 5, 7, "이유", [("EU", "이유")]))  # after the bracket the particle follows 유럽연합
+             ("문화방송(엠비씨)이 보도했다.", 5, 8, "MBC", [("엠비씨", "MBC")]))  # after the bracket the particle follows 문화방송
     for text, start, end, new, expected in cases:
         reading = new if not new.isascii() else text[start:end]
         assert [(e.before, e.after) for e in korean.script_edits("s", text, start, end, new, reading, [])] == expected, text
     with pytest.raises(korean.Unmade, match="longer word"):
         korean.script_edits("s", "LG전자가 이겼다.", 0, 2, "엘지", "엘지", [])
+    with pytest.raises(korean.Unmade, match="gloss in brackets"):  # 유엔식량계획(더블유에프피) glosses nothing
+        korean.script_edits("s", "유엔식량계획(WFP)에 잠입했다.", 7, 10, "더블유에프피", "더블유에프피", [])
 
 
 @pytest.mark.slow

@@ -203,21 +203,23 @@ SAID_AS_A_WORD = re.compile(r"[B-DF-HJ-NP-TV-Z][AEIOU]")
 #: Why a name is not rewritten into the other script, most telling first: an example's skip is counted under the first
 #: of these that one of its names met (a name that was an initialism but could not be rewritten tells more than one
 #: that never was).
-SCRIPT_REASONS = (
-    "analysis unsure: the analyzer does not split the word where the name starts or ends",
-    "analysis unsure: the re-chosen particles read as something else after the Hangul reading",
-    "the name is part of a longer word (LG전자)",
-    "another span in the name's word",
-    "an initialism that may be read as a word (FIFA, NATO): its Hangul reading is not letter by letter",
-    "Hangul letter names read as more than one initialism",
-    "a Latin name not all in capitals (Samsung, tvN)",
-    "a Latin name with digits (2NE1)",
-    "a single Latin letter (A 씨)",
-    "Latin capitals of more than five letters",
-    "a name mixing Latin letters with Hangul or other characters (LG전자)",
-    "a Hangul name that is not the letter names of an initialism",
-    "no organisation or place name",
-)
+UNSPLIT = "analysis unsure: the analyzer does not split the word where the name starts or ends"
+MISREAD = "analysis unsure: the re-chosen particles read as something else after the Hangul reading"
+LONGER_WORD = "the name is part of a longer word (LG전자)"
+SPAN_IN_WORD = "another span in the name's word"
+BRACKET_GLOSS = "a Latin gloss in brackets after the name it shortens (유엔식량계획(WFP)): written in Hangul it glosses nothing"
+SAID_AS_WORD = "an initialism that may be read as a word (FIFA, NATO): its Hangul reading is not letter by letter"
+AMBIGUOUS = "Hangul letter names read as more than one initialism"
+NOT_CAPITALS = "a Latin name not all in capitals (Samsung, tvN)"
+WITH_DIGITS = "a Latin name with digits (2NE1)"
+SINGLE_LETTER = "a single Latin letter (A 씨)"
+TOO_LONG = "Latin capitals of more than five letters"
+MIXED_SCRIPTS = "a name mixing Latin letters with Hangul or other characters (LG전자)"
+NOT_LETTER_NAMES = "a Hangul name that is not the letter names of an initialism"
+NO_ORGANISATION = "no organisation or place name"
+SCRIPT_REASONS = (UNSPLIT, MISREAD, LONGER_WORD, SPAN_IN_WORD, BRACKET_GLOSS,
+                  SAID_AS_WORD, AMBIGUOUS, NOT_CAPITALS, WITH_DIGITS, SINGLE_LETTER,
+                  TOO_LONG, MIXED_SCRIPTS, NOT_LETTER_NAMES, NO_ORGANISATION)
 
 
 def letter_readings(text: str) -> list[str]:
@@ -235,21 +237,21 @@ def script_counterpart(name: str) -> tuple[str, str]:
     엘지). Anything else raises Unmade with the reason (one of SCRIPT_REASONS)."""
     if INITIALISM.fullmatch(name):
         if SAID_AS_A_WORD.search(name):
-            raise Unmade(SCRIPT_REASONS[4])
+            raise Unmade(SAID_AS_WORD)
         reading = "".join(LETTER_NAMES[letter] for letter in name)
         return reading, reading
     if is_hangul(name):
         found = [r for r in letter_readings(name) if INITIALISM.fullmatch(r) and not SAID_AS_A_WORD.search(r)]
         if len(found) > 1:
-            raise Unmade(SCRIPT_REASONS[5])
+            raise Unmade(AMBIGUOUS)
         if not found:
-            raise Unmade(SCRIPT_REASONS[11])
+            raise Unmade(NOT_LETTER_NAMES)
         return found[0], name
     if re.fullmatch(r"[A-Za-z]+", name):
-        raise Unmade(SCRIPT_REASONS[6] if not name.isupper() else SCRIPT_REASONS[8] if len(name) == 1 else SCRIPT_REASONS[9])
+        raise Unmade(NOT_CAPITALS if not name.isupper() else SINGLE_LETTER if len(name) == 1 else TOO_LONG)
     if re.fullmatch(r"[A-Za-z0-9]+", name):
-        raise Unmade(SCRIPT_REASONS[7])
-    raise Unmade(SCRIPT_REASONS[10] if re.search(r"[A-Za-z]", name) else SCRIPT_REASONS[11])
+        raise Unmade(WITH_DIGITS)
+    raise Unmade(MIXED_SCRIPTS if re.search(r"[A-Za-z]", name) else NOT_LETTER_NAMES)
 
 
 #: Morpheme tags that may follow a name inside its word for the name to stand alone: particles (J), the copula, endings
@@ -265,14 +267,16 @@ def script_edits(field: str, text: str, start: int, end: int, new_name: str, rea
     word_end = eojeol_end(text, end)
     found = morphemes(text)
     if any(m.start < end < m.end or m.start < start < m.end for m in found):
-        raise Unmade(SCRIPT_REASONS[0])
+        raise Unmade(UNSPLIT)
     rest = [m for m in found if end <= m.start < word_end]
     if rest and rest[0].start != end:
-        raise Unmade(SCRIPT_REASONS[0])
+        raise Unmade(UNSPLIT)
     if any(not m.tag.startswith(ATTACHED_TAGS) for m in rest):
-        raise Unmade(SCRIPT_REASONS[2])
+        raise Unmade(LONGER_WORD)
+    if not new_name.isascii() and text[start - 1:start] == "(" and text[end:end + 1] == ")":
+        raise Unmade(BRACKET_GLOSS)
     if any(span.field == field and end < span.start < word_end for span in spans):
-        raise Unmade(SCRIPT_REASONS[3])
+        raise Unmade(SPAN_IN_WORD)
     if rest and rest[0].tag.startswith("S"):
         # 유럽연합(EU)이: a particle after a bracket or a quote follows the word before it, not the name: left as written
         return [Edit(field, start, end, text[start:end], new_name)]
@@ -280,7 +284,7 @@ def script_edits(field: str, text: str, start: int, end: int, new_name: str, rea
     rewritten = join([(reading, "NNP"), *parts])
     again = [m.tag for m in morphemes(rewritten) if m.start >= len(reading)]
     if not rewritten.startswith(reading) or again != [tag for _, tag in parts]:
-        raise Unmade(SCRIPT_REASONS[1])
+        raise Unmade(MISREAD)
     return [Edit(field, start, end, text[start:end], new_name), Edit(field, end, word_end, text[end:word_end], rewritten[len(reading):])]
 
 

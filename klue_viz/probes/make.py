@@ -192,14 +192,14 @@ def _name_script(example: ProbeExample, probe: ProbeIO, rng: random.Random) -> l
     writes it as a word of its own; its particles re-chosen for the Hangul reading. When no name of the example can be
     rewritten, the most telling reason (korean.SCRIPT_REASONS' order) is the one counted."""
     named = [s for s in example.spans if probe.scriptable(s.label)]
-    reasons = [korean.SCRIPT_REASONS[-1]]
+    reasons = [korean.NO_ORGANISATION]
     for span in rng.sample(named, len(named)):
         text = example.texts[span.field]
         name = text[span.start:span.end]
         try:
             new, reading = korean.script_counterpart(name)
             if span.start > 0 and text[span.start - 1].isalnum():
-                raise Unmade(korean.SCRIPT_REASONS[2])
+                raise Unmade(korean.LONGER_WORD)
             return _script_everywhere(example, fields_of(probe, example), name, new, reading)
         except Unmade as err:
             reasons.append(str(err))
@@ -221,7 +221,7 @@ def _script_everywhere(example: ProbeExample, fields: Sequence[str], name: str, 
                         raise  # the gold name itself cannot be rewritten
             at = text.find(name, at + len(name))
     if not edits:
-        raise Unmade(korean.SCRIPT_REASONS[2])
+        raise Unmade(korean.LONGER_WORD)
     return edits
 
 
