@@ -14,6 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from klue_viz.cli.main import main
+from klue_viz.core.problems import InputError
 from klue_viz.probes.make import make_suite, write_suite
 from klue_viz.reading.demo import DEMO_BENCHMARK
 from klue_viz.store.annotations import Store
@@ -116,7 +117,16 @@ def test_a_suite_run_without_sources_takes_the_stored_dev_run_of_its_name(db, su
     copy = runs.get("nli", "model-b-copy")
     runs.remove("nli", "model-b-copy", copy.version)
     suites = SuiteStore(Store(db))
-    assert suites.data(suites.runs("nli", "nli-suite")[0].sha256) == on_suite.read_bytes()
+    digest = suites.runs("nli", "nli-suite")[0].sha256
+    assert suites.data(digest) == on_suite.read_bytes()
+    # and removing the run on the suite removes them, the ordinary dev run staying
+    capsys.readouterr()
+    assert main(["runs", "remove", "--task", "nli", "--probes", "nli-suite", "model-b"]) == 0
+    assert suites.runs("nli", "nli-suite") == [] and runs.get("nli", "model-b") is not None
+    with pytest.raises(InputError, match="removed meanwhile"):
+        suites.data(digest)
+    assert main(["runs", "remove", "--task", "nli", "--probes", "nli-suite", "model-b"]) == 1
+    assert "no NLI run named model-b on the suite nli-suite" in capsys.readouterr().err
 
 
 @pytest.mark.slow

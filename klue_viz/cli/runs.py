@@ -75,6 +75,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     listing.add_argument("--probes", action="store_true", help="list the runs stored on behavioural test suites instead")
     remove = actions.add_parser("remove", help="remove stored runs and their kept results (annotations are kept unless asked)")
     remove.add_argument("--task", required=True, choices=list(TASKS))
+    remove.add_argument("--probes", metavar="SUITE", help="remove runs kept on this stored suite (as `runs list --probes` names it)")
     remove.add_argument("names", nargs="+", metavar="NAME", help="run names, as `runs list` shows them")
     remove.add_argument("--delete-annotations", action="store_true", help="also delete the annotations of the removed runs")
 
@@ -90,6 +91,8 @@ def runs_command(args: argparse.Namespace) -> int:
     if args.action == "list":
         return list_suite_runs(probe_runs.SuiteStore(database), args.task) if args.probes else list_runs(runs, args.task)
     if args.action == "remove":
+        if args.probes:
+            return remove_suite_runs(probe_runs.SuiteStore(database), args.task, args.probes, args.names)
         return remove_runs(runs, results, args.task, args.names, args.delete_annotations)
     if args.probes:
         return add_suite_runs(probe_runs.SuiteStore(database), runs, args)
@@ -124,6 +127,18 @@ def list_suite_runs(suites: probe_runs.SuiteStore, task: str | None) -> int:
         say("\t".join([run.task, run.suite, run.name, run.model or "-", run.file_name, f"{run.size} bytes", run.created_at[:19], run.uploader or "-"]))
     say(f"{len(found)} run(s) on {len({(r.task, r.suite) for r in found})} suite(s) in {suites.store.location}", error=True)
     return 0
+
+
+def remove_suite_runs(suites: probe_runs.SuiteStore, task: str, suite: str, names: list[str]) -> int:
+    """Remove runs kept on a suite; 0 when one was removed, 1 when none was there."""
+    removed = 0
+    for name in names:
+        if suites.remove_run(task, suite, name):
+            removed += 1
+            say(f"removed {task} {name} from the suite {suite}")
+        else:
+            say(f"klue-viz: there is no {task.upper()} run named {name} on the suite {suite}", error=True)
+    return 0 if removed else 1
 
 
 def suite_task(folder: Path) -> Task:

@@ -21,7 +21,7 @@ from klue_viz.reading.uploads import check_size, clean_name
 from klue_viz.store.annotations import Store, now
 from klue_viz.store.golds import GoldStore
 from klue_viz.store.runs import sha256
-from klue_viz.store.schema import gold_files, probe_runs, probe_suites, run_blobs
+from klue_viz.store.schema import gold_files, probe_runs, probe_suites, run_blobs, runs
 
 
 @dataclass(frozen=True)
@@ -150,6 +150,21 @@ class SuiteStore:
             query = query.where(probe_runs.c.suite == suite)
         query = query.order_by(probe_runs.c.task, probe_runs.c.suite, probe_runs.c.id)
         return self.store.read(lambda connection: [self._from_row(row) for row in connection.execute(query)])
+
+    def remove_run(self, task: str, suite: str, name: str) -> bool:
+        """Remove a run from a suite (its bytes too when no run, on a suite or not, shares them); False when there was none."""
+        def work(connection: sa.Connection) -> bool:
+            where = (probe_runs.c.task == task) & (probe_runs.c.suite == suite) & (probe_runs.c.name == name)
+            digest = connection.execute(sa.select(probe_runs.c.sha256).where(where)).scalar()
+            if digest is None:
+                return False
+            connection.execute(probe_runs.delete().where(where))
+            if not connection.execute(sa.select(runs.c.id).where(runs.c.sha256 == digest)).first() and \
+                    not connection.execute(sa.select(probe_runs.c.id).where(probe_runs.c.sha256 == digest)).first():
+                connection.execute(run_blobs.delete().where(run_blobs.c.sha256 == digest))
+            return True
+
+        return self.store.write(work, "another change kept removing this run")
 
     def data(self, digest: str) -> bytes:
         found = self.store.read(lambda connection: connection.execute(sa.select(run_blobs.c.data).where(run_blobs.c.sha256 == digest)).scalar())
