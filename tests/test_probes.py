@@ -225,6 +225,91 @@ def test_particles_are_rechosen_after_a_swapped_name():
     assert [(e.before, e.after) for e in edits] == [("초원", "다이"), ("이는", "는")]
 
 
+#: The Korean names of the Latin letters, from the brief of issue 30 (국립국어원's 외래어 표기 usage), written here apart
+#: from klue_viz's own table so that the test reads the rewritten names independently.
+LETTER_NAMES = dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "에이 비 씨 디 이 에프 지 에이치 아이 제이 케이 엘 엠 엔 오 피 큐 알 에스 티 유 브이 더블유 엑스 와이 제트".split()))
+
+
+def hangul_reading(name: str) -> str:
+    """A name as it is read in Hangul: an initialism letter by letter, a Hangul name as written."""
+    return "".join(LETTER_NAMES[c] for c in name) if name.isascii() else name
+
+
+@pytest.mark.slow
+def test_a_name_changes_script_letter_by_letter_and_keeps_the_particle_its_reading_takes():
+    assert korean.script_counterpart("LG") == ("엘지", "엘지")
+    assert korean.script_counterpart("KBS") == ("케이비에스", "케이비에스")
+    assert korean.script_counterpart("엘지") == ("LG", "엘지")
+    assert korean.script_counterpart("엠비시") == ("MBC", "엠비시")  # the dictionary's 시 for C is read back too
+    for name, reason in (("FIFA", "read as a word"), ("Samsung", "not all in capitals"), ("2NE1", "digits"), ("A", "single Latin"),
+                         ("LG전자", "mixing"), ("삼성", "not the letter names"), ("KOREAN", "more than five")):
+        with pytest.raises(korean.Unmade, match=reason):
+            korean.script_counterpart(name)
+    cases = (("LG가 이겼다.", 0, 2, "엘지", [("LG", "엘지"), ("가", "가")]),
+             ("엘지가 이겼다.", 0, 2, "LG", [("엘지", "LG"), ("가", "가")]),
+             ("어제 KBS는 말했다.", 3, 6, "케이비에스", [("KBS", "케이비에스"), ("는", "는")]),
+             ("UN는 결의했다.", 0, 2, "유엔", [("UN", "유엔"), ("는", "은")]),  # a writer's particle re-chosen for 유엔
+             ("문화방송(엠비씨)이 보도했다.", 5, 8, "MBC", [("엠비씨", "MBC")]))  # after the bracket the particle follows 문화방송
+    for text, start, end, new, expected in cases:
+        reading = new if not new.isascii() else text[start:end]
+        assert [(e.before, e.after) for e in korean.script_edits("s", text, start, end, new, reading, [])] == expected, text
+    with pytest.raises(korean.Unmade, match="longer word"):
+        korean.script_edits("s", "LG전자가 이겼다.", 0, 2, "엘지", "엘지", [])
+    with pytest.raises(korean.Unmade, match="gloss in brackets"):  # 유엔식량계획(더블유에프피) glosses nothing
+        korean.script_edits("s", "유엔식량계획(WFP)에 잠입했다.", 7, 10, "더블유에프피", "더블유에프피", [])
+
+
+@pytest.mark.slow
+def test_every_rewritten_script_keeps_its_entity_and_the_particle_of_its_reading(ner_suite, shared):
+    folder, suite = ner_suite
+    perturbed = read_ner_tsv(folder / "klue-ner-v1.1_dev.tsv")
+    sources = read_ner_tsv(shared / NER_DEV)
+    lines = [line for line in manifest(folder) if line["test"] == "name-script"]
+    assert len(lines) >= 100
+    checked = 0
+    for line in lines:
+        sentence, tags = perturbed[line["guid"]]
+        source_sentence, source_tags = sources[line["source_guid"]]
+        name, new = line["edits"][0]["before"], line["edits"][0]["after"]
+        assert hangul_reading(name) == hangul_reading(new) and name.isascii() != new.isascii(), (name, new)
+        assert new.isascii() or "".join(LETTER_NAMES[c] for c in name) == new
+        kinds = {(s, e): kind for s, e, kind in entities(source_sentence, source_tags)}
+        assert any(e["before"] == name and kinds.get((e["start"], e["end"])) in ("OG", "LC") for e in line["edits"])
+        new_entities = {(s, e): kind for s, e, kind in entities(sentence, tags)}
+        for edit in line["edits"]:
+            if edit["before"] != name:
+                continue
+            assert sentence[edit["new_start"]:edit["new_end"]] == new
+            if (edit["start"], edit["end"]) in kinds:
+                assert new_entities[(edit["new_start"], edit["new_end"])] == kinds[(edit["start"], edit["end"])]
+            rest = sentence[edit["new_end"]:].split(" ", 1)[0].rstrip(PUNCTUATION)
+            want = expected_particle(hangul_reading(new), rest)
+            if want is not None:
+                assert rest == want, (line["guid"], new, rest)
+                checked += 1
+    assert checked >= 25  # particles were checked (31 on the real dev set), not none
+
+
+@pytest.mark.slow
+def test_re_name_script_moves_the_entity_it_rewrites(tmp_path):
+    task = get_task("re")
+    gold = DEMO / "klue-re-v1.1" / "klue-re-v1.1_dev.json"
+    suite = make_suite(task, gold.read_text(encoding="utf-8"), gold.name, tests=["name-script"])
+    write_suite(task, suite, tmp_path)
+    written = json.loads((tmp_path / "klue-re-v1.1_dev.json").read_text(encoding="utf-8"))
+    source = {r["guid"]: r for r in json.loads(gold.read_text(encoding="utf-8"))}
+    assert written and len(written) == len(manifest(tmp_path))
+    for record, line in zip(written, manifest(tmp_path)):
+        before = source[line["source_guid"]]
+        renamed = [k for k in ("subject_entity", "object_entity") if before[k]["word"] == line["edits"][0]["before"]]
+        assert renamed
+        for key in ("subject_entity", "object_entity"):
+            entity = record[key]
+            assert record["sentence"][entity["start_idx"]:entity["end_idx"] + 1] == entity["word"]
+            assert entity["word"] == (line["edits"][0]["after"] if key in renamed else before[key]["word"])
+        assert record["label"] == before["label"]
+
+
 @pytest.mark.slow
 def test_register_and_negation_of_a_final_predicate():
     edit, before, after = korean.register_edit("h", "나는 밥을 먹었다.", [])

@@ -141,7 +141,7 @@ def test_a_database_written_by_schema_1_is_migrated_and_keeps_its_annotations(tm
     connection.executescript(V1_DUMP.read_text(encoding="utf-8"))
     connection.close()
     store = Store(str(path))
-    assert store.version() == schema.SCHEMA_VERSION == 5  # runs (2), gold versions (3), column files (4), uploaded gold (5)
+    assert store.version() == schema.SCHEMA_VERSION == 6  # runs (2), gold versions (3), column files (4), uploaded gold (5), suites (6)
     assert [(a.task, a.run, a.tags, a.turn) for a in store.find()] == [("ner", "bert-crf", ["boundary"], None), ("wos", "trade", ["missed update"], 2)]
     assert store.custom_tags("ner") == ["my tag"]
     runs = RunStore(store)

@@ -22,7 +22,7 @@ from tests.conftest import REPO
 PACKAGE = REPO / "klue_viz"
 #: The tables of the database, counted by hand from docs/runs-storage.md and the stores' docstrings.
 TABLES = {"schema_version", "annotations", "custom_tags", "run_blobs", "runs", "gold_versions", "gold_files", "feature_files",
-          "kept_scores", "kept_views", "kept_frames", "kept_golds"}
+          "probe_suites", "probe_runs", "kept_scores", "kept_views", "kept_frames", "kept_golds"}
 
 
 def sources() -> dict[str, str]:
@@ -94,4 +94,4 @@ def test_opening_a_database_creates_the_missing_kept_tables_without_a_new_schema
     again = Store(db_url)
     with again.engine.connect() as connection:
         assert set(sa.inspect(connection).get_table_names()) == TABLES
-    assert again.version() == schema.SCHEMA_VERSION == 5
+    assert again.version() == schema.SCHEMA_VERSION == 6

@@ -11,16 +11,23 @@ from typing import TYPE_CHECKING
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError
 from klue_viz.drawing.markup import visible
+from klue_viz.probes.catalogue import TESTS
 from klue_viz.reading.records import read_bytes
 from klue_viz.scoring.evaluate import gold_file
 from klue_viz.tasks import TASKS, get_task
+from klue_viz.tasks.base import Task
 
 if TYPE_CHECKING:
     from klue_viz.probes import lm_eval, make, score
-else:  # the analyzer and the suites load only when a probe command runs
+    from klue_viz.store import annotations as store
+    from klue_viz.store import probe_runs, runs
+else:  # the analyzer, the suites and the database load only when a probe command needs them
     make = lazy_module("klue_viz.probes.make")
     score = lazy_module("klue_viz.probes.score")
     lm_eval = lazy_module("klue_viz.probes.lm_eval")
+    store = lazy_module("klue_viz.store.annotations")
+    probe_runs = lazy_module("klue_viz.store.probe_runs")
+    runs = lazy_module("klue_viz.store.runs")
 
 
 #: How many problems of a prediction file are printed.
@@ -56,15 +63,19 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     made.add_argument("--task", required=True, choices=list(TASKS))
     made.add_argument("--gold", required=True, help="the official dev file (or its klue_benchmark/ folder)")
     made.add_argument("--out", required=True, help="the suite's folder (made if missing)")
-    made.add_argument("--tests", type=test_list, help="comma-separated test ids (default: every test of the task)")
+    made.add_argument("--tests", type=test_list, help=f"comma-separated test ids, of {', '.join(TESTS)} (default: every test of "
+                      "the task; docs/probes.md says which apply to which task)")
     made.add_argument("--per-test", type=count, metavar="N", help="at most N cases per test (default: every example that allows it)")
     made.add_argument("--seed", type=int, default=0, help="which examples and which edits are drawn (default 0)")
     made.add_argument("--format", choices=["files", "lm-eval"], default="files",
                       help="lm-eval: also write an lm-evaluation-harness task YAML and JSONL over the perturbed and source examples")
     scored = actions.add_parser("score", help="failure rates per test of one or more runs on a suite")
     scored.add_argument("--task", required=True, choices=list(TASKS))
-    scored.add_argument("--probes", required=True, help="the suite's folder (written by `probe make`)")
-    scored.add_argument("--pred", required=True, action="append", help="a run's predictions on the suite (repeat for several runs)")
+    where = scored.add_mutually_exclusive_group(required=True)
+    where.add_argument("--probes", help="the suite's folder (written by `probe make`)")
+    where.add_argument("--suite", help="a suite stored with `klue-viz runs add --probes` (in the store KLUE_VIZ_DB names), by its name")
+    scored.add_argument("--pred", action="append", help="a run's predictions on the suite (repeat for several runs; with --suite, "
+                                                         "default: every run stored on it)")
     scored.add_argument("--source-pred", action="append",
                         help="the same run's predictions on the dev set, for the source examples (repeat in --pred's order; "
                              "default: the sources' predictions from --pred)")
@@ -92,29 +103,72 @@ def make_command(args: argparse.Namespace) -> int:
 
 def score_command(args: argparse.Namespace) -> int:
     task = get_task(args.task)
+    if args.suite:
+        return score_stored(task, args)
+    if not args.pred:
+        raise InputError("--pred: give the run's predictions on the suite (or --suite NAME for the runs stored on a stored suite)")
     probes = score.read_probe_set(task, args.probes)
     sources = args.source_pred or []
     if sources and len(sources) != len(args.pred):
         raise InputError(f"--source-pred: give one per --pred ({len(args.pred)}), in the same order; found {len(sources)}")
-    runs = []
+    behaviours = []
     for k, path in enumerate(args.pred):
         source = sources[k] if sources else None
-        runs.append(score.score_run(probes, Path(path).stem, read_bytes(path), path,
-                                    read_bytes(source) if source else None, source or ""))
-    for run in runs:
+        behaviours.append(score.score_run(probes, Path(path).stem, read_bytes(path), path,
+                                          read_bytes(source) if source else None, source or ""))
+    return report(task, behaviours, args.out)
+
+
+def score_stored(task: Task, args: argparse.Namespace) -> int:
+    """`probe score --suite NAME`: the stored suite, and the runs stored on it (or the --pred files). A run's sources'
+    predictions come from its own file, else --source-pred, else the ordinary stored run of the same name (its dev-set
+    run), as `runs add --probes` and the Behaviour section take them."""
+    database = store.Store()
+    suites, stored_runs = probe_runs.SuiteStore(database), runs.RunStore(database)
+    paths = score.suite_paths(task)
+    found = suites.suite(task.facts.name, args.suite, paths["perturbed"], paths["sources"])
+    if found is None:
+        names = suites.suites(task.facts.name)
+        raise InputError(f"--suite {args.suite}: no stored {task.facts.name.upper()} suite of that name"
+                         + (f"; stored: {', '.join(names)}" if names else "; store one with `klue-viz runs add --probes DIR`"))
+    probes = score.probe_set_from_files(task, found.files, f"stored suite {args.suite}")
+    given = [(Path(path).stem, read_bytes(path), path) for path in args.pred or []]
+    if not given:
+        given = [(run.name, suites.data(run.sha256), run.file_name) for run in suites.runs(task.facts.name, args.suite)]
+    if not given:
+        raise InputError(f"--suite {args.suite}: no run is stored on it; add one with `klue-viz runs add --probes DIR PRED`")
+    sources = args.source_pred or []
+    if sources and len(sources) != len(given):
+        raise InputError(f"--source-pred: give one per run ({len(given)}), in the same order; found {len(sources)}")
+    behaviours = []
+    for k, (name, data, file_name) in enumerate(given):
+        if sources:
+            source, source_name = read_bytes(sources[k]), sources[k]
+        elif score.holds_sources(probes, data, file_name):
+            source, source_name = None, ""
+        else:
+            dev = stored_runs.get(task.facts.name, name)
+            source, source_name = (stored_runs.data(dev.sha256), f"stored run {dev.name}") if dev is not None else (None, "")
+        behaviours.append(score.score_run(probes, name, data, file_name, source, source_name))
+    return report(task, behaviours, args.out)
+
+
+def report(task: Task, behaviours: list[score.RunBehaviour], out: str | None) -> int:
+    """The problems of each run, the runs × tests table and, with --out, its JSON."""
+    for run in behaviours:
         for problem in run.problems[:SHOWN_PROBLEMS]:
             say(f"{run.run}: problem: {problem}", error=True)
         if len(run.problems) > SHOWN_PROBLEMS:
             say(f"{run.run}: ... and {len(run.problems) - SHOWN_PROBLEMS} more problems", error=True)
-    say(score.behaviour_table(runs))
-    if args.out:
-        Path(args.out).write_text(json.dumps(score.behaviour_payload(task, runs), ensure_ascii=False, indent=2), encoding="utf-8")
+    say(score.behaviour_table(behaviours))
+    if out:
+        Path(out).write_text(json.dumps(score.behaviour_payload(task, behaviours), ensure_ascii=False, indent=2), encoding="utf-8")
     return 0
 
 
 def probe_command(args: argparse.Namespace) -> int:
     try:
         return make_command(args) if args.action == "make" else score_command(args)
-    except (InputError, KeyError, OSError, UnicodeDecodeError) as err:
+    except (InputError, KeyError, OSError, UnicodeDecodeError, store.StoreError) as err:
         say(f"klue-viz: {err.args[0] if isinstance(err, KeyError) else err}", error=True)
         return 2

@@ -32,9 +32,10 @@ from klue_viz.tasks import TASKS, get_task
 from klue_viz.tasks.base import Task
 
 if TYPE_CHECKING:
+    from klue_viz.probes import score as probe_score
     from klue_viz.scoring import benchmark as workspace
     from klue_viz.store import annotations as store
-    from klue_viz.store import kept_format, kept_scoring, parsed_golds
+    from klue_viz.store import kept_format, kept_scoring, parsed_golds, probe_runs
     from klue_viz.store import kept_results as kept
     from klue_viz.store import runs as stored
 else:  # the database, pandas and pyarrow load when a `runs` command runs, not with every command of the CLI
@@ -45,6 +46,8 @@ else:  # the database, pandas and pyarrow load when a `runs` command runs, not w
     workspace = lazy_module("klue_viz.scoring.benchmark")
     stored = lazy_module("klue_viz.store.runs")
     store = lazy_module("klue_viz.store.annotations")
+    probe_runs = lazy_module("klue_viz.store.probe_runs")
+    probe_score = lazy_module("klue_viz.probes.score")
 
 
 def say(text: str, error: bool = False) -> None:
@@ -64,10 +67,15 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                                     f"(default: the folder {DATA_DIR_ENV} names, else the embedded demo, as the app)")
     add.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong (as the app's Strict)")
     add.add_argument("--uploader", default=os.environ.get("USER", ""), help="who added the runs (default: $USER)")
+    add.add_argument("--probes", metavar="DIR", help="a behavioural test suite's folder (`klue-viz probe make --out DIR`): store it (its gold "
+                                                      "as a gold) and the PATHs as runs on it, for the Behaviour section and `probe score --suite`")
+    add.add_argument("--suite-name", help="the name the suite is stored under (default: DIR's folder name)")
     listing = actions.add_parser("list", help="the stored runs under a header row, one line each with its step")
     listing.add_argument("--task", choices=list(TASKS))
+    listing.add_argument("--probes", action="store_true", help="list the runs stored on behavioural test suites instead")
     remove = actions.add_parser("remove", help="remove stored runs and their kept results (annotations are kept unless asked)")
     remove.add_argument("--task", required=True, choices=list(TASKS))
+    remove.add_argument("--probes", metavar="SUITE", help="remove runs kept on this stored suite (as `runs list --probes` names it)")
     remove.add_argument("names", nargs="+", metavar="NAME", help="run names, as `runs list` shows them")
     remove.add_argument("--delete-annotations", action="store_true", help="also delete the annotations of the removed runs")
 
@@ -81,9 +89,13 @@ def runs_command(args: argparse.Namespace) -> int:
         say(f"klue-viz: {err}", error=True)
         return 2
     if args.action == "list":
-        return list_runs(runs, args.task)
+        return list_suite_runs(probe_runs.SuiteStore(database), args.task) if args.probes else list_runs(runs, args.task)
     if args.action == "remove":
+        if args.probes:
+            return remove_suite_runs(probe_runs.SuiteStore(database), args.task, args.probes, args.names)
         return remove_runs(runs, results, args.task, args.names, args.delete_annotations)
+    if args.probes:
+        return add_suite_runs(probe_runs.SuiteStore(database), runs, args)
     return add_runs(runs, results, args)
 
 
@@ -101,6 +113,86 @@ def list_runs(runs: stored.RunStore, task: str | None) -> int:
                        run.created_at[:19], run.uploader or "-"]))
     say(f"{len(found)} run(s) in {runs.store.location}", error=True)
     return 0
+
+
+#: The columns of `runs list --probes`.
+SUITE_LIST_HEADER = ("task", "suite", "run", "model", "file", "size", "added", "uploader")
+
+
+def list_suite_runs(suites: probe_runs.SuiteStore, task: str | None) -> int:
+    """The runs stored on suites, tab-separated under a header row: by task, suite and the order they were added."""
+    found = suites.runs(task)
+    say("\t".join(SUITE_LIST_HEADER))
+    for run in found:
+        say("\t".join([run.task, run.suite, run.name, run.model or "-", run.file_name, f"{run.size} bytes", run.created_at[:19], run.uploader or "-"]))
+    say(f"{len(found)} run(s) on {len({(r.task, r.suite) for r in found})} suite(s) in {suites.store.location}", error=True)
+    return 0
+
+
+def remove_suite_runs(suites: probe_runs.SuiteStore, task: str, suite: str, names: list[str]) -> int:
+    """Remove runs kept on a suite; 0 when one was removed, 1 when none was there."""
+    removed = 0
+    for name in names:
+        if suites.remove_run(task, suite, name):
+            removed += 1
+            say(f"removed {task} {name} from the suite {suite}")
+        else:
+            say(f"klue-viz: there is no {task.upper()} run named {name} on the suite {suite}", error=True)
+    return 0 if removed else 1
+
+
+def suite_task(folder: Path) -> Task:
+    """The task of the suite in `folder`: the one whose gold file (and sources' gold) the folder holds beside its manifest."""
+    if not (folder / "manifest.jsonl").is_file():
+        raise InputError(f"--probes {folder}: no manifest.jsonl; give a folder written by `klue-viz probe make`")
+    found = [task for task in TASKS.values() if task.probe is not None and (folder / task.probe.file_name).is_file()
+             and (folder / "sources" / task.probe.file_name).is_file()]
+    if len(found) != 1:
+        raise InputError(f"--probes {folder}: expected the gold file of one task beside the manifest and in sources/, found {len(found)}")
+    return found[0]
+
+
+def add_suite_runs(suites: probe_runs.SuiteStore, runs: stored.RunStore, args: argparse.Namespace) -> int:
+    """Store the suite in --probes (read and checked first, as `probe score` reads it) and each PATH as a run on it,
+    each scored once to say what it gives; 0 when a run was stored, 1 when none could be, 2 for a suite that cannot be used."""
+    folder = Path(args.probes)
+    try:
+        task = suite_task(folder)
+        probes = probe_score.read_probe_set(task, folder)
+        paths = probe_score.suite_paths(task)
+        readme = folder / "README.md"
+        name = suites.add_suite(task.facts.name, args.suite_name or folder.resolve().name, (folder / paths["manifest"]).read_text(encoding="utf-8"),
+                                (paths["perturbed"], (folder / paths["perturbed"]).read_bytes()),
+                                (paths["sources"], (folder / paths["sources"]).read_bytes()),
+                                readme.read_text(encoding="utf-8") if readme.is_file() else "", args.uploader)
+    except (InputError, OSError, UnicodeDecodeError, store.StoreError) as err:
+        say(f"klue-viz: {err}", error=True)
+        return 2
+    say(f"suite\t{task.facts.name}\t{name}\t{len(probes.manifest)} cases (stored; its gold is kept like an uploaded gold)")
+    added = 0
+    for path in args.paths:
+        try:
+            data = read_bytes(path)
+            source, source_name = suite_source(probes, data, path, runs)
+            behaviour = probe_score.score_run(probes, Path(path).stem, data, path, source, source_name)
+            run = suites.add_run(task.facts.name, name, Path(path).name, data, model=args.model, uploader=args.uploader)
+        except (InputError, OSError, store.StoreError) as err:
+            say(f"refused\t{path}\t{err}")
+            continue
+        added += 1
+        failures = sum(t.failures for t in behaviour.tests)
+        cases = sum(t.n for t in behaviour.tests)
+        say(f"{task.facts.name}\t{name}\t{run.name}\t{failures} of {cases} cases fail; the sources' predictions from {source_name or 'its own file'}")
+    return 0 if added else 1
+
+
+def suite_source(probes: probe_score.ProbeSet, data: bytes, name: str, runs: stored.RunStore) -> tuple[bytes | None, str]:
+    """The dev-set predictions a run on a suite is scored with: none when its own file holds the sources' predictions,
+    else the ordinary stored run of the same name (its dev-set run), as the Behaviour section takes them."""
+    if probe_score.holds_sources(probes, data, name):
+        return None, ""
+    dev = runs.get(probes.task.facts.name, Path(name).stem)
+    return (runs.data(dev.sha256), f"stored run {dev.name}") if dev is not None else (None, "")
 
 
 def remove_runs(runs: stored.RunStore, results: kept.KeptResults, task: str, names: list[str], delete_annotations: bool) -> int:

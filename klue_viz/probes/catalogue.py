@@ -16,6 +16,9 @@ class ProbeTest:
 TESTS = {test.id: test for test in (
     ProbeTest("name-swap", "INV", "names", "a name replaced by another of the same kind from the same data whose last syllable has the opposite "
               "final consonant, every particle attached to it re-chosen by the analyzer (이/가, 은/는, 을/를, 과/와, 으로/로 ...); spans moved"),
+    ProbeTest("name-script", "INV", "scripts", "an organisation or place written as an initialism in the other script, letter by letter "
+              "(LG -> 엘지, KBS -> 케이비에스, 엠비씨 -> MBC), its particles re-chosen for the Hangul reading (LG가, KBS는); "
+              "names of other shapes skipped; spans moved"),
     ProbeTest("spacing", "INV", "spacing", "one 띄어쓰기 error: a space dropped before a bound noun or an auxiliary verb (할 수 -> 할수), "
               "else a space put inside a compound noun; never at or inside an entity or answer span; spans moved"),
     ProbeTest("typo", "INV", "typos", "one syllable of a common noun typed with the neighbouring key (두벌식 layout), outside every span"),

@@ -8,7 +8,8 @@ The analyzer decides every morphological question: which morphemes a word has (`
 particle or an ending takes after a new stem (`Kiwi.join`: 박지성+이 -> 박지성이, 서울+으로 -> 서울로, 먹+ᆸ니다 -> 먹습니다).
 Every rewritten word is checked the same way first: joining its own morphemes must give back the word as written,
 else the analysis is not trusted and the edit is not made. What is hand-written here is only what no analyzer holds:
-the 두벌식 keyboard rows (the typo test's neighbouring keys) and the syllable arithmetic of Unicode Hangul.
+the 두벌식 keyboard rows (the typo test's neighbouring keys), the syllable arithmetic of Unicode Hangul and the Korean
+names of the 26 Latin letters (the name-script test's readings).
 """
 
 from __future__ import annotations
@@ -180,6 +181,111 @@ class NamePool:
         if own is None:
             return []
         return self.without_final if own else self.with_final
+
+
+# ---- name-script -----------------------------------------------------------------------------------
+
+#: The Korean names of the 26 Latin letters, as Koreans spell an initialism letter by letter (LG -> 엘지, KBS -> 케이비에스).
+#: Hand-written because no analyzer holds them: kiwipiepy tags a Latin word SL and joins a particle after it without
+#: reading it (`Kiwi.join([("Samsung", "SL"), ("는", "JX")])` gives `Samsung는`). The spellings are those of 국립국어원's
+#: 외래어 표기 usage for the letters (표준국어대사전's entries 에이, 비, ..., 제트), with C written 씨 as nearly all text
+#: writes it (the dictionary's 시 is read back too: 엠비시 -> MBC).
+LETTER_NAMES = dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                        ("에이", "비", "씨", "디", "이", "에프", "지", "에이치", "아이", "제이", "케이", "엘", "엠", "엔", "오", "피",
+                         "큐", "알", "에스", "티", "유", "브이", "더블유", "엑스", "와이", "제트")))
+#: Letter names read back into letters: every name of LETTER_NAMES, and the dictionary's 시 for C.
+LETTER_OF_NAME = {**{name: letter for letter, name in LETTER_NAMES.items()}, "시": "C"}
+#: An initialism the test rewrites: two to five capital Latin letters, nothing else.
+INITIALISM = re.compile(r"[A-Z]{2,5}")
+#: A consonant letter before a vowel letter makes a syllable a reader may say as a word (FIFA 피파, NATO 나토, KAIST
+#: 카이스트) rather than letter by letter; such a name is skipped (a few initialisms are skipped with them: LA, FDA).
+SAID_AS_A_WORD = re.compile(r"[B-DF-HJ-NP-TV-Z][AEIOU]")
+#: Why a name is not rewritten into the other script, most telling first: an example's skip is counted under the first
+#: of these that one of its names met (a name that was an initialism but could not be rewritten tells more than one
+#: that never was).
+UNSPLIT = "analysis unsure: the analyzer does not split the word where the name starts or ends"
+MISREAD = "analysis unsure: the re-chosen particles read as something else after the Hangul reading"
+LONGER_WORD = "the name is part of a longer word (LG전자)"
+SPAN_IN_WORD = "another span in the name's word"
+BRACKET_GLOSS = "a Latin gloss in brackets after the name it shortens (유엔식량계획(WFP)): written in Hangul it glosses nothing"
+SAID_AS_WORD = "an initialism that may be read as a word (FIFA, NATO): its Hangul reading is not letter by letter"
+AMBIGUOUS = "Hangul letter names read as more than one initialism"
+NOT_CAPITALS = "a Latin name not all in capitals (Samsung, tvN)"
+WITH_DIGITS = "a Latin name with digits (2NE1)"
+SINGLE_LETTER = "a single Latin letter (A 씨)"
+TOO_LONG = "Latin capitals of more than five letters"
+MIXED_SCRIPTS = "a name mixing Latin letters with Hangul or other characters (LG전자)"
+NOT_LETTER_NAMES = "a Hangul name that is not the letter names of an initialism"
+NO_ORGANISATION = "no organisation or place name"
+SCRIPT_REASONS = (UNSPLIT, MISREAD, LONGER_WORD, SPAN_IN_WORD, BRACKET_GLOSS,
+                  SAID_AS_WORD, AMBIGUOUS, NOT_CAPITALS, WITH_DIGITS, SINGLE_LETTER,
+                  TOO_LONG, MIXED_SCRIPTS, NOT_LETTER_NAMES, NO_ORGANISATION)
+
+
+def letter_readings(text: str) -> list[str]:
+    """The initialisms whose letter names spell `text` exactly (엘지 -> [LG]; 엠비시 -> [MBC]); several when the
+    spelling can be cut into letter names more than one way."""
+    if not text:
+        return [""]
+    return [letter + rest for name, letter in LETTER_OF_NAME.items() if text.startswith(name)
+            for rest in letter_readings(text[len(name):])]
+
+
+def script_counterpart(name: str) -> tuple[str, str]:
+    """The name written in the other script and its Hangul reading: an initialism of 2-5 capitals spelled in Hangul
+    letter names (LG -> 엘지, reading 엘지), or a Hangul spelling of one written as the initialism (엘지 -> LG, reading
+    엘지). Anything else raises Unmade with the reason (one of SCRIPT_REASONS)."""
+    if INITIALISM.fullmatch(name):
+        if SAID_AS_A_WORD.search(name):
+            raise Unmade(SAID_AS_WORD)
+        reading = "".join(LETTER_NAMES[letter] for letter in name)
+        return reading, reading
+    if is_hangul(name):
+        found = [r for r in letter_readings(name) if INITIALISM.fullmatch(r) and not SAID_AS_A_WORD.search(r)]
+        if len(found) > 1:
+            raise Unmade(AMBIGUOUS)
+        if not found:
+            raise Unmade(NOT_LETTER_NAMES)
+        return found[0], name
+    if re.fullmatch(r"[A-Za-z]+", name):
+        raise Unmade(NOT_CAPITALS if not name.isupper() else SINGLE_LETTER if len(name) == 1 else TOO_LONG)
+    if re.fullmatch(r"[A-Za-z0-9]+", name):
+        raise Unmade(WITH_DIGITS)
+    raise Unmade(MIXED_SCRIPTS if re.search(r"[A-Za-z]", name) else NOT_LETTER_NAMES)
+
+
+#: Morpheme tags that may follow a name inside its word for the name to stand alone: particles (J), the copula, endings
+#: and punctuation. Anything else (a noun: LG전자, a Latin or a number: ISIS, LG2) makes the name part of a longer word.
+ATTACHED_TAGS = ("J", "E", "VCP", "SF", "SP", "SS", "SE", "SO", "SW")
+
+
+def script_edits(field: str, text: str, start: int, end: int, new_name: str, reading: str, spans: Sequence[Span]) -> list[Edit]:
+    """The edits that write `new_name` (the other script) for the name at start..end, the particles after it chosen by
+    the analyzer for the Hangul `reading` both forms share (엘지+가 -> LG가, 케이비에스+는 -> KBS는, 유엔+는 -> UN은): the name,
+    then the rest of its word. Both forms read alike, so the particle changes only where the source's did not fit its
+    reading (a writer's UN는 becomes 유엔은); the re-joined particles must read back as the same morphemes."""
+    word_end = eojeol_end(text, end)
+    found = morphemes(text)
+    if any(m.start < end < m.end or m.start < start < m.end for m in found):
+        raise Unmade(UNSPLIT)
+    rest = [m for m in found if end <= m.start < word_end]
+    if rest and rest[0].start != end:
+        raise Unmade(UNSPLIT)
+    if any(not m.tag.startswith(ATTACHED_TAGS) for m in rest):
+        raise Unmade(LONGER_WORD)
+    if not new_name.isascii() and text[start - 1:start] == "(" and text[end:end + 1] == ")":
+        raise Unmade(BRACKET_GLOSS)
+    if any(span.field == field and end < span.start < word_end for span in spans):
+        raise Unmade(SPAN_IN_WORD)
+    if rest and rest[0].tag.startswith("S"):
+        # 유럽연합(EU)이: a particle after a bracket or a quote follows the word before it, not the name: left as written
+        return [Edit(field, start, end, text[start:end], new_name)]
+    parts = [(m.form, m.tag) for m in rest]
+    rewritten = join([(reading, "NNP"), *parts])
+    again = [m.tag for m in morphemes(rewritten) if m.start >= len(reading)]
+    if not rewritten.startswith(reading) or again != [tag for _, tag in parts]:
+        raise Unmade(MISREAD)
+    return [Edit(field, start, end, text[start:end], new_name), Edit(field, end, word_end, text[end:word_end], rewritten[len(reading):])]
 
 
 # ---- spacing ---------------------------------------------------------------------------------------

@@ -41,8 +41,15 @@ def write_lm_eval(task: Task, suite: Suite, out: Path, sources: list[ProbeExampl
     name = task.facts.name
     for kind, examples in (("probes", [case.example for case in suite.cases]), ("probe_sources", sources)):
         docs = folder / f"{name}_{kind}.jsonl"
-        docs.write_text("".join(json.dumps(probe.lm_doc(e), ensure_ascii=False) + "\n" for e in examples), encoding="utf-8")
+        docs.write_text("".join(json.dumps(doc, ensure_ascii=False) + "\n" for e in examples for doc in probe.lm_docs(e)), encoding="utf-8")
         yaml = folder / f"klue_{name}_{kind}.yaml"
         yaml.write_text(task_yaml(f"klue_{name}_{kind}", str(docs.resolve()), probe.lm_eval), encoding="utf-8")
         written += [docs, yaml]
+    with (out / "README.md").open("a", encoding="utf-8") as readme:
+        readme.write(f"\n## lm-evaluation-harness\n\n`{FOLDER}/klue_{name}_probes.yaml` (the perturbed examples) and "
+                     f"`{FOLDER}/klue_{name}_probe_sources.yaml` (their sources), over the JSONL documents beside them:\n\n"
+                     f"    lm_eval --model ... --include_path {FOLDER} --tasks klue_{name}_probes,klue_{name}_probe_sources --log_samples "
+                     "--output_path logs/\n\nthen `klue-viz probe score --task "
+                     f"{name} --probes . --pred logs/<model>/samples_klue_{name}_probes_<time>.jsonl "
+                     f"--source-pred logs/<model>/samples_klue_{name}_probe_sources_<time>.jsonl`.\n")
     return written

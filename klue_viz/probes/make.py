@@ -187,6 +187,44 @@ def _swap_proper_noun(example: ProbeExample, fields: Sequence[str], pools: NameP
     return _swap_everywhere(example, fields, name, rng.choice(others))
 
 
+def _name_script(example: ProbeExample, probe: ProbeIO, rng: random.Random) -> list[Edit]:
+    """A gold organisation or place name written in the other script (LG -> 엘지, 엠비씨 -> MBC), wherever the example
+    writes it as a word of its own; its particles re-chosen for the Hangul reading. When no name of the example can be
+    rewritten, the most telling reason (korean.SCRIPT_REASONS' order) is the one counted."""
+    named = [s for s in example.spans if probe.scriptable(s.label)]
+    reasons = [korean.NO_ORGANISATION]
+    for span in rng.sample(named, len(named)):
+        text = example.texts[span.field]
+        name = text[span.start:span.end]
+        try:
+            new, reading = korean.script_counterpart(name)
+            if span.start > 0 and text[span.start - 1].isalnum():
+                raise Unmade(korean.LONGER_WORD)
+            return _script_everywhere(example, fields_of(probe, example), name, new, reading)
+        except Unmade as err:
+            reasons.append(str(err))
+    raise Unmade(min(reasons, key=korean.SCRIPT_REASONS.index))
+
+
+def _script_everywhere(example: ProbeExample, fields: Sequence[str], name: str, new: str, reading: str) -> list[Edit]:
+    """Every occurrence of `name` standing as a word of its own (followed only by particles or punctuation) rewritten as
+    `new`; an occurrence inside a longer word (LG전자, ISIS) is left as written, as a writer mixing scripts would."""
+    edits: list[Edit] = []
+    for f in fields:
+        text, at = example.texts[f], example.texts[f].find(name)
+        while at >= 0:
+            if not (at > 0 and text[at - 1].isalnum()):
+                try:
+                    edits.extend(korean.script_edits(f, text, at, at + len(name), new, reading, example.spans))
+                except Unmade:
+                    if any(s.field == f and s.start == at and s.end == at + len(name) for s in example.spans):
+                        raise  # the gold name itself cannot be rewritten
+            at = text.find(name, at + len(name))
+    if not edits:
+        raise Unmade(korean.LONGER_WORD)
+    return edits
+
+
 def _distractor(example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: random.Random) -> Edit:
     """A sentence of another passage that shares the most nouns with the question (two at least) and holds none of the
     answers, appended to the passage (Jia & Liang's AddSent, with a real sentence rather than a made-up one)."""
@@ -220,6 +258,8 @@ def perturb(test: str, example: ProbeExample, probe: ProbeIO, pools: NamePools, 
     fields, texts, spans = fields_of(probe, example), example.texts, example.spans
     if test == "name-swap":
         return _name_swap(example, probe, pools, rng), None, example.label
+    if test == "name-script":
+        return _name_script(example, probe, rng), None, example.label
     if test == "spacing":
         return _each_field(fields, rng, lambda f: korean.spacing_edit(f, texts[f], spans, rng)), None, example.label
     if test == "typo":

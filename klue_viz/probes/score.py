@@ -22,8 +22,8 @@ from klue_viz.core.problems import InputError, Problem
 from klue_viz.core.results import Frames
 from klue_viz.probes.catalogue import TESTS
 from klue_viz.probes.make import MANIFEST, SOURCES
-from klue_viz.reading.records import read_records
-from klue_viz.scoring.evaluate import Gold, gold_from_bytes, match_records
+from klue_viz.reading.prediction_files import read_prediction_file
+from klue_viz.scoring.evaluate import Gold, gold_from_bytes, match_file
 from klue_viz.tasks.base import Task
 from klue_viz.tasks.probing import ProbeIO
 
@@ -128,12 +128,14 @@ def probe_set_from_files(task: Task, files: dict[str, bytes], name: str) -> Prob
 
 
 def parsed_predictions(task: Task, gold: Gold, data: bytes, name: str) -> tuple[dict[str, Any], list[Problem]]:
-    """guid -> parsed prediction of the file's records that are for this gold (others are ignored)."""
-    file = read_records(data, name, task.normalise_record)
+    """guid -> parsed prediction of the file's records that are for this gold (others are ignored). The file is read
+    by the one reading stage, so an evaluation-harness log (lm-evaluation-harness `--log_samples`) gives its
+    documents' answers, parsed by the task's answer parser, as any prediction file does."""
+    prediction = read_prediction_file(name, data, task.normalise_record)
     try:
-        matched = match_records(task, gold, file)
+        matched = match_file(task, gold, prediction)
     except InputError:
-        return {}, list(file.problems)
+        return {}, list(prediction.records.problems)
     return {gold.rows[k]["guid"]: p for k, p in zip(matched.order, matched.predictions)}, matched.problems
 
 
@@ -204,6 +206,11 @@ def _metric(task: Task, gold: Gold, positions: Sequence[int], predictions: dict[
         return None
     scores = task.scores_of(task.row_statistics(rows, [predictions[r["guid"]] for r in rows]))
     return scores.values.get(task.facts.metrics[0].key)
+
+
+def holds_sources(probes: ProbeSet, data: bytes, name: str) -> bool:
+    """Whether a run's file on the suite holds predictions for its source examples too (else they come from a dev run)."""
+    return bool(parsed_predictions(probes.task, probes.sources, data, name)[0])
 
 
 def score_run(probes: ProbeSet, run: str, data: bytes, name: str, source_data: bytes | None = None, source_name: str = "") -> RunBehaviour:

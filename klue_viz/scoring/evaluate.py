@@ -271,7 +271,7 @@ def _gold(task: Task, rows: list[dict], problems: list[Problem], source: str, po
 def evaluate_file(task: Task, gold: Gold, path: str | Path, strict: bool = False) -> RunResult:
     """One prediction file scored; a harness log with the results file beside it (klue_viz.reading.prediction_files)."""
     with bulk_reading():
-        matched = _matched(task, gold, read_prediction_path(path, task.normalise_record), strict)
+        matched = match_file(task, gold, read_prediction_path(path, task.normalise_record), strict)
     return score_matched(task, gold, matched)
 
 
@@ -298,10 +298,10 @@ def _read_and_match(task: Task, gold: Gold, data: bytes, name: str, strict: bool
         prediction = read_prediction_file(name, data, task.normalise_record, read)
         if task.keeps_text_as_written and prediction.log is None and prediction.records.encoding.endswith(COMPOSED):
             prediction = PredictionFile(read_records(as_written(data), name, task.normalise_record))  # scored as written, not composed
-        return _matched(task, gold, prediction, strict)
+        return match_file(task, gold, prediction, strict)
 
 
-def _matched(task: Task, gold: Gold, read: PredictionFile, strict: bool) -> Matched:
+def match_file(task: Task, gold: Gold, read: PredictionFile, strict: bool = False) -> Matched:
     """A file read once matched to gold; a harness log's documents without a guid by their position, and its facts noted;
     for a task that keeps text as written, a note on what composing it would change."""
     file, log = read.records, read.log

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from klue_viz.core.problems import InputError
 from klue_viz.reading.uploads import check_size, clean_name
 from klue_viz.store.annotations import Store, now
-from klue_viz.store.schema import annotation_table, run_blobs, runs
+from klue_viz.store.schema import annotation_table, probe_runs, run_blobs, runs
 
 
 class RunConflict(Exception):
@@ -141,8 +141,9 @@ class RunStore:
         def work(connection: sa.Connection) -> int:
             row = self._locked(connection, task, name, expected_version)
             connection.execute(runs.delete().where(runs.c.id == row.id))
-            if not connection.execute(sa.select(runs.c.id).where(runs.c.sha256 == row.sha256)).first():
-                connection.execute(run_blobs.delete().where(run_blobs.c.sha256 == row.sha256))
+            if not connection.execute(sa.select(runs.c.id).where(runs.c.sha256 == row.sha256)).first() and \
+                    not connection.execute(sa.select(probe_runs.c.id).where(probe_runs.c.sha256 == row.sha256)).first():
+                connection.execute(run_blobs.delete().where(run_blobs.c.sha256 == row.sha256))  # no run, nor run on a suite, uses them
             if not delete_annotations:
                 return 0
             return connection.execute(annotation_table.delete().where((annotation_table.c.task == task) & (annotation_table.c.run == name))).rowcount

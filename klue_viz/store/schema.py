@@ -2,10 +2,11 @@
 
 `Store` (annotations, custom tags; klue_viz.store.annotations), `RunStore` (prediction runs;
 klue_viz.store.runs), the gold versions, `FeatureFileStore` (column files; klue_viz.store.feature_files),
-`GoldStore` (uploaded gold files; klue_viz.store.golds), kept results (klue_viz.store.kept_results) and parsed
+`GoldStore` (uploaded gold files; klue_viz.store.golds), `SuiteStore` (behavioural test suites and the runs on them;
+klue_viz.store.probe_runs), kept results (klue_viz.store.kept_results) and parsed
 golds (klue_viz.store.parsed_golds) share one database. Two kinds of table:
 
-- **Kept data** (annotations, runs, golds, versions, column files): what people made. A database is brought up to
+- **Kept data** (annotations, runs, golds, versions, column files, suites and the runs on them): what people made. A database is brought up to
   SCHEMA_VERSION one step of MIGRATIONS at a time, and a database of a newer schema is refused, so nothing an older
   klue-viz does not know is ever written over.
 - **Computed again on demand** (`CACHE_TABLES`: kept results, their frames and views, parsed golds): created when
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 NO_TURN = -1  # stored instead of NULL so that the unique key holds on every database
 
 metadata = sa.MetaData()
@@ -94,6 +95,36 @@ gold_files = sa.Table(
 )
 
 
+# behavioural test suites and the runs on them (klue_viz.store.probe_runs): a suite's two gold files are gold_files rows
+probe_suites = sa.Table(
+    "probe_suites", metadata,
+    sa.Column("task", sa.String(16), primary_key=True),
+    sa.Column("name", sa.String(200), primary_key=True),
+    #: The perturbed examples' gold file and their sources' (the official format), stored as uploaded golds are.
+    sa.Column("gold_sha256", sa.String(64), sa.ForeignKey("gold_files.sha256"), nullable=False),
+    sa.Column("sources_sha256", sa.String(64), sa.ForeignKey("gold_files.sha256"), nullable=False),
+    sa.Column("manifest", sa.Text, nullable=False),
+    sa.Column("readme", sa.Text, nullable=False, server_default=""),
+    sa.Column("uploader", sa.String(100), nullable=False, server_default=""),
+    sa.Column("created_at", sa.String(40), nullable=False),
+)
+#: A run's predictions on a suite: its bytes in run_blobs (shared with ordinary runs), tied to the suite by name.
+probe_runs = sa.Table(
+    "probe_runs", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("task", sa.String(16), nullable=False),
+    sa.Column("suite", sa.String(200), nullable=False),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("file_name", sa.Text, nullable=False),
+    sa.Column("model", sa.String(200), nullable=False, server_default=""),
+    sa.Column("uploader", sa.String(100), nullable=False, server_default=""),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("sha256", sa.String(64), sa.ForeignKey("run_blobs.sha256"), nullable=False),
+    sa.UniqueConstraint("task", "suite", "name", name="probe_runs_named"),
+)
+sa.Index("probe_runs_by_blob", probe_runs.c.sha256)
+
+
 # the researchers' own column files (klue_viz.store.feature_files): the bytes once per content and task
 feature_files = sa.Table(
     "feature_files", metadata,
@@ -114,6 +145,7 @@ MIGRATIONS = {
     3: lambda connection: metadata.create_all(connection, tables=[gold_versions]),  # named gold versions (klue_viz.store.gold_versions)
     4: lambda connection: metadata.create_all(connection, tables=[feature_files]),  # column files (klue_viz.store.feature_files)
     5: lambda connection: metadata.create_all(connection, tables=[gold_files]),  # uploaded gold files (klue_viz.store.golds)
+    6: lambda connection: metadata.create_all(connection, tables=[probe_suites, probe_runs]),  # suites (klue_viz.store.probe_runs)
 }
 
 

@@ -102,6 +102,17 @@ class DpProbe(ProbeIO):
     tests = ("typo",)
     edit_fields = ("sentence",)
     file_name = "klue-dp-v1.1_dev.tsv"
+    lm_eval = {"output_type": "generate_until",  # the prompt of examples/lm_eval/klue_dp_gen.yaml
+               "doc_to_text": "다음 문장의 의존 구문을 분석하세요. 어절마다 한 줄에 '번호 어절 지배소번호 의존관계'를 쓰세요 (지배소 0 = 루트; "
+                              "의존관계 예: NP_SBJ, NP_OBJ, VP).\n문장: {{sentence}}\n어절:\n{{words}}\n답:\n",
+               "doc_to_target": "{{answer}}", "generation_kwargs": {"until": ["\n\n"], "max_gen_toks": 512}}
+
+    def lm_docs(self, example: ProbeExample) -> list[dict[str, Any]]:
+        """The sentence, its numbered words and the gold arcs one per line (examples/lm_eval/klue_utils.dp_docs)."""
+        row = example.record
+        return [{"guid": example.guid, "sentence": row["sentence"],
+                 "words": "\n".join(f"{k} {w}" for k, w in enumerate(row["words"], 1)),
+                 "answer": "\n".join(f"{k} {w} {h} {d}" for k, (w, h, d) in enumerate(zip(row["words"], row["heads"], row["deprels"]), 1))}]
 
     def read(self, text: str, name: str) -> tuple[list[ProbeExample], list[Problem]]:
         rows, problems = TASK.read_official(text, name)

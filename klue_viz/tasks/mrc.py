@@ -236,9 +236,9 @@ class MrcProbe(ProbeIO):
     def same(self, source: Hashable, perturbed: Hashable, edits: Sequence[dict[str, Any]]) -> bool:
         return normalise_answer(carried_text(str(source), edits)).replace(" ", "") == normalise_answer(str(perturbed)).replace(" ", "")
 
-    def lm_doc(self, example: ProbeExample) -> dict[str, Any]:
-        return {"guid": example.guid, "context": example.texts["context"], "question": example.texts["question"],
-                "answer": next((a["text"] for a in example.record["qa"].get("answers") or []), "")}
+    def lm_docs(self, example: ProbeExample) -> list[dict[str, Any]]:
+        return [{"guid": example.guid, "context": example.texts["context"], "question": example.texts["question"],
+                 "answer": next((a["text"] for a in example.record["qa"].get("answers") or []), "")}]
 
 
 class Mrc(Task):

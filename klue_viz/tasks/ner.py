@@ -356,7 +356,7 @@ def tag_spans(tags: bytes) -> list[tuple[int, int, str]]:
 class NerProbe(ProbeIO):
     """NER examples for the suites: the sentence is the one text, its gold entities the spans an edit moves."""
 
-    tests = ("name-swap", "spacing", "typo", "number-format")
+    tests = ("name-swap", "name-script", "spacing", "typo", "number-format")
     edit_fields = ("sentence",)
     file_name = "klue-ner-v1.1_dev.tsv"
     names_from_spans = True
@@ -365,10 +365,10 @@ class NerProbe(ProbeIO):
                               "QT(수량)입니다.\n문장: {{sentence}}\n답:",
                "doc_to_target": "{{markup}}", "generation_kwargs": {"until": ["\n\n"], "max_gen_toks": 256}}
 
-    def lm_doc(self, example: ProbeExample) -> dict[str, Any]:
+    def lm_docs(self, example: ProbeExample) -> list[dict[str, Any]]:
         """The plain sentence and its gold markup (the documents of examples/lm_eval/klue_ner_gen.yaml)."""
         record = example.record
-        return {"guid": example.guid, "sentence": record["sentence"], "markup": tags_to_markup(record["sentence"], tag_list(record["tags"]))}
+        return [{"guid": example.guid, "sentence": record["sentence"], "markup": tags_to_markup(record["sentence"], tag_list(record["tags"]))}]
 
     def read(self, text: str, name: str) -> tuple[list[ProbeExample], list[Problem]]:
         rows, problems = TASK.read_official(text, name)

@@ -122,7 +122,7 @@ class ProbeIO(ABC):
     #: finds in every text field of an example (NLI's premise and hypothesis).
     names_from_spans: bool = False
     #: The lm-evaluation-harness task fields (output_type, doc_to_text, doc_to_target, ...) of a suite written with
-    #: `--format lm-eval`, over the documents `lm_doc` gives (the prompts of examples/lm_eval/); None: no harness task.
+    #: `--format lm-eval`, over the documents `lm_docs` gives (the prompts of examples/lm_eval/); None: no harness task.
     lm_eval: dict[str, Any] | None = None
 
     def swappable(self, label: str) -> bool:
@@ -130,9 +130,16 @@ class ProbeIO(ABC):
         organisations, in NER's codes and RE's)."""
         return label in ("PS", "LC", "OG", "PER", "LOC", "ORG")
 
-    def lm_doc(self, example: ProbeExample) -> dict[str, Any]:
-        """One harness document of an example: by default its official record (JSON tasks), which holds its guid."""
-        return dict(example.record)
+    def scriptable(self, label: str) -> bool:
+        """Whether a span with this label is a name the name-script test writes in the other script: organisations and
+        places (LG, 유엔, US). A person written in capitals or in Hangul letter names is mostly a stage name said as a
+        word (EXO, 아이비, 디오), not an initialism."""
+        return label in ("OG", "LC", "ORG", "LOC")
+
+    def lm_docs(self, example: ProbeExample) -> list[dict[str, Any]]:
+        """The harness documents of an example, each holding the guid its prediction is matched by (WoS: one per user
+        turn, with the turn): by default its official record (JSON tasks)."""
+        return [dict(example.record)]
 
     @abstractmethod
     def read(self, text: str, name: str) -> tuple[list[ProbeExample], list[Problem]]:

@@ -167,7 +167,13 @@ class Re(LabelTask):
     answer_forms = relation_forms()
     aggregate_for = staticmethod(re_aggregate)
 
-    probe = JsonSpanProbe(("subject_entity", "object_entity"), ("name-swap", "spacing", "typo"), ("sentence",), "klue-re-v1.1_dev.json", "label")
+    probe = JsonSpanProbe(("subject_entity", "object_entity"), ("name-swap", "name-script", "spacing", "typo"), ("sentence",), "klue-re-v1.1_dev.json",
+                          "label", lm_eval={  # the prompt of examples/lm_eval/klue_re_gen.yaml
+                              "output_type": "generate_until",
+                              "doc_to_text": "문장: {{sentence}}\n주어: {{subject_entity.word}} ({{subject_entity.type}}), 목적어: {{object_entity.word}} "
+                                             "({{object_entity.type}})\n두 개체의 관계를 KLUE-RE 관계 이름 하나로 답하세요 (예: per:employee_of, "
+                                             "org:founded_by, no_relation).\n관계:",
+                              "doc_to_target": "{{label}}", "generation_kwargs": {"until": ["\n"], "max_gen_toks": 32}})
 
     def looks_like_hf(self, record: dict) -> bool:
         return not isinstance(record.get("label"), str)

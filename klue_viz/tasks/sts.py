@@ -18,7 +18,7 @@ from klue_viz.metrics.official import STS_THRESHOLD, Statistics, sts_statistics
 from klue_viz.reading.answers import Answer, read_number
 from klue_viz.tasks.base import Metric, RecordError, Slice, Task, TaskFacts, ViewSettings, as_int, shown
 from klue_viz.tasks.kit import Evidence, Suspect, correction_items, dump_json, read_json, shared_examples, suspect_item
-from klue_viz.tasks.probing import JsonLabelProbe
+from klue_viz.tasks.probing import JsonLabelProbe, ProbeExample
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,6 +57,13 @@ class StsProbe(JsonLabelProbe):
         assert isinstance(source, float) and isinstance(perturbed, float)
         return abs(source - perturbed) <= INVARIANT_TOLERANCE
 
+    def lm_docs(self, example: ProbeExample) -> list[dict[str, Any]]:
+        """The two sentences and the gold similarity as text (the harness's target): a flat document, without the
+        annotators' votes."""
+        labels = example.record.get("labels") or {}
+        return [{"guid": example.guid, "sentence1": example.texts["sentence1"], "sentence2": example.texts["sentence2"],
+                 "score": str(labels.get("label", ""))}]
+
 
 class Sts(Task):
     facts = TaskFacts(
@@ -84,7 +91,11 @@ class Sts(Task):
                            "f1": "undefined: no pair is similar (>= 3.0) in gold or prediction"},
     )
     view = ViewSettings(compact_table=True)
-    probe = StsProbe(("spacing", "typo", "register"), ("sentence1", "sentence2"), "klue-sts-v1.1_dev.json", "labels")
+    probe = StsProbe(("spacing", "typo", "register"), ("sentence1", "sentence2"), "klue-sts-v1.1_dev.json", "labels", lm_eval={
+        "output_type": "generate_until",
+        "doc_to_text": "두 문장의 의미가 얼마나 비슷한지 0(전혀 다름)에서 5(같은 뜻) 사이의 숫자 하나로 답하세요.\n문장 1: {{sentence1}}\n"
+                       "문장 2: {{sentence2}}\n유사도:",
+        "doc_to_target": "{{score}}", "generation_kwargs": {"until": ["\n"], "max_gen_toks": 16}})
     prediction_fields = frozenset({"score", "label", "binary"})
     answer_parser_version = 1
 

@@ -138,6 +138,25 @@ class WosProbe(ProbeIO):
     edit_fields = ()  # every turn of the dialogue
     file_name = "wos-v1.1_dev.json"
     names_from_spans = True
+    #: The state is asked for as items separated by commas, not as examples/lm_eval/klue_wos_gen.yaml's JSON list: the
+    #: harness reads a target that looks like a list as a list of alternative answers (`ast.literal_eval`), which would
+    #: make each single item a right answer for its own exact_match. klue-viz's answer parser reads both forms.
+    lm_eval = {"output_type": "generate_until",
+               "doc_to_text": "다음 대화의 마지막 사용자 발화 이후 대화 상태를 '영역-슬롯-값' 항목으로, 쉼표로 구분해 쓰세요 "
+                              "(예: 식당-가격대-저렴, 식당-지역-서울 중앙). 상태가 없으면 '없음'이라고 쓰세요.\n{{dialogue}}\n상태:",
+               "doc_to_target": "{{target}}", "generation_kwargs": {"until": ["\n\n"], "max_gen_toks": 256}}
+
+    def lm_docs(self, example: ProbeExample) -> list[dict[str, Any]]:
+        """One document per user turn: the dialogue so far and the state after it, with the dialogue's guid and the
+        turn's number among the user turns (how klue-viz matches a WoS prediction; examples/lm_eval/klue_utils.wos_docs)."""
+        docs: list[dict[str, Any]] = []
+        history: list[str] = []
+        for utterance in example.record["dialogue"]:
+            history.append(("사용자" if utterance["role"] == "user" else "시스템") + ": " + str(utterance["text"]))
+            if utterance["role"] == "user":
+                state = [str(item) for item in utterance.get("state") or []]
+                docs.append({"guid": example.guid, "turn": len(docs), "dialogue": "\n".join(history), "target": ", ".join(state) or "없음"})
+        return docs
 
     def swappable(self, label: str) -> bool:
         return "|" not in label and label.split("-", 1)[-1] == NAME_SLOT

@@ -59,7 +59,10 @@ class Ynat(LabelTask):
     answer_forms = ANSWER_FORMS
     answer_whole_forms = WHOLE_FORMS
     #: The annotators' votes are left out of a perturbed headline: they were cast on the source headline.
-    probe = JsonLabelProbe(("spacing", "typo", "register"), ("title",), "ynat-v1.1_dev.json", "label", dropped_fields=("annotations",))
+    probe = JsonLabelProbe(("spacing", "typo", "register"), ("title",), "ynat-v1.1_dev.json", "label", dropped_fields=("annotations",), lm_eval={
+        "output_type": "generate_until",
+        "doc_to_text": "다음 뉴스 제목의 주제를 IT과학, 경제, 사회, 생활문화, 세계, 스포츠, 정치 중 하나로 답하세요.\n제목: {{title}}\n주제:",
+        "doc_to_target": "{{label}}", "generation_kwargs": {"until": ["\n"], "max_gen_toks": 16}})
     aggregate_for = staticmethod(ynat_aggregate)
 
     def looks_like_hf(self, record: dict) -> bool:

@@ -1,9 +1,11 @@
 """The Behaviour section of a task page: a behavioural test suite (klue_viz.probes) and the runs on it, as a
 runs × tests table of failure rates; a cell lists its failing pairs, the source example above the perturbed one.
 
-A suite is added like a gold: a folder that `klue-viz probe make` wrote under KLUE_VIZ_DATA_DIR, or a zip of it.
-A run on the suite is uploaded here; its predictions on the source examples come from the same file when it holds
-them, else from the page's run of the same name (its dev-set predictions), else from the run the page inspects.
+A suite is added like a gold: a folder that `klue-viz probe make` wrote under KLUE_VIZ_DATA_DIR, a zip of it, or a
+suite kept in the store with the runs on it (`klue-viz runs add --probes DIR PRED...`, klue_viz.store.probe_runs),
+whose runs are shown without an upload. A run on the suite is uploaded here (or stored); its predictions on the source
+examples come from the same file when it holds them, else from the page's run of the same name (its dev-set
+predictions), else from the run the page inspects.
 """
 
 from __future__ import annotations
@@ -16,10 +18,21 @@ import streamlit as st
 from klue_viz.core.problems import InputError
 from klue_viz.drawing import markup as mk
 from klue_viz.probes.make import MANIFEST
-from klue_viz.probes.score import ProbeSet, RunBehaviour, pair_frames, probe_set_from_zip, read_probe_set, score_run
+from klue_viz.probes.score import (
+    ProbeSet,
+    RunBehaviour,
+    pair_frames,
+    probe_set_from_files,
+    probe_set_from_zip,
+    read_probe_set,
+    score_run,
+    suite_paths,
+)
 from klue_viz.reading.gold_folders import allowed_gold_file, gold_roots
 from klue_viz.reading.uploads import limit_megabytes
 from klue_viz.scoring.evaluate import RunResult
+from klue_viz.store.annotations import StoreError
+from klue_viz.store.probe_runs import SuiteStore
 from klue_viz.tasks.base import Task
 from klue_viz.ui.state import GoldChoice, run_store_or_none, runs_for
 
@@ -28,6 +41,8 @@ SHOWN_PAIRS = 20
 #: How deep under the data folder suites are looked for.
 SEARCH_DEPTH = 3
 SELECTED = "behaviour_cell"
+#: How a stored suite is named among the suite folders of the picker.
+STORED = "stored suite: "
 EDIT_STYLE = "<style>.kv-edit del{background:#ffebe9}.kv-edit ins{background:#dafbe1;text-decoration:none}</style>"
 
 
@@ -63,21 +78,61 @@ def _behaviour(suite_key: str, run_key: str, _suite: ProbeSet, run: str, _data: 
     return score_run(_suite, run, _data, name, _source, "dev predictions")
 
 
-def _choose_suite(task: Task) -> tuple[str, ProbeSet] | None:
+def suite_store() -> SuiteStore | None:
+    """The suites kept in the page's store; None without a store."""
+    runs = run_store_or_none()
+    return None if runs is None else SuiteStore(runs.store)
+
+
+def stored_suites(task: Task) -> list[str]:
+    """The names of the suites of this task kept in the store (none when the database is away)."""
+    suites = suite_store()
+    try:
+        return suites.suites(task.facts.name) if suites is not None else []
+    except StoreError:
+        return []
+
+
+@st.cache_resource(max_entries=8, show_spinner="Reading the suite…")
+def _suite_from_store(location: str, task_name: str, name: str, _suites: SuiteStore, _task: Task) -> ProbeSet:
+    """A stored suite read once per server (a stored suite is never changed: storing other files gives another name)."""
+    paths = suite_paths(_task)
+    found = _suites.suite(task_name, name, paths["perturbed"], paths["sources"])
+    if found is None:
+        raise InputError(f"the stored suite {name} was not found")
+    return probe_set_from_files(_task, found.files, f"stored suite {name}")
+
+
+def _stored_runs(task: Task, name: str) -> list[tuple[str, bytes, str, str]]:
+    """The runs kept on a stored suite: (run, bytes, file name, sha256)."""
+    suites = suite_store()
+    if suites is None:
+        return []
+    return [(run.name, suites.data(run.sha256), run.file_name, run.sha256) for run in suites.runs(task.facts.name, name)]
+
+
+def _choose_suite(task: Task) -> tuple[str, ProbeSet, list[tuple[str, bytes, str, str]]] | None:
+    """The suite picked (a folder, a stored suite or an uploaded zip), and the runs kept on it when it is a stored one."""
     folders = suite_folders(task)
-    options = ["(none)"] + [str(f) for f in folders]
-    folder = st.selectbox("Suite folder (under KLUE_VIZ_DATA_DIR)", options, key=f"behaviour_folder_{task.facts.name}") if folders else "(none)"
+    options = ["(none)"] + [str(f) for f in folders] + [STORED + name for name in stored_suites(task)]
+    label = "Suite (a folder under KLUE_VIZ_DATA_DIR, or one kept with `klue-viz runs add --probes`)"
+    folder = st.selectbox(label, options, key=f"behaviour_folder_{task.facts.name}") if len(options) > 1 else "(none)"
     upload = st.file_uploader("…or a zip of a suite folder (`klue-viz probe make --out DIR`, zipped)", type=["zip"],
                               key=f"behaviour_zip_{task.facts.name}", max_upload_size=limit_megabytes())
     try:
         if upload is not None:
             data = upload.getvalue()
             digest = hashlib.sha256(data).hexdigest()
-            return digest, _suite_from_zip(digest, task, data, upload.name)
-        if folder != "(none)":
+            return digest, _suite_from_zip(digest, task, data, upload.name), []
+        if folder.startswith(STORED):
+            name, suites = folder[len(STORED):], suite_store()
+            if suites is not None:
+                suite = _suite_from_store(suites.store.location, task.facts.name, name, suites, task)
+                return f"stored:{name}", suite, _stored_runs(task, name)
+        elif folder != "(none)":
             manifest = Path(folder) / MANIFEST
-            return folder, _suite_from_folder(folder, manifest.stat().st_mtime, task)
-    except (InputError, OSError, UnicodeDecodeError) as err:
+            return folder, _suite_from_folder(folder, manifest.stat().st_mtime, task), []
+    except (InputError, OSError, UnicodeDecodeError, StoreError) as err:
         st.error(mk.md(str(err)))
     return None
 
@@ -102,24 +157,26 @@ def behaviour_section(task: Task, choice: GoldChoice, results: dict[str, RunResu
     picked = _choose_suite(task)
     if picked is None:
         return
-    key, suite = picked
-    st.caption(mk.md(f"{len(suite.manifest):,} cases in {suite.folder} · tests: {', '.join(suite.tests)}"))
+    key, suite, kept = picked
+    st.caption(mk.md(f"{len(suite.manifest):,} cases in {suite.folder} · tests: {', '.join(suite.tests)}"
+                     + (f" · {len(kept)} run(s) kept on it" if kept else "")))
     files = st.file_uploader("Runs on this suite (prediction files on its gold file; each may hold the dev predictions too)",
                              accept_multiple_files=True, key=f"behaviour_runs_{task.facts.name}", max_upload_size=limit_megabytes())
+    given = kept + [(Path(file.name).stem, file.getvalue(), file.name, "") for file in files or []]
     runs: list[RunBehaviour] = []
-    for file in files or []:
-        data, run = file.getvalue(), Path(file.name).stem
-        own = suite.sources.rows and any(row["guid"].encode() in data for row in suite.sources.rows[:50])
-        source, source_run = (None, "") if own else _source_bytes(task, choice, run, inspected)
+    for run, data, file_name, digest in given:
         try:
-            runs.append(_behaviour(key, hashlib.sha256(data + (source or b"")).hexdigest(), suite, run, data, file.name, source))
+            own = suite.sources.rows and any(row["guid"].encode() in data for row in suite.sources.rows[:50])  # cheap, on every rerun
+            source, source_run = (None, "") if own else _source_bytes(task, choice, run, inspected)
+            run_key = hashlib.sha256((digest.encode() if digest else data) + (source or b"")).hexdigest()
+            runs.append(_behaviour(key, run_key, suite, run, data, file_name, source))
         except InputError as err:
             st.error(mk.md(str(err)))
             continue
         if source_run:
             st.caption(mk.md(f"{run}: the source examples' predictions come from the page's run {source_run}"))
     if not runs:
-        st.info("Upload a run's predictions on the suite to see its behaviour.")
+        st.info("Upload a run's predictions on the suite (or keep them with `klue-viz runs add --probes`) to see its behaviour.")
         return
     _table(task, runs)
     selected: tuple[str, str] | None = st.session_state.get(SELECTED)
