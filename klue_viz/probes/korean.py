@@ -66,23 +66,41 @@ def morphemes(text: str) -> tuple[Morpheme, ...]:
     return tuple(Morpheme(t.form, t.tag, t.start, t.start + t.len, int(t.id)) for t in analyzer().tokenize(text))
 
 
-#: How close (cosine, the analyzer's CoNg embedding) a proper noun must be to the one it replaces when the data gives no
-#: type: 손흥민 -> 박지성 0.74, 프랑스어 -> 스페인어 0.80, but 일본 -> 삼성 0.43, 프랑스어 -> 삼성 0.36.
-SIMILAR_ENOUGH = 0.7
-#: How many of the analyzer's nearest morphemes are looked through, and among how many of the nearest fitting ones the
-#: replacement is drawn.
-NEAREST, DRAWN_FROM = 300, 5
+#: How close (cosine, the analyzer's CoNg embedding) a new name must be to the one it replaces: 스페인 -> 이탈리아 0.78,
+#: 서초구 -> 송파구 0.87, 류현진 -> 박찬호 0.73, but 일본 -> 삼성 0.43, 미국 -> 서초구 0.25, 국회 -> 정부 0.43. At 0.70, 16 of
+#: 50 NER swaps read were still of another kind or world (판문점 -> 연평도 0.70, 개신교 -> 교황청 0.71, 메콩강 ->
+#: 캘리포니아주 0.74), 12 of those 16 under 0.73 (docs/probes-validity/).
+SIMILAR_ENOUGH = 0.73
+#: Among how many of the nearest fitting names the replacement is drawn.
+DRAWN_FROM = 5
+#: The analyzer's morpheme ids run in order of how often its training text holds them (것 109, 미국 263, 부산 1,499,
+#: 서초구 8,297, 쿠팡 32,219, 송중기 68,638), and the embedding of a rare one is near everything: the median cosine of a
+#: morpheme to its nearest other is 0.71 for ids under 2,500, 0.85 at 20,000, 0.90 at 30,000 and 0.97 at 70,000
+#: (아이유's nearest are 미세먼지 and 지코 at 0.92). A name past this id has no neighbours worth the name, so it is
+#: neither replaced by meaning nor drawn as a replacement (measured in docs/probes.md, "Validity").
+KNOWN_WELL = 20000
+#: The tags a whole name may have to the analyzer to be compared by its embedding: a proper noun (미국, 손흥민, 서초구)
+#: or a common noun that names an institution (국회, 검찰); old and new must have the same one.
+NAME_TAGS = ("NNP", "NNG")
 
 
-@functools.lru_cache(maxsize=4096)
-def similar_proper_nouns(morpheme_id: int) -> tuple[str, ...]:
-    """The proper nouns the analyzer's embedding puts nearest a morpheme, nearest first, at least SIMILAR_ENOUGH."""
-    try:
-        found = analyzer().most_similar_morphemes(morpheme_id, top_n=NEAREST)
-    except ValueError:
-        return ()
-    return tuple(m.form for m in found if m.tag == "NNP" and m.score >= SIMILAR_ENOUGH)
+@functools.lru_cache(maxsize=65536)
+def name_morpheme(name: str) -> Morpheme | None:
+    """The analyzer's morpheme of a name it reads as one well-known noun of its dictionary (미국, 서초구, 국회), whose
+    embedding says what is near it in meaning; None for a name it splits (제니퍼 틸리, 강릉 아산병원), does not know
+    (갓하균, 굽네치킨: read as the unknown noun, whose one embedding every unknown word shares), or saw too rarely to
+    place (id past KNOWN_WELL)."""
+    found = morphemes(name)
+    if len(found) != 1 or found[0].form != name or found[0].tag not in NAME_TAGS or not 0 <= found[0].id < KNOWN_WELL:
+        return None
+    if analyzer().morpheme(found[0].id).form != name:  # the unknown-word morphemes have an empty form
+        return None
+    return found[0]
 
+
+def similarity(first: Morpheme, second: Morpheme) -> float:
+    """The cosine of two morphemes in the analyzer's embedding."""
+    return float(analyzer().morpheme_similarity(first.id, second.id))
 
 def join(parts: Sequence[tuple[str, str]]) -> str:
     """Morphemes joined into text with the allomorphs the analyzer chooses."""
@@ -164,15 +182,33 @@ class NamePool:
     def __init__(self, names: Sequence[str]) -> None:
         self.with_final = [n for n in names if final_consonant(n[-1]) not in (None, 0)]
         self.without_final = [n for n in names if final_consonant(n[-1]) == 0]
+        self._known: tuple[list[tuple[str, Morpheme]], list[tuple[str, Morpheme]]] | None = None
+        self._nearest: dict[str, list[str]] = {}
 
-    def opposite_set(self, name: str) -> set[str]:
-        """`opposite` as a set (kept per kind), for intersecting with the analyzer's similar names."""
-        own = final_consonant(name[-1])
-        if own is None:
-            return set()
-        if not hasattr(self, "_sets"):
-            self._sets = (set(self.without_final), set(self.with_final))
-        return self._sets[0] if own else self._sets[1]
+    def nearest(self, name: str) -> list[str]:
+        """The names of the pool with the opposite final consonant that the analyzer's embedding puts near `name`
+        (cosine at least SIMILAR_ENOUGH, the same tag, both well known to it), nearest first, at most DRAWN_FROM: a
+        country for a country (미국 -> 일본), a district for a district (서초구 -> 송파구), a footballer for a footballer
+        (손흥민 -> 이청용); never 미국 -> 쿠이아바 or 국회 -> 하나금융. The pool is compared pair by pair
+        (`Kiwi.morpheme_similarity`, a microsecond each) rather than through the analyzer's nearest morphemes over its
+        whole vocabulary (`most_similar_morphemes`, 7 ms a name): the pool is small, the vocabulary is not."""
+        if name in self._nearest:
+            return self._nearest[name]
+        own, final = name_morpheme(name), final_consonant(name[-1])
+        found: list[str] = []
+        if own is not None and final is not None:
+            if self._known is None:
+                self._known = (self._well_known(self.without_final), self._well_known(self.with_final))
+            scored = [(score, other) for other, m in self._known[0 if final else 1]
+                      if m.tag == own.tag and other != name and (score := similarity(own, m)) >= SIMILAR_ENOUGH]
+            found = [other for _, other in sorted(scored, key=lambda pair: (-pair[0], pair[1]))[:DRAWN_FROM]]
+        self._nearest[name] = found
+        return found
+
+    @staticmethod
+    def _well_known(names: Sequence[str]) -> list[tuple[str, Morpheme]]:
+        """The names the analyzer reads as one well-known noun, with that morpheme."""
+        return [(name, found) for name, found in ((n, name_morpheme(n)) for n in names) if found is not None]
 
     def opposite(self, name: str) -> list[str]:
         """The names whose last syllable has a final consonant where `name`'s has none, or the other way round."""

@@ -142,9 +142,13 @@ def _swap_entity(example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: r
         if not korean.is_name(name):
             continue
         pool = pools.typed.get(span.label)
-        others = pool.opposite(name) if pool is not None else []
+        if pool is None:
+            others = []
+        else:
+            others = pool.nearest(name) if probe.names_near_in_meaning else pool.opposite(name)
         if not others:
-            reason = f"no {span.label} name with the opposite final consonant"
+            near = "near it in meaning " if probe.names_near_in_meaning else ""
+            reason = f"no {span.label} name {near}with the opposite final consonant"
             continue
         try:
             return _swap_everywhere(example, fields_of(probe, example), name, rng.choice(others))
@@ -173,15 +177,14 @@ def _swap_proper_noun(example: ProbeExample, fields: Sequence[str], pools: NameP
     """A proper noun found in every text field (NLI: premise and hypothesis alike) replaced everywhere by a proper noun
     of the data that the analyzer's embedding puts near it (the data gives no type: a country for a country, a player
     for a player), drawn from the nearest few."""
-    forms: dict[str, int] | None = None
+    forms: set[str] | None = None
     for f in fields:
-        here = {m.form: m.id for m in korean.morphemes(example.texts[f]) if m.tag == "NNP" and len(m.form) >= 2 and korean.is_hangul(m.form)}
-        forms = here if forms is None else {form: i for form, i in forms.items() if form in here}
+        here = {m.form for m in korean.morphemes(example.texts[f]) if m.tag == "NNP" and len(m.form) >= 2 and korean.is_hangul(m.form)}
+        forms = here if forms is None else forms & here
     if not forms:
         raise Unmade("no proper noun in every text")
     name = rng.choice(sorted(forms))
-    opposite = pools.proper.opposite_set(name)
-    others = [form for form in korean.similar_proper_nouns(forms[name]) if form in opposite][:korean.DRAWN_FROM]
+    others = pools.proper.nearest(name)
     if not others:
         raise Unmade("no proper noun of the data near it in meaning with the opposite final consonant")
     return _swap_everywhere(example, fields, name, rng.choice(others))

@@ -138,6 +138,7 @@ class WosProbe(ProbeIO):
     edit_fields = ()  # every turn of the dialogue
     file_name = "wos-v1.1_dev.json"
     names_from_spans = True
+    names_near_in_meaning = False  # a 식당-이름 value for a 식당-이름 value: the slot is the fine kind already
 
     def swappable(self, label: str) -> bool:
         return "|" not in label and label.split("-", 1)[-1] == NAME_SLOT
