@@ -541,3 +541,11 @@ def test_ner_name_swaps_stay_of_the_same_kind_on_the_dev_set(shared):
         old, new = (kiwi.tokenize(case.edits[0][key]) for key in ("before", "after"))
         assert len(old) == len(new) == 1 and kiwi.morpheme(new[0].id).form == new[0].form, case.edits[0]
         assert kiwi.morpheme_similarity(old[0].id, new[0].id) >= 0.73, case.edits[0]
+
+
+@pytest.mark.slow
+def test_a_particle_after_a_bracket_belongs_to_the_word_before_it():
+    # 에덴 아자르(첼시)가: the particle agrees with 아자르, outside the brackets, so a name swapped inside them keeps it
+    text = "에덴 아자르(첼시)가 정면으로 치고 들어갔다."
+    edits = korean.name_edits("s", text, 7, 9, "리버풀", [])
+    assert [(e.before, e.after) for e in edits if e.before != e.after] == [("첼시", "리버풀")]

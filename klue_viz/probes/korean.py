@@ -146,10 +146,18 @@ def _outside(spans: Sequence[Span], field: str, start: int, end: int) -> bool:
 
 # ---- name-swap -------------------------------------------------------------------------------------
 
+#: The brackets a name may be written in right before a particle: 아자르(첼시)가, where 가 goes with 아자르.
+OPENING_OF = {")": "(", "]": "[", "}": "{", "）": "（"}
+CLOSING_BRACKETS = tuple(OPENING_OF)
+
+
 def name_edits(field: str, text: str, start: int, end: int, new_name: str, spans: Sequence[Span]) -> list[Edit]:
     """The edits that write `new_name` for the name at start..end, with every particle and copula attached to it
     re-chosen by the analyzer (the rest of the word re-joined after the new name): the name itself, then the rest of
     its word, as two edits so that the name's span becomes the new name and nothing else."""
+    if text[end:end + 1] in CLOSING_BRACKETS and text.rfind(text[end], 0, start) < text.rfind(OPENING_OF[text[end]], 0, start):
+        # 아자르(첼시)가: a particle after the bracket agrees with the word before it, not with the name inside
+        return [Edit(field, start, end, text[start:end], new_name)]
     word_end = eojeol_end(text, end)
     found = morphemes(text)
     rest = [m for m in found if end <= m.start < word_end]
