@@ -184,6 +184,16 @@ def name_edits(field: str, text: str, start: int, end: int, new_name: str, spans
     return [Edit(field, start, end, text[start:end], new_name), Edit(field, end, word_end, text[end:word_end], rewritten[len(new_name):])]
 
 
+def head_noun_after(text: str, end: int) -> str | None:
+    """The common noun that starts the word after a name written without a particle (케리 장관, 김정숙 여사, 구글
+    카드보드): the title or thing the name is said of, which a new name must also be said of in the data (유승준 장관
+    is no minister). None when a particle follows the name or the next word does not start with a common noun."""
+    if text[end:end + 1] != " ":
+        return None
+    found = morphemes(text[end + 1:eojeol_end(text, end + 1)])
+    return found[0].form if found and found[0].tag == "NNG" and found[0].start == 0 else None
+
+
 class NamePool:
     """Names split by whether their last syllable has a final consonant, so the opposite kind is found at once."""
 
@@ -195,7 +205,7 @@ class NamePool:
 
     def nearest(self, name: str) -> list[str]:
         """The names of the pool with the opposite final consonant that the analyzer's embedding puts near `name`
-        (cosine at least SIMILAR_ENOUGH, the same tag, both well known to it), nearest first, at most DRAWN_FROM: a
+        (cosine at least SIMILAR_ENOUGH, the same tag, both well known to it), nearest first: a
         country for a country (미국 -> 일본), a district for a district (서초구 -> 송파구), a footballer for a footballer
         (손흥민 -> 이청용); never 미국 -> 쿠이아바 or 국회 -> 하나금융. The pool is compared pair by pair
         (`Kiwi.morpheme_similarity`, a microsecond each) rather than through the analyzer's nearest morphemes over its
@@ -209,7 +219,7 @@ class NamePool:
                 self._known = (self._well_known(self.without_final), self._well_known(self.with_final))
             scored = [(score, other) for other, m in self._known[0 if final else 1]
                       if m.tag == own.tag and other != name and (score := similarity(own, m)) >= SIMILAR_ENOUGH]
-            found = [other for _, other in sorted(scored, key=lambda pair: (-pair[0], pair[1]))[:DRAWN_FROM]]
+            found = [other for _, other in sorted(scored, key=lambda pair: (-pair[0], pair[1]))]
         self._nearest[name] = found
         return found
 
