@@ -75,10 +75,11 @@ SIMILAR_ENOUGH = 0.73
 DRAWN_FROM = 5
 #: The analyzer's morpheme ids run in order of how often its training text holds them (것 109, 미국 263, 부산 1,499,
 #: 서초구 8,297, 쿠팡 32,219, 송중기 68,638), and the embedding of a rare one is near everything: the median cosine of a
-#: morpheme to its nearest other is 0.71 for ids under 2,500, 0.85 at 20,000, 0.90 at 30,000 and 0.97 at 70,000
+#: morpheme to its nearest other is 0.71 for ids under 2,500, 0.81 at 15,000, 0.90 at 30,000 and 0.97 at 70,000
 #: (아이유's nearest are 미세먼지 and 지코 at 0.92). A name past this id has no neighbours worth the name, so it is
-#: neither replaced by meaning nor drawn as a replacement (measured in docs/probes.md, "Validity").
-KNOWN_WELL = 20000
+#: neither replaced by meaning nor drawn as a replacement. At 20,000 the readings still found such names drawn for
+#: anything (효진 18,517 for 베네치아 and 파주시, 유승준 19,987 for a foreign minister; docs/probes-validity/).
+KNOWN_WELL = 15000
 #: The tags a whole name may have to the analyzer to be compared by its embedding: a proper noun (미국, 손흥민, 서초구)
 #: or a common noun that names an institution (국회, 검찰); old and new must have the same one.
 NAME_TAGS = ("NNP", "NNG")
