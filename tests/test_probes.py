@@ -571,3 +571,12 @@ def test_a_swapped_name_is_one_the_data_says_of_the_same_title(shared):
     assert checked >= 3  # few swapped names stand before a title; the rule is met by each of them
     assert korean.head_noun_after("케리 장관은 말했다.", 2) == "장관"
     assert korean.head_noun_after("케리는 말했다.", 2) is None
+
+
+@pytest.mark.slow
+def test_negation_leaves_obligations_and_conjectures_alone():
+    # read as unnatural in the NLI negation sample: 내야 한다 -> 내야 하지 않는다, 찬성할 것이다 -> 찬성할 것이 아니다
+    for sentence in ("보험료를 1년이상 내야 한다.", "청소비를 지불해야합니다.", "수신료 인상에 찬성할 것이다."):
+        with pytest.raises(korean.Unmade):
+            korean.negation_edit("h", sentence, [])
+    assert korean.negation_edit("h", "경찰청 시설을 이전할 예정이었다.", []).after == "예정이 아니었다"

@@ -353,6 +353,12 @@ def negation_edit(field: str, text: str, spans: Sequence[Span]) -> Edit:
     if any(m.tag not in ("EP", "EF") for m in tail):
         raise Unmade("the final predicate has endings other than tense and the final one")
     core = words[last_content]
+    before = [m for m in morphemes(text) if m.end <= core.start]
+    previous = (before[-1].form, before[-1].tag) if before else None
+    if (core.form, core.tag) == ("하", "VX") and previous in (("어야", "EC"), ("아야", "EC"), ("야", "EC")):
+        raise Unmade("an obligation (-어야 하다) is negated as -지 않아도 되다, not with 않다")  # 내야 하지 않는다 reads wrong
+    if core.tag == "VCP" and previous == ("것", "NNB"):
+        raise Unmade("a conjecture (-ㄹ 것이다) does not read naturally as 것이 아니다")  # 찬성할 것이 아니다
     parts = [(m.form, m.tag) for m in head]
     if core.tag == "VCP":
         parts += [("이", "JKC"), ("아니", "VCN")]
