@@ -580,3 +580,11 @@ def test_negation_leaves_obligations_and_conjectures_alone():
         with pytest.raises(korean.Unmade):
             korean.negation_edit("h", sentence, [])
     assert korean.negation_edit("h", "경찰청 시설을 이전할 예정이었다.", []).after == "예정이 아니었다"
+
+
+@pytest.mark.slow
+def test_the_polite_copula_is_yeyo_after_a_vowel():
+    # read in the STS register sample: 숙소입니다 -> 숙소에요 and 위해서입니다 -> 위해서에요 (standard: 예요 after a vowel)
+    assert korean.register_edit("s", "흠 잡을 곳이 없는 숙소입니다.", [])[0].after == "숙소예요"
+    assert korean.register_edit("s", "건강권을 보호하기 위해서입니다.", [])[0].after == "위해서예요"
+    assert korean.register_edit("s", "매우 아름다운 집입니다.", [])[0].after == "집이에요"

@@ -329,7 +329,12 @@ def register_edit(field: str, text: str, spans: Sequence[Span]) -> tuple[Edit, s
     if target == FORMAL:
         ending = "ᆸ니다"
     elif target == POLITE:
-        ending = "에요" if before is not None and before.tag == "VCP" else "어요"
+        ending = "어요"
+        if before is not None and before.tag == "VCP":
+            # the copula's polite ending is 이에요 after a final consonant (집이에요) and 예요 after a vowel (숙소예요,
+            # 위해서예요): the analyzer's join writes 숙소에요, a common misspelling, so the rule is applied here
+            noun = join([(m.form, m.tag) for m in stem[:-1]])
+            ending = "예요" if noun and final_consonant(noun[-1]) == 0 else "에요"
     else:
         ending = "ᆫ다" if before is not None and before.tag in ("VV", "XSV") else "다"
     rewritten = join([(m.form, m.tag) for m in stem] + [(ending, "EF")])
