@@ -14,8 +14,9 @@ class ProbeTest:
 
 
 TESTS = {test.id: test for test in (
-    ProbeTest("name-swap", "INV", "names", "a name replaced by another of the same kind from the same data whose last syllable has the opposite "
-              "final consonant, every particle attached to it re-chosen by the analyzer (이/가, 은/는, 을/를, 과/와, 으로/로 ...); spans moved"),
+    ProbeTest("name-swap", "INV", "names", "a name replaced by another of the same kind from the same data, near it in meaning to the analyzer, whose "
+              "last syllable has the opposite final consonant, every particle attached to it re-chosen by the analyzer "
+              "(이/가, 은/는, 을/를, 과/와, 으로/로 ...); spans moved"),
     ProbeTest("spacing", "INV", "spacing", "one 띄어쓰기 error: a space dropped before a bound noun or an auxiliary verb (할 수 -> 할수), "
               "else a space put inside a compound noun; never at or inside an entity or answer span; spans moved"),
     ProbeTest("typo", "INV", "typos", "one syllable of a common noun typed with the neighbouring key (두벌식 layout), outside every span"),
