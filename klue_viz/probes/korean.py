@@ -8,7 +8,10 @@ The analyzer decides every morphological question: which morphemes a word has (`
 particle or an ending takes after a new stem (`Kiwi.join`: 박지성+이 -> 박지성이, 서울+으로 -> 서울로, 먹+ᆸ니다 -> 먹습니다).
 Every rewritten word is checked the same way first: joining its own morphemes must give back the word as written,
 else the analysis is not trusted and the edit is not made. What is hand-written here is only what no analyzer holds:
-the 두벌식 keyboard rows (the typo test's neighbouring keys) and the syllable arithmetic of Unicode Hangul.
+the 두벌식 keyboard rows (the typo test's neighbouring keys), the syllable arithmetic of Unicode Hangul, and a few
+rules the analyzer's join gets wrong or cannot know (the copula's 예요 after a vowel, a particle after a bracket, which
+negations read naturally); which names are near in meaning is the analyzer's embedding, with the thresholds measured
+in docs/probes.md.
 """
 
 from __future__ import annotations
@@ -102,6 +105,7 @@ def name_morpheme(name: str) -> Morpheme | None:
 def similarity(first: Morpheme, second: Morpheme) -> float:
     """The cosine of two morphemes in the analyzer's embedding."""
     return float(analyzer().morpheme_similarity(first.id, second.id))
+
 
 def join(parts: Sequence[tuple[str, str]]) -> str:
     """Morphemes joined into text with the allomorphs the analyzer chooses."""
@@ -207,8 +211,8 @@ class NamePool:
     def nearest(self, name: str) -> list[str]:
         """The names of the pool with the opposite final consonant that the analyzer's embedding puts near `name`
         (cosine at least SIMILAR_ENOUGH, the same tag, both well known to it), nearest first: a
-        country for a country (미국 -> 일본), a district for a district (서초구 -> 송파구), a footballer for a footballer
-        (손흥민 -> 이청용); never 미국 -> 쿠이아바 or 국회 -> 하나금융. The pool is compared pair by pair
+        country for a country (스페인 -> 이탈리아), a city for a city (부산 -> 대구), a pitcher for a pitcher (류현진 ->
+        박찬호); never 미국 -> 쿠이아바 or 국회 -> 하나금융. The pool is compared pair by pair
         (`Kiwi.morpheme_similarity`, a microsecond each) rather than through the analyzer's nearest morphemes over its
         whole vocabulary (`most_similar_morphemes`, 7 ms a name): the pool is small, the vocabulary is not."""
         if name in self._nearest:
