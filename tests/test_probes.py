@@ -140,7 +140,7 @@ def test_every_swapped_name_takes_the_particle_its_final_consonant_wants(ner_sui
                 if want is not None:
                     assert rest == want, (line["guid"], new, rest)
                     checked += 1
-    assert checked >= 150  # the rule was applied to many particles, not to none
+    assert checked >= 50  # the rule was applied to many particles, not to none (91 on these suites)
 
 
 @pytest.mark.slow
@@ -598,3 +598,78 @@ def test_a_bad_suite_is_named_not_a_traceback(tmp_path):
     (tmp_path / "half" / "manifest.jsonl").write_text("", encoding="utf-8")
     with pytest.raises(InputError, match=r"no klue-nli-v1.1_dev.json \(perturbed\)"):
         read_probe_set(task, tmp_path / "half")
+
+
+@pytest.mark.slow
+def test_a_swapped_name_is_near_the_old_one_in_meaning():
+    # judged by hand: a country for a country, a district for a district; never a city of another world, a district for
+    # a country, an institution for a bank, nor a name the analyzer does not know (its one unknown-noun embedding)
+    pool = korean.NamePool(["프랑스", "이탈리아", "쿠이아바", "서초구", "송파구", "대구", "하나금융", "갓하균", "굽네치킨", "일본", "독일"])
+    near_spain = pool.nearest("스페인")  # 스페인 ends in ㄴ: only names without a final consonant may follow it
+    assert near_spain and set(near_spain) <= {"프랑스", "이탈리아"}
+    assert pool.nearest("부산") == ["대구"]  # a city for a city; not 서초구 or 송파구 (districts), nor 쿠이아바
+    assert pool.nearest("국회") == []  # nothing of the pool is near it: 하나금융 is a bank, 일본 a country
+    assert korean.name_morpheme("갓하균") is None and korean.name_morpheme("굽네치킨") is None
+    assert korean.name_morpheme("송중기") is None  # known, but too rarely seen for its embedding to place it
+    assert korean.name_morpheme("서초구") is not None
+
+
+@pytest.mark.slow
+def test_ner_name_swaps_stay_of_the_same_kind_on_the_dev_set(shared):
+    # every swap of the dev set: old and new name are each one noun of the analyzer's dictionary, and its embedding
+    # (asked here directly of kiwipiepy) puts them at cosine 0.73 or more; before, any name of the type was drawn
+    # (미국 -> 쿠이아바, 국회 -> 하나금융, and unknown words such as 갓하균, docs/probes-validity/)
+    kiwi = korean.kiwipiepy.Kiwi()
+    suite = make_suite(get_task("ner"), (shared / NER_DEV).read_text(encoding="utf-8"), NER_DEV, tests=["name-swap"], seed=7)
+    assert len(suite.cases) > 100
+    for case in suite.cases:
+        old, new = (kiwi.tokenize(case.edits[0][key]) for key in ("before", "after"))
+        assert len(old) == len(new) == 1 and kiwi.morpheme(new[0].id).form == new[0].form, case.edits[0]
+        assert kiwi.morpheme_similarity(old[0].id, new[0].id) >= 0.73, case.edits[0]
+
+
+@pytest.mark.slow
+def test_a_particle_after_a_bracket_belongs_to_the_word_before_it():
+    # 에덴 아자르(첼시)가: the particle agrees with 아자르, outside the brackets, so a name swapped inside them keeps it
+    text = "에덴 아자르(첼시)가 정면으로 치고 들어갔다."
+    edits = korean.name_edits("s", text, 7, 9, "리버풀", [])
+    assert [(e.before, e.after) for e in edits if e.before != e.after] == [("첼시", "리버풀")]
+
+
+@pytest.mark.slow
+def test_a_swapped_name_is_one_the_data_says_of_the_same_title(shared):
+    # 케리 장관 -> 유승준 장관 (a singer) and 올랑드 대통령 -> 미경 대통령 were read as unnatural: a name written right before
+    # a common noun (a title, 여사, 감독) is replaced only by one the dev set also writes before that noun (checked here
+    # on the raw sentences, the noun found by kiwipiepy directly)
+    kiwi = korean.kiwipiepy.Kiwi()
+    sentences = [sentence for sentence, _ in read_ner_tsv(shared / NER_DEV).values()]
+    suite = make_suite(get_task("ner"), (shared / NER_DEV).read_text(encoding="utf-8"), NER_DEV, tests=["name-swap"], seed=11)
+    checked = 0
+    for case in suite.cases:
+        text, edit = case.source.texts["sentence"], case.edits[0]
+        if text[edit["end"]:edit["end"] + 1] != " ":
+            continue
+        following = kiwi.tokenize(text[edit["end"] + 1:].split(" ")[0])
+        if following and following[0].tag == "NNG" and following[0].start == 0:
+            checked += 1
+            assert any(f"{edit['after']} {following[0].form}" in s for s in sentences), (edit, following[0].form)
+    assert checked >= 3  # few swapped names stand before a title; the rule is met by each of them
+    assert korean.head_noun_after("케리 장관은 말했다.", 2) == "장관"
+    assert korean.head_noun_after("케리는 말했다.", 2) is None
+
+
+@pytest.mark.slow
+def test_negation_leaves_obligations_and_conjectures_alone():
+    # read as unnatural in the NLI negation sample: 내야 한다 -> 내야 하지 않는다, 찬성할 것이다 -> 찬성할 것이 아니다
+    for sentence in ("보험료를 1년이상 내야 한다.", "청소비를 지불해야합니다.", "수신료 인상에 찬성할 것이다."):
+        with pytest.raises(korean.Unmade):
+            korean.negation_edit("h", sentence, [])
+    assert korean.negation_edit("h", "경찰청 시설을 이전할 예정이었다.", []).after == "예정이 아니었다"
+
+
+@pytest.mark.slow
+def test_the_polite_copula_is_yeyo_after_a_vowel():
+    # read in the STS register sample: 숙소입니다 -> 숙소에요 and 위해서입니다 -> 위해서에요 (standard: 예요 after a vowel)
+    assert korean.register_edit("s", "흠 잡을 곳이 없는 숙소입니다.", [])[0].after == "숙소예요"
+    assert korean.register_edit("s", "건강권을 보호하기 위해서입니다.", [])[0].after == "위해서예요"
+    assert korean.register_edit("s", "매우 아름다운 집입니다.", [])[0].after == "집이에요"

@@ -8,8 +8,10 @@ The analyzer decides every morphological question: which morphemes a word has (`
 particle or an ending takes after a new stem (`Kiwi.join`: 박지성+이 -> 박지성이, 서울+으로 -> 서울로, 먹+ᆸ니다 -> 먹습니다).
 Every rewritten word is checked the same way first: joining its own morphemes must give back the word as written,
 else the analysis is not trusted and the edit is not made. What is hand-written here is only what no analyzer holds:
-the 두벌식 keyboard rows (the typo test's neighbouring keys), the syllable arithmetic of Unicode Hangul and the Korean
-names of the 26 Latin letters (the name-script test's readings).
+the 두벌식 keyboard rows (the typo test's neighbouring keys), the syllable arithmetic of Unicode Hangul, the Korean
+names of the 26 Latin letters (the name-script test's readings), and a few rules the analyzer's join gets wrong or
+cannot know (the copula's 예요 after a vowel, a particle after a bracket, which negations read naturally); which names
+are near in meaning is the analyzer's embedding, with the thresholds measured in docs/probes.md.
 """
 
 from __future__ import annotations
@@ -67,22 +69,42 @@ def morphemes(text: str) -> tuple[Morpheme, ...]:
     return tuple(Morpheme(t.form, t.tag, t.start, t.start + t.len, int(t.id)) for t in analyzer().tokenize(text))
 
 
-#: How close (cosine, the analyzer's CoNg embedding) a proper noun must be to the one it replaces when the data gives no
-#: type: 손흥민 -> 박지성 0.74, 프랑스어 -> 스페인어 0.80, but 일본 -> 삼성 0.43, 프랑스어 -> 삼성 0.36.
-SIMILAR_ENOUGH = 0.7
-#: How many of the analyzer's nearest morphemes are looked through, and among how many of the nearest fitting ones the
-#: replacement is drawn.
-NEAREST, DRAWN_FROM = 300, 5
+#: How close (cosine, the analyzer's CoNg embedding) a new name must be to the one it replaces: 스페인 -> 이탈리아 0.78,
+#: 서초구 -> 송파구 0.87, 류현진 -> 박찬호 0.73, but 일본 -> 삼성 0.43, 미국 -> 서초구 0.25, 국회 -> 정부 0.43. At 0.70, 16 of
+#: 50 NER swaps read were still of another kind or world (판문점 -> 연평도 0.70, 개신교 -> 교황청 0.71, 메콩강 ->
+#: 캘리포니아주 0.74), 12 of those 16 under 0.73 (docs/probes-validity/).
+SIMILAR_ENOUGH = 0.73
+#: Among how many of the nearest fitting names the replacement is drawn.
+DRAWN_FROM = 5
+#: The analyzer's morpheme ids run in order of how often its training text holds them (것 109, 미국 263, 부산 1,499,
+#: 서초구 8,297, 쿠팡 32,219, 송중기 68,638), and the embedding of a rare one is near everything: the median cosine of a
+#: morpheme to its nearest other is 0.71 for ids under 2,500, 0.81 at 15,000, 0.90 at 30,000 and 0.97 at 70,000
+#: (아이유's nearest are 미세먼지 and 지코 at 0.92). A name past this id has no neighbours worth the name, so it is
+#: neither replaced by meaning nor drawn as a replacement. At 20,000 the readings still found such names drawn for
+#: anything (효진 18,517 for 베네치아 and 파주시, 유승준 19,987 for a foreign minister; docs/probes-validity/).
+KNOWN_WELL = 15000
+#: The tags a whole name may have to the analyzer to be compared by its embedding: a proper noun (미국, 손흥민, 서초구)
+#: or a common noun that names an institution (국회, 검찰); old and new must have the same one.
+NAME_TAGS = ("NNP", "NNG")
 
 
-@functools.lru_cache(maxsize=4096)
-def similar_proper_nouns(morpheme_id: int) -> tuple[str, ...]:
-    """The proper nouns the analyzer's embedding puts nearest a morpheme, nearest first, at least SIMILAR_ENOUGH."""
-    try:
-        found = analyzer().most_similar_morphemes(morpheme_id, top_n=NEAREST)
-    except ValueError:
-        return ()
-    return tuple(m.form for m in found if m.tag == "NNP" and m.score >= SIMILAR_ENOUGH)
+@functools.lru_cache(maxsize=65536)
+def name_morpheme(name: str) -> Morpheme | None:
+    """The analyzer's morpheme of a name it reads as one well-known noun of its dictionary (미국, 서초구, 국회), whose
+    embedding says what is near it in meaning; None for a name it splits (제니퍼 틸리, 강릉 아산병원), does not know
+    (갓하균, 굽네치킨: read as the unknown noun, whose one embedding every unknown word shares), or saw too rarely to
+    place (id past KNOWN_WELL)."""
+    found = morphemes(name)
+    if len(found) != 1 or found[0].form != name or found[0].tag not in NAME_TAGS or not 0 <= found[0].id < KNOWN_WELL:
+        return None
+    if analyzer().morpheme(found[0].id).form != name:  # the unknown-word morphemes have an empty form
+        return None
+    return found[0]
+
+
+def similarity(first: Morpheme, second: Morpheme) -> float:
+    """The cosine of two morphemes in the analyzer's embedding."""
+    return float(analyzer().morpheme_similarity(first.id, second.id))
 
 
 def join(parts: Sequence[tuple[str, str]]) -> str:
@@ -129,10 +151,18 @@ def _outside(spans: Sequence[Span], field: str, start: int, end: int) -> bool:
 
 # ---- name-swap -------------------------------------------------------------------------------------
 
+#: The brackets a name may be written in right before a particle: 아자르(첼시)가, where 가 goes with 아자르.
+OPENING_OF = {")": "(", "]": "[", "}": "{", "）": "（"}
+CLOSING_BRACKETS = tuple(OPENING_OF)
+
+
 def name_edits(field: str, text: str, start: int, end: int, new_name: str, spans: Sequence[Span]) -> list[Edit]:
     """The edits that write `new_name` for the name at start..end, with every particle and copula attached to it
     re-chosen by the analyzer (the rest of the word re-joined after the new name): the name itself, then the rest of
     its word, as two edits so that the name's span becomes the new name and nothing else."""
+    if text[end:end + 1] in CLOSING_BRACKETS and text.rfind(text[end], 0, start) < text.rfind(OPENING_OF[text[end]], 0, start):
+        # 아자르(첼시)가: a particle after the bracket agrees with the word before it, not with the name inside
+        return [Edit(field, start, end, text[start:end], new_name)]
     word_end = eojeol_end(text, end)
     found = morphemes(text)
     rest = [m for m in found if end <= m.start < word_end]
@@ -159,21 +189,49 @@ def name_edits(field: str, text: str, start: int, end: int, new_name: str, spans
     return [Edit(field, start, end, text[start:end], new_name), Edit(field, end, word_end, text[end:word_end], rewritten[len(new_name):])]
 
 
+def head_noun_after(text: str, end: int) -> str | None:
+    """The common noun that starts the word after a name written without a particle (케리 장관, 김정숙 여사, 구글
+    카드보드): the title or thing the name is said of, which a new name must also be said of in the data (유승준 장관
+    is no minister). None when a particle follows the name or the next word does not start with a common noun."""
+    if text[end:end + 1] != " ":
+        return None
+    found = morphemes(text[end + 1:eojeol_end(text, end + 1)])
+    return found[0].form if found and found[0].tag == "NNG" and found[0].start == 0 else None
+
+
 class NamePool:
     """Names split by whether their last syllable has a final consonant, so the opposite kind is found at once."""
 
     def __init__(self, names: Sequence[str]) -> None:
         self.with_final = [n for n in names if final_consonant(n[-1]) not in (None, 0)]
         self.without_final = [n for n in names if final_consonant(n[-1]) == 0]
+        self._known: tuple[list[tuple[str, Morpheme]], list[tuple[str, Morpheme]]] | None = None
+        self._nearest: dict[str, list[str]] = {}
 
-    def opposite_set(self, name: str) -> set[str]:
-        """`opposite` as a set (kept per kind), for intersecting with the analyzer's similar names."""
-        own = final_consonant(name[-1])
-        if own is None:
-            return set()
-        if not hasattr(self, "_sets"):
-            self._sets = (set(self.without_final), set(self.with_final))
-        return self._sets[0] if own else self._sets[1]
+    def nearest(self, name: str) -> list[str]:
+        """The names of the pool with the opposite final consonant that the analyzer's embedding puts near `name`
+        (cosine at least SIMILAR_ENOUGH, the same tag, both well known to it), nearest first: a
+        country for a country (스페인 -> 이탈리아), a city for a city (부산 -> 대구), a pitcher for a pitcher (류현진 ->
+        박찬호); never 미국 -> 쿠이아바 or 국회 -> 하나금융. The pool is compared pair by pair
+        (`Kiwi.morpheme_similarity`, a microsecond each) rather than through the analyzer's nearest morphemes over its
+        whole vocabulary (`most_similar_morphemes`, 7 ms a name): the pool is small, the vocabulary is not."""
+        if name in self._nearest:
+            return self._nearest[name]
+        own, final = name_morpheme(name), final_consonant(name[-1])
+        found: list[str] = []
+        if own is not None and final is not None:
+            if self._known is None:
+                self._known = (self._well_known(self.without_final), self._well_known(self.with_final))
+            scored = [(score, other) for other, m in self._known[0 if final else 1]
+                      if m.tag == own.tag and other != name and (score := similarity(own, m)) >= SIMILAR_ENOUGH]
+            found = [other for _, other in sorted(scored, key=lambda pair: (-pair[0], pair[1]))]
+        self._nearest[name] = found
+        return found
+
+    @staticmethod
+    def _well_known(names: Sequence[str]) -> list[tuple[str, Morpheme]]:
+        """The names the analyzer reads as one well-known noun, with that morpheme."""
+        return [(name, found) for name, found in ((n, name_morpheme(n)) for n in names) if found is not None]
 
     def opposite(self, name: str) -> list[str]:
         """The names whose last syllable has a final consonant where `name`'s has none, or the other way round."""
@@ -380,7 +438,12 @@ def register_edit(field: str, text: str, spans: Sequence[Span]) -> tuple[Edit, s
     if target == FORMAL:
         ending = "ᆸ니다"
     elif target == POLITE:
-        ending = "에요" if before is not None and before.tag == "VCP" else "어요"
+        ending = "어요"
+        if before is not None and before.tag == "VCP":
+            # the copula's polite ending is 이에요 after a final consonant (집이에요) and 예요 after a vowel (숙소예요,
+            # 위해서예요): the analyzer's join writes 숙소에요, a common misspelling, so the rule is applied here
+            noun = join([(m.form, m.tag) for m in stem[:-1]])
+            ending = "예요" if noun and final_consonant(noun[-1]) == 0 else "에요"
     else:
         ending = "ᆫ다" if before is not None and before.tag in ("VV", "XSV") else "다"
     rewritten = join([(m.form, m.tag) for m in stem] + [(ending, "EF")])
@@ -404,6 +467,12 @@ def negation_edit(field: str, text: str, spans: Sequence[Span]) -> Edit:
     if any(m.tag not in ("EP", "EF") for m in tail):
         raise Unmade("the final predicate has endings other than tense and the final one")
     core = words[last_content]
+    before = [m for m in morphemes(text) if m.end <= core.start]
+    previous = (before[-1].form, before[-1].tag) if before else None
+    if (core.form, core.tag) == ("하", "VX") and previous in (("어야", "EC"), ("아야", "EC"), ("야", "EC")):
+        raise Unmade("an obligation (-어야 하다) is negated as -지 않아도 되다, not with 않다")  # 내야 하지 않는다 reads wrong
+    if core.tag == "VCP" and previous == ("것", "NNB"):
+        raise Unmade("a conjecture (-ㄹ 것이다) does not read naturally as 것이 아니다")  # 찬성할 것이 아니다
     parts = [(m.form, m.tag) for m in head]
     if core.tag == "VCP":
         parts += [("이", "JKC"), ("아니", "VCN")]

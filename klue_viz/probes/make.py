@@ -81,11 +81,16 @@ class NamePools:
 
     def __init__(self, examples: Sequence[ProbeExample], probe: ProbeIO) -> None:
         typed: dict[str, set[str]] = defaultdict(set)
+        #: Per name, the common nouns the data writes right after it (케리 -> {장관}): what it is said of.
+        self.heads: dict[str, set[str]] = defaultdict(set)
         for example in examples:
             for span in example.spans:
                 text = example.texts[span.field][span.start:span.end]
                 if probe.swappable(span.label) and korean.is_name(text):
                     typed[span.label].add(text)
+                    head = korean.head_noun_after(example.texts[span.field], span.end)
+                    if head is not None:
+                        self.heads[text].add(head)
         self.typed = {label: korean.NamePool(sorted(names)) for label, names in typed.items()}
         self._examples, self._probe = examples, probe
         self._proper: korean.NamePool | None = None
@@ -95,8 +100,16 @@ class NamePools:
     def proper(self) -> korean.NamePool:
         """The proper nouns of the texts (analysed on first use: only a name-swap without gold entities needs them)."""
         if self._proper is None:
-            found = {m.form for e in self._examples for f in fields_of(self._probe, e) for m in korean.morphemes(e.texts[f])
-                     if m.tag == "NNP" and len(m.form) >= 2 and korean.is_hangul(m.form)}
+            found: set[str] = set()
+            for example in self._examples:
+                for f in fields_of(self._probe, example):
+                    text = example.texts[f]
+                    for m in korean.morphemes(text):
+                        if m.tag == "NNP" and len(m.form) >= 2 and korean.is_hangul(m.form):
+                            found.add(m.form)
+                            head = korean.head_noun_after(text, m.end) if text[m.start:m.end] == m.form else None
+                            if head is not None:
+                                self.heads[m.form].add(head)
             self._proper = korean.NamePool(sorted(found))
         return self._proper
 
@@ -142,15 +155,36 @@ def _swap_entity(example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: r
         if not korean.is_name(name):
             continue
         pool = pools.typed.get(span.label)
-        others = pool.opposite(name) if pool is not None else []
+        if pool is None:
+            others = []
+        elif probe.names_near_in_meaning:
+            others = _said_of_alike(example, fields_of(probe, example), name, pool.nearest(name), pools)
+        else:
+            others = pool.opposite(name)
         if not others:
-            reason = f"no {span.label} name with the opposite final consonant"
+            near = "near it in meaning and said of the same things " if probe.names_near_in_meaning else ""
+            reason = f"no {span.label} name {near}with the opposite final consonant"
             continue
         try:
             return _swap_everywhere(example, fields_of(probe, example), name, rng.choice(others))
         except Unmade as err:
             reason = str(err)
     raise Unmade(reason)
+
+
+def _said_of_alike(example: ProbeExample, fields: Sequence[str], name: str, nearest: list[str], pools: NamePools) -> list[str]:
+    """The nearest names (at most DRAWN_FROM) that the data also writes before every title or thing the example writes
+    right after `name` (케리 장관 -> only a name seen before 장관; 김정숙 여사 -> only one seen before 여사): a name near in
+    meaning is still of the wrong kind when nothing in the data says it of that (유승준 장관, 파주시 여사)."""
+    needed = set()
+    for f in fields:
+        text, at = example.texts[f], example.texts[f].find(name)
+        while at >= 0:
+            head = korean.head_noun_after(text, at + len(name))
+            if head is not None:
+                needed.add(head)
+            at = text.find(name, at + len(name))
+    return [other for other in nearest if needed <= pools.heads.get(other, set())][:korean.DRAWN_FROM]
 
 
 def _swap_everywhere(example: ProbeExample, fields: Sequence[str], name: str, new: str) -> list[Edit]:
@@ -173,17 +207,16 @@ def _swap_proper_noun(example: ProbeExample, fields: Sequence[str], pools: NameP
     """A proper noun found in every text field (NLI: premise and hypothesis alike) replaced everywhere by a proper noun
     of the data that the analyzer's embedding puts near it (the data gives no type: a country for a country, a player
     for a player), drawn from the nearest few."""
-    forms: dict[str, int] | None = None
+    forms: set[str] | None = None
     for f in fields:
-        here = {m.form: m.id for m in korean.morphemes(example.texts[f]) if m.tag == "NNP" and len(m.form) >= 2 and korean.is_hangul(m.form)}
-        forms = here if forms is None else {form: i for form, i in forms.items() if form in here}
+        here = {m.form for m in korean.morphemes(example.texts[f]) if m.tag == "NNP" and len(m.form) >= 2 and korean.is_hangul(m.form)}
+        forms = here if forms is None else forms & here
     if not forms:
         raise Unmade("no proper noun in every text")
     name = rng.choice(sorted(forms))
-    opposite = pools.proper.opposite_set(name)
-    others = [form for form in korean.similar_proper_nouns(forms[name]) if form in opposite][:korean.DRAWN_FROM]
+    others = _said_of_alike(example, fields, name, pools.proper.nearest(name), pools)
     if not others:
-        raise Unmade("no proper noun of the data near it in meaning with the opposite final consonant")
+        raise Unmade("no proper noun of the data near it in meaning and said of the same things with the opposite final consonant")
     return _swap_everywhere(example, fields, name, rng.choice(others))
 
 

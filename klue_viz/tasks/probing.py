@@ -121,6 +121,10 @@ class ProbeIO(ABC):
     #: Names to swap are the gold spans of people, places and organisations (NER, RE); else the proper nouns the analyzer
     #: finds in every text field of an example (NLI's premise and hypothesis).
     names_from_spans: bool = False
+    #: With names from spans: whether the new name must also be near the old one in meaning (the analyzer's embedding),
+    #: because the span's type is coarser than the world it lives in (NER's LC holds countries, districts and
+    #: restaurants); False where the label is already that fine (WoS's 식당-이름 holds only restaurants).
+    names_near_in_meaning: bool = True
     #: The lm-evaluation-harness task fields (output_type, doc_to_text, doc_to_target, ...) of a suite written with
     #: `--format lm-eval`, over the documents `lm_docs` gives (the prompts of examples/lm_eval/); None: no harness task.
     lm_eval: dict[str, Any] | None = None

@@ -138,6 +138,7 @@ class WosProbe(ProbeIO):
     edit_fields = ()  # every turn of the dialogue
     file_name = "wos-v1.1_dev.json"
     names_from_spans = True
+    names_near_in_meaning = False  # a 식당-이름 value for a 식당-이름 value: the slot is the fine kind already
     #: The state is asked for as items separated by commas, not as examples/lm_eval/klue_wos_gen.yaml's JSON list: the
     #: harness reads a target that looks like a list as a list of alternative answers (`ast.literal_eval`), which would
     #: make each single item a right answer for its own exact_match. klue-viz's answer parser reads both forms.
