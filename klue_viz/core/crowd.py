@@ -182,16 +182,10 @@ def vote_cross_entropy(votes: Sequence[Sequence[str] | None], probs: Sequence[Se
                        labels: Sequence[str]) -> dict | None:
     """The run's mean vote cross-entropy over the examples with votes and probabilities ({"value", "n"}); None without any.
     The mean of `example_cross_entropy` over those examples, computed on one matrix (what `evaluate --out` writes)."""
-    index = {label: k for k, label in enumerate(labels)}
     used = [(v, p) for v, p in zip(votes, probs) if p is not None and v is not None and not isinstance(v, float) and len(v)]
     if not used:
         return None
-    shares = np.zeros((len(used), len(labels)), dtype=np.float64)
-    for row, (given, _) in enumerate(used):
-        for vote in given:
-            if vote in index:
-                shares[row, index[vote]] += 1
-        shares[row] /= len(given)
+    shares = _share_matrix([given for given, _ in used], labels)
     q = np.clip(np.asarray([p for _, p in used], dtype=np.float64), PROBABILITY_FLOOR, None)
     return {"value": float(np.mean(-(shares * np.log(q)).sum(axis=1))), "n": len(used)}
 
@@ -245,15 +239,14 @@ def vote_divergence(votes: Sequence[Sequence[str] | None], probs: Sequence[Seque
 
 
 def _share_matrix(votes: Sequence[Sequence[str]], labels: Sequence[str]) -> np.ndarray:
-    """`vote_shares` of each example, one row each."""
+    """`vote_shares` of each example, one row each: every vote counted at once (np.bincount) rather than one at a time."""
     index = {label: k for k, label in enumerate(labels)}
-    shares = np.zeros((len(votes), len(labels)), dtype=np.float64)
-    for row, given in enumerate(votes):
-        for vote in given:
-            if vote in index:
-                shares[row, index[vote]] += 1
-        shares[row] /= max(len(given), 1)
-    return shares
+    sizes = np.fromiter((len(given) for given in votes), dtype=np.int64, count=len(votes))
+    columns = np.fromiter((index.get(vote, -1) for given in votes for vote in given), dtype=np.int64, count=int(sizes.sum()))
+    rows = np.repeat(np.arange(len(votes)), sizes)
+    inside = columns >= 0  # a vote outside the labels counts in its example's total only
+    counts = np.bincount(rows[inside] * len(labels) + columns[inside], minlength=len(votes) * len(labels))
+    return counts.reshape(len(votes), len(labels)).astype(np.float64) / np.maximum(sizes, 1)[:, None]
 
 
 def _masked_sum(inside: np.ndarray, terms: np.ndarray) -> np.ndarray:
