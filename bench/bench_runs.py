@@ -22,9 +22,10 @@ CPU seconds (user + system of the process and its children), on the real KLUE de
 
 Server CPU is read from /proc/<pid>/stat before and after the page is drawn in headless Chromium
 (the server was started and left idle first, so its start-up is not counted; the first load is).
-`--before PATH` draws every page a second time with another checkout of klue-viz (e.g. `git archive d663be4 | tar -x
--C /tmp/before_speed`), each checkout on its own copy of the same store (the first server on a store keeps results in
-it), for before/after figures side by side in one run.
+`--before PATH` adds and draws everything a second time with another checkout of klue-viz (e.g. `git archive d663be4 |
+tar -x -C /tmp/before_speed`), for before/after figures side by side in one run: the same files added by each
+checkout's own `runs add` (results are kept under a fingerprint of the code that scored them), each page on its own
+copy of that store (the first server on a store keeps the views it computes).
 """
 
 from __future__ import annotations
@@ -104,12 +105,15 @@ def make_runs(shared: Path, folder: Path, per_task: int, tasks: list[str]) -> li
     return paths
 
 
-def cli_add(paths: list[Path], db: Path, shared: Path) -> tuple[float, subprocess.CompletedProcess]:
-    """CPU seconds of one `klue-viz runs add` process over `paths`, with the app's gold (KLUE_VIZ_DATA_DIR, the demo for the rest)."""
+def cli_add(paths: list[Path], db: Path, shared: Path, code: Path = REPO) -> tuple[float, subprocess.CompletedProcess]:
+    """CPU seconds of one `klue-viz runs add` process of the checkout `code` over `paths`, with the app's gold
+    (KLUE_VIZ_DATA_DIR, the demo for the rest). Results are kept under a fingerprint of the scoring code that kept them,
+    so each checkout's pages are timed on a store its own `runs add` made."""
+    db.parent.mkdir(parents=True, exist_ok=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run([sys.executable, "-m", "klue_viz.cli.main", "runs", "add", *map(str, paths)],
-                          env=dict(os.environ, KLUE_VIZ_DB=str(db), KLUE_VIZ_DATA_DIR=str(shared), PYTHONPATH=str(REPO)),
-                          capture_output=True, text=True, cwd=REPO)
+                          env=dict(os.environ, KLUE_VIZ_DB=str(db), KLUE_VIZ_DATA_DIR=str(shared), PYTHONPATH=str(code)),
+                          capture_output=True, text=True, cwd=code)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done
 
@@ -165,7 +169,8 @@ def kept_bytes_per_sentence(db: Path, sentences: int) -> float:
 
 
 def store_copy(db: Path, label: str) -> Path:
-    """The store of `db` (its folder: the database and its kept results) copied beside it for one checkout's servers."""
+    """The store of `db` (its folder: the database and its kept results) copied beside it, for the servers of one page
+    (the first one keeps what it computes in it)."""
     folder = db.parent.with_name(f"{db.parent.name}-{label}")
     shutil.copytree(db.parent, folder)
     return folder / db.name
@@ -189,38 +194,40 @@ def main() -> int:
             print(f"reference: a bare Streamlit hello-world app, first load after a start: {cpu:.2f} CPU s on the server, {rss:.0f} MB, "
                   f"{wall:.1f} s wall", flush=True)
         if wanted & {"add", "home100", "ner50"}:
-            db = root / "100" / "runs.sqlite3"
             paths = make_runs(shared, root / "files100", 50, ["ner", "nli"])
-            cpu, done = cli_add(paths, db, shared)
-            lines = done.stdout.splitlines()
-            print(f"runs add: {len(paths)} files (50 NER + 50 NLI dev runs) in one process: {cpu:.2f} CPU s, {cpu / len(paths):.3f} CPU s per run "
-                  f"(goal <= 0.3); exit {done.returncode}, {sum(1 for line in lines if not line.startswith('refused'))} lines scored", flush=True)
-            if done.returncode:
-                print(done.stderr[-2000:])
             n_sentences = len(load_gold(get_task("ner"), shared).rows)
-            print(f"kept results: {kept_bytes_per_sentence(db, n_sentences):.0f} bytes per NER sentence on disk (goal <= 2048)", flush=True)
             for label, code in checkouts:
+                db = root / f"100-{label}" / "runs.sqlite3"
+                cpu, done = cli_add(paths, db, shared, code)
+                lines = done.stdout.splitlines()
+                print(f"[{label}] runs add: {len(paths)} files (50 NER + 50 NLI dev runs) in one process: {cpu:.2f} CPU s, "
+                      f"{cpu / len(paths):.3f} CPU s per run (goal <= 0.3); exit {done.returncode}, "
+                      f"{sum(1 for line in lines if not line.startswith('refused'))} lines scored", flush=True)
+                if done.returncode:
+                    print(done.stderr[-2000:])
+                print(f"[{label}] kept results: {kept_bytes_per_sentence(db, n_sentences):.0f} bytes per NER sentence on disk (goal <= 2048)",
+                      flush=True)
                 if "home100" in wanted:
-                    copy = store_copy(db, f"home-{label}")
+                    copy = store_copy(db, "home")
                     for when in ("first server on the store", "next server"):
                         cpu, rss, wall = first_load(copy, shared, "/", ".kv-model-table", code)
                         print(f"[{label}] home page, 100 stored runs, first load after a start, {when}: {cpu:.2f} CPU s on the server (goal <= 3), "
                               f"{rss:.0f} MB resident (goal <= 1024), {wall:.1f} s wall", flush=True)
                 if "ner50" in wanted:
-                    copy = store_copy(db, f"ner-{label}")
+                    copy = store_copy(db, "ner")
                     for when in ("first server on the store", "next server (views kept)"):
                         cpu, rss, wall = first_load(copy, shared, "/ner", ".kv-count", code)
                         print(f"[{label}] NER page, 50 stored NER runs, first load after a start, {when}: {cpu:.2f} CPU s on the server "
                               f"(goal <= 1.5), {rss:.0f} MB, {wall:.1f} s wall", flush=True)
         if "home1000" in wanted:
-            db = root / "1000" / "runs.sqlite3"
             paths = make_runs(shared, root / "files1000", 125, list(TASKS))
-            cpu, done = cli_add(paths, db, shared)
-            print(f"runs add: {len(paths)} files over 8 tasks: {cpu:.1f} CPU s ({cpu / len(paths):.3f} per run); exit {done.returncode}", flush=True)
             for label, code in checkouts:
-                copy = store_copy(db, label)
+                db = root / f"1000-{label}" / "runs.sqlite3"
+                cpu, done = cli_add(paths, db, shared, code)
+                print(f"[{label}] runs add: {len(paths)} files over 8 tasks: {cpu:.1f} CPU s ({cpu / len(paths):.3f} per run); "
+                      f"exit {done.returncode}", flush=True)
                 for when in ("first server on the store", "next server"):
-                    cpu, rss, wall = first_load(copy, shared, "/", ".kv-model-table", code)
+                    cpu, rss, wall = first_load(db, shared, "/", ".kv-model-table", code)
                     print(f"[{label}] home page, 1,000 stored runs (8 tasks), first load after a start, {when}: {cpu:.2f} CPU s on the server "
                           f"(goal <= 2), {rss:.0f} MB resident (goal <= 1536), {wall:.1f} s wall", flush=True)
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
