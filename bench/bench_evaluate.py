@@ -7,15 +7,17 @@ class probabilities, so `--out` writes calibration and the vote cross-entropy; S
 written as a JSONL. Timed, in CPU seconds (user + system, getrusage of the children, median of --repeat after one
 warm-up run that writes the bytecode): `klue-viz evaluate --task X --gold G --pred P --out O`, the CI path, and the
 plain scorer of bench/plain/X.py (json + numpy, nothing of klue-viz) on the same files. The ratio is the first over
-the second; issue 28's goal is at most 1.0 on every task. `--before PATH` times a second checkout of klue-viz (e.g.
-`git archive 278c29d | tar -x -C /tmp/before`) in the same run, for before/after figures side by side. Each run's
-metrics are checked against the plain scorer's (1e-9).
+the second; issue 28's goal is at most 1.0 on every task. The machine's load average is printed at the start and the
+end: on a shared machine both sides slow down, and the ratio with them (each task's sides are timed in turn).
+`--before PATH` times a second checkout of klue-viz (e.g. `git archive 278c29d | tar -x -C /tmp/before`) in the same
+run, for before/after figures side by side. Each run's metrics are checked against the plain scorer's (1e-9).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import statistics
@@ -74,7 +76,8 @@ def main() -> int:
     shared = Path(args.shared)
     checkouts = [("after", str(REPO))] + ([("before", str(Path(args.before).resolve()))] if args.before else [])
     header = f"{'task':5} {'plain':>7}" + "".join(f" {label:>8} {'ratio':>6}" for label, _ in checkouts)
-    print(f"CPU s of a whole process, median of {args.repeat}; plain = bench/plain/<task>.py on the same files\n{header}")
+    print(f"CPU s of a whole process, median of {args.repeat}; plain = bench/plain/<task>.py on the same files; "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n{header}")
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.tasks.split(","):
@@ -98,6 +101,7 @@ def main() -> int:
                     failed = True
                     line += f" (metrics differ from the plain scorer's: {wrong})"
             print(line, flush=True)
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 1 if failed else 0
 
 
