@@ -25,6 +25,7 @@ from klue_viz.core.crowd import (
     example_cross_entropy,
     pearson,
     score_spread,
+    score_spreads,
     spread_bucket,
     vote_agreement,
     vote_cross_entropy,
@@ -165,3 +166,14 @@ def test_vote_divergence_of_all_examples_at_once_is_the_mean_of_each_examples_to
     kl, jsd, own = np.asarray(each, dtype=np.float64).mean(axis=0)
     assert vote_divergence(votes, probs, labels) == {"kl": kl, "jsd": jsd, "vote_entropy": own, "n": len(each)}
     assert vote_divergence([None, ["a"]], [[1.0] + [0.0] * (len(labels) - 1), None], labels) is None
+
+
+def test_spreads_of_all_pairs_at_once_are_each_pairs_to_the_last_bit():
+    rng = np.random.default_rng(11)
+    votes: list = [None, [], [3.0], [0, 5], ["2", "4", "4"]]  # no spread without two scores; scores as text are numbers
+    votes += [list(rng.integers(0, 6, size=int(rng.integers(0, 10))) + rng.random() * rng.integers(0, 2)) for _ in range(3000)]
+    found = score_spreads(votes)
+    expected = [score_spread(v) for v in votes]
+    assert [math.isnan(x) for x in found] == [math.isnan(x) for x in expected]
+    assert [x for x in found if not math.isnan(x)] == [x for x in expected if not math.isnan(x)]
+    assert found[3] == 2.5 and found[4] == pytest.approx(math.sqrt(8 / 9))

@@ -275,6 +275,21 @@ def score_spread(votes: Sequence[float] | None) -> float:
     return float(np.std(np.asarray(votes, dtype=np.float64)))
 
 
+def score_spreads(votes: Sequence[Sequence[float] | None]) -> list[float]:
+    """`score_spread` of each pair, the pairs with the same number of scores at once (one np.std over their rows: a row's
+    sums are taken in the same order as over the row alone, so each value is `score_spread`'s to the last bit)."""
+    spreads = [math.nan] * len(votes)
+    by_size: dict[int, list[int]] = {}
+    for position, scores in enumerate(votes):
+        if scores is not None and len(scores) >= 2:
+            by_size.setdefault(len(scores), []).append(position)
+    for positions in by_size.values():
+        found = np.std(np.asarray([votes[k] for k in positions], dtype=np.float64), axis=1)
+        for k, value in zip(positions, found.tolist()):
+            spreads[k] = value
+    return spreads
+
+
 def spread_bucket(std: float) -> str | None:
     """The spread slice value of a pair (None where it has no spread)."""
     if math.isnan(std):
