@@ -7,7 +7,9 @@ class probabilities, so `--out` writes calibration and the vote cross-entropy; S
 written as a JSONL. Timed, in CPU seconds (user + system, getrusage of the children, median of --repeat after one
 warm-up run that writes the bytecode): `klue-viz evaluate --task X --gold G --pred P --out O`, the CI path, and the
 plain scorer of bench/plain/X.py (json + numpy, nothing of klue-viz) on the same files. The ratio is the first over
-the second; issue 28's goal is at most 1.0 on every task. The machine's load average is printed at the start and the
+the second; issue 28's goal is at most 1.0 on every task. The first row, `floor`, is what both sides pay before any
+work: Python importing json and numpy (the plain column), and klue-viz's `evaluate` command imported with its parser
+built (`build_parser("evaluate")`), nothing read. The machine's load average is printed at the start and the
 end: on a shared machine both sides slow down, and the ratio with them (each task's sides are timed in turn).
 `--before PATH` times a second checkout of klue-viz (e.g. `git archive 278c29d | tar -x -C /tmp/before`) in the same
 run, for before/after figures side by side. Each run's metrics are checked against the plain scorer's (1e-9).
@@ -34,6 +36,9 @@ from klue_viz.scoring.evaluate import load_gold
 from klue_viz.tasks import get_task
 
 PLAIN = Path(__file__).resolve().parent / "plain"
+#: The `evaluate` command imported and its parser built, nothing read (d663be4's build_parser builds every command's).
+FLOOR = ("import inspect, klue_viz.cli.evaluate, klue_viz.cli.main as m\n"
+         "m.build_parser(*(['evaluate'] if inspect.signature(m.build_parser).parameters else []))")
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -79,6 +84,13 @@ def main() -> int:
     print(f"CPU s of a whole process, median of {args.repeat}; plain = bench/plain/<task>.py on the same files; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n{header}")
     failed = False
+    floor, _ = cpu_of([sys.executable, "-c", "import json, numpy"], args.repeat, None)
+    line = f"{'floor':5} {floor:7.3f}"
+    for _, root in checkouts:
+        ours, _ = cpu_of([sys.executable, "-c", FLOOR], args.repeat, root)
+        line += f" {ours:8.3f} {ours / floor:6.2f}"
+    print(line + "  (python importing json and numpy; klue-viz's evaluate command imported and its parser built, nothing read)",
+          flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.tasks.split(","):
             task = get_task(name)
