@@ -1,6 +1,6 @@
 """Many stored runs: adding them, and the first pages a server draws with them (issue 15).
 
-    python bench/bench_runs.py [--shared ../shared/klue] [--only add,home100,home1000,ner50] [--before PATH]
+    python bench/bench_runs.py [--shared ../shared/klue] [--only add,home100,home1000,ner50] [--before PATH] [--times N]
 
 CPU seconds (user + system of the process and its children), on the real KLUE dev sets:
 
@@ -25,7 +25,9 @@ Server CPU is read from /proc/<pid>/stat before and after the page is drawn in h
 `--before PATH` adds and draws everything a second time with another checkout of klue-viz (e.g. `git archive d663be4 |
 tar -x -C /tmp/before_speed`), for before/after figures side by side in one run: the same files added by each
 checkout's own `runs add` (results are kept under a fingerprint of the code that scored them), each page on its own
-copy of that store (the first server on a store keeps the views it computes).
+copy of that store (the first server on a store keeps the views it computes). `--times N` measures each first load N
+times and gives the median (a first server each time on a fresh copy of the store; then N next servers on the last
+one), for figures steadier than one load on a shared machine.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import os
 import random
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -176,12 +179,26 @@ def store_copy(db: Path, label: str) -> Path:
     return folder / db.name
 
 
+def page_figures(db: Path, label: str, shared: Path, page_path: str, wait_for: str, code: Path, times: int) -> list[tuple[float, float, float]]:
+    """(server CPU s, resident MB, wall s) of the first load of a page on a first server of the store `db` and on a next
+    one, each the median of `times` loads (every first server on a fresh copy of the store)."""
+    firsts, nexts, copy = [], [], db
+    for k in range(times):
+        copy = store_copy(db, f"{label}{k}")
+        firsts.append(first_load(copy, shared, page_path, wait_for, code))
+    for _ in range(times):
+        nexts.append(first_load(copy, shared, page_path, wait_for, code))
+    return [(statistics.median(f[0] for f in found), statistics.median(f[1] for f in found), statistics.median(f[2] for f in found))
+            for found in (firsts, nexts)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shared", default=str(REPO.parent / "shared" / "klue"))
     parser.add_argument("--only", default="hello,add,home100,ner50,home1000")
     parser.add_argument("--code", default=str(REPO), help="the checkout whose klue_viz the server runs (another one measures 'before')")
     parser.add_argument("--before", default="", help="another checkout whose servers draw the same pages on a copy of the same store")
+    parser.add_argument("--times", type=int, default=1, help="first loads per figure (the median is printed)")
     args = parser.parse_args()
     shared = Path(args.shared).resolve()
     wanted = set(args.only.split(","))
@@ -208,15 +225,13 @@ def main() -> int:
                 print(f"[{label}] kept results: {kept_bytes_per_sentence(db, n_sentences):.0f} bytes per NER sentence on disk (goal <= 2048)",
                       flush=True)
                 if "home100" in wanted:
-                    copy = store_copy(db, "home")
-                    for when in ("first server on the store", "next server"):
-                        cpu, rss, wall = first_load(copy, shared, "/", ".kv-model-table", code)
+                    for when, (cpu, rss, wall) in zip(("first server on the store", "next server"),
+                                                      page_figures(db, "home", shared, "/", ".kv-model-table", code, args.times)):
                         print(f"[{label}] home page, 100 stored runs, first load after a start, {when}: {cpu:.2f} CPU s on the server (goal <= 3), "
                               f"{rss:.0f} MB resident (goal <= 1024), {wall:.1f} s wall", flush=True)
                 if "ner50" in wanted:
-                    copy = store_copy(db, "ner")
-                    for when in ("first server on the store", "next server (views kept)"):
-                        cpu, rss, wall = first_load(copy, shared, "/ner", ".kv-count", code)
+                    for when, (cpu, rss, wall) in zip(("first server on the store", "next server (views kept)"),
+                                                      page_figures(db, "ner", shared, "/ner", ".kv-count", code, args.times)):
                         print(f"[{label}] NER page, 50 stored NER runs, first load after a start, {when}: {cpu:.2f} CPU s on the server "
                               f"(goal <= 1.5), {rss:.0f} MB, {wall:.1f} s wall", flush=True)
         if "home1000" in wanted:
@@ -226,8 +241,8 @@ def main() -> int:
                 cpu, done = cli_add(paths, db, shared, code)
                 print(f"[{label}] runs add: {len(paths)} files over 8 tasks: {cpu:.1f} CPU s ({cpu / len(paths):.3f} per run); "
                       f"exit {done.returncode}", flush=True)
-                for when in ("first server on the store", "next server"):
-                    cpu, rss, wall = first_load(db, shared, "/", ".kv-model-table", code)
+                for when, (cpu, rss, wall) in zip(("first server on the store", "next server"),
+                                                  page_figures(db, "home", shared, "/", ".kv-model-table", code, args.times)):
                     print(f"[{label}] home page, 1,000 stored runs (8 tasks), first load after a start, {when}: {cpu:.2f} CPU s on the server "
                           f"(goal <= 2), {rss:.0f} MB resident (goal <= 1536), {wall:.1f} s wall", flush=True)
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
