@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -45,3 +47,26 @@ def test_a_group_module_imports_no_other_part_of_the_command_line_but_common():
     for path in groups:
         assert cli_modules_imported(path) <= {"klue_viz.cli.common"}, path.name
     assert cli_modules_imported(REPO / "klue_viz" / "cli" / "common.py") == set()
+
+
+def test_a_command_imports_and_builds_its_own_group_only_and_parses_as_the_whole_parser_does():
+    """`klue-viz evaluate` (the CI path, issue 28's speed figure) neither imports nor builds the other groups' parsers;
+    its help, and an error in its arguments, read as with every group's parser built."""
+    code = ("import contextlib, io, sys\n"
+            "from klue_viz.cli.main import build_parser\n"
+            "def said(parser, words):\n"
+            "    out = io.StringIO()\n"
+            "    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):\n"
+            "        try:\n"
+            "            parser.parse_args(words)\n"
+            "        except SystemExit as done:\n"
+            "            out.write(f'exit {done.code}')\n"
+            "    return out.getvalue()\n"
+            "own = build_parser('evaluate')\n"
+            "loaded = sorted(m for m in sys.modules if m.startswith('klue_viz.cli.') and m != 'klue_viz.cli.main')\n"
+            "whole = build_parser()\n"
+            "same = all(said(own, words) == said(whole, words) for words in "
+            "(['evaluate', '--help'], ['evaluate', '--task', 'nerr'], ['evaluate', '--gold', 'g']))\n"
+            "print(loaded, same)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert done.stdout.strip() == "['klue_viz.cli.common', 'klue_viz.cli.evaluate'] True"

@@ -21,12 +21,16 @@ from klue_viz.core.crowd import (
     annotator_pearson,
     cross_entropy,
     crowd_view,
+    divergences,
     example_cross_entropy,
     pearson,
     score_spread,
+    score_spreads,
     spread_bucket,
     vote_agreement,
     vote_cross_entropy,
+    vote_divergence,
+    vote_held_out,
     vote_shares,
 )
 
@@ -122,3 +126,54 @@ def test_spread_and_its_buckets_at_the_edges():
     assert [spread_bucket(v) for v in (0.0, 0.4999, 0.5, 0.99, 1.0, 3.0)] == [
         "std < 0.5", "std < 0.5", "0.5 ≤ std < 1", "0.5 ≤ std < 1", "std ≥ 1", "std ≥ 1"]
     assert spread_bucket(math.nan) is None
+
+
+def _one_pass_held_out(rows: list[dict]) -> tuple[float, int]:
+    """vote_held_out's sum as one pass over every vote (the code before it reused a row's credits): the expected value."""
+    agree, total = 0.0, 0
+    for row in rows:
+        votes = [str(v) for v in row.get("votes") or []]
+        if len(votes) < 2:
+            continue
+        for k, vote in enumerate(votes):
+            others = votes[:k] + votes[k + 1:]
+            counts = {label: others.count(label) for label in set(others)}
+            tied = [label for label, c in counts.items() if c == max(counts.values())]
+            agree += 1.0 / len(tied) if vote in tied else 0.0
+        total += len(votes)
+    return agree, total
+
+
+def test_held_out_agreement_reusing_credits_is_the_one_pass_sum_to_the_last_bit():
+    rng = np.random.default_rng(3)
+    rows = [{"gold": "a", "votes": [str(v) for v in rng.choice(list(LABELS), size=int(rng.integers(0, 7)))]} for _ in range(2000)]
+    rows += [{"gold": "a", "votes": [1, "1", 2]}, {"gold": "a"}]  # votes compared as text, a row without votes
+    agree, total = _one_pass_held_out(rows)
+    found = vote_held_out(rows)
+    assert found is not None and found.n == total and found.value == 100.0 * agree / total  # exact: the same additions in order
+
+
+@pytest.mark.parametrize("labels", [("a", "b", "c"), tuple("abcdefg")])  # NLI's 3 labels, YNAT's 7
+def test_vote_divergence_of_all_examples_at_once_is_the_mean_of_each_examples_to_the_last_bit(labels):
+    rng = np.random.default_rng(len(labels))
+    votes, probs = [], []
+    for k in range(3000):
+        votes.append(None if k % 97 == 0 else [str(v) for v in rng.choice(list(labels) + ["outside"], size=int(rng.integers(1, 6)))])
+        p = rng.random(len(labels)) ** 3
+        p[rng.random(len(labels)) < 0.2] = 0.0  # labels the run rules out: the KL reads the floor, the JS distance does not
+        probs.append(None if k % 89 == 0 else list(p / p.sum() if p.sum() else np.full(len(labels), 1 / len(labels))))
+    each = [divergences(v, p, labels) for v, p in zip(votes, probs) if v is not None and p is not None and len(v)]
+    kl, jsd, own = np.asarray(each, dtype=np.float64).mean(axis=0)
+    assert vote_divergence(votes, probs, labels) == {"kl": kl, "jsd": jsd, "vote_entropy": own, "n": len(each)}
+    assert vote_divergence([None, ["a"]], [[1.0] + [0.0] * (len(labels) - 1), None], labels) is None
+
+
+def test_spreads_of_all_pairs_at_once_are_each_pairs_to_the_last_bit():
+    rng = np.random.default_rng(11)
+    votes: list = [None, [], [3.0], [0, 5], ["2", "4", "4"]]  # no spread without two scores; scores as text are numbers
+    votes += [list(rng.integers(0, 6, size=int(rng.integers(0, 10))) + rng.random() * rng.integers(0, 2)) for _ in range(3000)]
+    found = score_spreads(votes)
+    expected = [score_spread(v) for v in votes]
+    assert [math.isnan(x) for x in found] == [math.isnan(x) for x in expected]
+    assert [x for x in found if not math.isnan(x)] == [x for x in expected if not math.isnan(x)]
+    assert found[3] == 2.5 and found[4] == pytest.approx(math.sqrt(8 / 9))

@@ -59,3 +59,29 @@ def test_the_home_page_modules_load_no_heavy_library():
             "inspect.stack()\n"
             f"print([m for m in {heavy!r} if m in sys.modules])")
     assert _run(code) == "[]"
+
+
+def test_a_lazy_pattern_compiles_on_first_use_and_then_is_the_compiled_patterns_own():
+    import re
+
+    from klue_viz.core.lazy import lazy_pattern
+
+    broken = lazy_pattern("(unclosed")  # compiling it would fail: making it does not compile
+    with pytest.raises(re.error):
+        broken.search("x")
+    words = lazy_pattern(r"(\w+)-(\d)", re.IGNORECASE)
+    compiled = re.compile(r"(\w+)-(\d)", re.IGNORECASE)
+    assert words.findall("ab-1 CD-2 x") == compiled.findall("ab-1 CD-2 x") == [("ab", "1"), ("CD", "2")]
+    assert words.sub(r"\2", "ab-1") == "1" and words.pattern == compiled.pattern and words.groups == 2
+    assert words.search.__self__ is compiled  # the kept bound method is the (re-cached) compiled pattern's
+
+
+def test_importing_the_answer_parsers_compiles_none_of_their_patterns():
+    """`klue-viz evaluate` of a file without generated text loads klue_viz.reading.answers (the task modules use its types)
+    but never parses an answer: its patterns are compiled when an answer is first read (issue 28's speed figure)."""
+    code = ("import re\n"
+            "import collections.abc, dataclasses, json, typing, klue_viz.core.lazy\n"  # what it imports, loaded first
+            "before = set(re._cache)\n"
+            "import klue_viz.reading.answers\n"
+            "print(len(set(re._cache) - before))")
+    assert _run(code) == "0"

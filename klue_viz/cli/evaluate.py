@@ -141,7 +141,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
             if result.wrong_gold:
                 say(f"klue-viz: WARNING: {result.run}: {result.wrong_gold}", error=True)
     crowd_figures: dict[int, dict] = {}
-    human = human_line(task, gold, results, per_run=bool(args.out), figures=crowd_figures)
+    human, held_out = human_line(task, gold, results, per_run=bool(args.out), figures=crowd_figures)
     if corrected is not None and results:
         print(corrected.table(task, before, args.pred, args.strict))
     if args.out:
@@ -149,7 +149,6 @@ def evaluate_command(args: argparse.Namespace) -> int:
                    "runs": [run_record(r, crowd=crowd_figures.get(k, human is not None)) for k, r in enumerate(results)]}
         if human is not None:
             payload["human"] = human.to_dict()
-            held_out = annotators.human_of(task, gold.rows, results, held_out=True)
             if held_out is not None:
                 payload["human_held_out"] = held_out.to_dict()
         if corrected is not None:
@@ -207,7 +206,7 @@ def evaluate_folders(args: argparse.Namespace) -> int:
     for name, gold in done.golds.items():  # the annotators' agreement of each task whose gold keeps them, as --task prints it
         of_task = [run for run in done.runs if run.task == name]
         per_run: dict[int, dict] = {}
-        baseline = human_line(gold.task, gold, [run.result for run in of_task], per_run=bool(args.out), figures=per_run)
+        baseline, _ = human_line(gold.task, gold, [run.result for run in of_task], per_run=bool(args.out), figures=per_run)
         if baseline is not None:
             humans[name] = baseline
             crowd_figures.update({id(of_task[k]): figures for k, figures in per_run.items()})
@@ -252,17 +251,16 @@ def run_record(result: RunResult, crowd: bool | dict = False) -> dict:
 
 
 def human_line(task: Task, gold: Gold, results: list[RunResult], per_run: bool,
-               figures: dict[int, dict] | None = None) -> HumanBaseline | None:
-    """Print the annotators' agreement (the human baseline) over the gold the runs scored; returns it (None without votes).
+               figures: dict[int, dict] | None = None) -> tuple[HumanBaseline | None, HumanBaseline | None]:
+    """Print the annotators' agreement (the human baseline) over the gold the runs scored; returns it and its held-out
+    form (`Task.held_out_baseline`), each None without votes, so `--out` writes them without computing them again.
 
     With `per_run` (`--out`, whose runs carry these figures) also each run against the annotators (numpy, from the
     matched rows: klue_viz.discovery.annotators.run_crowd); `figures` gets them by the run's position in `results`,
     for `run_record`, so they are computed once."""
-    if not results or task.human_baseline(gold.rows) is None:
-        return None
-    human = annotators.human_of(task, gold.rows, results)
+    human = annotators.human_of(task, gold.rows, results) if results else None
     if human is None:
-        return None
+        return None, None
     held_out = annotators.human_of(task, gold.rows, results, held_out=True)
     print(f"== human baseline of {task.facts.name.upper()} (the gold's annotators) ==")
     if held_out is not None and held_out.value != human.value:
@@ -285,5 +283,5 @@ def human_line(task: Task, gold: Gold, results: list[RunResult], per_run: bool,
         if rho is not None:
             print(terminal(f"  {result.run}: Spearman rho of |gold - predicted| with the annotators' spread {rho['rho']:.3f} "
                            f"over {rho['n']:,} {task.facts.unit}s"))
-    return human
+    return human, held_out
 

@@ -89,24 +89,40 @@ def vote_agreement(rows: Iterable[dict]) -> HumanBaseline | None:
 
 def vote_held_out(rows: Iterable[dict]) -> HumanBaseline | None:
     """Each vote against the majority of the other votes of its row (0..100), a tie for most split: a vote that is one of
-    k labels tied for most counts 1/k. Rows with fewer than two votes have no others; None when no row has two."""
+    k labels tied for most counts 1/k. Rows with fewer than two votes have no others; None when no row has two.
+
+    A row's credits depend only on its votes in order, and a dev set repeats a few dozen such sequences (NLI: five votes
+    over three labels), so each sequence's credits are worked out once and added vote by vote, in the same order (the
+    same float sum) as one pass over every vote would."""
     agree = 0.0
     total = 0
+    credits_of: dict[tuple, tuple[float, ...]] = {}
     for row in rows:
-        votes = [str(v) for v in row.get("votes") or []]
-        if len(votes) < 2:
+        given = tuple(row.get("votes") or ())
+        if len(given) < 2:
             continue
-        counts = Counter(votes)
-        for vote in votes:
-            counts[vote] -= 1  # the others' votes
-            top = max(counts.values())
-            tied = sum(1 for c in counts.values() if c == top)
-            agree += 1.0 / tied if counts[vote] == top else 0.0
-            counts[vote] += 1
-        total += len(votes)
+        credits = credits_of.get(given)
+        if credits is None:
+            credits = credits_of[given] = _held_out_credits([str(v) for v in given])
+        for credit in credits:
+            agree += credit
+        total += len(given)
     if not total:
         return None
     return HumanBaseline("accuracy", 100.0 * agree / total, total, "votes, each against the majority of the others")
+
+
+def _held_out_credits(votes: list[str]) -> tuple[float, ...]:
+    """Each vote's credit against the majority of the others: 1 for their majority, 1/k when one of k tied for most, else 0."""
+    counts = Counter(votes)
+    credits = []
+    for vote in votes:
+        counts[vote] -= 1  # the others' votes
+        top = max(counts.values())
+        tied = sum(1 for c in counts.values() if c == top)
+        credits.append(1.0 / tied if counts[vote] == top else 0.0)
+        counts[vote] += 1
+    return tuple(credits)
 
 
 def annotator_couples(rows: Iterable[dict]) -> tuple[np.ndarray, np.ndarray]:
@@ -166,16 +182,10 @@ def vote_cross_entropy(votes: Sequence[Sequence[str] | None], probs: Sequence[Se
                        labels: Sequence[str]) -> dict | None:
     """The run's mean vote cross-entropy over the examples with votes and probabilities ({"value", "n"}); None without any.
     The mean of `example_cross_entropy` over those examples, computed on one matrix (what `evaluate --out` writes)."""
-    index = {label: k for k, label in enumerate(labels)}
     used = [(v, p) for v, p in zip(votes, probs) if p is not None and v is not None and not isinstance(v, float) and len(v)]
     if not used:
         return None
-    shares = np.zeros((len(used), len(labels)), dtype=np.float64)
-    for row, (given, _) in enumerate(used):
-        for vote in given:
-            if vote in index:
-                shares[row, index[vote]] += 1
-        shares[row] /= len(given)
+    shares = _share_matrix([given for given, _ in used], labels)
     q = np.clip(np.asarray([p for _, p in used], dtype=np.float64), PROBABILITY_FLOOR, None)
     return {"value": float(np.mean(-(shares * np.log(q)).sum(axis=1))), "n": len(used)}
 
@@ -205,12 +215,43 @@ def _relative_entropy(p: np.ndarray, m: np.ndarray) -> float:
 def vote_divergence(votes: Sequence[Sequence[str] | None], probs: Sequence[Sequence[float] | None],
                     labels: Sequence[str]) -> dict | None:
     """The run's mean KL, Jensen-Shannon distance and vote entropy over the examples with votes and probabilities
-    ({"kl", "jsd", "vote_entropy", "n"}); None without any."""
-    found = [divergences(v, p, labels) for v, p in zip(votes, probs) if p is not None and v is not None and len(v)]
-    if not found:
+    ({"kl", "jsd", "vote_entropy", "n"}); None without any.
+
+    `divergences` of every example at once, on (examples x labels) matrices: the terms of a label an example leaves out
+    are zeros, which add nothing to a row's sum (fewer than 8 labels, as every KLUE label task with votes has, are summed
+    in order, so the figures are those of `divergences` to the last bit; tests/test_crowd_edges.py holds them so)."""
+    used = [(v, p) for v, p in zip(votes, probs) if p is not None and v is not None and len(v)]
+    if not used:
         return None
-    kl, jsd, own = np.asarray(found, dtype=np.float64).mean(axis=0)
-    return {"kl": float(kl), "jsd": float(jsd), "vote_entropy": float(own), "n": len(found)}
+    v = _share_matrix([given for given, _ in used], labels)
+    q = np.asarray([p for _, p in used], dtype=np.float64)
+    floored = np.clip(q, PROBABILITY_FLOOR, None)
+    floored /= floored.sum(axis=1, keepdims=True)
+    voted = v > 0
+    kl = _masked_sum(voted, v * np.log(np.where(voted, v, 1.0) / floored))
+    middle = (v + q) / 2
+    js = 0.5 * _masked_sum(voted, v * np.log(np.where(voted, v, 1.0) / np.where(voted, middle, 1.0)))
+    given = q > 0
+    js = js + 0.5 * _masked_sum(given, q * np.log(np.where(given, q, 1.0) / np.where(given, middle, 1.0)))
+    own = -_masked_sum(voted, v * np.log(np.where(voted, v, 1.0)))
+    mean_kl, mean_jsd, mean_own = np.column_stack([kl, np.sqrt(np.maximum(js, 0.0)), own]).mean(axis=0)
+    return {"kl": float(mean_kl), "jsd": float(mean_jsd), "vote_entropy": float(mean_own), "n": len(used)}
+
+
+def _share_matrix(votes: Sequence[Sequence[str]], labels: Sequence[str]) -> np.ndarray:
+    """`vote_shares` of each example, one row each: every vote counted at once (np.bincount) rather than one at a time."""
+    index = {label: k for k, label in enumerate(labels)}
+    sizes = np.fromiter((len(given) for given in votes), dtype=np.int64, count=len(votes))
+    columns = np.fromiter((index.get(vote, -1) for given in votes for vote in given), dtype=np.int64, count=int(sizes.sum()))
+    rows = np.repeat(np.arange(len(votes)), sizes)
+    inside = columns >= 0  # a vote outside the labels counts in its example's total only
+    counts = np.bincount(rows[inside] * len(labels) + columns[inside], minlength=len(votes) * len(labels))
+    return counts.reshape(len(votes), len(labels)).astype(np.float64) / np.maximum(sizes, 1)[:, None]
+
+
+def _masked_sum(inside: np.ndarray, terms: np.ndarray) -> np.ndarray:
+    """Each row's sum of the `terms` where `inside`, the others counted as 0.0 (their logarithms were taken of 1.0)."""
+    return np.where(inside, terms, 0.0).sum(axis=1)
 
 
 def crowd_view(confidence: float | None, votes: Sequence[str] | None, gold: str) -> str:
@@ -232,6 +273,21 @@ def score_spread(votes: Sequence[float] | None) -> float:
     if votes is None or len(votes) < 2:
         return math.nan
     return float(np.std(np.asarray(votes, dtype=np.float64)))
+
+
+def score_spreads(votes: Sequence[Sequence[float] | None]) -> list[float]:
+    """`score_spread` of each pair, the pairs with the same number of scores at once (one np.std over their rows: a row's
+    sums are taken in the same order as over the row alone, so each value is `score_spread`'s to the last bit)."""
+    spreads = [math.nan] * len(votes)
+    by_size: dict[int, list[int]] = {}
+    for position, scores in enumerate(votes):
+        if scores is not None and len(scores) >= 2:
+            by_size.setdefault(len(scores), []).append(position)
+    for positions in by_size.values():
+        found = np.std(np.asarray([votes[k] for k in positions], dtype=np.float64), axis=1)
+        for k, value in zip(positions, found.tolist()):
+            spreads[k] = value
+    return spreads
 
 
 def spread_bucket(std: float) -> str | None:

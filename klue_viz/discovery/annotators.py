@@ -132,7 +132,7 @@ def human_of(task: Task, gold_rows: list[dict], results: list[RunResult], held_o
     """The task's human baseline over the gold rows the runs scored (None when the gold keeps no annotator labels); with
     `held_out`, each annotator scored against the others only (`Task.held_out_baseline`)."""
     baseline = task.held_out_baseline if held_out else task.human_baseline
-    if baseline(gold_rows) is None:
+    if baseline(gold_rows) is None:  # asked of the gold first: finding the rows a run scored may build its frames
         return None
     return baseline(scored_rows(gold_rows, results) if results else gold_rows)
 

@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from klue_viz.core.lazy import lazy_pattern
+
 #: Fields of an ordinary prediction record that hold generated text instead of a prediction, in the order looked at.
 TEXT_FIELDS = ("generation", "output", "response", "text")
 
@@ -30,7 +32,7 @@ TEXT_FIELDS = ("generation", "output", "response", "text")
 UNREADABLE = "unreadable answer"
 
 #: Prefixes models put before the answer (casefolded, matched at the start after whitespace and quotes).
-PREFIXES = re.compile(
+PREFIXES = lazy_pattern(
     r"(?:(?:최종\s*)?(?:정답|답변|답|대답|결과|출력|응답|예측|레이블|라벨|관계|주제|분류|유사도|점수|개체명|상태)\s*(?:\*\*)?\s*(?:은|는|:|：|-|=|\|)\s*"
     r"|(?:the\s+)?(?:final\s+)?(?:answer|output|label|prediction|response|relation|topic|score|state|entities)(?:\*\*)?"
     r"(?:\s+is\s*:?|\s*[:：=|])\s*"
@@ -55,7 +57,6 @@ ENDINGS = ("입니다", "이다", "이에요", "예요", "에요", "이야", "�
 #: Endings that ask (`참인가요?`): a form asked about is not the answer (`함의? 아니요, 모순입니다.`).
 QUESTION_ENDINGS = ("인가요", "인가", "일까요", "일까", "입니까", "이니")
 ENDING = "(?:" + "|".join(sorted(ENDINGS + QUESTION_ENDINGS, key=len, reverse=True)) + ")?"
-WORD_CHAR = re.compile(r"[\w가-힣ㄱ-ㅎㅏ-ㅣ]")
 
 
 @dataclass(frozen=True)
@@ -134,25 +135,25 @@ def casefold_same_length(text: str) -> str:
 #: Words that answer a question with yes or no (`참인가요? 네.`, `Is it entailment? No.`): casefolded -> yes.
 REPLIES = {"예": True, "네": True, "yes": True, "아니요": False, "아니오": False, "아뇨": False, "no": False, "아닙니다": False,
            "아니다": False, "아니에요": False}
-REPLY = re.compile(r"(?<![\w가-힣])(" + "|".join(sorted(map(re.escape, REPLIES), key=len, reverse=True)) + r")(?![\w가-힣])")
+REPLY = lazy_pattern(r"(?<![\w가-힣])(" + "|".join(sorted(map(re.escape, REPLIES), key=len, reverse=True)) + r")(?![\w가-힣])")
 #: After a form (and its particle): it is negated (`모순 아님`, `모순이 아닙니다`, `경제 기사는 아닙니다`, `참이라고 할 수 없다`).
 #: A few nouns may stand between the form and the negation (`세계 뉴스가 아니라`).
-NEGATED_AFTER = re.compile(r"\s*(?:(?:뉴스|기사|분야|관계|주제|카테고리|관련|쪽|내용|것|문제|면)\s*(?:이라고|라고|이|가|은|는|도|로|으로)?\s*)?"
+NEGATED_AFTER = lazy_pattern(r"\s*(?:(?:뉴스|기사|분야|관계|주제|카테고리|관련|쪽|내용|것|문제|면)\s*(?:이라고|라고|이|가|은|는|도|로|으로)?\s*)?"
                            r"(?:아니(?!면)|아님|아닌|아닙|않|(?:할|볼|말할|하기|보기)\s*(?:는\s*)?(?:수\s*)?(?:는\s*)?(?:없|어렵))")
 #: After a list of forms: they are the options offered, not the answer (`참/거짓/중립 중 거짓입니다`).
-OPTIONS_AFTER = re.compile(r"\s*(?:중에서|중에|중|가운데)(?![\w가-힣])")
+OPTIONS_AFTER = lazy_pattern(r"\s*(?:중에서|중에|중|가운데)(?![\w가-힣])")
 #: What may stand between two options of a list (`참/거짓`, `참, 거짓`, `참 또는 거짓`).
-OPTION_SEPARATOR = re.compile(r"\s*(?:[/,·|]|또는|혹은|or)\s*")
+OPTION_SEPARATOR = lazy_pattern(r"\s*(?:[/,·|]|또는|혹은|or)\s*")
 #: Before a form, in English: it is negated (`not entailment`, `isn't entailed`, `neither ... nor`, `no contradiction`).
-NEGATED_BEFORE = re.compile(r"(?:\bnot|n't|\bno|\bneither|\bnor|\bnever|\bnon-?)\s*"
+NEGATED_BEFORE = lazy_pattern(r"(?:\bnot|n't|\bno|\bneither|\bnor|\bnever|\bnon-?)\s*"
                             r"(?:(?:a|an|the|be|been|being|really|necessarily|quite|exactly|entirely|considered|classified\s+as|"
                             r"labell?ed(?:\s+as)?|about|in|of|case\s+of)\s+)*$")
 #: How far before a form NEGATED_BEFORE looks (characters): a negation further away is another clause's.
 NEGATION_REACH = 48
 #: Where a sentence ends: `.`, `!`, `?` or `。` before a space or the end, `;` is no end (`not neutral; it is ...`).
-SENTENCES = re.compile(r"[.!?。](?=\s|$)|\n")
+SENTENCES = lazy_pattern(r"[.!?。](?=\s|$)|\n")
 #: Markdown at the start of a line: headings, quotes, bullets, numbered items, a table's cells.
-MARKDOWN_LEAD = re.compile(r"(?:#{1,6}\s*|>\s*|[-*+•]\s+|\d{1,3}[.)]\s+|\|\s*)+")
+MARKDOWN_LEAD = lazy_pattern(r"(?:#{1,6}\s*|>\s*|[-*+•]\s+|\d{1,3}[.)]\s+|\|\s*)+")
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,7 @@ class Vocabulary:
         self.whole = {**self.forms, **{casefold_same_length(f.strip()): label for f, label in (exact_only or {}).items()}}
         self.not_words = frozenset(casefold_same_length(w) for w in not_words)
         alternatives = "|".join(re.escape(f) for f in sorted(self.forms, key=len, reverse=True))
-        self.pattern = re.compile(rf"(?<![\w가-힣])({alternatives})({ENDING})(?![\w가-힣])")
+        self.pattern = lazy_pattern(rf"(?<![\w가-힣])({alternatives})({ENDING})(?![\w가-힣])")
 
     def exact(self, text: str) -> str | None:
         """The label `text` is, as a whole (after its ending is stripped; not asked about), or None."""
@@ -374,9 +375,9 @@ def distinct(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
-NUMBER = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)")
+NUMBER = lazy_pattern(r"(?<![\d.])(\d+(?:\.\d+)?)")
 #: A scale named beside the score (`5점 만점에`, `/5`, `out of 5`, `(0-5)`): not a score itself.
-SCALE = re.compile(r"(?:\d+(?:\.\d+)?\s*점\s*만점(?:에서|에|중|으로)?|/\s*5(?:\.0+)?(?!\d)|out\s+of\s+5(?:\.0+)?"
+SCALE = lazy_pattern(r"(?:\d+(?:\.\d+)?\s*점\s*만점(?:에서|에|중|으로)?|/\s*5(?:\.0+)?(?!\d)|out\s+of\s+5(?:\.0+)?"
                    r"|\(?0\s*[-~]\s*5\s*\)?(?:점)?\s*(?:사이|척도|중)?)", re.IGNORECASE)
 
 

@@ -12,19 +12,25 @@ takes back out as a `HarnessLog`. A gzip file is unpacked first, within the uplo
 
 from __future__ import annotations
 
-import gzip
 import io
 import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
+from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError, Problem
 from klue_viz.reading.harness import every_eval_ever, inspect_logs, lighteval, lm_eval
 from klue_viz.reading.harness.formats import FIRST_BYTES, LOG_KEY, SOURCE_LINE, Format, HarnessLog, LogFile, Siblings
 from klue_viz.reading.records import RecordFile, normalised, read_records
 from klue_viz.reading.uploads import check_size, max_upload_bytes
+
+if TYPE_CHECKING:
+    import gzip
+else:  # imported when a gzip file is unpacked, not by every command that reads a plain one
+    gzip = lazy_module("gzip")
 
 #: The harness formats, in the order they are asked whether they handle a file (binary ones first).
 FORMATS: tuple[Format, ...] = (inspect_logs.EVAL_FORMAT, lighteval.FORMAT, lm_eval.FORMAT, every_eval_ever.FORMAT,

@@ -6,7 +6,6 @@ What the fields mean is decided by the task modules.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import re
@@ -14,9 +13,15 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError, Problem
+
+if TYPE_CHECKING:
+    import csv
+else:  # imported when a CSV or TSV file is read, not by `klue-viz evaluate` of JSON lines
+    csv = lazy_module("csv")
 
 #: Key under which a bare value of a `{guid: value}` JSON object is passed on to the task.
 BARE_VALUE = "_value"

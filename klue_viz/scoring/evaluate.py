@@ -16,7 +16,6 @@ from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError, Problem
 from klue_viz.core.results import Coverage, Frames, Repaired, Scores
 from klue_viz.drawing.markup import INVISIBLE, visible
-from klue_viz.reading import hf_hub as hub
 from klue_viz.reading.demo import DEMO_MARK
 from klue_viz.reading.harness.formats import CHOICES, HarnessLog
 from klue_viz.reading.prediction_files import PredictionFile, log_problems, read_prediction_file, read_prediction_path
@@ -35,8 +34,11 @@ from klue_viz.tasks.base import RecordError, Task
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from klue_viz.reading import hf_hub as hub
 else:
     pd = lazy_module("pandas")  # the CLI scores without it
+    hub = lazy_module("klue_viz.reading.hf_hub")  # only `--gold hf` asks the hub (its threading and urllib.parse with it)
 datasets = lazy_module("datasets")  # only `--gold hf` needs it: scoring a file never loads it
 
 #: How many problems of a file (unreadable answers aside: each is listed) are listed before the rest are only counted.

@@ -82,7 +82,8 @@ class LabelTask(Task):
             for key, p in value.items():
                 out[self.labels.index(self.label_of(key, "probs key"))] = _number(p, expected)
         elif isinstance(value, list) and len(value) == len(self.labels):
-            out = [_number(p, expected) for p in value]
+            # a list of floats (what a JSON reader gives) is taken as it is: float() of each would give the same values
+            out = list(value) if all(type(p) is float for p in value) else [_number(p, expected) for p in value]
         else:
             raise RecordError(expected)
         bad = [k for k, p in enumerate(out) if not math.isfinite(p)]

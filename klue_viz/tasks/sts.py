@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from klue_viz.core.crowd import HumanBaseline, annotator_pearson, score_spread, spread_bucket
+from klue_viz.core.crowd import HumanBaseline, annotator_pearson, score_spread, score_spreads, spread_bucket
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError, Problem
 from klue_viz.core.results import Frames, Repaired, ScoredRun
@@ -199,7 +199,7 @@ class Sts(Task):
 
     def example_columns(self, gold: list[dict], predictions: list[dict]) -> dict[str, list]:
         """`build_frames`' abs_error, correct (at the 3.0 threshold) and the annotators' spread (vote_std, spread)."""
-        spread = [score_spread(row["votes"]) for row in gold]
+        spread = score_spreads([row["votes"] for row in gold])
         return {"abs_error": [abs(p["score"] - row["gold"]) for p, row in zip(predictions, gold)],
                 "correct": [int(row["gold"] >= THRESHOLD) == p["binary"] for p, row in zip(predictions, gold)],
                 "vote_std": spread, "spread": [spread_bucket(s) for s in spread]}

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import io
 import json
-import zipfile
 import zlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from klue_viz.core.lazy import lazy_module
 from klue_viz.core.problems import InputError
@@ -26,6 +25,10 @@ from klue_viz.reading.harness.formats import POSITION, PROMPT, SOURCE_LINE, Form
 from klue_viz.reading.records import JSON_FAILURES, decode, json_failure
 from klue_viz.reading.uploads import check_size, human_size, max_upload_bytes
 
+if TYPE_CHECKING:
+    import zipfile
+else:  # only an Inspect `.eval` log is a zip: `klue-viz evaluate` of any other file does not import it
+    zipfile = lazy_module("zipfile")
 zstd_zip: Any
 try:
     zstd_zip = lazy_module("zipfile_zstd")  # optional (the `harness` extra); imported when a Zstandard member is read
