@@ -76,6 +76,9 @@ def test_harness_log_to_dict_and_notes():
     (b'{"a"' + b" " * 70 + b': 1, "b": 2}', {"b"}),  # a colon more than 64 bytes on is not looked for
     (b'{"a": "b", "c"\t:\n1}', {"a", "c"}),
     (b'{"\\u0061b": 1}', {"ab"}),
+    (b'{"a"' + b" " * 64 + b': 1, "b": 2}', {"b"}),  # 64 bytes of blanks: the colon is the 65th
+    (b'{"a"' + b" " * 63 + b': 1, "b": 2}', {"a", "b"}),
+    (b'{"\\x": 1, "b": 2}', {"b"}),  # a key that is no JSON string is passed over
     (b'["a", {"b": 1}]', set()),
     (b'"a" {"b": 1}', set()),
 ])
@@ -96,6 +99,10 @@ def test_handles_reads_the_first_line_of_a_text_format_and_the_opening_key_of_a_
     assert not pretty.handles("log.json", b'{"version": 2, "eval": {}}\n')  # a one-line object: its keys decide
     assert not pretty.handles("log.json", b"{\n" + b" " * 8200 + b'"eval": {}}')  # past the first 8 KB
     assert not pretty.handles("log.json", b'[\n"eval"]')
+    assert pretty.handles("log.json", b'{"version": 2,\n "eval": {}}')  # a first line with a key that is not the whole object
+    assert not pretty.handles("log.json", b'{"version": 2, "eval": {}} \r\n')  # one object, blanks after it
+    assert not pretty.handles("log.json", b"{\n" + b" " * 8185 + b'"eval": {}}')  # the key's closing quote is byte 8193
+    assert pretty.handles("log.json", b"{\n" + b" " * 8184 + b'"eval": {}}')
     binary = Format("zip", lambda *_: None, magic=b"PK\x03\x04")
     assert binary.handles("x", b"PK\x03\x04rest") and not binary.handles("x", b"PK\x03")
 
@@ -107,7 +114,7 @@ def test_handles_needs_every_key_of_one_set():
 
 @pytest.mark.parametrize(("base", "expected"), [
     ("run.JSONL", "run"), ("run.Json", "run"), ("run.EVAL", "run"), ("run.Parquet", "run"), ("run.jsonl.txt", "run.jsonl"),
-    ("run.json.jsonl", "run.json"),
+    ("run.json.jsonl", "run.json"), (".jsonl", ""), (".JSON", ""), (".eval", ""), (".parquet", ""),
 ])
 def test_stem(base, expected):
     assert stem(base) == expected
@@ -146,6 +153,39 @@ def lm_eval_rows() -> bytes:
     mismatch = {"doc_id": 3, "doc": {}, "arguments": {"a": {"arg_0": None, "arg_1": "x"}, "b": {"arg_1": "y"}},
                 "filtered_resps": [[-1, 0]], "resps": ["-1"], "target": 1}
     return jsonl(mc, "", generation, "{bad", "[1]", pairs_of_text, nothing, mismatch)
+
+
+def lm_eval_row_fields() -> bytes:
+    choices = {"gen_args_0": {"arg_0": "p", "arg_1": " 참"}, "gen_args_1": {"arg_0": "p", "arg_1": " 거짓"}}
+    return jsonl({"doc_id": 0, "doc": {"guid": "a"}, "filtered_resps": "참입니다"},  # the three fields only; a text, not a list
+                 {"doc_id": 1, "doc": {"guid": "b"}, "filtered_resps": [[]], "resps": "abc", "arguments": ["gen_args_0"]},
+                 {"doc_id": 2, "doc": {"guid": "c"}, "filtered_resps": [[-1, 0], [-2, 0]], "arguments": choices},  # no target
+                 {"doc_id": 3, "doc": {"guid": "d"}, "filtered_resps": [[-1, 0], [-2, 0]], "arguments": choices, "target": 1},
+                 {"doc_id": 4, "doc": {"guid": "e"}, "filtered_resps": [[-1, 0]], "arguments": {"gen_args_0": "not an argument"}})
+
+
+def test_lm_eval_row_fields():
+    [run] = lm_eval.read("log.jsonl", lm_eval_row_fields(), {})
+    assert split(run)[1] == [
+        {"source_line": 1, "guid": "a", "generation": "참입니다"},
+        {"source_line": 2, "guid": "b", "generation": ""},
+        {"source_line": 3, "guid": "c", "prompt": "p", "choices": [" 참", " 거짓"], "loglikelihoods": [-1.0, -2.0]},
+        {"source_line": 4, "guid": "d", "prompt": "p", "choices": [" 참", " 거짓"], "loglikelihoods": [-1.0, -2.0], "target": 1},
+        {"source_line": 5, "guid": "e", "generation": "-1"},
+    ]
+
+
+NOT_UTF8 = b"\x80\x81 abc"
+
+
+def test_a_log_that_is_not_utf8_is_named():
+    for read in (lm_eval.read, every_eval_ever.read):
+        with pytest.raises(InputError) as err:
+            read("log.jsonl", NOT_UTF8, {})
+        assert str(err.value) == "log.jsonl: not UTF-8 (line 1 is not) or CP949/EUC-KR text; save it as UTF-8"
+    with pytest.raises(InputError) as err:
+        inspect_logs.read_json_log("log.json", b'{"samples": "\x80\x81"}', {})
+    assert str(err.value) == "log.json: not UTF-8 (line 1 is not) or CP949/EUC-KR text; save it as UTF-8"
 
 
 def test_lm_eval_rows_become_records_one_run_per_filter():
@@ -277,6 +317,17 @@ def test_every_eval_ever_one_run_and_refusal():
     assert str(err.value) == "inst.jsonl: no Every Eval Ever instance could be read"
 
 
+def test_every_eval_ever_names_and_scores_of_runs():
+    data = jsonl({"sample_id": "a", "evaluation_name": "KLUE/NLI-X", "evaluation": {"score": 1}},
+                 {"evaluation_id": "e", "output": {}},  # an object without sample_id
+                 {"sample_id": "b", "evaluation": {"score": 0.25}})
+    runs = {r.name: split(r) for r in every_eval_ever.read("inst.jsonl", data, {})}
+    assert list(runs) == ["inst-KLUE-NLI-X.jsonl", "inst-.jsonl"]
+    assert runs["inst-.jsonl"][0]["harness_metrics"] == {"mean score": 0.25}
+    assert runs["inst-KLUE-NLI-X.jsonl"][0]["problems"] == [
+        {"message": "not an Every Eval Ever instance (no sample_id)", "line": 2, "guid": None, "file": "inst.jsonl"}]
+
+
 def test_every_eval_ever_is_told_by_either_set_of_keys():
     fmt = every_eval_ever.FORMAT
     assert fmt.handles("x.jsonl", b'{"sample_id": "0", "evaluation_id": "e", "output": {}}')
@@ -300,14 +351,16 @@ def test_lighteval_details_become_records():
             [1, 2],
             {"id": 5, "choices": ["x", "y"], "gold_index": [0, 1]},
             "{broken",
-            {"specific": "{\"guid\": \"g6\"}", "choices": ["a", "b"], "gold_index": 1, "id": "3"}]
+            {"specific": "{\"guid\": \"g6\"}", "choices": ["a", "b"], "gold_index": 1, "id": "3"},
+            {"id": ""}]
     responses = [{"logprobs": [-1, -0.5, -2], "text": []},
                  {"logprobs": [-0.1], "text": [""]},
                  {"text": ["답: 중립", "b"], "logprobs": []},
                  "not json {",
                  {"logprobs": [-1], "text": None},
                  None,
-                 {"logprobs": [-1, -2], "text": ["b"]}]
+                 {"logprobs": [-1, -2], "text": ["b"]},
+                 {"text": ["c"]}]
     cells = [d if isinstance(d, str) else json.dumps(d, ensure_ascii=False) for d in docs]
     answers = [r if r is None or isinstance(r, str) else json.dumps(r) for r in responses]
     [run] = lighteval.read("details_klue_nli_2026-12-01T12-00-00.parquet", parquet(cells, answers), {})
@@ -323,6 +376,7 @@ def test_lighteval_details_become_records():
         {"source_line": 5, "doc_position": 5, "generation": ""},
         {"source_line": 6, "doc_position": 5, "generation": ""},
         {"source_line": 7, "guid": "g6", "generation": "b"},
+        {"source_line": 8, "doc_position": 7, "generation": "c"},
     ]
 
 
@@ -332,7 +386,9 @@ def test_lighteval_names_and_refusals():
     assert facts["task"] is None and records == [{"source_line": 1, "doc_position": 7, "generation": "whole"}]
     with pytest.raises(InputError) as err:
         lighteval.read("x.parquet", b"PAR1 not parquet", {})
-    assert str(err.value).startswith("x.parquet: cannot be read as Parquet: ")
+    with pytest.raises(pa.ArrowException) as arrow:
+        pq.read_table(io.BytesIO(b"PAR1 not parquet"))
+    assert str(err.value) == f"x.parquet: cannot be read as Parquet: {str(arrow.value)[:160]}"
     with pytest.raises(InputError) as err:
         lighteval.read("x.parquet", parquet([], []), {})
     assert str(err.value) == "x.parquet: the Parquet file holds no rows"
@@ -491,3 +547,40 @@ def test_inspect_input():
     assert inspect_logs._inspect_input({"content": "x"}) is None and inspect_logs._inspect_input(None) is None
     assert inspect_logs._inspect_input([{"role": "user", "content": [{"text": ""}]}]) is None
     assert inspect_logs._inspect_input([{"role": "user", "content": [{"text": 1}, {"text": "x"}]}]) == "user: 1 x"
+
+
+def sized(sample_id: str, size: int) -> bytes:
+    """A sample member of exactly `size` bytes."""
+    text = json.dumps({"id": sample_id, "output": {"completion": ""}})
+    return (text[:-1] + " " * (size - len(text)) + text[-1:]).encode()  # blanks before the closing brace
+
+
+def test_eval_zip_members_at_exactly_the_limits(monkeypatch):
+    monkeypatch.setenv("KLUE_VIZ_MAX_UPLOAD_MB", str(1000 / 1024 / 1024))  # 1,000 bytes
+    members = {f"samples/{k}_epoch_1.json": sized(str(k), 1000) for k in range(10)}
+    assert all(len(m) == 1000 for m in members.values())
+    [run] = inspect_logs.read_eval_zip("run.eval", eval_zip(members), {})  # ten members of the limit: ten times it, read
+    assert [r["guid"] for r in split(run)[1]] == [str(k) for k in range(10)]
+
+
+def test_a_header_over_the_limit_is_refused_by_its_declared_size(monkeypatch):
+    monkeypatch.setenv("KLUE_VIZ_MAX_UPLOAD_MB", str(1000 / 1024 / 1024))
+    header = json.dumps({"eval": {"model": "m" * 5000}}).encode()
+    with pytest.raises(InputError) as err:
+        inspect_logs.read_eval_zip("run.eval", eval_zip({"header.json": header, "samples/a.json": {"id": "a"}}), {})
+    assert str(err.value).startswith(f"run.eval/header.json (unpacked) is {len(header) / 1024:.1f} KB, over the 1.0 KB limit")
+
+
+def test_a_damaged_member_with_a_long_name_is_named_in_160_characters_of_the_error():
+    name = "samples/" + "a" * 200 + ".json"
+    damaged = bytearray(eval_zip({name: {"id": "a"}}, zipfile.ZIP_STORED))
+    damaged[damaged.index(b'{"id"')] = ord("[")
+    with pytest.raises(InputError) as err:
+        inspect_logs.read_eval_zip("run.eval", bytes(damaged), {})
+    assert str(err.value) == f"run.eval/{name}: damaged inside the .eval log ({('Bad CRC-32 for file ' + repr(name))[:160]}); nothing was read"
+
+
+def test_attachments_that_are_not_an_object_are_not_read():
+    log = {"eval": {}, "samples": [{"id": "a", "input": "attachment://h", "output": {"completion": "attachment://h"}, "attachments": ["h"]}]}
+    [run] = inspect_logs.read_json_log("log.json", json.dumps(log).encode(), {})
+    assert split(run)[1] == [{"source_line": 1, "guid": "a", "generation": "attachment://h", "prompt": "attachment://h"}]
