@@ -125,8 +125,9 @@ def test_a_summary_row_reads_back_as_written():
     ({"extra": [None]}, "extra guid of a kept row is a NoneType"),
 ])
 def test_each_wrong_type_of_a_summary_row_is_named(change, message):
-    levels = change.pop("levels", None)
-    body = change.pop("body", None) or {**BODY, **change}
+    fields = {k: v for k, v in change.items() if k not in ("levels", "body")}
+    body = change.get("body") or {**BODY, **fields}
+    levels = change.get("levels")
     with pytest.raises(TypeError) as err:
         summary_from_row(row_of(body, levels))
     assert str(err.value) == message
@@ -213,3 +214,32 @@ def test_view_kinds_refuse_in_words():
     with pytest.raises(TypeError) as err:
         view_json(ZeroDimensional())
     assert str(err.value) == "a ZeroDimensional value cannot be kept exactly"
+
+
+def test_read_columns_reads_the_columns_asked_for_in_their_order():
+    frame = pd.DataFrame({"guid": ["g1", "g2"], "n": [1, 2], "votes": [["a", "b"], None], "spans": [[[0, 1]], []]}, index=[5, 6])
+    data = parquet_bytes(frame, "L")
+    read = kept_format.read_columns(data, ["votes", "guid", "no such column", "votes"], "L")
+    assert list(read.columns) == ["votes", "guid"] and read["votes"].tolist() == [["a", "b"], None]
+    assert read["guid"].tolist() == ["g1", "g2"] and read["guid"].dtype == frame["guid"].dtype
+    assert kept_format.read_columns(data, ["spans"], "L")["spans"].tolist() == [[[0, 1]], []]
+    assert kept_format.read_columns(data, ["n"], "L")["n"].tolist() == [1, 2]
+    plain = plain_parquet(pd.DataFrame({"b": ["[1]"]}), {b"klue_viz.layout": b"L"})
+    assert kept_format.read_columns(plain, ["b"], "L")["b"].tolist() == ["[1]"]  # no JSON columns named: read as text
+
+
+def test_read_columns_refuses_as_read_frame():
+    data = parquet_bytes(pd.DataFrame({"a": [1]}), "L1")
+    with pytest.raises(KeptUnreadable) as err:
+        kept_format.read_columns(data, ["a"], "L2")
+    assert str(err.value) == "written in layout 'L1', not 'L2'"
+    plain = plain_parquet(pd.DataFrame({"a": [1]}), {})
+    for wanted in ("L2", "XXXX", ""):
+        with pytest.raises(KeptUnreadable) as err:
+            kept_format.read_columns(plain, ["a"], wanted or None)
+        assert str(err.value) == f"written in layout '?', not {wanted or layout()!r}"
+    with pytest.raises(pa.ArrowException) as arrow:
+        pq.ParquetFile(pa.BufferReader(b"not parquet"))
+    with pytest.raises(KeptUnreadable) as err:
+        kept_format.read_columns(b"not parquet", ["a"])
+    assert str(err.value) == f"unreadable Parquet ({arrow.value})"
