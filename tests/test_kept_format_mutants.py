@@ -243,3 +243,30 @@ def test_read_columns_refuses_as_read_frame():
     with pytest.raises(KeptUnreadable) as err:
         kept_format.read_columns(b"not parquet", ["a"])
     assert str(err.value) == f"unreadable Parquet ({arrow.value})"
+
+
+def test_seal_keeps_korean_fields_as_utf8_and_lone_surrogates_passed():
+    text = "첫 줄\n둘째 줄"
+    expected = hashlib.sha256('["가", "\ud800"]'.encode("utf-8", "surrogatepass") + b"\n" + text.encode()).hexdigest()
+    assert seal(text, "가", "\ud800") == f"sha256:{expected}\n{text}"
+    assert unseal(seal(text, "가"), "가") == text  # a text of several lines: the checksum is only the first
+
+
+def test_summary_row_keeps_korean_and_its_creation_time():
+    summary = dataclasses.replace(SUMMARY, notes=["한국어 메모"])
+    row = summary_row(summary, "L", "2026-12-02T10:00:00")
+    assert "한국어 메모" in row["summary"] and row["created_at"] == "2026-12-02T10:00:00"
+    assert summary_from_row(SimpleNamespace(**row)).notes == ["한국어 메모"]
+
+
+def test_json_cells_encode_each_list_of_its_own():
+    assert kept_format.json_cells([["a"], ["b"], ["a"], None, "x", [1]]) == ['["a"]', '["b"]', '["a"]', "null", '"x"', "[1]"]
+
+
+def test_parquet_keeps_the_index_and_is_written_with_zstd_and_no_statistics():
+    frame = pd.DataFrame({"n": [1, 2], "votes": [["a"], {"k": [1, 2]}]}, index=[5, 6])
+    data = parquet_bytes(frame, "L")
+    read = read_frame(data, "L")
+    assert read.index.tolist() == [5, 6] and list(read.columns) == ["n", "votes"] and read["votes"].tolist() == [["a"], {"k": [1, 2]}]
+    chunk = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0).column(0)
+    assert chunk.compression == "ZSTD" and not chunk.is_stats_set
