@@ -261,6 +261,9 @@ def test_summary_row_keeps_korean_and_its_creation_time():
 
 def test_json_cells_encode_each_list_of_its_own():
     assert kept_format.json_cells([["a"], ["b"], ["a"], None, "x", [1]]) == ['["a"]', '["b"]', '["a"]', "null", '"x"', "[1]"]
+    # a dict of string keys goes through `exact` like any other value: its tuple comes back a tuple
+    [cell] = kept_format.json_cells([{"a": (1, 2)}])
+    assert cell == '{"a": {"\\u0000tuple": [1, 2]}}' and view_from_json(cell) == {"a": (1, 2)}
 
 
 def test_parquet_keeps_the_index_and_is_written_with_zstd_and_no_statistics():
