@@ -264,6 +264,8 @@ SAID_AS_A_WORD = re.compile(r"[B-DF-HJ-NP-TV-Z][AEIOU]")
 UNSPLIT = "analysis unsure: the analyzer does not split the word where the name starts or ends"
 MISREAD = "analysis unsure: the re-chosen particles read as something else after the Hangul reading"
 LONGER_WORD = "the name is part of a longer word (LG전자)"
+ALSO_IN_LONGER_WORD = ("the name is also written inside a longer word of the example (YG엔터테인먼트 beside YG), which would "
+                       "leave it in both scripts")
 SPAN_IN_WORD = "another span in the name's word"
 BRACKET_GLOSS = "a Latin gloss in brackets after the name it shortens (유엔식량계획(WFP)): written in Hangul it glosses nothing"
 SAID_AS_WORD = "an initialism that may be read as a word (FIFA, NATO): its Hangul reading is not letter by letter"
@@ -275,7 +277,7 @@ TOO_LONG = "Latin capitals of more than five letters"
 MIXED_SCRIPTS = "a name mixing Latin letters with Hangul or other characters (LG전자)"
 NOT_LETTER_NAMES = "a Hangul name that is not the letter names of an initialism"
 NO_ORGANISATION = "no organisation or place name"
-SCRIPT_REASONS = (UNSPLIT, MISREAD, LONGER_WORD, SPAN_IN_WORD, BRACKET_GLOSS,
+SCRIPT_REASONS = (UNSPLIT, MISREAD, LONGER_WORD, ALSO_IN_LONGER_WORD, SPAN_IN_WORD, BRACKET_GLOSS,
                   SAID_AS_WORD, AMBIGUOUS, NOT_CAPITALS, WITH_DIGITS, SINGLE_LETTER,
                   TOO_LONG, MIXED_SCRIPTS, NOT_LETTER_NAMES, NO_ORGANISATION)
 
