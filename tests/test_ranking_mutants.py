@@ -1,0 +1,165 @@
+"""The ranking written out by hand (issue 31, mutation testing of `rank_runs` and the rest of klue_viz/compare/ranking.py).
+
+`rank_runs` is checked against an independent reading of the procedure docs/compare.md documents: the resample counts
+drawn again with the same seed, every run's Pearson r and binary F1 on every resample from weighted sums written
+out below (checked against scipy and scikit-learn on the observed row), the paired standard error as the spread of the
+resampled differences, p from scipy's normal tail, the ties by statsmodels' Holm, each run's rank interval by Holm over
+its own comparisons. The case is chosen so that its simpler neighbours give other answers (asserted in the test):
+Holm and Bonferroni disagree at the family-wise level picked (10%), and so do 10% and the default 5%; the best run on
+the ranking metric is not the best on the other metric; the level of the intervals is 90%, not the default 95%."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from cases import gold_of, sts
+from conftest import jsonl
+from scipy.stats import norm, pearsonr
+from sklearn.metrics import f1_score
+from statsmodels.stats.multitest import multipletests
+from test_compare import nli_gold, nli_run
+
+from klue_viz.compare.ranking import rank_runs, run_table
+from klue_viz.scoring.bootstrap import resample_counts
+from klue_viz.scoring.evaluate import evaluate_bytes
+from klue_viz.tasks import get_task
+
+STS = get_task("sts")
+N = 60
+#: Seeds of the planted case (found by a search for a case that separates the neighbours; the test asserts it does).
+DATA_SEED, SAMPLES, RESAMPLE_SEED, LEVEL, ALPHA = 243, 300, 3, 0.90, 0.10
+NAMES = ["run-a", "run-b", "run-c", "run-d"]
+
+
+def planted_sts() -> tuple[np.ndarray, list[np.ndarray]]:
+    """Gold similarities on 0..5 and four runs: the gold plus normal noise of growing width, clipped to 0..5."""
+    rng = np.random.default_rng(DATA_SEED)
+    gold = np.round(rng.uniform(0, 5, N), 1)
+    return gold, [np.clip(np.round(gold + rng.normal(0, width, N), 2), 0, 5) for width in (0.9, 1.0, 1.1, 1.4)]
+
+
+def sts_metrics_by_hand(gold: np.ndarray, pred: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
+    """Pearson r and the binary F1 (both at 3.0) on 0..100 of each row of example counts, as weighted sums."""
+    total = counts.sum(axis=1)
+    mean_pred, mean_gold = counts @ pred / total, counts @ gold / total
+    covariance = counts @ (pred * gold) - total * mean_pred * mean_gold
+    var_pred = counts @ (pred * pred) - total * mean_pred ** 2
+    var_gold = counts @ (gold * gold) - total * mean_gold ** 2
+    similar, predicted = gold >= 3, pred >= 3
+    tp, fp, fn = counts @ (similar & predicted), counts @ (~similar & predicted), counts @ (similar & ~predicted)
+    return {"pearsonr": 100 * covariance / np.sqrt(var_pred * var_gold), "f1": 100 * 2 * tp / (2 * tp + fp + fn)}
+
+
+def paired_p(values: list[dict[str, np.ndarray]], j: int, k: int, metric: str) -> float:
+    """Two-sided normal p of run j - run k from the spread (ddof 1) of their paired resampled differences."""
+    d = values[j][metric] - values[k][metric]
+    return float(2 * norm.sf(abs(d[0]) / np.std(d[1:], ddof=1)))
+
+
+@pytest.fixture(scope="module")
+def planted():
+    gold, preds = planted_sts()
+    gold_file = gold_of("sts", sts(gold.tolist()))
+    results = [evaluate_bytes(STS, gold_file, jsonl([{"guid": f"klue-sts-v1_dev_{k:05d}", "score": float(s)} for k, s in enumerate(pred)]),
+                              f"{name}.jsonl", run=name) for name, pred in zip(NAMES, preds)]
+    counts = np.vstack([np.ones(N), resample_counts(np.random.default_rng(RESAMPLE_SEED), N, SAMPLES)])
+    values = [sts_metrics_by_hand(gold, pred, counts) for pred in preds]
+    return gold, preds, results, values
+
+
+def test_the_by_hand_metrics_are_scipy_s_and_scikit_learn_s_on_the_observed_row(planted):
+    gold, preds, _, values = planted
+    for pred, value in zip(preds, values):
+        assert value["pearsonr"][0] == pytest.approx(100 * pearsonr(gold, pred).statistic, rel=1e-12)
+        assert value["f1"][0] == pytest.approx(100 * f1_score(gold >= 3, pred >= 3), rel=1e-12)
+
+
+def test_the_planted_case_separates_holm_from_bonferroni_and_the_level_picked_from_the_default(planted):
+    """Against the best (run-a): p about 0.082, 0.028, 0.005. Holm at 10% rejects all three; Bonferroni at 10% (0.033
+    each) not the first; Holm at 5% (0.017, 0.025, 0.05) only the last."""
+    values = planted[3]
+    p = [paired_p(values, k, 0, "pearsonr") for k in (1, 2, 3)]
+    assert multipletests(p, alpha=ALPHA, method="holm")[0].tolist() == [True, True, True]
+    assert multipletests(p, alpha=ALPHA, method="bonferroni")[0].tolist() == [False, True, True]
+    assert multipletests(p, alpha=0.05, method="holm")[0].tolist() == [False, False, True]
+    observed = {key: [v[key][0] for v in values] for key in ("pearsonr", "f1")}
+    assert int(np.argmax(observed["pearsonr"])) == 0 and int(np.argmax(observed["f1"])) == 1
+
+
+def test_rank_runs_is_the_documented_procedure_written_out(planted):
+    """Every number of the ranking at alpha 10%: the ties, the rank intervals and the set for the best are at 90%
+    confidence, and the method line says so (it said 95% whatever alpha was)."""
+    _, _, results, values = planted
+    ranking = rank_runs(run_table(results), samples=SAMPLES, level=LEVEL, seed=RESAMPLE_SEED, alpha=ALPHA)
+    width = len(NAMES)
+    observed = np.array([v["pearsonr"][0] for v in values])
+    best = int(np.argmax(observed))
+    assert (ranking.metric, ranking.best, ranking.n_shared, ranking.samples) == ("pearsonr", NAMES[best], N, SAMPLES)
+    others = [k for k in range(width) if k != best]
+    tied = dict(zip(others, (~multipletests([paired_p(values, k, best, "pearsonr") for k in others], alpha=ALPHA, method="holm")[0]).tolist()))
+    better = np.zeros((width, width), dtype=bool)
+    for k in range(width):
+        rivals = [j for j in range(width) if j != k]
+        rejected = multipletests([paired_p(values, j, k, "pearsonr") for j in rivals], alpha=ALPHA, method="holm")[0]
+        for j, r in zip(rivals, rejected):
+            better[j, k] = bool(r) and observed[j] > observed[k]
+    tail = 100 * (1 - LEVEL) / 2
+    by_run = {r.run: r for r in ranking.runs}
+    assert [r.run for r in ranking.runs] == NAMES
+    for k, name in enumerate(NAMES):
+        run = by_run[name]
+        assert run.rank == 1 + int((observed > observed[k]).sum())
+        assert run.rank_ci95 == (1 + int(better[:, k].sum()), width - int(better[k, :].sum()))
+        assert run.could_be_best == (not better[:, k].any())
+        assert run.tied_with_best == (k == best or tied[k])
+        assert run.p_value == (None if k == best else pytest.approx(paired_p(values, k, best, "pearsonr"), rel=1e-6))
+        for key in ("pearsonr", "f1"):
+            own, difference = values[k][key], values[k][key] - values[best][key]
+            assert run.metrics[key] == pytest.approx(own[0], rel=1e-9)
+            assert run.ci95[key] == pytest.approx((np.percentile(own[1:], tail), np.percentile(own[1:], 100 - tail)), rel=1e-9)
+            assert run.difference[key] == pytest.approx(difference[0], rel=1e-9, abs=1e-9)
+            expected_ci = (0.0, 0.0) if k == best else (np.percentile(difference[1:], tail), np.percentile(difference[1:], 100 - tail))
+            assert run.difference_ci95[key] == pytest.approx(expected_ci, rel=1e-9, abs=1e-9)
+    # the best's F1 difference is to itself; the others' F1 differences are to the best on Pearson r, not on F1
+    assert by_run["run-b"].difference["f1"] > 0
+    expected_set = [NAMES[k] for k in sorted(range(width), key=lambda k: -observed[k]) if not better[:, k].any()]
+    assert ranking.best_set == expected_set
+    assert ranking.correction == (
+        "Tied with the best: not different from run-a on pearsonr by a paired test (300 bootstrap resamples of the 60 pairs "
+        "every run scored give the standard error; p from the normal approximation), Holm-corrected over the 3 run(s) compared "
+        f"(family-wise error 10%). Rank interval: the ranks a run may hold with 90% confidence (Holm over its own 3 comparisons); "
+        f"the {len(expected_set)} run(s) whose interval starts at 1 form the 90% confidence set for the best.")
+
+
+def test_rank_runs_by_the_second_metric_and_at_the_default_levels(planted):
+    """Ranked by F1 with the defaults (seed 0, 95%, Holm at 5%): the best is run-b, and every number follows."""
+    gold, preds, results, _ = planted
+    counts = np.vstack([np.ones(N), resample_counts(np.random.default_rng(0), N, 1000)])
+    values = [sts_metrics_by_hand(gold, pred, counts) for pred in preds]
+    ranking = rank_runs(run_table(results), metric="f1")
+    observed = [v["f1"][0] for v in values]
+    assert ranking.best == "run-b" and ranking.samples == 1000 and ranking.metric == "f1"
+    others = [0, 2, 3]
+    expected_tied = (~multipletests([paired_p(values, k, 1, "f1") for k in others], alpha=0.05, method="holm")[0]).tolist()
+    by_run = {r.run: r for r in ranking.runs}
+    assert [by_run[NAMES[k]].tied_with_best for k in others] == expected_tied
+    for k in others:
+        run = by_run[NAMES[k]]
+        assert run.p_value == pytest.approx(paired_p(values, k, 1, "f1"), rel=1e-6)
+        d = values[k]["pearsonr"] - values[1]["pearsonr"]
+        assert run.difference["pearsonr"] == pytest.approx(d[0], rel=1e-9)
+        assert run.difference_ci95["pearsonr"] == pytest.approx((np.percentile(d[1:], 2.5), np.percentile(d[1:], 97.5)), rel=1e-9)
+        assert run.rank == 1 + sum(o > observed[k] for o in observed)
+    assert "on f1 by a paired test (1000 bootstrap resamples" in ranking.correction and "(family-wise error 5%)" in ranking.correction
+
+
+@pytest.mark.parametrize("names", [("step-10", "step-9"), ("step-9", "step-10")])
+def test_the_set_for_the_best_lists_tied_runs_in_natural_order_whichever_comes_first(names):
+    """Two runs with the same errors (rank 1 both) named step-9 and step-10: the set lists step-9 first (numbers read as
+    numbers), where a plain string order would put step-10 first; the best is the first listed."""
+    gold = nli_gold()
+    runs = [nli_run(gold, names[0], set(range(30))), nli_run(gold, names[1], set(range(30))), nli_run(gold, "other", set(range(20, 54)))]
+    ranking = rank_runs(run_table(runs), samples=200)
+    assert ranking.best == names[0]
+    assert [r.rank for r in ranking.runs] == [1, 1, 3]
+    assert ranking.best_set[:2] == ["step-9", "step-10"]
