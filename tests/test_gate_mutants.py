@@ -1,0 +1,327 @@
+"""The gate written out by hand (issue 31, mutation testing of `gate`, `_groups`, `_scores`, the behaviour columns and
+the texts of klue_viz/compare/gate.py).
+
+A planted NLI pair whose every number is known from the construction: which examples each run gets wrong, which
+source each example has, which examples carry an error tag and which behavioural cases each run passes. The expected
+tests are computed here from those sets alone: the resample counts drawn again with the same seed, each group's
+accuracy and each behaviour's pass rate on every resample as weighted sums, the standard errors as the spread of the
+resampled differences, and the one-sided step-down max-t written out from Romano and Wolf's algorithm. The case
+holds what the simpler neighbours get wrong: a slice value exactly at the minimum size and one below it, two values of
+the same size (ordered by name), a tag below the minimum, a behaviour below it, a behaviour case whose example the
+candidate did not score, examples the candidate dropped (the tests are on the shared ones, the coverage on all), and a
+level and seed that are not the defaults."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from cases import gold_of, nli
+from conftest import jsonl
+
+from klue_viz.compare.gate import CoverageDrop, GateResult, by_feature, gate, gate_markdown, gate_text
+from klue_viz.compare.gate import Test as GateTest
+from klue_viz.scoring.bootstrap import resample_counts
+from klue_viz.scoring.evaluate import evaluate_bytes
+from klue_viz.tasks import get_task
+
+NLI = get_task("nli")
+LABELS = ("entailment", "neutral", "contradiction")
+#: Sources by block of positions: airbnb 44 and wikitree 40 (40 each on the shared examples: name order), policy exactly
+#: the minimum (30), wikinews one below it on the shared examples (27 of 29), wikipedia 11.
+SOURCE_SIZES = {"airbnb": 44, "wikitree": 40, "policy": 30, "wikinews": 29, "wikipedia": 11}
+SOURCES = [name for name, size in SOURCE_SIZES.items() for _ in range(size)]
+N = len(SOURCES)  # 154
+MIN_SIZE, SAMPLES, SEED, LEVEL = 30, 100, 4, 0.90
+#: The candidate has no prediction for these (4 in airbnb, 2 in wikinews).
+DROPPED = {3, 17, 25, 39, 120, 121}
+#: Wrong answers: the baseline's spread out; the candidate breaks 14 more of policy (positions 84..113) and fixes 2 of
+#: airbnb.
+BASE_WRONG = set(range(0, N, 9))
+CAND_WRONG = (BASE_WRONG - {0, 9}) | set(range(86, 114, 2))
+TAGGED = {"negation": set(range(74, 114)), "numbers or time": set(range(0, 12))}
+#: Behavioural cases by source example (120 and 121 are examples the candidate did not score).
+TYPO_SOURCES = [k for k in range(0, 154, 4)] + [121]
+SPACING_SOURCES = list(range(10))
+
+
+def guid(k: int) -> str:
+    return f"klue-nli-v1_dev_{k:05d}"
+
+
+def records(wrong: set[int], missing: set[int] = frozenset()) -> list[dict]:
+    return [{"guid": guid(k), "label": LABELS[(k + 1) % 3] if k in wrong else LABELS[k % 3]} for k in range(N) if k not in missing]
+
+
+def typo_passes(k: int, run: str) -> bool:
+    """The baseline fails every fifth case, the candidate every third."""
+    return k % (5 if run == "base" else 3) != 0
+
+
+@pytest.fixture(scope="module")
+def runs():
+    gold = gold_of("nli", nli([LABELS[k % 3] for k in range(N)], SOURCES))
+    return (evaluate_bytes(NLI, gold, jsonl(records(BASE_WRONG)), "base.jsonl", run="base"),
+            evaluate_bytes(NLI, gold, jsonl(records(CAND_WRONG, DROPPED)), "cand.jsonl", run="cand"))
+
+
+def behaviour() -> dict:
+    return {"typo": ([guid(k) for k in TYPO_SOURCES], [typo_passes(k, "base") for k in TYPO_SOURCES],
+                     [typo_passes(k, "cand") for k in TYPO_SOURCES]),
+            "spacing": ([guid(k) for k in SPACING_SOURCES], [True] * 10, [False] * 10)}
+
+
+def tags() -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for tag, positions in TAGGED.items():
+        for k in positions:
+            out.setdefault(guid(k), set()).add(tag)
+    return out
+
+
+def step_down_by_hand(d: np.ndarray, se: np.ndarray, resampled: np.ndarray, level: float) -> tuple[list[float], np.ndarray]:
+    """Romano and Wolf's one-sided step-down over studentised drops: the critical values and the regressions. A test
+    whose resamples never differ (se 0: Source = wikitree, which neither run changes) stays out of the quantile and
+    is a regression only when its difference is below 0."""
+    usable = np.flatnonzero(se > 0)
+    t_obs = -d[usable] / se[usable]
+    t_star = -(resampled[:, usable] - d[usable]) / se[usable]
+    remaining, found, criticals = list(range(len(usable))), np.zeros(len(d), dtype=bool), []
+    while remaining:
+        c = float(np.quantile(np.nanmax(t_star[:, remaining], axis=1), level))
+        criticals.append(c)
+        new = [k for k in remaining if t_obs[k] > c]
+        if not new:
+            break
+        found[usable[new]] = True
+        remaining = [k for k in remaining if k not in new]
+    found[se == 0] = d[se == 0] < 0
+    return criticals, found
+
+
+def expected_tests() -> list[dict]:
+    """Every test of the planted pair from the sets above: name, slice, size, observed values and resampled differences."""
+    shared = [k for k in range(N) if k not in DROPPED]
+    counts = np.vstack([np.ones(len(shared)), resample_counts(np.random.default_rng(SEED), len(shared), SAMPLES)])
+    right = {run: np.array([k not in wrong for k in shared], dtype=float) for run, wrong in (("base", BASE_WRONG), ("cand", CAND_WRONG))}
+
+    def accuracy_test(name: str, feature: str, key: dict, mask: np.ndarray) -> dict:
+        weights = counts * mask
+        base, cand = (100 * weights @ right[run] / weights.sum(axis=1) for run in ("base", "cand"))
+        return {"name": name, "feature": feature, "slice": key, "metric": "accuracy", "label": "Accuracy", "unit": "pairs",
+                "size": int(mask.sum()), "base": base[0], "cand": cand[0], "resampled": (cand - base)[1:], "d": cand[0] - base[0]}
+
+    everything = np.ones(len(shared))
+    out = [accuracy_test("overall", "", {}, everything)]
+    source = np.array([SOURCES[k] for k in shared])
+    for value in ("airbnb", "wikitree", "policy"):  # 40, 40 (name order), 30; wikinews has 27, wikipedia 11
+        out.append(accuracy_test(f"Source = {value}", "Source", {"source": value}, (source == value).astype(float)))
+    # no votes, one hypothesis length and one overlap bin: each feature is one group of every shared example
+    out.append(accuracy_test("Annotator agreement = (no votes)", "Annotator agreement", {"agreement": "(no votes)"}, everything))
+    out.append(accuracy_test("Hypothesis length = 1-15 chars", "Hypothesis length", {"hypothesis_length": "1-15 chars"}, everything))
+    out.append(accuracy_test("Hypothesis words found in premise = low (<50%)", "Hypothesis words found in premise",
+                             {"overlap": "low (<50%)"}, everything))
+    negation = np.array([k in TAGGED["negation"] for k in shared], dtype=float)
+    out.append(accuracy_test("Error tag negation = yes", "Error tag negation", {"tag: negation": "yes"}, negation))
+    cases = np.zeros((len(shared), 3))
+    for k in TYPO_SOURCES:
+        if k in shared:
+            cases[shared.index(k)] += (1, typo_passes(k, "base"), typo_passes(k, "cand"))
+    sums = counts @ cases
+    base, cand = 100 * sums[:, 1] / sums[:, 0], 100 * sums[:, 2] / sums[:, 0]
+    out.append({"name": "Behaviour = typo", "feature": "Behaviour", "slice": {"behaviour": "typo"}, "metric": "pass rate",
+                "label": "Pass rate", "unit": "cases", "size": int(cases[:, 0].sum()), "base": base[0], "cand": cand[0],
+                "resampled": (cand - base)[1:], "d": cand[0] - base[0]})
+    return out
+
+
+@pytest.fixture(scope="module")
+def result(runs) -> GateResult:
+    return gate(NLI, *runs, min_size=MIN_SIZE, tags=tags(), samples=SAMPLES, seed=SEED, level=LEVEL, behaviour=behaviour())
+
+
+def test_every_test_of_the_gate_is_the_by_hand_one_in_order(result):
+    expected = expected_tests()
+    assert [t.name for t in result.tests] == [e["name"] for e in expected]
+    for test, e in zip(result.tests, expected):
+        assert (test.slice, test.metric, test.size, test.feature, test.unit, test.metric_label) == (
+            e["slice"], e["metric"], e["size"], e["feature"], e["unit"], e["label"])
+        assert (test.baseline, test.candidate, test.difference) == pytest.approx((e["base"], e["cand"], e["d"]), rel=1e-9, abs=1e-9)
+        assert test.se == pytest.approx(np.std(e["resampled"], ddof=1), rel=1e-9)
+    assert result.resampled == pytest.approx(np.column_stack([e["resampled"] for e in expected]), rel=1e-9, abs=1e-9)
+    assert expected[-1]["size"] == len(TYPO_SOURCES) - 2  # the cases of examples the candidate dropped (120, 121) are not counted
+    assert (result.samples, result.n_shared, result.unit, result.baseline, result.candidate) == (SAMPLES, N - len(DROPPED), "pairs",
+                                                                                                  "base", "cand")
+
+
+def test_the_verdict_is_the_step_down_written_out_at_the_level_given(result):
+    expected = expected_tests()
+    d = np.array([e["d"] for e in expected])
+    se = np.array([np.std(e["resampled"], ddof=1) for e in expected])
+    resampled = np.column_stack([e["resampled"] for e in expected])
+    criticals, found = step_down_by_hand(d, se, resampled, LEVEL)
+    at_95 = step_down_by_hand(d, se, resampled, 0.95)[0]
+    assert at_95[0] > criticals[0]  # the level given is used, not the default
+    assert result.criticals == pytest.approx(criticals, rel=1e-9)
+    assert [t.regression for t in result.tests] == found.tolist()
+    regressions = sorted((k for k in range(len(d)) if found[k]), key=lambda k: (d[k] + criticals[-1] * se[k], expected[k]["name"]))
+    assert [t.name for t in result.regressions] == [expected[k]["name"] for k in regressions]
+    assert "Source = policy" in [t.name for t in result.regressions] and "Source = airbnb" not in [t.name for t in result.regressions]
+    assert result.verdict == "fail"
+    assert se[2] == 0 and d[2] == 0 and result.tests[2].name == "Source = wikitree"
+    assert (result.tests[2].bound, result.tests[2].critical) == (0.0, 0.0)
+    for test in result.tests:
+        if not test.regression and test.se > 0:
+            assert test.critical == pytest.approx(criticals[-1], rel=1e-9)
+            assert test.bound == pytest.approx(test.difference + criticals[-1] * test.se, rel=1e-9)
+
+
+def test_what_was_skipped_is_named_in_order(result):
+    assert result.skipped == [
+        "Confidence (p of the predicted class): its values come from each run's own confidence, so the two runs' groups are not "
+        "the same examples",
+        "Run confidence against the annotators' votes: its values come from each run's own confidence, so the two runs' groups "
+        "are not the same examples",
+        "behaviour spacing: 9 case(s) on the shared examples, fewer than 30",  # one of its ten examples was dropped
+    ]
+
+
+def test_the_coverage_counts_every_baseline_example(result):
+    assert [(c.name, c.baseline, c.candidate) for c in result.coverage] == [
+        ("overall", 154, 148), ("Source = airbnb", 44, 40), ("Annotator agreement = (no votes)", 154, 148),
+        ("Hypothesis length = 1-15 chars", 154, 148), ("Hypothesis words found in premise = low (<50%)", 154, 148)]
+    assert result.coverage_fails and not result.allow_coverage_drop
+
+
+def test_too_few_resamples_and_nothing_in_common_are_refused_in_words(runs):
+    """The refusal counts every test the gate would run: 8 groups and the behaviour with enough cases (it left the
+    behaviour out before)."""
+    with pytest.raises(ValueError, match=r"^--bootstrap 99: the gate's 90% critical value over its 9 tests needs at least 100 "
+                                         r"resamples \(10 beyond the quantile\); give --bootstrap 100 or more \(default 1000\)$"):
+        gate(NLI, *runs, min_size=MIN_SIZE, tags=tags(), samples=99, level=LEVEL, behaviour=behaviour())
+    gold = gold_of("nli", nli([LABELS[k % 3] for k in range(N)], SOURCES))
+    first = evaluate_bytes(NLI, gold, jsonl(records(set())[:10]), "first.jsonl", run="first")
+    second = evaluate_bytes(NLI, gold, jsonl(records(set())[10:20]), "second.jsonl", run="second")
+    with pytest.raises(ValueError, match=r"^first and second have no scored example in common$"):
+        gate(NLI, first, second)
+
+
+# ---- the texts, from results built by hand -------------------------------------------------------------------------
+
+def made(name: str, feature: str, difference: float, se: float, bound: float, *, metric: str = "accuracy", label: str = "Accuracy",
+         size: int = 40, unit: str = "pairs", baseline: float = 80.0) -> GateTest:
+    """A test as the gate leaves it (its bound set): `Feature = value`, or overall when `feature` is empty."""
+    key = {} if not feature else {feature.lower(): name.split(" = ", 1)[1]}
+    return GateTest(key, metric, size, baseline, baseline + difference, difference, se, name, feature, unit, label, 1.5, bound)
+
+
+def made_result(tests: list[GateTest], coverage: list[CoverageDrop] = (), skipped: list[str] = (), allow: bool = False) -> GateResult:
+    return GateResult("base<1>", "cand_x", tests, [2.1, 1.5], 1000, 1234, list(skipped), list(coverage), allow, np.zeros((0, 0)), "pairs")
+
+
+def drop(name: str, baseline: int, candidate: int) -> CoverageDrop:
+    feature = name.split(" = ", 1)[0] if " = " in name else ""
+    return CoverageDrop({}, name, feature, "pairs", baseline, candidate)
+
+
+def test_gate_text_line_by_line():
+    tests = [made("overall", "", -2.5, 1.0, -1.0, size=1234), made("overall", "", 1.25, 1.0, 2.75, metric="f1", label="", size=1234),
+             made("Source = policy", "Source", -10.0, 3.0, -5.5), made("Source = airbnb", "Source", -1.0, 3.0, 3.5),
+             made("Topic = b", "Topic", -12.0, 2.0, -9.0, size=1500)]
+    result = made_result(tests, [drop("overall", 1300, 1234), drop("Source = policy", 2000, 1000)], ["Confidence: why"])
+    assert gate_text(result).split("\n") == [
+        "gate FAIL: cand_x against base<1>, 5 tests on 1,234 pairs both scored (1000 paired resamples; one-sided step-down max-t, "
+        "family-wise error 5%; critical value 1.50)",
+        "  regression: overall Accuracy: 80.00 -> 77.50 (-2.50, 95% upper bound -1.00), 1,234 pairs",
+        "  overall f1: 80.00 -> 81.25 (+1.25, 95% upper bound +2.75), 1,234 pairs",
+        "  coverage drop: overall: the candidate scored 1,234 of the 1,300 pairs the baseline scored (66 missing)",
+        "  coverage drop: Source = policy: the candidate scored 1,000 of the 2,000 pairs the baseline scored (1,000 missing)",
+        "  regression: Topic = b Accuracy: 80.00 -> 68.00 (-12.00, 95% upper bound -9.00), 1,500 pairs",
+        "  regression: Source = policy Accuracy: 80.00 -> 70.00 (-10.00, 95% upper bound -5.50), 40 pairs",
+        "  skipped Confidence: why",
+    ]
+    allowed = made_result(tests[1:2] + tests[3:4], [drop("overall", 1300, 1234)], allow=True)
+    assert gate_text(allowed).split("\n") == [
+        "gate PASS: cand_x against base<1>, 2 tests on 1,234 pairs both scored (1000 paired resamples; one-sided step-down max-t, "
+        "family-wise error 5%; critical value 1.50)",
+        "  overall f1: 80.00 -> 81.25 (+1.25, 95% upper bound +2.75), 1,234 pairs",
+        "  coverage drop (allowed by --allow-coverage-drop): overall: the candidate scored 1,234 of the 1,300 pairs the baseline "
+        "scored (66 missing)",
+    ]
+    assert gate_text(made_result([], [])).split("\n")[0].endswith("critical value 1.50)")
+    empty = GateResult("a", "b", [], [], 200, 3, unit="entities")
+    assert gate_text(empty) == ("gate PASS: b against a, 0 tests on 3 entities both scored (200 paired resamples; one-sided step-down "
+                                "max-t, family-wise error 5%; critical value 0.00)")
+
+
+def test_by_feature_groups_regressions_worst_first_and_ties_by_name_then_metric():
+    a1 = made("Source = a", "Source", -9.0, 1.0, -4.0)
+    a2 = made("Source = b", "Source", -9.0, 1.0, -4.0)
+    a3 = made("Source = b", "Source", -9.0, 1.0, -4.0, metric="accuracy_b")
+    t1 = made("Topic = x", "Topic", -9.0, 1.0, -6.0)
+    t2 = made("Topic = y", "Topic", -9.0, 1.0, -1.0)
+    u1 = made("Unit = z", "Unit", -9.0, 1.0, -5.0)
+    for order in ([a3, a2, a1, t2, u1, t1], [t1, u1, t2, a1, a2, a3]):
+        assert by_feature(order) == [[t1, t2], [u1], [a1, a2, a3]]
+    assert by_feature([]) == []
+
+
+ROW_HEAD = ["| slice | metric | baseline | candidate | difference | 95% upper bound | size |", "|---|---|---:|---:|---:|---:|---:|"]
+
+
+def row(name: str, label: str, base: str, cand: str, diff: str, bound: str, size: str) -> str:
+    return f"| {name} | {label} | {base} | {cand} | {diff} | {bound} | {size} |"
+
+
+def test_gate_markdown_of_a_failing_gate_with_folded_coverage_and_regressions():
+    overall = made("overall", "", -0.5, 1.0, 1.0, size=1234)
+    tests = [overall, made("Source = a*b", "Source", -10.0, 3.0, -5.5, size=35), made("Source = c", "Source", -8.0, 3.0, -2.0),
+             made("Source = d", "Source", -7.0, 3.0, -1.0), made("Topic = t", "Topic", -6.0, 1.0, -3.0, label="F1", unit="entities"),
+             made("Topic = u", "Topic", 5.0, 1.0, 7.0)]
+    coverage = [drop(f"Source = s{k}", 100 + k, 90) for k in range(8)]
+    text = gate_markdown(made_result(tests, coverage, ["one", "two_"]), NLI)
+    assert text.endswith("\n") and not text.endswith("\n\n")
+    assert text.split("\n")[:-1] == [
+        "### klue-viz gate NLI: ❌ **fail**", "",
+        "cand_x against base\\<1\\>: 6 tests (every official metric, overall and on each slice with at least the minimum size) on "
+        "1,234 pairs both runs scored. A regression is a drop whose one-sided 95% upper bound is below 0 (paired bootstrap, 1000 "
+        "resamples, step-down max-t over all tests: a candidate that differs only by chance fails at most 5% of the time).", "",
+        *ROW_HEAD, row("**overall**", "Accuracy", "80.00", "79.50", "-0.50", "+1.00", "1,234 pairs"), "",
+        "**Coverage drop**: the candidate has no prediction for these pairs.", "",
+        "| slice | baseline | candidate | missing |", "|---|---:|---:|---:|",
+        *[f"| Source = s{k} | {100 + k} | 90 | {10 + k} |" for k in range(6)], "",
+        "<details><summary>2 more slices lost coverage</summary>", "",
+        "| slice | baseline | candidate | missing |", "|---|---:|---:|---:|",
+        "| Source = s6 | 106 | 90 | 16 |", "| Source = s7 | 107 | 90 | 17 |", "", "</details>", "",
+        "**Regressions**: 4 in 2 feature(s), the worst of each:", "", *ROW_HEAD,
+        row("Source = a\\*b", "Accuracy", "80.00", "70.00", "-10.00", "-5.50", "35 pairs"),
+        row("Topic = t", "F1", "80.00", "74.00", "-6.00", "-3.00", "40 entities"), "",
+        "<details><summary>The other 2 regressions, by feature</summary>", "",
+        "**Source**", "", *ROW_HEAD,
+        row("Source = c", "Accuracy", "80.00", "72.00", "-8.00", "-2.00", "40 pairs"),
+        row("Source = d", "Accuracy", "80.00", "73.00", "-7.00", "-1.00", "40 pairs"), "", "</details>", "",
+        "Not tested: one; two\\_.",
+    ]
+
+
+def test_gate_markdown_of_a_passing_gate_lists_the_five_slices_closest_to_a_regression():
+    overall = made("overall", "", -3.0, 1.0, 0.5)  # d / se -3, not a slice: never among the closest
+    sliced = [made(f"Source = s{k}", "Source", d, se, 1.0) for k, (d, se) in enumerate(
+        [(-1.0, 1.0), (-4.0, 2.0), (-0.5, 0.1), (2.0, 1.0), (-6.0, 0.0), (0.0, 1.0), (-3.0, 2.0), (-0.9, 1.0)])]
+    result = made_result([overall, *sliced], [drop("overall", 1300, 1234)], allow=True)
+    lines = gate_markdown(result, NLI).split("\n")
+    assert lines[0] == "### klue-viz gate NLI: ✅ **pass**"
+    at = lines.index("**Coverage drop (allowed: it does not fail the gate)**: the candidate has no prediction for these pairs.")
+    assert lines[at + 4:at + 6] == ["| overall | 1,300 | 1,234 | 66 |", ""]
+    at = lines.index("No slice regressed. The five slices closest to a regression:")
+    # d / se: s2 -5, s1 -2, s6 -1.5, s0 -1, s7 -0.9 (s4 has se 0; s5 0 and s3 +2 are further)
+    assert [line.split(" | ")[0] for line in lines[at + 4:]] == ["| Source = s2", "| Source = s1", "| Source = s6", "| Source = s0",
+                                                                 "| Source = s7", ""]
+    assert lines[at + 1:at + 4] == ["", *ROW_HEAD]
+    regressed = made_result([made("overall", "", -3.0, 1.0, -0.5), *sliced[:3]])
+    assert "No slice regressed" not in gate_markdown(regressed, NLI) and "**Regressions**" not in gate_markdown(regressed, NLI)
+    assert "Not tested" not in gate_markdown(regressed, NLI) and "Coverage drop" not in gate_markdown(regressed, NLI)
+    fewer = gate_markdown(made_result([overall, *sliced[3:6]]), NLI).split("\n")
+    assert [line.split(" | ")[0] for line in fewer[fewer.index("No slice regressed. The five slices closest to a regression:") + 4:]] == [
+        "| Source = s5", "| Source = s3", ""]
+    nothing = gate_markdown(made_result([overall, sliced[4]]), NLI)
+    assert "No slice regressed" not in nothing and nothing.endswith("|\n")
