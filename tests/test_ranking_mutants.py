@@ -163,3 +163,22 @@ def test_the_set_for_the_best_lists_tied_runs_in_natural_order_whichever_comes_f
     assert ranking.best == names[0]
     assert [r.rank for r in ranking.runs] == [1, 1, 3]
     assert ranking.best_set[:2] == ["step-9", "step-10"]
+
+
+def test_an_undefined_metric_ranks_below_a_negative_one_and_the_best_s_own_interval_is_zero():
+    """Gold on 0..2.9 (no similar pair, so F1 is undefined for every run on every resample). "anti" predicts 2.9 - gold
+    (Pearson r -100 by hand: an exact decreasing line), "constant" 2.5 everywhere (r undefined): the undefined r ranks
+    last even below a negative one (read as 0 it would rank first). The best's own difference on F1 is None (the
+    metric is undefined) and its interval stays the documented (0, 0); the other run's is None (no resample defines it)."""
+    gold = [round(2.9 * k / 59, 3) for k in range(60)]
+    gold_file = gold_of("sts", sts(gold))
+    runs = [evaluate_bytes(STS, gold_file, jsonl([{"guid": f"klue-sts-v1_dev_{k:05d}", "score": s} for k, s in enumerate(scores)]),
+                           f"{name}.jsonl", run=name)
+            for name, scores in (("constant", [2.5] * 60), ("anti", [round(2.9 - g, 3) for g in gold]))]
+    ranking = rank_runs(run_table(runs), samples=200)
+    by_run = {r.run: r for r in ranking.runs}
+    assert ranking.best == "anti" and by_run["anti"].metrics["pearsonr"] == pytest.approx(-100.0, abs=1e-6)
+    assert (by_run["anti"].rank, by_run["constant"].rank) == (1, 2) and by_run["constant"].metrics["pearsonr"] is None
+    assert by_run["anti"].metrics["f1"] is None and by_run["anti"].difference["f1"] is None
+    assert by_run["anti"].difference_ci95 == {"pearsonr": (0.0, 0.0), "f1": (0.0, 0.0)}
+    assert by_run["constant"].difference_ci95["f1"] is None and by_run["constant"].ci95["f1"] is None
