@@ -11,15 +11,27 @@ the ranking metric is not the best on the other metric; the level of the interva
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from cases import gold_of, sts
 from conftest import jsonl
 from scipy.stats import norm, pearsonr
 from sklearn.metrics import f1_score
 from statsmodels.stats.multitest import multipletests
-from test_compare import nli_gold, nli_run
+from test_compare import NLI, guid, nli_gold, nli_run, run_records
 
-from klue_viz.compare.ranking import rank_runs, run_table
+from klue_viz.compare import ranking
+from klue_viz.compare.ranking import (
+    complementarity,
+    difficulty,
+    matrix_frame,
+    matrix_rows,
+    p_text,
+    paired_resamples,
+    rank_runs,
+    run_table,
+    trajectories,
+)
 from klue_viz.scoring.bootstrap import resample_counts
 from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
@@ -182,3 +194,114 @@ def test_an_undefined_metric_ranks_below_a_negative_one_and_the_best_s_own_inter
     assert by_run["anti"].metrics["f1"] is None and by_run["anti"].difference["f1"] is None
     assert by_run["anti"].difference_ci95 == {"pearsonr": (0.0, 0.0), "f1": (0.0, 0.0)}
     assert by_run["constant"].difference_ci95["f1"] is None and by_run["constant"].ci95["f1"] is None
+
+
+# ---- the example x run matrix, complementarity and the paired resamples, on a table written out by hand --------------
+
+#: Each example along the runs m-1..m-4: R right, W wrong, - not scored (m-1 scores every example, so rows are in file
+#: order). Difficulty (share wrong of the runs that scored it), trajectory and the orders below are worked out by hand.
+PATTERNS = ["RRRR", "WWWW", "WRRR", "RRWW", "WRWR", "RWRW", "W-W-", "RW--", "WWR-", "WRWW", "WW-R", "R---"]
+RUNS = ["m-1", "m-2", "m-3", "m-4"]
+DIFFICULTY = [0, 1, 1 / 4, 1 / 2, 1 / 2, 1 / 2, 1, 1 / 2, 2 / 3, 3 / 4, 2 / 3, 0]
+#: solved at / forgotten at (run index), -1 for neither.
+SOLVED = [-1, -1, 1, -1, 3, -1, -1, -1, 2, -1, 3, -1]
+FORGOTTEN = [-1, -1, -1, 2, -1, 3, -1, 1, -1, 2, -1, -1]
+ORDERS = {
+    "difficulty": [1, 6, 9, 8, 10, 3, 4, 5, 7, 2, 0, 11],  # ties (1; 2/3; 1/2; 0) in file order
+    "wrong for every run": [1, 6],
+    "right for only one run": [7, 8, 9, 10, 11],
+    # forgotten, latest first (5 at m-4; 9 and 3 at m-3, the harder first; 7), solved, latest first (10 and 4 at m-4, the
+    # harder first; 8; 2), then the rest by difficulty (1 and 6 in file order, then 0 and 11)
+    "solved late / forgotten": [5, 9, 3, 7, 10, 4, 8, 2, 1, 6, 0, 11],
+    "file order": list(range(12)),
+}
+
+
+@pytest.fixture(scope="module")
+def matrix_table():
+    gold = nli_gold(len(PATTERNS))
+    runs = []
+    for column, name in enumerate(RUNS):
+        scored = [k for k, p in enumerate(PATTERNS) if p[column] != "-"]
+        wrong = {k for k, p in enumerate(PATTERNS) if p[column] == "W"}
+        records = [r for k, r in enumerate(run_records(wrong, len(PATTERNS))) if k in scored]
+        runs.append(evaluate_bytes(NLI, gold, jsonl(records), f"{name}.jsonl", run=name))
+    return run_table(runs)
+
+
+def test_the_table_difficulty_and_trajectories_are_the_hand_counted_ones(matrix_table):
+    expected = np.array([[{"R": 1.0, "W": 0.0, "-": np.nan}[c] for c in p] for p in PATTERNS])
+    np.testing.assert_array_equal(matrix_table.correct, expected)
+    assert matrix_table.guids == [guid(k) for k in range(12)] and matrix_table.shared.tolist() == [0, 1, 2, 3, 4, 5, 9]
+    assert difficulty(matrix_table) == pytest.approx(DIFFICULTY)
+    solved, forgotten = trajectories(matrix_table)
+    assert (solved.tolist(), forgotten.tolist()) == (SOLVED, FORGOTTEN)
+
+
+@pytest.mark.parametrize("how", list(ORDERS))
+def test_each_matrix_order_is_the_hand_sorted_one(matrix_table, how):
+    assert matrix_rows(matrix_table, how).tolist() == ORDERS[how]
+
+
+def test_an_unknown_matrix_order_is_refused_naming_the_orders(matrix_table):
+    with pytest.raises(ValueError, match=r"^unknown matrix order 'hardest'; expected one of difficulty, wrong for every run, right for "
+                                         r"only one run, solved late / forgotten, file order$"):
+        matrix_rows(matrix_table, "hardest")
+
+
+def test_the_matrix_frame_in_an_order_with_runs_picked_and_a_limit(matrix_table):
+    frame = matrix_frame(matrix_table, "solved late / forgotten", runs=["m-4", "m-2"], limit=5)
+    rows = ORDERS["solved late / forgotten"][:5]
+    assert frame.index.tolist() == rows and frame.columns.tolist() == ["guid", "turn", "difficulty", "trajectory", "m-4", "m-2"]
+    assert frame["guid"].tolist() == [guid(k) for k in rows] and frame["turn"].tolist() == [None] * 5
+    assert frame["difficulty"].tolist() == pytest.approx([DIFFICULTY[k] for k in rows])
+    assert frame["trajectory"].tolist() == ["forgotten at m-4", "forgotten at m-3", "forgotten at m-3", "forgotten at m-2", "solved at m-4"]
+    cell = {"R": True, "W": False, "-": None}
+    for name, column in (("m-4", 3), ("m-2", 1)):
+        assert [None if v is pd.NA else bool(v) for v in frame[name]] == [cell[PATTERNS[k][column]] for k in rows]
+    whole = matrix_frame(matrix_table, "file order")
+    assert whole.columns.tolist()[4:] == RUNS and len(whole) == 12 and whole["trajectory"][0] == "" and whole["trajectory"][2] == "solved at m-2"
+
+
+def test_complementarity_on_the_shared_examples_with_a_tie_for_the_best_pair(matrix_table):
+    """Shared: examples 0-5 and 9. Right: m-1 3 of 7, m-2 5, m-3 3, m-4 3; some run right on all but example 1; the pairs
+    (m-1, m-2) and (m-2, m-3) both cover 6 of 7, and the first in run order is named."""
+    found = complementarity(matrix_table)
+    assert found.n == 7 and found.oracle == pytest.approx(6 / 7) and found.common_errors == [guid(1)]
+    assert found.best_single == ("m-2", pytest.approx(5 / 7))
+    assert found.best_pair == ("m-1", "m-2", pytest.approx(6 / 7))
+    one = complementarity(run_table([matrix_table.results[1]]))
+    assert one.best_pair is None and one.best_single == ("m-2", pytest.approx(5 / 10)) and one.n == 10
+    assert one.oracle == pytest.approx(5 / 10) and one.common_errors == [guid(k) for k in (1, 5, 7, 8, 10)]
+    # m-3 and m-4 share examples 0-5 and 9, each right on 3 of them (a tie: the first is named) and together on 4
+    two = complementarity(run_table([matrix_table.results[2], matrix_table.results[3]]))
+    assert two.n == 7 and two.best_single == ("m-3", pytest.approx(3 / 7)) and two.best_pair == ("m-3", "m-4", pytest.approx(4 / 7))
+    gold = nli_gold(len(PATTERNS))
+    halves = [evaluate_bytes(NLI, gold, jsonl(run_records(set(), len(PATTERNS))[part]), f"{name}.jsonl", run=name)
+              for name, part in (("first", slice(0, 6)), ("second", slice(6, 12)))]
+    apart = complementarity(run_table(halves))
+    assert (apart.n, apart.best_single[0], apart.best_pair, apart.common_errors) == (0, "first", None, [])
+    assert np.isnan(apart.oracle) and np.isnan(apart.best_single[1])
+
+
+@pytest.mark.parametrize("chunk_cells, stack_cells", [(2_000_000, 8_000_000), (14, 2)])
+def test_paired_resamples_are_the_hand_weighted_accuracies_whatever_the_chunks_and_stacks(matrix_table, monkeypatch, chunk_cells,
+                                                                                        stack_cells):
+    """Each run's accuracy on the shared examples under the same counts (seed 2): 100 * counts @ right / 7, row 0 the
+    observed one; in chunks of two resamples and one run per stack the numbers are the same."""
+    monkeypatch.setattr(ranking, "CHUNK_CELLS", chunk_cells)
+    monkeypatch.setattr(ranking, "STACK_CELLS", stack_cells)
+    counts = resample_counts(np.random.default_rng(2), 7, 9)
+    right = matrix_table.correct[matrix_table.shared]
+    found = paired_resamples(matrix_table.stats, 9, seed=2)
+    for column, values in enumerate(found):
+        assert list(values) == ["accuracy"]
+        assert values["accuracy"] == pytest.approx(np.concatenate([[100 * right[:, column].mean()], 100 * counts @ right[:, column] / 7]))
+    unobserved = paired_resamples(matrix_table.stats, 9, seed=2, observed=False)
+    assert unobserved[3]["accuracy"] == pytest.approx(100 * counts @ right[:, 3] / 7)
+    with pytest.raises(ValueError, match="^paired resamples need statistics over the same examples$"):
+        paired_resamples([matrix_table.stats[0], matrix_table.stats[0].take(np.arange(6))], 9)
+
+
+def test_p_text_at_its_edges():
+    assert [p_text(p) for p in (None, 0.0009999, 0.001, 0.0123, 1.0)] == ["", "<0.001", "0.001", "0.012", "1.000"]
