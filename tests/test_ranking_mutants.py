@@ -305,3 +305,34 @@ def test_paired_resamples_are_the_hand_weighted_accuracies_whatever_the_chunks_a
 
 def test_p_text_at_its_edges():
     assert [p_text(p) for p in (None, 0.0009999, 0.001, 0.0123, 1.0)] == ["", "<0.001", "0.001", "0.012", "1.000"]
+
+
+def test_run_table_of_runs_that_cover_different_examples_lists_them_first_seen_with_their_owner(matrix_table):
+    """The runs in reverse (m-4 first): m-4's examples in its order, then those m-3, m-2 and m-1 add; each row is owned
+    by the first run that scored it, at that run's position (counted by hand from PATTERNS)."""
+    runs = matrix_table.results[::-1]
+    table = run_table(runs)
+    rows = [0, 1, 2, 3, 4, 5, 9, 10, 6, 8, 7, 11]
+    assert table.runs == RUNS[::-1] and table.guids == [guid(k) for k in rows]
+    assert table.owner.tolist() == [[0, p] for p in range(8)] + [[1, 6], [1, 7], [2, 6], [3, 11]]
+    expected = np.array([[{"R": 1.0, "W": 0.0, "-": np.nan}[PATTERNS[k][c]] for c in (3, 2, 1, 0)] for k in rows])
+    np.testing.assert_array_equal(table.correct, expected)
+    assert table.shared.tolist() == [0, 1, 2, 3, 4, 5, 6] and table.score is None
+    assert [s.n for s in table.stats] == [7] * 4
+    assert table.keys == [(guid(k), None) for k in rows] and table.key(8) == (guid(6), None) and table.label(10) == guid(7)
+    observed = [values["accuracy"][0] for values in paired_resamples(table.stats, 0)]
+    assert observed == pytest.approx([100 * np.mean(expected[:7, c]) for c in range(4)])
+
+
+def test_run_table_refusals_name_what_is_wrong(matrix_table):
+    first = matrix_table.results[0]
+    with pytest.raises(ValueError, match="^no run to compare$"):
+        run_table([])
+    with pytest.raises(ValueError, match=r"^run names must be distinct to be compared: \['m-1', 'm-1'\]$"):
+        run_table([first, first])
+    with pytest.raises(ValueError, match="^1 frames for 2 runs$"):
+        run_table(matrix_table.results[:2], frames=[first.frames])
+    sts_gold = gold_of("sts", sts([1.0, 4.0]))
+    sts_run = evaluate_bytes(STS, sts_gold, jsonl([{"guid": f"klue-sts-v1_dev_{k:05d}", "score": 2.0} for k in range(2)]), "s.jsonl", run="s")
+    with pytest.raises(ValueError, match="^runs of different tasks cannot be compared: nli, sts$"):
+        run_table([first, sts_run])
