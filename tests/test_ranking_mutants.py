@@ -29,6 +29,7 @@ from klue_viz.compare.ranking import (
     p_text,
     paired_resamples,
     rank_runs,
+    run_sequence,
     run_table,
     trajectories,
 )
@@ -336,3 +337,41 @@ def test_run_table_refusals_name_what_is_wrong(matrix_table):
     sts_run = evaluate_bytes(STS, sts_gold, jsonl([{"guid": f"klue-sts-v1_dev_{k:05d}", "score": 2.0} for k in range(2)]), "s.jsonl", run="s")
     with pytest.raises(ValueError, match="^runs of different tasks cannot be compared: nli, sts$"):
         run_table([first, sts_run])
+
+
+def source_numbers(column: int) -> dict[str, tuple[float | None, int]]:
+    """A run's accuracy and size per source (example k's source is SOURCES[k % 4]), counted from PATTERNS."""
+    out = {}
+    for s, source in enumerate(("airbnb", "policy", "wikinews", "wikipedia")):
+        marks = [p[column] for k, p in enumerate(PATTERNS) if k % 4 == s and p[column] != "-"]
+        out[source] = (100 * marks.count("R") / len(marks) if marks else None, len(marks))
+    return out
+
+
+def test_run_sequence_per_source_is_counted_by_hand_largest_first(matrix_table):
+    """Sources over the four runs: policy 12 scored, airbnb 11, wikinews 9, wikipedia 7 (largest first, not by name)."""
+    found = run_sequence(NLI, matrix_table.results)
+    assert found.runs == RUNS and found.overall_n == [12, 10, 9, 8]
+    assert found.overall["accuracy"] == pytest.approx([100 * p.count("R") / (len(p) - p.count("-")) for p in zip(*PATTERNS)])
+    assert list(found.slices["source"]) == list(found.counts["source"]) == ["policy", "airbnb", "wikinews", "wikipedia"]
+    for column in range(4):
+        for source, (accuracy, size) in source_numbers(column).items():
+            assert found.counts["source"][source][column] == size
+            assert found.slices["source"][source]["accuracy"][column] == pytest.approx(accuracy)
+    assert found.labels["source"] == "Source" and set(found.labels) == set(found.slices) == set(found.counts)
+    assert found.to_dict() == {"overall": found.overall, "slices": found.slices}
+
+
+def test_run_sequence_reads_the_frames_and_statistics_it_is_given(matrix_table):
+    """m-1's result with m-4's frames: the overall score is m-1's own (5 of 12, from its result), the slices are read
+    from the frames given (m-4's numbers)."""
+    m1, m4 = matrix_table.results[0], matrix_table.results[3]
+    found = run_sequence(NLI, [m1], frames=[m4.frames])
+    assert found.overall["accuracy"] == [pytest.approx(100 * 5 / 12)] and found.overall_n == [12]
+    assert {s: (found.slices["source"][s]["accuracy"][0], found.counts["source"][s][0]) for s in found.counts["source"]} == {
+        s: v for s, v in source_numbers(3).items() if v[1]}
+    # the statistics given are used as they are: those of a run right everywhere, on m-1's frames (the same 12 examples)
+    right = evaluate_bytes(NLI, nli_gold(len(PATTERNS)), jsonl(run_records(set(), len(PATTERNS))), "right.jsonl", run="right")
+    given = run_sequence(NLI, [m1], statistics=[NLI.statistics(right.frames)])
+    assert {s: given.slices["source"][s]["accuracy"][0] for s in given.slices["source"]} == {s: 100.0 for s in source_numbers(0)}
+    assert given.counts["source"] == {s: [3] for s in ("airbnb", "policy", "wikinews", "wikipedia")}
