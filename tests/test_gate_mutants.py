@@ -18,6 +18,7 @@ import pytest
 from cases import gold_of, nli
 from conftest import jsonl
 
+from klue_viz.compare import gate as gate_module
 from klue_viz.compare.gate import CoverageDrop, GateResult, by_feature, gate, gate_markdown, gate_text
 from klue_viz.compare.gate import Test as GateTest
 from klue_viz.scoring.bootstrap import resample_counts
@@ -98,10 +99,10 @@ def step_down_by_hand(d: np.ndarray, se: np.ndarray, resampled: np.ndarray, leve
     return criticals, found
 
 
-def expected_tests() -> list[dict]:
+def expected_tests(seed: int = SEED, samples: int = SAMPLES) -> list[dict]:
     """Every test of the planted pair from the sets above: name, slice, size, observed values and resampled differences."""
     shared = [k for k in range(N) if k not in DROPPED]
-    counts = np.vstack([np.ones(len(shared)), resample_counts(np.random.default_rng(SEED), len(shared), SAMPLES)])
+    counts = np.vstack([np.ones(len(shared)), resample_counts(np.random.default_rng(seed), len(shared), samples)])
     right = {run: np.array([k not in wrong for k in shared], dtype=float) for run, wrong in (("base", BASE_WRONG), ("cand", CAND_WRONG))}
 
     def accuracy_test(name: str, feature: str, key: dict, mask: np.ndarray) -> dict:
@@ -151,6 +152,28 @@ def test_every_test_of_the_gate_is_the_by_hand_one_in_order(result):
     assert expected[-1]["size"] == len(TYPO_SOURCES) - 2  # the cases of examples the candidate dropped (120, 121) are not counted
     assert (result.samples, result.n_shared, result.unit, result.baseline, result.candidate) == (SAMPLES, N - len(DROPPED), "pairs",
                                                                                                   "base", "cand")
+
+
+def test_the_defaults_are_thirty_examples_a_thousand_resamples_and_seed_0(runs):
+    """With the defaults the planted pair has the same tests (policy holds exactly 30), on 1000 resamples drawn with seed
+    0, at 95%."""
+    found = gate(NLI, *runs, tags=tags(), behaviour=behaviour())
+    expected = expected_tests(seed=0, samples=1000)
+    assert [t.name for t in found.tests] == [e["name"] for e in expected] and found.samples == 1000
+    assert found.resampled == pytest.approx(np.column_stack([e["resampled"] for e in expected]), rel=1e-9, abs=1e-9)
+    d = np.array([e["d"] for e in expected])
+    se = np.array([np.std(e["resampled"], ddof=1) for e in expected])
+    assert found.criticals == pytest.approx(step_down_by_hand(d, se, found.resampled, 0.95)[0], rel=1e-9)
+
+
+def test_resamples_drawn_in_chunks_are_the_same_draws_and_exactly_as_many(runs, monkeypatch):
+    """Counts held at most 300 cells at once: chunks of 2 resamples of the 148 shared examples, 101 in all (the last
+    chunk holds one); the draws are those of one call with the same seed."""
+    monkeypatch.setattr(gate_module, "CHUNK_CELLS", 300)
+    found = gate(NLI, *runs, min_size=MIN_SIZE, tags=tags(), samples=101, seed=SEED, level=LEVEL, behaviour=behaviour())
+    expected = expected_tests(samples=101)
+    assert found.resampled.shape == (101, len(expected)) and found.samples == 101
+    assert found.resampled == pytest.approx(np.column_stack([e["resampled"] for e in expected]), rel=1e-9, abs=1e-9)
 
 
 def test_the_verdict_is_the_step_down_written_out_at_the_level_given(result):
