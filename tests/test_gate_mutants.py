@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cases import gold_of, nli
+from cases import dp_tsv, gold_of, nli
 from conftest import jsonl
 
 from klue_viz.compare import gate as gate_module
@@ -348,3 +348,29 @@ def test_gate_markdown_of_a_passing_gate_lists_the_five_slices_closest_to_a_regr
         "| Source = s5", "| Source = s3", ""]
     nothing = gate_markdown(made_result([overall, sliced[4]]), NLI)
     assert "No slice regressed" not in nothing and nothing.endswith("|\n")
+
+
+def test_a_dp_candidate_whose_statistics_are_wider_than_the_baseline_s_is_read_block_by_block():
+    """DP statistics hold one column per head index a run uses: the candidate points a word of the long sentence at
+    head 10, which no other head reaches, so its blocks are wider than the baseline's and each run's sums are cut at its
+    own edges. UAS micro F1 by hand: every word has a prediction, so it is the share of words with the right head,
+    resampled by sentence."""
+    dp = get_task("dp")
+    short = [(f"klue-dp-v1_dev_{k:05d}_wikitree", [("가", 2, "NP_SBJ"), ("나", 0, "VP"), ("다", 2, "VP")]) for k in range(40)]
+    long_words = [("라", 0, "VP")] + [(chr(0xB9C8 + k), 1, "NP") for k in range(9)]
+    sentences = short + [("klue-dp-v1_dev_00040_wikitree", long_words)]
+    gold = gold_of("dp", dp_tsv(sentences))
+    exact = [{"guid": g, "head": [h for _, h, _ in words], "deprel": [d for _, _, d in words]} for g, words in sentences]
+    changed = [dict(r) for r in exact]
+    for k in range(10):  # the first word of ten short sentences points at the third
+        changed[k] = {**changed[k], "head": [3, 0, 2]}
+    changed[40] = {**changed[40], "head": [0, 10] + [1] * 8}
+    runs = [evaluate_bytes(dp, gold, jsonl(records), f"{name}.jsonl", run=name) for name, records in (("base", exact), ("cand", changed))]
+    found = gate(dp, *runs, samples=200, seed=1)
+    words = np.array([3] * 40 + [10], dtype=float)
+    right = {"base": words, "cand": np.array([2] * 10 + [3] * 30 + [9], dtype=float)}
+    counts = np.vstack([np.ones(41), resample_counts(np.random.default_rng(1), 41, 200)])
+    uas = {run: 100 * counts @ right[run] / (counts @ words) for run in right}
+    test = next(t for t in found.tests if not t.slice and t.metric == "uas_micro_f1")
+    assert (test.baseline, test.candidate) == pytest.approx((100.0, 100 * 119 / 130))  # 11 of the 130 words wrong
+    assert found.resampled[:, found.tests.index(test)] == pytest.approx((uas["cand"] - uas["base"])[1:], rel=1e-9)
