@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cases import dp_tsv, gold_of, nli
+from cases import dp_tsv, gold_of, nli, sts
 from conftest import jsonl
 
 from klue_viz.compare import gate as gate_module
@@ -374,3 +374,68 @@ def test_a_dp_candidate_whose_statistics_are_wider_than_the_baseline_s_is_read_b
     test = next(t for t in found.tests if not t.slice and t.metric == "uas_micro_f1")
     assert (test.baseline, test.candidate) == pytest.approx((100.0, 100 * 119 / 130))  # 11 of the 130 words wrong
     assert found.resampled[:, found.tests.index(test)] == pytest.approx((uas["cand"] - uas["base"])[1:], rel=1e-9)
+
+
+# ---- a metric undefined on a group or on most of its resamples (STS) ------------------------------------------------
+
+STS_GROUPS = {"main": 54, "a-neg": 3, "b-pos": 3, "tiny": 2}
+
+
+def sts_case() -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    """Gold and two runs' scores: `main` spread over 0..5; `a-neg` all below 3 in gold and in both runs (F1 undefined:
+    nothing similar); `b-pos` and `tiny` each with a similar pair. Every group's scores differ inside it."""
+    rng = np.random.default_rng(8)
+    gold = np.concatenate([np.round(rng.uniform(0, 5, 54), 1), [0.5, 1.0, 1.5], [3.5, 4.0, 1.0], [4.0, 1.0]])
+    source = np.array([name for name, size in STS_GROUPS.items() for _ in range(size)])
+    scores = {}
+    for name, shift in (("base", 0.3), ("cand", -0.4)):
+        noisy = np.clip(np.round(gold + rng.normal(0, 0.8, len(gold)), 2), 0, 5)
+        noisy[54:57] = np.array([0.5, 1.0, 1.5]) + shift + 1  # a-neg: 1.8..2.8 and 1.1..2.1, below 3
+        scores[name] = noisy
+    return gold, scores, source
+
+
+def sts_by_hand(gold: np.ndarray, pred: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """Pearson r (undefined unless two different pairs are drawn: each group's scores all differ) and F1 at 3.0 (undefined
+    when nothing is similar in gold or prediction), both on 0..100, per row of weights."""
+    total = weights.sum(axis=1)
+    mean_p, mean_g = weights @ pred / np.maximum(total, 1), weights @ gold / np.maximum(total, 1)
+    covariance = weights @ (pred * gold) - total * mean_p * mean_g
+    var_p, var_g = weights @ (pred * pred) - total * mean_p ** 2, weights @ (gold * gold) - total * mean_g ** 2
+    distinct = (weights > 0).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(distinct >= 2, 100 * covariance / np.sqrt(var_p * var_g), np.nan)
+        similar, predicted = gold >= 3, pred >= 3
+        tp, fp, fn = weights @ (similar & predicted), weights @ (~similar & predicted), weights @ (similar & ~predicted)
+        f1 = np.where(tp + fp + fn > 0, 100 * 2 * tp / (2 * tp + fp + fn), np.nan)
+    return {"pearsonr": r, "f1": f1}
+
+
+def test_a_test_is_left_out_when_its_metric_is_undefined_observed_or_on_more_than_half_the_resamples():
+    """By hand: `a-neg`'s F1 is undefined on the whole group (left out; `b-pos` after it is still tested), `tiny`'s
+    Pearson r needs both its pairs drawn, which about 40% of resamples do (left out), its F1 only the similar pair
+    (about 63%: tested, though the first resample lacks it). The labels are the task's own."""
+    gold, scores, source = sts_case()
+    sts_task = get_task("sts")
+    gold_file = gold_of("sts", sts(gold.tolist(), sources=source.tolist()))
+    runs = [evaluate_bytes(sts_task, gold_file, jsonl([{"guid": f"klue-sts-v1_dev_{k:05d}", "score": float(s)} for k, s in enumerate(v)]),
+                           f"{name}.jsonl", run=name) for name, v in scores.items()]
+    found = gate(sts_task, *runs, min_size=2, samples=400, seed=8)
+    counts = np.vstack([np.ones(len(gold)), resample_counts(np.random.default_rng(8), len(gold), 400)])
+    expected = []
+    for key in ("pearsonr", "f1"):
+        for value in STS_GROUPS:
+            weights = counts * (source == value)
+            d = sts_by_hand(gold, scores["cand"], weights)[key] - sts_by_hand(gold, scores["base"], weights)[key]
+            if not np.isnan(d[0]) and np.mean(~np.isnan(d[1:])) >= 0.5:
+                expected.append((f"Source = {value}", key, d[0], np.nanstd(d[1:], ddof=1)))
+    tiny_positive = int(np.flatnonzero(source == "tiny")[0])
+    assert counts[1, tiny_positive] == 0  # the first resample lacks tiny's similar pair: its F1 is undefined there
+    assert [(name, key) for name, key, _, _ in expected] == [
+        ("Source = main", "pearsonr"), ("Source = a-neg", "pearsonr"), ("Source = b-pos", "pearsonr"),
+        ("Source = main", "f1"), ("Source = b-pos", "f1"), ("Source = tiny", "f1")]
+    tested = [t for t in found.tests if "source" in t.slice]
+    assert [(t.name, t.metric) for t in tested] == [(name, key) for name, key, _, _ in expected]
+    for test, (_, key, difference, se) in zip(tested, expected):
+        assert (test.difference, test.se) == pytest.approx((difference, se), rel=1e-6)
+        assert test.metric_label == {"pearsonr": "Pearson r", "f1": "F1 (≥ 3.0)"}[key] and test.unit == "pairs"
