@@ -374,6 +374,10 @@ def test_a_dp_candidate_whose_statistics_are_wider_than_the_baseline_s_is_read_b
     test = next(t for t in found.tests if not t.slice and t.metric == "uas_micro_f1")
     assert (test.baseline, test.candidate) == pytest.approx((100.0, 100 * 119 / 130))  # 11 of the 130 words wrong
     assert found.resampled[:, found.tests.index(test)] == pytest.approx((uas["cand"] - uas["base"])[1:], rel=1e-9)
+    # the overall test is named as the task names its metric; a word-level one by its key (no detail name for UAS/LAS)
+    assert (test.metric_label, test.unit) == ("UAS (micro F1)", "sentences")
+    words = [t for t in found.tests if t.unit == "words"]
+    assert words and all(t.metric_label == t.metric for t in words)
 
 
 # ---- a metric undefined on a group or on most of its resamples (STS) ------------------------------------------------
