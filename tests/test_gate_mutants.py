@@ -13,14 +13,18 @@ level and seed that are not the defaults."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
-from cases import dp_tsv, gold_of, nli, sts
+from cases import dp_tsv, gold_of, nli, re_records, sts
 from conftest import jsonl
+from sklearn.metrics import auc, precision_recall_curve
 
 from klue_viz.compare import gate as gate_module
 from klue_viz.compare.gate import CoverageDrop, GateResult, by_feature, gate, gate_markdown, gate_text
 from klue_viz.compare.gate import Test as GateTest
+from klue_viz.metrics.official import RE_RELATIONS
 from klue_viz.scoring.bootstrap import resample_counts
 from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
@@ -443,3 +447,48 @@ def test_a_test_is_left_out_when_its_metric_is_undefined_observed_or_on_more_tha
     for test, (_, key, difference, se) in zip(tested, expected):
         assert (test.difference, test.se) == pytest.approx((difference, se), rel=1e-6)
         assert test.metric_label == {"pearsonr": "Pearson r", "f1": "F1 (≥ 3.0)"}[key] and test.unit == "pairs"
+
+
+# ---- a metric that does not sum (RE's AUPRC) --------------------------------------------------------------------------
+
+def re_auprc_by_hand(gold: np.ndarray, probs: np.ndarray, draws: np.ndarray) -> float:
+    """KLUE's AUPRC as its reference script computes it (scikit-learn's precision-recall curve and trapezoid area per
+    relation, the mean over the 30 on 0..100), on the examples drawn (`draws`: indices, repeated as drawn)."""
+    g, p = gold[draws], probs[draws]
+    areas = []
+    for c in range(len(RE_RELATIONS)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a relation without a positive example: scikit-learn sets recall to 1
+            precision, recall, _ = precision_recall_curve(g == c, p[:, c])
+        areas.append(auc(recall, precision))
+    return 100 * float(np.mean(areas))
+
+
+def test_the_gate_tests_re_s_auprc_which_does_not_sum():
+    """RE's official metrics are micro F1 and AUPRC; AUPRC is not a sum over examples (the statistics' `unsummed`), and
+    the gate left it out of its tests. Both runs label every example right (micro F1 100 each); the candidate's
+    probabilities rank worse, so only AUPRC differs. Its observed values and its first resamples are scikit-learn's."""
+    re_task = get_task("re")
+    labels = ["no_relation", "org:founded", "per:title"] * 14
+    gold_ids = np.array([RE_RELATIONS.index(label) for label in labels])
+    rng = np.random.default_rng(3)
+    probs = {}
+    for name, sharp in (("base", 0.9), ("cand", 0.4)):
+        table = rng.uniform(0, 1 - sharp, (len(labels), len(RE_RELATIONS)))
+        table[np.arange(len(labels)), gold_ids] = sharp + rng.uniform(0, 1 - sharp, len(labels))
+        probs[name] = table / table.sum(axis=1, keepdims=True)
+    gold = gold_of("re", re_records(labels))
+    runs = [evaluate_bytes(re_task, gold, jsonl([{"guid": f"klue-re-v1_dev_{k:05d}", "label": labels[k], "probs": probs[name][k].tolist()}
+                                                 for k in range(len(labels))]), f"{name}.jsonl", run=name) for name in ("base", "cand")]
+    found = gate(re_task, *runs, samples=200, seed=2)
+    overall = {t.metric: t for t in found.tests if not t.slice}
+    assert set(overall) == {"micro_f1", "auprc"} and overall["auprc"].metric_label == "AUPRC"
+    everything = np.arange(len(labels))
+    assert (overall["auprc"].baseline, overall["auprc"].candidate) == pytest.approx(
+        (re_auprc_by_hand(gold_ids, probs["base"], everything), re_auprc_by_hand(gold_ids, probs["cand"], everything)), rel=1e-9)
+    counts = resample_counts(np.random.default_rng(2), len(labels), 200)
+    column = found.resampled[:, found.tests.index(overall["auprc"])]
+    for b in range(3):
+        draws = np.repeat(everything, counts[b].astype(int))
+        expected = re_auprc_by_hand(gold_ids, probs["cand"], draws) - re_auprc_by_hand(gold_ids, probs["base"], draws)
+        assert column[b] == pytest.approx(expected, rel=1e-9, abs=1e-9)
