@@ -492,3 +492,29 @@ def test_the_gate_tests_re_s_auprc_which_does_not_sum():
         draws = np.repeat(everything, counts[b].astype(int))
         expected = re_auprc_by_hand(gold_ids, probs["cand"], draws) - re_auprc_by_hand(gold_ids, probs["base"], draws)
         assert column[b] == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+# ---- the user's own columns as slices ----------------------------------------------------------------------------------
+
+def test_user_columns_are_slices_when_both_runs_agree_and_skipped_when_their_values_differ():
+    """Three user columns set on the runs' frames: `user:mood` differs between the runs (skipped, named), `user:half`
+    is the same in both (tested after it: the skip does not end the loop) and `user:only` exists on the candidate
+    alone (the baseline's columns decide what is tested, so it is not)."""
+    base_wrong, cand_wrong = set(range(0, 60, 6)), set(range(0, 60, 6)) | set(range(1, 30, 3))
+    gold = gold_of("nli", nli([LABELS[k % 3] for k in range(60)]))
+    runs = []
+    for name, wrong in (("base", base_wrong), ("cand", cand_wrong)):
+        records = [{"guid": guid(k), "label": LABELS[(k + 1) % 3] if k in wrong else LABELS[k % 3]} for k in range(60)]
+        run = evaluate_bytes(NLI, gold, jsonl(records), f"{name}.jsonl", run=name)
+        run.frames.examples["user:mood"] = ["calm" if (k % 2) == (name == "base") else "calm!" for k in range(60)]
+        run.frames.examples["user:half"] = ["first" if k < 30 else "second" for k in range(60)]
+        if name == "cand":
+            run.frames.examples["user:only"] = "x"
+        runs.append(run)
+    found = gate(NLI, *runs, samples=200)
+    assert "mood (your column): its values depend on the run's predictions, so the two runs' groups differ" in found.skipped
+    half = [t for t in found.tests if "user:half" in t.slice]
+    assert [(t.name, t.size) for t in half] == [("half (your column) = first", 30), ("half (your column) = second", 30)]
+    # by hand: the candidate breaks 10 of the first half (1, 4, ..., 28; none a multiple of 6), nothing of the second
+    assert [t.difference for t in half] == pytest.approx([-100 * 10 / 30, 0.0])
+    assert not any("user:only" in t.slice or "user:mood" in t.slice for t in found.tests)
