@@ -17,9 +17,10 @@ import warnings
 
 import numpy as np
 import pytest
-from cases import dp_tsv, gold_of, nli, re_records, sts
+from cases import dp_tsv, gold_of, ner_tsv, nli, re_records, sts
 from conftest import jsonl
 from sklearn.metrics import auc, precision_recall_curve
+from test_gate import ner_sentence
 
 from klue_viz.compare import gate as gate_module
 from klue_viz.compare.gate import CoverageDrop, GateResult, by_feature, gate, gate_markdown, gate_text
@@ -518,3 +519,21 @@ def test_user_columns_are_slices_when_both_runs_agree_and_skipped_when_their_val
     # by hand: the candidate breaks 10 of the first half (1, 4, ..., 28; none a multiple of 6), nothing of the second
     assert [t.difference for t in half] == pytest.approx([-100 * 10 / 30, 0.0])
     assert not any("user:only" in t.slice or "user:mood" in t.slice for t in found.tests)
+
+
+def test_an_entity_level_test_is_named_by_its_detail_label():
+    """NER's entity-type slices are tested on their F1, named `F1` (DETAIL_METRIC_LABELS), in entities; the sentence-level
+    tests carry the task's labels. F1 of PS by hand: 20 of 40 found, nothing spurious: 2 * 20 / (2 * 20 + 20)."""
+    task = get_task("ner")
+    sentences = [ner_sentence(k, person=k % 2 == 0) for k in range(80)]
+    gold = gold_of("ner", ner_tsv(sentences))
+    runs = []
+    for name, missed in (("base", set()), ("cand", set(range(0, 80, 4)))):
+        records = [{"guid": g, "tags": ["O" if k in missed and t.endswith("PS") else t for _, t in pairs]} for k, (g, pairs) in enumerate(sentences)]
+        runs.append(evaluate_bytes(task, gold, jsonl(records), f"{name}.jsonl", run=name))
+    found = gate(task, *runs, samples=200)
+    ps = next(t for t in found.tests if t.slice == {"label": "PS"})
+    assert (ps.metric, ps.metric_label, ps.unit) == ("f1", "F1", "entities")
+    assert (ps.baseline, ps.candidate) == pytest.approx((100.0, 200 / 3))
+    overall = {t.metric: t.metric_label for t in found.tests if not t.slice}
+    assert overall == {m.key: m.label for m in task.facts.metrics}
