@@ -358,7 +358,7 @@ def test_gate_markdown_of_a_passing_gate_lists_the_five_slices_closest_to_a_regr
 def test_a_dp_candidate_whose_statistics_are_wider_than_the_baseline_s_is_read_block_by_block():
     """DP statistics hold one column per head index a run uses: the candidate points a word of the long sentence at
     head 10, which no other head reaches, so its blocks are wider than the baseline's and each run's sums are cut at its
-    own edges. UAS micro F1 by hand: every word has a prediction, so it is the share of words with the right head,
+    own edges; it also drops sentence 39, whose words leave every word-level group. UAS micro F1 by hand: every word has a prediction, so it is the share of words with the right head,
     resampled by sentence."""
     dp = get_task("dp")
     short = [(f"klue-dp-v1_dev_{k:05d}_wikitree", [("가", 2, "NP_SBJ"), ("나", 0, "VP"), ("다", 2, "VP")]) for k in range(40)]
@@ -370,19 +370,23 @@ def test_a_dp_candidate_whose_statistics_are_wider_than_the_baseline_s_is_read_b
     for k in range(10):  # the first word of ten short sentences points at the third
         changed[k] = {**changed[k], "head": [3, 0, 2]}
     changed[40] = {**changed[40], "head": [0, 10] + [1] * 8}
+    del changed[39]  # the candidate has no prediction for sentence 39: its words are in no test
     runs = [evaluate_bytes(dp, gold, jsonl(records), f"{name}.jsonl", run=name) for name, records in (("base", exact), ("cand", changed))]
-    found = gate(dp, *runs, samples=200, seed=1)
-    words = np.array([3] * 40 + [10], dtype=float)
-    right = {"base": words, "cand": np.array([2] * 10 + [3] * 30 + [9], dtype=float)}
-    counts = np.vstack([np.ones(41), resample_counts(np.random.default_rng(1), 41, 200)])
+    found = gate(dp, *runs, min_size=2, samples=200, seed=1)
+    words = np.array([3] * 39 + [10], dtype=float)
+    right = {"base": words, "cand": np.array([2] * 10 + [3] * 29 + [9], dtype=float)}
+    counts = np.vstack([np.ones(40), resample_counts(np.random.default_rng(1), 40, 200)])
     uas = {run: 100 * counts @ right[run] / (counts @ words) for run in right}
     test = next(t for t in found.tests if not t.slice and t.metric == "uas_micro_f1")
-    assert (test.baseline, test.candidate) == pytest.approx((100.0, 100 * 119 / 130))  # 11 of the 130 words wrong
+    assert (test.baseline, test.candidate) == pytest.approx((100.0, 100 * 116 / 127))  # 11 of the 127 words wrong
     assert found.resampled[:, found.tests.index(test)] == pytest.approx((uas["cand"] - uas["base"])[1:], rel=1e-9)
     # the overall test is named as the task names its metric; a word-level one by its key (no detail name for UAS/LAS)
     assert (test.metric_label, test.unit) == ("UAS (micro F1)", "sentences")
     words = [t for t in found.tests if t.unit == "words"]
     assert words and all(t.metric_label == t.metric for t in words)
+    # one root per shared sentence (40: the first counts, the dropped one does not), and no group of dropped words
+    assert {t.size for t in words if t.name == "Dependency distance = root"} == {40}
+    assert not any(t.name.endswith(" = ") for t in found.tests)
 
 
 # ---- a metric undefined on a group or on most of its resamples (STS) ------------------------------------------------
