@@ -541,3 +541,19 @@ def test_an_entity_level_test_is_named_by_its_detail_label():
     assert (ps.baseline, ps.candidate) == pytest.approx((100.0, 200 / 3))
     overall = {t.metric: t.metric_label for t in found.tests if not t.slice}
     assert overall == {m.key: m.label for m in task.facts.metrics}
+
+
+def test_a_behaviour_without_cases_is_left_out_and_one_undefined_on_some_resamples_is_kept(runs):
+    """At minimum size 0: `empty` has no case (its pass rate is undefined observed: left out, and `typo` after it is
+    still tested); `one` has all 30 cases on example 5, so its rate is undefined on the resamples that miss example 5
+    (about 37%, the first resample among them) and constant elsewhere: kept, with a standard error of 0."""
+    cases = {"empty": ([], [], []), "one": ([guid(5)] * 30, [k < 20 for k in range(30)], [k < 10 for k in range(30)])}
+    found = gate(NLI, *runs, min_size=0, samples=SAMPLES, seed=SEED, level=LEVEL, behaviour={**cases, "typo": behaviour()["typo"]})
+    shared = [k for k in range(N) if k not in DROPPED]
+    counts = resample_counts(np.random.default_rng(SEED), len(shared), SAMPLES)
+    assert counts[0, shared.index(5)] == 0 and 0.5 < np.mean(counts[:, shared.index(5)] > 0) < 1
+    tested = {t.slice["behaviour"]: t for t in found.tests if "behaviour" in t.slice}
+    assert list(tested) == ["one", "typo"]
+    one = tested["one"]
+    assert (one.size, one.baseline, one.candidate, one.se) == (30, pytest.approx(200 / 3), pytest.approx(100 / 3), 0.0)
+    assert np.isnan(found.resampled[0, found.tests.index(one)])
