@@ -569,3 +569,16 @@ def test_a_behaviour_below_the_minimum_is_skipped_and_one_exactly_at_it_is_teste
     exact = [t for t in found.tests if t.slice == {"behaviour": "exact"}]
     assert [(t.size, t.baseline, t.candidate) for t in exact] == [(30, pytest.approx(100 * 24 / 30), pytest.approx(100 * 15 / 30))]
     assert not any(t.slice == {"behaviour": "few"} for t in found.tests)
+
+
+def test_a_gate_whose_every_metric_is_undefined_has_no_test_and_passes():
+    """STS runs with constant scores below 3 on a gold below 3: Pearson r (a constant side) and F1 (nothing similar) are
+    undefined for both, so no test is left: an empty B x 0 matrix of differences, one critical value of 0, a pass."""
+    sts_task = get_task("sts")
+    gold = [round(2.9 * k / 39, 3) for k in range(40)]
+    gold_file = gold_of("sts", sts(gold))
+    runs = [evaluate_bytes(sts_task, gold_file, jsonl([{"guid": f"klue-sts-v1_dev_{k:05d}", "score": score} for k in range(40)]),
+                           f"{name}.jsonl", run=name) for name, score in (("base", 1.0), ("cand", 2.0))]
+    found = gate(sts_task, *runs, samples=200)
+    assert found.tests == [] and found.resampled.shape == (200, 0)
+    assert found.criticals == [0.0] and found.verdict == "pass"
