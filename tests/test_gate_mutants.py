@@ -44,7 +44,7 @@ DROPPED = {3, 17, 25, 39, 120, 121}
 #: airbnb.
 BASE_WRONG = set(range(0, N, 9))
 CAND_WRONG = (BASE_WRONG - {0, 9}) | set(range(86, 114, 2))
-TAGGED = {"negation": set(range(74, 114)), "numbers or time": set(range(0, 12))}
+TAGGED = {"negation": set(range(74, 114)), "numbers or time": set(range(40, 70)), "ambiguous": set(range(0, 12))}
 #: Behavioural cases by source example (120 and 121 are examples the candidate did not score).
 TYPO_SOURCES = [k for k in range(0, 154, 4)] + [121]
 SPACING_SOURCES = list(range(10))
@@ -128,6 +128,9 @@ def expected_tests(seed: int = SEED, samples: int = SAMPLES) -> list[dict]:
                              {"overlap": "low (<50%)"}, everything))
     negation = np.array([k in TAGGED["negation"] for k in shared], dtype=float)
     out.append(accuracy_test("Error tag negation = yes", "Error tag negation", {"tag: negation": "yes"}, negation))
+    # "numbers or time" holds exactly the minimum (30); "ambiguous" 11 shared examples, below it
+    numbers = np.array([k in TAGGED["numbers or time"] for k in shared], dtype=float)
+    out.append(accuracy_test("Error tag numbers or time = yes", "Error tag numbers or time", {"tag: numbers or time": "yes"}, numbers))
     cases = np.zeros((len(shared), 3))
     for k in TYPO_SOURCES:
         if k in shared:
@@ -221,9 +224,9 @@ def test_the_coverage_counts_every_baseline_example(result):
 
 
 def test_too_few_resamples_and_nothing_in_common_are_refused_in_words(runs):
-    """The refusal counts every test the gate would run: 8 groups and the behaviour with enough cases (it left the
+    """The refusal counts every test the gate would run: 9 groups and the behaviour with enough cases (it left the
     behaviour out before)."""
-    with pytest.raises(ValueError, match=r"^--bootstrap 99: the gate's 90% critical value over its 9 tests needs at least 100 "
+    with pytest.raises(ValueError, match=r"^--bootstrap 99: the gate's 90% critical value over its 10 tests needs at least 100 "
                                          r"resamples \(10 beyond the quantile\); give --bootstrap 100 or more \(default 1000\)$"):
         gate(NLI, *runs, min_size=MIN_SIZE, tags=tags(), samples=99, level=LEVEL, behaviour=behaviour())
     gold = gold_of("nli", nli([LABELS[k % 3] for k in range(N)], SOURCES))
