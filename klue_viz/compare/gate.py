@@ -204,8 +204,9 @@ def _expanded(stats: Statistics, codes: np.ndarray, groups: int) -> np.ndarray:
 
 
 def _metric_keys(task: Task, stats: Statistics) -> list[str]:
-    """The metrics a group is tested on: the official ones its aggregate gives, else its F1, else all it gives."""
-    given = list(stats.aggregate(np.zeros((1, stats.width))).keys())
+    """The metrics a group is tested on: the official ones its statistics give (those that sum, and those that do not:
+    RE's AUPRC), else its F1, else all it gives."""
+    given = list(stats.scores(np.zeros((1, stats.width))).keys())
     official = [m.key for m in task.facts.metrics if m.key in given]
     return official or (["f1"] if "f1" in given else given)
 
@@ -390,12 +391,12 @@ def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 
         raise ValueError(f"{baseline.run} and {candidate.run} have no scored example in common")
     skipped: list[str] = []
     groups = _groups(task, [baseline, candidate], shared, min_size, tags, skipped)
+    probes = _behaviour_columns(task, baseline, shared, behaviour or {}, min_size, skipped)
     needed = minimum_resamples(level)
     if samples < needed:
-        tested = sum(len(g.values) * len(g.metrics) for g in groups)
+        tested = sum(len(g.values) * len(g.metrics) for g in groups) + len(probes)
         raise ValueError(f"--bootstrap {samples}: the gate's {level:.0%} critical value over its {tested} tests needs at least {needed} "
                          f"resamples ({TAIL_RESAMPLES} beyond the quantile); give --bootstrap {needed} or more (default 1000)")
-    probes = _behaviour_columns(task, baseline, shared, behaviour or {}, min_size, skipped)
     n = len(shared)
     rng = np.random.default_rng(seed)
     blocks = [np.ones((1, n))]

@@ -431,8 +431,8 @@ def rank_runs(table: RunTable, samples: int = 1000, level: float = 0.95, seed: i
     correction = (f"Tied with the best: not different from {table.runs[best]} on {metric} by a paired test ({samples} bootstrap "
                   f"resamples of the {len(table.shared):,} {task.facts.unit}s every run scored give the standard error; p from the normal "
                   f"approximation), Holm-corrected over the {compared} run(s) compared (family-wise error {alpha:.0%}). Rank interval: the "
-                  f"ranks a run may hold with 95% confidence (Holm over its own {compared} comparisons); the {len(best_set)} run(s) whose "
-                  f"interval starts at 1 form the 95% confidence set for the best.")
+                  f"ranks a run may hold with {1 - alpha:.0%} confidence (Holm over its own {compared} comparisons); the {len(best_set)} "
+                  f"run(s) whose interval starts at 1 form the {1 - alpha:.0%} confidence set for the best.")
     return Ranking(metric, table.runs[best], len(table.shared), samples, runs, correction, best_set)
 
 
