@@ -529,7 +529,7 @@ def test_user_columns_are_slices_when_both_runs_agree_and_skipped_when_their_val
 
 
 def test_an_entity_level_test_is_named_by_its_detail_label():
-    """NER's entity-type slices are tested on their F1, named `F1` (DETAIL_METRIC_LABELS), in entities; the sentence-level
+    """NER's entity-type slices are tested on their F1, named `F1` (DETAIL_METRIC_LABELS), sized in gold entities; the sentence-level
     tests carry the task's labels. F1 of PS by hand: 20 of 40 found, nothing spurious: 2 * 20 / (2 * 20 + 20)."""
     task = get_task("ner")
     sentences = [ner_sentence(k, person=k % 2 == 0) for k in range(80)]
@@ -540,7 +540,8 @@ def test_an_entity_level_test_is_named_by_its_detail_label():
         runs.append(evaluate_bytes(task, gold, jsonl(records), f"{name}.jsonl", run=name))
     found = gate(task, *runs, samples=200)
     ps = next(t for t in found.tests if t.slice == {"label": "PS"})
-    assert (ps.metric, ps.metric_label, ps.unit) == ("f1", "F1", "entities")
+    # its size counts the 40 gold PS entities (sentences 0, 2, ..., 78), not the 80 gold and predicted rows
+    assert (ps.metric, ps.metric_label, ps.size, ps.unit) == ("f1", "F1", 40, "gold entities")
     assert (ps.baseline, ps.candidate) == pytest.approx((100.0, 200 / 3))
     overall = {t.metric: t.metric_label for t in found.tests if not t.slice}
     assert overall == {m.key: m.label for m in task.facts.metrics}

@@ -278,6 +278,9 @@ def _groups(task: Task, runs: list[RunResult], shared: list[str], min_size: int,
         example_rows = [shared_index.get_indexer(d["guid"].astype(str)) for d in details]
         base_values = _strings(details[0][spec.key])
         base_values[example_rows[0] < 0] = None  # units of examples the candidate did not score
+        sided = task.facts.detail is not None and task.facts.detail.sided and spec.level == task.facts.detail.name
+        if sided:  # a group's size and minimum count its gold rows (40 gold PS entities), not gold and predicted alike
+            base_values[details[0]["side"].to_numpy() != "gold"] = None
         _, values, sizes = _codes(base_values, min_size)
         if not values:
             continue
@@ -289,7 +292,7 @@ def _groups(task: Task, runs: list[RunResult], shared: list[str], min_size: int,
             arrays.append(_detail_expanded(s, codes, len(values), rows, n))
             detail_stats.append(s)
         out.append(_Group(feature, values, sizes, _metric_keys(task, detail_stats[0]), arrays, detail_stats, np.zeros((0, n)), spec.label,
-                          unit_name(task, spec.level)))
+                          ("gold " if sided else "") + unit_name(task, spec.level)))
     for tag in sorted({t for ts in (tags or {}).values() for t in ts}):
         tagged = np.array([tag in (tags or {}).get(g, ()) for g in shared])
         if tagged.sum() >= min_size:
