@@ -134,7 +134,9 @@ def runs_so_far(page) -> int:
 
 def rerun(page, action, runs: int = 1) -> None:
     """Do `action` (a click, a key) and wait until it has made `runs` script runs and the last one has finished; pages
-    of this module count runs from their start (COUNT_RUNS, added by `counting`)."""
+    of this module count runs from their start (COUNT_RUNS, added by `counting`). It first waits for the page to be
+    idle: an action made while a run is going on restarts that run, which the counter cannot tell from it."""
+    wait_idle(page)
     before = runs_so_far(page)
     action()
     page.wait_for_function("""([before, runs]) => (window.__kvRuns || 0) >= before + runs &&
@@ -506,8 +508,7 @@ def test_a_copied_example_link_opens_that_example_in_a_new_browser(server, page,
 def test_a_wos_card_links_to_its_matching_turns_and_a_link_scrolls_that_turn_into_view(server, page):
     page.set_viewport_size({"width": 1280, "height": 800})  # a laptop: the card's later turns are below the fold
     open_task(page, server, "wos")
-    page.locator('[data-testid="stRadio"] label').filter(has_text="wrong").first.click()
-    wait_idle(page)
+    rerun(page, page.locator('[data-testid="stRadio"] label').filter(has_text="wrong").first.click)  # the list of wrong turns
     card = page.locator(".kv-example").first
     selected = [t.get_attribute("id") for t in card.locator('.kv-turn[data-selected="true"]').all()]
     jumps = card.locator(".kv-row").first.locator(".kv-jump")

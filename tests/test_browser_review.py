@@ -27,8 +27,8 @@ def test_accept_two_suspects_with_the_keyboard_and_see_the_gold_version(tmp_path
             browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
             page = counting(browser.new_page(viewport={"width": 1280, "height": 2400}))
             page.goto(f"{url}/sts")
+            page.wait_for_selector(".kv-example", timeout=90_000)  # drawn before the rest of the page
             wait_idle(page)
-            page.wait_for_selector(".kv-example", timeout=90_000)
             name = page.get_by_role("textbox", name="Your name (for annotations)")
             name.fill("kim")
             rerun(page, lambda: name.press("Enter"))
