@@ -1,0 +1,48 @@
+"""The last mutation runs of klue_viz/compare/ (issue 31): tests for the survivors of `paired_resamples`,
+`complementarity`, `run_table`, `run_sequence`, the gate's helpers and their `to_dict`s, the matrix orders and the
+ranking's texts. Expected values are written out by hand (the texts column by column, counts from the patterns of
+tests/test_ranking_mutants.py) or read independently of the code under test."""
+
+from __future__ import annotations
+
+import pytest
+
+from klue_viz.compare.ranking import Ranking, RankedRun, ranking_text
+from klue_viz.tasks import get_task
+
+STS = get_task("sts")
+
+
+def ranked(run: str, rank: int, interval: tuple[int, int], f1: float | None, f1_ci: tuple[float, float] | None, r: float,
+           diff: float | None, diff_ci: tuple[float, float] | None, p: float | None, tied: bool, best: bool) -> RankedRun:
+    return RankedRun(run, {"pearsonr": r, "f1": f1}, {"pearsonr": (r - 1.5, r + 2.25), "f1": f1_ci}, {"pearsonr": 0.0, "f1": diff},
+                     {"pearsonr": (0.0, 0.0), "f1": diff_ci}, p, rank, tied, interval, best)
+
+
+def test_ranking_text_column_by_column_ranked_by_the_second_metric():
+    """Ranked by f1 (STS's second metric, so it comes first and pearsonr after); the runs given worst first, two tied at
+    rank 2 in reverse name order (beta before bxx...), a name over 28 characters, an undefined f1 without intervals, p below 0.001. Every
+    field is padded by hand here: right-aligned numbers, each column as wide as its header."""
+    long_name = "b" + "x" * 29
+    runs = [ranked("gamma", 4, (3, 4), None, None, 12.5, None, None, 0.0004, False, False),
+            ranked(long_name, 2, (1, 3), 80.0, (75.0, 85.0), 100.0, -11.234, (-15.0, 0.5), 0.2, True, True),
+            ranked("beta", 2, (1, 4), 80.0, (70.25, 89.5), -3.0, -11.234, (-20.5, -1.75), 0.0123, True, True),
+            ranked("alpha", 1, (1, 2), 91.234, (88.5, 93.25), 5.0, 0.0, (0.0, 0.0), None, False, True)]
+    method = "The method in one line."
+    text = ranking_text(Ranking("f1", "alpha", 120, 1000, runs, method, ["alpha", long_name, "beta"]), STS)
+    assert text.splitlines() == [
+        "Ranked by f1; the difference to the best, its p, the ties and the rank intervals are on f1.",
+        # rank(4) 95% rank(9)  run(28) f1(24)  diff [interval](28) p(8)  tied  best?  pearsonr(24)
+        "rank" + " " + " 95% rank" + "  " + "run" + " " * 25 + " " + " " * 22 + "f1" + "  " + " " * 3 + "diff to best [paired 95%]"
+        + " " + " " * 7 + "p" + "  tied  best?" + " " + " " * 16 + "pearsonr",
+        "   1" + " " + "      1-2" + "  " + "alpha" + " " * 23 + " " + " " + "  91.23 [ 88.50, 93.25]" + "  " + "       +0.00"
+        + " " + "[ +0.00, +0.00]" + " " + " " * 8 + "  " + "no  " + "  " + "yes  " + " " + " " + "   5.00 [  3.50,  7.25]",
+        "   2" + " " + "      1-4" + "  " + "beta" + " " * 24 + " " + " " + "  80.00 [ 70.25, 89.50]" + "  " + "      -11.23"
+        + " " + "[-20.50, -1.75]" + " " + "   0.012" + "  " + "yes " + "  " + "yes  " + " " + " " + "  -3.00 [ -4.50, -0.75]",
+        "   2" + " " + "      1-3" + "  " + "b" + "x" * 27 + " " + " " + "  80.00 [ 75.00, 85.00]" + "  " + "      -11.23"
+        + " " + "[-15.00, +0.50]" + " " + "   0.200" + "  " + "yes " + "  " + "yes  " + " " + " " + " 100.00 [ 98.50,102.25]",
+        "   4" + " " + "      3-4" + "  " + "gamma" + " " * 23 + " " + " " + "    n/a" + " " * 16 + "  " + "         n/a"
+        + " " + " " * 15 + " " + "  <0.001" + "  " + "no  " + "  " + "no   " + " " + " " + "  12.50 [ 11.00, 14.75]",
+        "95% confidence set for the best: alpha, " + long_name + ", beta",
+        method,
+    ]
