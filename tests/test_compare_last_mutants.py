@@ -5,12 +5,39 @@ tests/test_ranking_mutants.py) or read independently of the code under test."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from conftest import jsonl
+from test_compare import NLI, nli_gold, run_records
+from test_ranking_mutants import PATTERNS, RUNS
 
-from klue_viz.compare.ranking import Ranking, RankedRun, ranking_text
+from klue_viz.compare.ranking import RankedRun, Ranking, paired_resamples, ranking_text, run_table
+from klue_viz.scoring.bootstrap import resample_counts
+from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
 
 STS = get_task("sts")
+
+
+@pytest.fixture(scope="module")
+def patterned():
+    """The runs m-1..m-4 of tests/test_ranking_mutants.py's PATTERNS (R right, W wrong, - not scored), as results."""
+    gold = nli_gold(len(PATTERNS))
+    runs = []
+    for column, name in enumerate(RUNS):
+        wrong = {k for k, p in enumerate(PATTERNS) if p[column] == "W"}
+        records = [r for k, r in enumerate(run_records(wrong, len(PATTERNS))) if PATTERNS[k][column] != "-"]
+        runs.append(evaluate_bytes(NLI, gold, jsonl(records), f"{name}.jsonl", run=name))
+    return runs
+
+
+def test_paired_resamples_of_a_single_run_at_the_default_seed(patterned):
+    """One run alone (m-1, right on 5 of its 12 examples): its accuracy on the counts numpy's generator draws at seed 0,
+    row 0 the observed 5/12."""
+    (values,) = paired_resamples([run_table(patterned[:1]).stats[0]], 6)
+    right = np.array([p[0] == "R" for p in PATTERNS], dtype=float)
+    counts = resample_counts(np.random.default_rng(0), 12, 6)
+    assert values["accuracy"] == pytest.approx(np.concatenate([[100 * 5 / 12], 100 * counts @ right / 12]))
 
 
 def ranked(run: str, rank: int, interval: tuple[int, int], f1: float | None, f1_ci: tuple[float, float] | None, r: float,
