@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cases import gold_of, re_records
 from conftest import jsonl
 from test_compare import NLI, nli_gold, run_records
+from test_gate_mutants import re_auprc_by_hand
 from test_ranking_mutants import PATTERNS, RUNS
 
 from klue_viz.compare.ranking import RankedRun, Ranking, paired_resamples, ranking_text, run_table
+from klue_viz.metrics.official import RE_RELATIONS
 from klue_viz.scoring.bootstrap import resample_counts
 from klue_viz.scoring.evaluate import evaluate_bytes
 from klue_viz.tasks import get_task
@@ -73,3 +76,37 @@ def test_ranking_text_column_by_column_ranked_by_the_second_metric():
         "95% confidence set for the best: alpha, " + long_name + ", beta",
         method,
     ]
+
+
+def test_paired_resamples_weigh_re_s_auprc_by_the_same_counts_as_its_sums():
+    """RE's AUPRC does not sum over examples (the statistics' `unsummed`): on each resample it is computed on the examples
+    drawn, as many times as drawn. Its values are scikit-learn's on those draws (KLUE's script), row 0 on every example
+    once; micro F1 (a sum) is 100 for both runs, which label every example right."""
+    re_task = get_task("re")
+    labels = ["no_relation", "org:founded", "per:title"] * 10
+    gold_ids = np.array([RE_RELATIONS.index(label) for label in labels])
+    rng = np.random.default_rng(8)
+    gold = gold_of("re", re_records(labels))
+    runs, probs = [], []
+    for name, sharp in (("sharp", 0.8), ("blunt", 0.3)):
+        table = rng.uniform(0, 1 - sharp, (len(labels), len(RE_RELATIONS)))
+        table[np.arange(len(labels)), gold_ids] = sharp + rng.uniform(0, 1 - sharp, len(labels))
+        probs.append(table / table.sum(axis=1, keepdims=True))
+        records = [{"guid": f"klue-re-v1_dev_{k:05d}", "label": labels[k], "probs": probs[-1][k].tolist()} for k in range(len(labels))]
+        runs.append(evaluate_bytes(re_task, gold, jsonl(records), f"{name}.jsonl", run=name))
+    found = paired_resamples(run_table(runs).stats, 4, seed=5)
+    counts = resample_counts(np.random.default_rng(5), len(labels), 4)
+    everything = np.arange(len(labels))
+    draws = [everything] + [np.repeat(everything, row.astype(int)) for row in counts]
+    for values, run_probs in zip(found, probs):
+        assert values["micro_f1"] == pytest.approx([100.0] * 5)
+        assert values["auprc"] == pytest.approx([re_auprc_by_hand(gold_ids, run_probs, d) for d in draws], rel=1e-9)
+
+
+def test_paired_resamples_of_runs_that_share_no_example_are_undefined():
+    """Two runs over disjoint halves share nothing: every resample of nothing has an undefined accuracy (0 of 0)."""
+    gold = nli_gold(12)
+    halves = [evaluate_bytes(NLI, gold, jsonl(run_records(set(), 12)[part]), f"{name}.jsonl", run=name)
+              for name, part in (("first", slice(0, 6)), ("second", slice(6, 12)))]
+    found = paired_resamples(run_table(halves).stats, 3)
+    assert [v["accuracy"].shape for v in found] == [(4,), (4,)] and all(np.isnan(v["accuracy"]).all() for v in found)
