@@ -13,7 +13,8 @@ from test_compare import NLI, nli_gold, run_records
 from test_gate_mutants import re_auprc_by_hand
 from test_ranking_mutants import PATTERNS, RUNS
 
-from klue_viz.compare.ranking import RankedRun, Ranking, paired_resamples, ranking_text, run_table
+from klue_viz.compare.ranking import RankedRun, Ranking, paired_resamples, ranking_text, run_sequence, run_table
+from klue_viz.core.results import Frames
 from klue_viz.metrics.official import RE_RELATIONS
 from klue_viz.scoring.bootstrap import resample_counts
 from klue_viz.scoring.evaluate import evaluate_bytes
@@ -110,3 +111,29 @@ def test_paired_resamples_of_runs_that_share_no_example_are_undefined():
               for name, part in (("first", slice(0, 6)), ("second", slice(6, 12)))]
     found = paired_resamples(run_table(halves).stats, 3)
     assert [v["accuracy"].shape for v in found] == [(4,), (4,)] and all(np.isnan(v["accuracy"]).all() for v in found)
+
+
+def test_run_sequence_skips_a_slice_the_frames_lack_and_goes_on_with_the_next():
+    """Frames without the `source` column (a kept run that stored no such column): no source slice, and the slices after
+    it (annotator agreement, hypothesis length) are still there, over m-1's 12 examples."""
+    gold = nli_gold(12)
+    run = evaluate_bytes(NLI, gold, jsonl(run_records(set(), 12)), "all.jsonl", run="all")
+    without = Frames(run.frames.examples.drop(columns=["source"]), run.frames.details)
+    found = run_sequence(NLI, [run], frames=[without])
+    assert "source" not in found.slices and "source" not in found.counts and "source" not in found.labels
+    assert found.counts["agreement"] == {"(no votes)": [12]} and found.slices["agreement"]["(no votes)"]["accuracy"] == [100.0]
+    assert sum(sizes[0] for sizes in found.counts["hypothesis_length"].values()) == 12
+
+
+def test_run_sequence_counts_0_and_no_value_where_a_run_has_no_example_of_a_slice_value(patterned):
+    """m-1 (12 examples) beside a run of the three airbnb examples only (0, 4, 8; right on all): policy, wikinews and
+    wikipedia have 0 examples and no accuracy in the second run. m-1 (PATTERNS' first column) is right on 1 of airbnb's
+    three (0, 4, 8), 1 of policy's (1, 5, 9), none of wikinews' (2, 6, 10) and all of wikipedia's (3, 7, 11)."""
+    gold = nli_gold(12)
+    airbnb = evaluate_bytes(NLI, gold, jsonl([r for k, r in enumerate(run_records(set(), 12)) if k % 4 == 0]), "a.jsonl", run="airbnb")
+    found = run_sequence(NLI, [patterned[0], airbnb])
+    assert found.counts["source"] == {"airbnb": [3, 3], "policy": [3, 0], "wikinews": [3, 0], "wikipedia": [3, 0]}
+    assert list(found.slices["source"]) == ["airbnb", "policy", "wikinews", "wikipedia"]
+    assert found.slices["source"]["airbnb"]["accuracy"] == pytest.approx([100 / 3, 100.0])
+    for source, accuracy in (("policy", 100 / 3), ("wikinews", 0.0), ("wikipedia", 100.0)):
+        assert found.slices["source"][source]["accuracy"] == [pytest.approx(accuracy), None]
