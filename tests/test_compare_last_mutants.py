@@ -137,3 +137,27 @@ def test_run_sequence_counts_0_and_no_value_where_a_run_has_no_example_of_a_slic
     assert found.slices["source"]["airbnb"]["accuracy"] == pytest.approx([100 / 3, 100.0])
     for source, accuracy in (("policy", 100 / 3), ("wikinews", 0.0), ("wikipedia", 100.0)):
         assert found.slices["source"][source]["accuracy"] == [pytest.approx(accuracy), None]
+
+
+def test_run_table_uses_the_statistics_it_is_given():
+    """m-1's result with the statistics of a run right everywhere on the same 12 examples: the table's statistics are
+    those given (accuracy 100 observed), not m-1's own (5 of 12)."""
+    gold = nli_gold(12)
+    m1_wrong = {k for k, p in enumerate(PATTERNS) if p[0] == "W"}
+    m1 = evaluate_bytes(NLI, gold, jsonl(run_records(m1_wrong, 12)), "m-1.jsonl", run="m-1")
+    right = evaluate_bytes(NLI, gold, jsonl(run_records(set(), 12)), "right.jsonl", run="right")
+    (given,) = paired_resamples(run_table([m1], statistics=[NLI.statistics(right.frames)]).stats, 0)
+    (own,) = paired_resamples(run_table([m1]).stats, 0)
+    assert (given["accuracy"].tolist(), own["accuracy"].tolist()) == ([100.0], [pytest.approx(100 * 5 / 12)])
+
+
+def test_ranking_text_of_a_task_with_four_metrics_puts_one_space_before_each_further_column():
+    """DP has four metrics: ranked by UAS micro F1, the other three follow in the task's order, each right-aligned in
+    24 characters after one space (nothing else between them)."""
+    dp = get_task("dp")
+    metrics = {"uas_macro_f1": 1.0, "uas_micro_f1": 2.0, "las_macro_f1": 3.0, "las_micro_f1": 4.0}
+    run = RankedRun("only", metrics, dict.fromkeys(metrics), dict.fromkeys(metrics, 0.0), dict.fromkeys(metrics), None, 1, False, (1, 1), True)
+    header, row = ranking_text(Ranking("uas_micro_f1", "only", 5, 1000, [run], "m", ["only"]), dp).splitlines()[1:3]
+    assert header.endswith("best?" + " " + " " * 12 + "uas_macro_f1" + " " + " " * 12 + "las_macro_f1" + " " + " " * 12 + "las_micro_f1")
+    cell = "{:>7} " + " " * 15
+    assert row.endswith("yes  " + "".join(" " + " " + cell.format(v) for v in ("1.00", "3.00", "4.00")))
