@@ -13,6 +13,8 @@ from test_compare import NLI, nli_gold, run_records
 from test_gate_mutants import re_auprc_by_hand
 from test_ranking_mutants import PATTERNS, RUNS
 
+from klue_viz.compare.gate import CoverageDrop, GateResult
+from klue_viz.compare.gate import Test as GateTest
 from klue_viz.compare.ranking import RankedRun, Ranking, paired_resamples, ranking_text, run_sequence, run_table
 from klue_viz.core.results import Frames
 from klue_viz.metrics.official import RE_RELATIONS
@@ -161,3 +163,26 @@ def test_ranking_text_of_a_task_with_four_metrics_puts_one_space_before_each_fur
     assert header.endswith("best?" + " " + " " * 12 + "uas_macro_f1" + " " + " " * 12 + "las_macro_f1" + " " + " " * 12 + "las_micro_f1")
     cell = "{:>7} " + " " * 15
     assert row.endswith("yes  " + "".join(" " + " " + cell.format(v) for v in ("1.00", "3.00", "4.00")))
+
+
+def test_gate_json_written_out_field_by_field():
+    """gate.json from a result built by hand: a failing overall test, a passing slice test, a worse slice test (listed
+    first among the regressions: the lower bound), one coverage drop (allowed) and one skipped feature."""
+    overall = GateTest({}, "accuracy", 1234, 80.0, 77.5, -2.5, 1.0, "overall", "", "pairs", "Accuracy", 1.5, -1.0)
+    fine = GateTest({"source": "airbnb"}, "accuracy", 40, 70.0, 71.0, 1.0, 2.0, "Source = airbnb", "Source", "pairs", "Accuracy", 1.5, 4.0)
+    worse = GateTest({"source": "policy"}, "accuracy", 30, 90.0, 80.0, -10.0, 3.0, "Source = policy", "Source", "pairs", "Accuracy", 1.5,
+                     -5.5)
+    coverage = CoverageDrop({"source": "wikinews"}, "Source = wikinews", "Source", "pairs", 29, 27)
+    result = GateResult("base", "cand", [overall, fine, worse], [2.1, 1.5], 100, 1234, ["Confidence: run-dependent"], [coverage], True)
+    assert result.to_dict() == {
+        "verdict": "fail", "checked": 3,
+        "overall": [{"slice": {}, "name": "overall", "metric": "accuracy", "baseline": 80.0, "candidate": 77.5, "difference": -2.5,
+                     "upper_bound": -1.0, "size": 1234, "unit": "pairs"}],
+        "regressions": [
+            {"slice": {"source": "policy"}, "name": "Source = policy", "metric": "accuracy", "baseline": 90.0, "candidate": 80.0,
+             "difference": -10.0, "upper_bound": -5.5, "size": 30, "unit": "pairs"},
+            {"slice": {}, "name": "overall", "metric": "accuracy", "baseline": 80.0, "candidate": 77.5, "difference": -2.5,
+             "upper_bound": -1.0, "size": 1234, "unit": "pairs"}],
+        "coverage_drops": [{"slice": {"source": "wikinews"}, "name": "Source = wikinews", "unit": "pairs", "baseline": 29, "candidate": 27,
+                            "missing": 2}],
+        "coverage_drop_allowed": True, "skipped": ["Confidence: run-dependent"]}
