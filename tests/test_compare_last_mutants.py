@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cases import gold_of, re_records
+from cases import gold_of, ner_tsv, nli, re_records
 from conftest import jsonl
 from test_compare import NLI, nli_gold, run_records
+from test_gate import ner_sentence
 from test_gate_mutants import re_auprc_by_hand
 from test_ranking_mutants import PATTERNS, RUNS
 
-from klue_viz.compare.gate import CoverageDrop, GateResult
+from klue_viz.compare.gate import CoverageDrop, GateResult, gate
 from klue_viz.compare.gate import Test as GateTest
 from klue_viz.compare.ranking import RankedRun, Ranking, paired_resamples, ranking_text, run_sequence, run_table
 from klue_viz.core.results import Frames
@@ -186,3 +187,39 @@ def test_gate_json_written_out_field_by_field():
         "coverage_drops": [{"slice": {"source": "wikinews"}, "name": "Source = wikinews", "unit": "pairs", "baseline": 29, "candidate": 27,
                             "missing": 2}],
         "coverage_drop_allowed": True, "skipped": ["Confidence: run-dependent"]}
+
+
+def test_the_first_value_of_an_entity_level_slice_is_tested_on_its_own_entities():
+    """NER, 80 sentences, a PS entity in the even ones and an OG one in the odd ones (40 gold each: OG is the first value
+    by name); the candidate misses every fourth sentence's PS. OG: F1 100 in both runs (nothing changed); PS 100 and
+    2 * 20 / (2 * 20 + 20) by hand."""
+    task = get_task("ner")
+    sentences = [ner_sentence(k, person=k % 2 == 0) for k in range(80)]
+    gold = gold_of("ner", ner_tsv(sentences))
+    runs = []
+    for name, missed in (("base", set()), ("cand", set(range(0, 80, 4)))):
+        records = [{"guid": g, "tags": ["O" if k in missed and t.endswith("PS") else t for _, t in pairs]} for k, (g, pairs) in enumerate(sentences)]
+        runs.append(evaluate_bytes(task, gold, jsonl(records), f"{name}.jsonl", run=name))
+    found = gate(task, *runs, samples=200)
+    by_type = {t.slice["label"]: t for t in found.tests if "label" in t.slice}
+    assert list(by_type) == ["OG", "PS"]
+    assert (by_type["OG"].size, by_type["OG"].baseline, by_type["OG"].candidate, by_type["OG"].difference) == (40, 100.0, 100.0, 0.0)
+    assert (by_type["PS"].baseline, by_type["PS"].candidate) == pytest.approx((100.0, 200 / 3))
+
+
+def test_examples_without_a_value_of_a_user_column_are_in_no_group_of_it():
+    """60 NLI pairs with a user column `part`: first (0-29), second (30-49), none (50-59). The candidate breaks 50-59 only,
+    so both groups' accuracies are unchanged (difference 0); only the overall one drops, by 10 of 60."""
+    labels = ("entailment", "neutral", "contradiction")
+    gold = gold_of("nli", nli([labels[k % 3] for k in range(60)]))
+    runs = []
+    for name, wrong in (("base", set()), ("cand", set(range(50, 60)))):
+        records = [{"guid": f"klue-nli-v1_dev_{k:05d}", "label": labels[(k + 1) % 3] if k in wrong else labels[k % 3]} for k in range(60)]
+        run = evaluate_bytes(NLI, gold, jsonl(records), f"{name}.jsonl", run=name)
+        run.frames.examples["user:part"] = ["first" if k < 30 else "second" if k < 50 else None for k in range(60)]
+        runs.append(run)
+    found = gate(NLI, *runs, samples=200, min_size=20)
+    part = [t for t in found.tests if "user:part" in t.slice]
+    assert [(t.slice["user:part"], t.size, t.baseline, t.difference) for t in part] == [("first", 30, 100.0, 0.0), ("second", 20, 100.0, 0.0)]
+    overall = next(t for t in found.tests if not t.slice)
+    assert overall.difference == pytest.approx(-100 * 10 / 60)
