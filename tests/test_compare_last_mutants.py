@@ -192,15 +192,19 @@ def test_gate_json_written_out_field_by_field():
 def test_the_first_value_of_an_entity_level_slice_is_tested_on_its_own_entities():
     """NER, 80 sentences, a PS entity in the even ones and an OG one in the odd ones (40 gold each: OG is the first value
     by name); the candidate misses every fourth sentence's PS. OG: F1 100 in both runs (nothing changed); PS 100 and
-    2 * 20 / (2 * 20 + 20) by hand."""
+    2 * 20 / (2 * 20 + 20) by hand. A user column (the first and second 40 sentences) is tested on both NER metrics."""
     task = get_task("ner")
     sentences = [ner_sentence(k, person=k % 2 == 0) for k in range(80)]
     gold = gold_of("ner", ner_tsv(sentences))
     runs = []
     for name, missed in (("base", set()), ("cand", set(range(0, 80, 4)))):
         records = [{"guid": g, "tags": ["O" if k in missed and t.endswith("PS") else t for _, t in pairs]} for k, (g, pairs) in enumerate(sentences)]
-        runs.append(evaluate_bytes(task, gold, jsonl(records), f"{name}.jsonl", run=name))
+        run = evaluate_bytes(task, gold, jsonl(records), f"{name}.jsonl", run=name)
+        run.frames.examples["user:half"] = ["first" if k < 40 else "second" for k in range(80)]
+        runs.append(run)
     found = gate(task, *runs, samples=200)
+    # the user's column comes after NER's own slices, the last of which (error_type) describes the outcome and is passed over
+    assert [t.slice for t in found.tests if "user:half" in t.slice] == [{"user:half": "first"}, {"user:half": "second"}] * 2
     by_type = {t.slice["label"]: t for t in found.tests if "label" in t.slice}
     assert list(by_type) == ["OG", "PS"]
     assert (by_type["OG"].size, by_type["OG"].baseline, by_type["OG"].candidate, by_type["OG"].difference) == (40, 100.0, 100.0, 0.0)
