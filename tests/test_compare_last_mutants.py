@@ -16,7 +16,17 @@ from test_ranking_mutants import PATTERNS, RUNS
 
 from klue_viz.compare.gate import CoverageDrop, GateResult, gate
 from klue_viz.compare.gate import Test as GateTest
-from klue_viz.compare.ranking import RankedRun, Ranking, paired_resamples, ranking_text, run_sequence, run_table
+from klue_viz.compare.ranking import (
+    RankedRun,
+    Ranking,
+    difficulty,
+    matrix_frame,
+    matrix_rows,
+    paired_resamples,
+    ranking_text,
+    run_sequence,
+    run_table,
+)
 from klue_viz.core.results import Frames
 from klue_viz.metrics.official import RE_RELATIONS
 from klue_viz.scoring.bootstrap import resample_counts
@@ -227,3 +237,16 @@ def test_examples_without_a_value_of_a_user_column_are_in_no_group_of_it():
     assert [(t.slice["user:part"], t.size, t.baseline, t.difference) for t in part] == [("first", 30, 100.0, 0.0), ("second", 20, 100.0, 0.0)]
     overall = next(t for t in found.tests if not t.slice)
     assert overall.difference == pytest.approx(-100 * 10 / 60)
+
+
+def test_the_matrix_defaults_to_the_difficulty_order_and_one_run_s_miss_counts_whole():
+    """Three examples: 0 right in both runs, 1 wrong in both, 2 scored by the second run only and wrong there (difficulty
+    1 of 1, not 1 of 2). By default the rows are by difficulty, hardest first, ties in file order: 1, 2, 0."""
+    gold = nli_gold(3)
+    first = evaluate_bytes(NLI, gold, jsonl(run_records({1}, 3)[:2]), "first.jsonl", run="first")
+    second = evaluate_bytes(NLI, gold, jsonl(run_records({1, 2}, 3)), "second.jsonl", run="second")
+    table = run_table([first, second])
+    assert difficulty(table).tolist() == [0.0, 1.0, 1.0]
+    assert matrix_rows(table).tolist() == [1, 2, 0]
+    frame = matrix_frame(table)
+    assert frame.index.tolist() == [1, 2, 0] and frame["difficulty"].tolist() == [1.0, 1.0, 0.0]
