@@ -442,7 +442,7 @@ def ranking_text(ranking: Ranking, task: Task) -> str:
     method in one line under it."""
     keys = [ranking.metric] + [m.key for m in task.facts.metrics if m.key != ranking.metric]
     lines = [f"Ranked by {ranking.metric}; the difference to the best, its p, the ties and the rank intervals are on {ranking.metric}.",
-             f"{'rank':>4} {'95% rank':>9}  {'run':<28} {keys[0]:>24}  {'diff to best [paired 95%]':>29} {'p':>8}  tied  best?"
+             f"{'rank':>4} {'95% rank':>9}  {'run':<28} {keys[0]:>24}  {'diff to best [paired 95%]':>28} {'p':>8}  tied  best?"
              + "".join(f" {k:>24}" for k in keys[1:])]
     for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
         cells = []
@@ -452,7 +452,7 @@ def ranking_text(ranking: Ranking, task: Task) -> str:
         diff, diff_ci = run.difference[ranking.metric], run.difference_ci95[ranking.metric]
         low, high = run.rank_ci95
         lines.append(f"{run.rank:>4} {f'{low}-{high}':>9}  {run.run[:28]:<28} {cells[0]:>24}  {'n/a' if diff is None else f'{diff:+.2f}':>12} "
-                     + (f"[{diff_ci[0]:+6.2f},{diff_ci[1]:+6.2f}]" if diff_ci else " " * 16)
+                     + (f"[{diff_ci[0]:+6.2f},{diff_ci[1]:+6.2f}]" if diff_ci else " " * 15)
                      + f" {p_text(run.p_value):>8}  {'yes' if run.tied_with_best else 'no':<4}  {'yes' if run.could_be_best else 'no':<5}"
                      + "".join(f" {c:>24}" for c in cells[1:]))
     lines.append(f"95% confidence set for the best: {', '.join(ranking.best_set)}")
