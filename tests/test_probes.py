@@ -525,6 +525,25 @@ def test_every_task_writes_gold_that_reads_back_and_gold_predictions_keep_every_
 
 
 @pytest.mark.slow
+def test_a_run_file_problem_is_said_once_and_a_stray_guid_is_counted(shared, tmp_path):
+    task, _ = suite_for("ynat", shared, tmp_path / "suite")
+    name = task.probe.file_name
+    records = gold_records("ynat", tmp_path / "suite" / name) + gold_records("ynat", tmp_path / "suite" / "sources" / name)
+    lines = [json.dumps(r, ensure_ascii=False) for r in records]
+    one_file = "\n".join(lines + ['{"guid": "stray-1", "label": "사회"}', "{broken"]).encode()
+    suite = read_probe_set(task, tmp_path / "suite")
+    said = [str(p) for p in score_run(suite, "run", one_file, "run.jsonl").problems]
+    assert said == [f"run.jsonl, line {len(lines) + 2}: invalid JSON: Expecting property name enclosed in double quotes (column 2)",
+                    "run.jsonl: 1 guid(s) in neither the suite's perturbed nor its source examples were ignored: stray-1"]
+    # two files: the perturbed file's source guids are not strays; each file's own strays are named with its name
+    perturbed_file = "\n".join(lines + ['{"guid": "stray-2", "label": "사회"}']).encode()
+    source_file = "\n".join(lines[len(lines) // 2:] + ['{"guid": "stray-3", "label": "사회"}', '{"guid": "stray-4", "label": "IT과학"}']).encode()
+    said = [str(p) for p in score_run(suite, "run", perturbed_file, "p.jsonl", source_file, "dev.jsonl").problems]
+    assert said == ["p.jsonl: 1 guid(s) in neither the suite's perturbed nor its source examples were ignored: stray-2",
+                    "dev.jsonl: 2 guid(s) in neither the suite's perturbed nor its source examples were ignored: stray-3, stray-4"]
+
+
+@pytest.mark.slow
 def test_wos_name_swap_rewrites_the_state_alike(shared, tmp_path):
     task, suite = suite_for("wos", shared, tmp_path / "suite", per_test=None)
     written = {d["guid"]: d for d in json.loads((tmp_path / "suite" / "wos-v1.1_dev.json").read_text(encoding="utf-8"))}

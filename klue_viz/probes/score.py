@@ -127,16 +127,39 @@ def probe_set_from_files(task: Task, files: dict[str, bytes], name: str) -> Prob
                     gold_from_bytes(task, files[paths["sources"]], f"{name}/{paths['sources']}"), skipped)
 
 
-def parsed_predictions(task: Task, gold: Gold, data: bytes, name: str) -> tuple[dict[str, Any], list[Problem]]:
-    """guid -> parsed prediction of the file's records that are for this gold (others are ignored). The file is read
-    by the one reading stage, so an evaluation-harness log (lm-evaluation-harness `--log_samples`) gives its
-    documents' answers, parsed by the task's answer parser, as any prediction file does."""
+@dataclass
+class Parsed:
+    """A prediction file's records matched to one gold of a suite."""
+
+    #: guid -> parsed prediction, for the records whose guid is in this gold.
+    predictions: dict[str, Any]
+    problems: list[Problem]
+    #: The guids of the file that are not in this gold (in the file's order).
+    other_guids: list[str]
+
+
+def parsed_predictions(task: Task, gold: Gold, data: bytes, name: str) -> Parsed:
+    """The file's records that are for this gold, parsed (the others are listed, not parsed). The file is read by the
+    one reading stage, so an evaluation-harness log (lm-evaluation-harness `--log_samples`) gives its documents'
+    answers, parsed by the task's answer parser, as any prediction file does."""
     prediction = read_prediction_file(name, data, task.normalise_record)
     try:
         matched = match_file(task, gold, prediction)
     except InputError:
-        return {}, list(prediction.records.problems)
-    return {gold.rows[k]["guid"]: p for k, p in zip(matched.order, matched.predictions)}, matched.problems
+        return Parsed({}, list(prediction.records.problems), [])
+    return Parsed({gold.rows[k]["guid"]: p for k, p in zip(matched.order, matched.predictions)}, matched.problems, matched.extra)
+
+
+def ignored_guids(name: str, parsed: Parsed, suite: ProbeSet) -> list[Problem]:
+    """One problem naming the guids of a run's file that are in neither the suite's perturbed nor its source examples:
+    left out, and said, as `evaluate` says of guids not in the gold."""
+    known = {row["guid"] for row in suite.perturbed.rows} | {row["guid"] for row in suite.sources.rows}
+    ignored = [guid for guid in parsed.other_guids if guid not in known]
+    if not ignored:
+        return []
+    shown = ", ".join(ignored[:5]) + (", ..." if len(ignored) > 5 else "")
+    return [Problem(f"{len(ignored)} guid(s) in neither the suite's perturbed nor its source examples were ignored: {shown}",
+                    file=name)]
 
 
 @dataclass
@@ -210,18 +233,23 @@ def _metric(task: Task, gold: Gold, positions: Sequence[int], predictions: dict[
 
 def holds_sources(probes: ProbeSet, data: bytes, name: str) -> bool:
     """Whether a run's file on the suite holds predictions for its source examples too (else they come from a dev run)."""
-    return bool(parsed_predictions(probes.task, probes.sources, data, name)[0])
+    return bool(parsed_predictions(probes.task, probes.sources, data, name).predictions)
 
 
 def score_run(probes: ProbeSet, run: str, data: bytes, name: str, source_data: bytes | None = None, source_name: str = "") -> RunBehaviour:
     """One run's behaviour: its predictions on the perturbed examples (`data`) and on the sources (from `source_data`,
     a dev-set run, or else from `data` itself when it holds the source guids too)."""
     task, probe = probes.task, _probe(probes.task)
-    perturbed, problems = parsed_predictions(task, probes.perturbed, data, name)
+    on_perturbed = parsed_predictions(task, probes.perturbed, data, name)
+    perturbed = on_perturbed.predictions
     if source_data is not None:
-        sources, more = parsed_predictions(task, probes.sources, source_data, source_name)
-    else:
-        sources, more = parsed_predictions(task, probes.sources, data, name)
+        on_sources = parsed_predictions(task, probes.sources, source_data, source_name)
+        problems = (on_perturbed.problems + ignored_guids(name, on_perturbed, probes)
+                    + on_sources.problems + ignored_guids(source_name, on_sources, probes))
+    else:  # one file read twice: a problem of its records is said once
+        on_sources = parsed_predictions(task, probes.sources, data, name)
+        problems = list(dict.fromkeys(on_perturbed.problems + on_sources.problems)) + ignored_guids(name, on_perturbed, probes)
+    sources = on_sources.predictions
     if not perturbed:
         raise InputError(f"{name}: no prediction for a perturbed example of {probes.folder} (run the model on its gold file)")
     if not sources:
@@ -241,7 +269,7 @@ def score_run(probes: ProbeSet, run: str, data: bytes, name: str, source_data: b
             wilson(len(failing), n),
             _metric(task, probes.sources, sorted({k for line in lines for k in source_units.get(line["source_guid"], [])}), sources),
             _metric(task, probes.perturbed, [k for line in lines for k in perturbed_units.get(line["guid"], [])], perturbed), failing))
-    return RunBehaviour(run, results, problems + more, perturbed, sources)
+    return RunBehaviour(run, results, problems, perturbed, sources)
 
 
 def pair_frames(task: Task, gold: Gold, guid: str, predictions: dict[str, Any]) -> tuple[Frames, list[str]] | None:
