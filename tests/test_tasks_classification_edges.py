@@ -97,7 +97,7 @@ def test_official_json_refusals_name_the_record_guid_and_file():
     assert [(p.guid, p.file) for p in problems] == [("klue-nli-v1_dev_00009", "dev.json"), (None, "dev.json")]
     assert problems[0].message == ("gold record #2: gold label 'maybe' is not a NLI label "
                                    "(expected one of: entailment, neutral, contradiction, or an integer id)")
-    assert problems[1].message.startswith("gold record #3: ")
+    assert problems[1].message == "gold record #3: not a JSON object (expected one example's fields)"
     with pytest.raises(InputError) as err:
         task.read_official_json({"guid": "x"}, "dev.json")
     assert str(err.value) == "dev.json: expected the official KLUE-NLI JSON list of examples"
@@ -111,7 +111,7 @@ def test_hugging_face_rows_and_their_refusals():
     rows, problems = task.rows_from_hf(iter(records))
     assert [(r["guid"], r["gold"], r["source"]) for r in rows] == [("a", "contradiction", "wiki")]
     assert [(p.guid, p.message) for p in problems] == [("b", "gold record #2: gold label id 7 is outside 0..2 (KLUE-NLI has 3 labels)"),
-                                                        ("c", "gold record #3: 'hypothesis'")]
+                                                        ("c", "gold record #3: missing field 'hypothesis'")]
 
 
 # ---- frames, codes, statistics ------------------------------------------------------------------

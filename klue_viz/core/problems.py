@@ -23,5 +23,11 @@ class Problem:
         return f"{prefix}: {self.message}" if prefix else self.message
 
 
+def record_fault(err: Exception) -> str:
+    """What was wrong with a record, in words: a KeyError's text is the bare key (`'premise'`), which reads as nothing
+    to a user, so it is said as the field that is missing."""
+    return f"missing field {err}" if isinstance(err, KeyError) else str(err)
+
+
 class InputError(Exception):
     """A file that cannot be used at all (missing, empty, wrong task); the message is shown to the user as is."""

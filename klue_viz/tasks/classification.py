@@ -14,7 +14,7 @@ import numpy as np
 
 from klue_viz.core.crowd import HumanBaseline, example_cross_entropy, vote_agreement, vote_held_out
 from klue_viz.core.lazy import lazy_module
-from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.problems import InputError, Problem, record_fault
 from klue_viz.core.results import Frames, Repaired, ScoredRun
 from klue_viz.drawing import markup as mk
 from klue_viz.metrics.official import Aggregate, Statistics, label_statistics
@@ -130,10 +130,13 @@ class LabelTask(Task):
             raise InputError(f"{name}: expected the official {self.facts.title} JSON list of examples")
         rows, problems = [], []
         for k, record in enumerate(data):
+            if not isinstance(record, dict):
+                problems.append(Problem(f"gold record #{k + 1}: not a JSON object (expected one example's fields)", file=name))
+                continue
             try:
                 rows.append(self.official_row(record))
             except (RecordError, KeyError, TypeError) as err:
-                problems.append(Problem(f"gold record #{k + 1}: {err}", guid=_guid(record), file=name))
+                problems.append(Problem(f"gold record #{k + 1}: {record_fault(err)}", guid=_guid(record), file=name))
         return rows, problems
 
     def rows_from_hf(self, records: Iterable[dict], split: str = "dev") -> tuple[list[dict], list[Problem]]:
@@ -142,7 +145,7 @@ class LabelTask(Task):
             try:
                 rows.append(self.hf_row(record))
             except (RecordError, KeyError, TypeError) as err:
-                problems.append(Problem(f"gold record #{k + 1}: {err}", guid=_guid(record)))
+                problems.append(Problem(f"gold record #{k + 1}: {record_fault(err)}", guid=_guid(record)))
         return rows, problems
 
     def official_row(self, record: dict) -> dict:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from klue_viz.core.lazy import lazy_module
-from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.problems import InputError, Problem, record_fault
 from klue_viz.core.results import Frames, Repaired, ScoredRun
 from klue_viz.drawing import markup as mk
 from klue_viz.metrics.official import (
@@ -482,7 +482,7 @@ class Ner(Task):
                 guid = str(record.get("guid") or self.hf_guid(k, split))
                 rows.append(self._row(guid, "".join(tokens), tags))
             except (KeyError, RecordError) as err:
-                problems.append(Problem(f"gold record #{k + 1}: {err}"))
+                problems.append(Problem(f"gold record #{k + 1}: {record_fault(err)}"))
         return rows, problems
 
     @staticmethod
