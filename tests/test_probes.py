@@ -544,6 +544,32 @@ def test_a_run_file_problem_is_said_once_and_a_stray_guid_is_counted(shared, tmp
 
 
 @pytest.mark.slow
+def test_cases_whose_examples_left_the_gold_files_are_left_out_and_counted(shared, tmp_path):
+    task, _ = suite_for("ynat", shared, tmp_path / "suite")
+    folder = tmp_path / "suite"
+    perturbed_path = folder / task.probe.file_name
+    perturbed = json.loads(perturbed_path.read_text(encoding="utf-8"))
+    cut = {r["guid"] for r in perturbed[::4]}  # a quarter of the perturbed examples removed by hand, one record broken
+    broken = perturbed[1]["guid"]
+    kept = [r for r in perturbed if r["guid"] not in cut]
+    kept[0] = {k: v for k, v in kept[0].items() if k != "title"}
+    perturbed_path.write_text(json.dumps(kept, ensure_ascii=False), encoding="utf-8")
+    cases = manifest(folder)
+    gone = [c["guid"] for c in cases if c["guid"] in cut or c["guid"] == broken]
+    suite = read_probe_set(task, folder)
+    assert [c["guid"] for c in suite.manifest] == [c["guid"] for c in cases if c["guid"] not in gone]
+    said = [str(p) for p in suite.problems]
+    assert said[0] == f"{folder}/{task.probe.file_name}, guid {broken}: gold record #1: missing field 'title'"
+    assert said[1].startswith(f"{folder}/manifest.jsonl: {len(gone)} of {len(cases)} cases left out: their perturbed example "
+                              f"or their source is not in the suite's gold files (e.g. {', '.join(gone[:3])}")
+    assert len(said) == 2
+    records = gold_records("ynat", perturbed_path) + gold_records("ynat", folder / "sources" / task.probe.file_name)
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+    result = score_run(suite, "gold", data, "gold.jsonl")
+    assert sum(t.n for t in result.tests) == len(cases) - len(gone) and sum(t.unpredicted for t in result.tests) == 0
+
+
+@pytest.mark.slow
 def test_wos_name_swap_rewrites_the_state_alike(shared, tmp_path):
     task, suite = suite_for("wos", shared, tmp_path / "suite", per_test=None)
     written = {d["guid"]: d for d in json.loads((tmp_path / "suite" / "wos-v1.1_dev.json").read_text(encoding="utf-8"))}

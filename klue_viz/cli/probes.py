@@ -116,7 +116,7 @@ def score_command(args: argparse.Namespace) -> int:
         source = sources[k] if sources else None
         behaviours.append(score.score_run(probes, Path(path).stem, read_bytes(path), path,
                                           read_bytes(source) if source else None, source or ""))
-    return report(task, behaviours, args.out)
+    return report(task, probes, behaviours, args.out)
 
 
 def score_stored(task: Task, args: argparse.Namespace) -> int:
@@ -150,11 +150,13 @@ def score_stored(task: Task, args: argparse.Namespace) -> int:
             dev = stored_runs.get(task.facts.name, name)
             source, source_name = (stored_runs.data(dev.sha256), f"stored run {dev.name}") if dev is not None else (None, "")
         behaviours.append(score.score_run(probes, name, data, file_name, source, source_name))
-    return report(task, behaviours, args.out)
+    return report(task, probes, behaviours, args.out)
 
 
-def report(task: Task, behaviours: list[score.RunBehaviour], out: str | None) -> int:
-    """The problems of each run, the runs × tests table and, with --out, its JSON."""
+def report(task: Task, probes: score.ProbeSet, behaviours: list[score.RunBehaviour], out: str | None) -> int:
+    """The suite's problems, those of each run, the runs × tests table and, with --out, its JSON."""
+    for problem in probes.problems[:SHOWN_PROBLEMS]:
+        say(f"suite: problem: {problem}", error=True)
     for run in behaviours:
         for problem in run.problems[:SHOWN_PROBLEMS]:
             say(f"{run.run}: problem: {problem}", error=True)

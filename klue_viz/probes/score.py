@@ -41,6 +41,9 @@ class ProbeSet:
     perturbed: Gold
     sources: Gold
     skipped: dict[str, int] = field(default_factory=dict)
+    #: What was wrong in the suite's files: unreadable gold rows, and cases left out because their perturbed example
+    #: or their source is not in the gold files (a folder changed after `probe make`).
+    problems: list[Problem] = field(default_factory=list)
 
     @property
     def tests(self) -> list[str]:
@@ -123,8 +126,26 @@ def probe_set_from_files(task: Task, files: dict[str, bytes], name: str) -> Prob
     paths = suite_paths(task)
     manifest = read_manifest(files[paths["manifest"]].decode("utf-8"), f"{name}/{MANIFEST}")
     skipped = skipped_counts(files["README.md"].decode("utf-8")) if "README.md" in files else {}
-    return ProbeSet(task, name, manifest, gold_from_bytes(task, files[paths["perturbed"]], f"{name}/{paths['perturbed']}"),
-                    gold_from_bytes(task, files[paths["sources"]], f"{name}/{paths['sources']}"), skipped)
+    perturbed = gold_from_bytes(task, files[paths["perturbed"]], f"{name}/{paths['perturbed']}")
+    sources = gold_from_bytes(task, files[paths["sources"]], f"{name}/{paths['sources']}")
+    cases, left_out = cases_in_gold(task, manifest, perturbed, sources, f"{name}/{MANIFEST}")
+    return ProbeSet(task, name, cases, perturbed, sources, skipped, [*perturbed.problems, *sources.problems, *left_out])
+
+
+def cases_in_gold(task: Task, manifest: list[dict[str, Any]], perturbed: Gold, sources: Gold,
+                  name: str) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """The manifest's cases whose perturbed example and source are both in the suite's gold files, and one problem
+    counting the others: a case without its examples could only ever be "unpredicted", so it is left out and said
+    (a suite whose gold file was edited or cut after `probe make`), never scored."""
+    probe = _probe(task)
+    in_perturbed, in_sources = units(probe, perturbed), units(probe, sources)
+    kept = [case for case in manifest if case["guid"] in in_perturbed and case["source_guid"] in in_sources]
+    if len(kept) == len(manifest):
+        return kept, []
+    missing = [case["guid"] for case in manifest if case["guid"] not in in_perturbed or case["source_guid"] not in in_sources]
+    shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
+    return kept, [Problem(f"{len(missing)} of {len(manifest)} cases left out: their perturbed example or their source is not "
+                          f"in the suite's gold files (e.g. {shown}); was a file of the folder changed after `probe make`?", file=name)]
 
 
 @dataclass
