@@ -74,7 +74,7 @@ def test_rows_from_hf_reports_unusable_dialogues():
     ]
     rows, problems = TASK.rows_from_hf(bad)
     assert problems == [
-        Problem("dialogue not usable: 'dialogue'", guid="x"),
+        Problem("dialogue not usable: missing field 'dialogue'", guid="x"),
         Problem("dialogue not usable: state item '식당-x' is not 'domain-slot-value'", guid="y"),
         Problem("dialogue not usable: string indices must be integers, not 'str'", guid=None),
     ]

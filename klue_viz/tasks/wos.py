@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from klue_viz.core.lazy import lazy_module
-from klue_viz.core.problems import InputError, Problem
+from klue_viz.core.problems import InputError, Problem, record_fault
 from klue_viz.core.results import Frames, ScoredRun
 from klue_viz.drawing import markup as mk
 from klue_viz.metrics.official import WOS_LAYOUT, Statistics, mean_statistics, prf_statistics, turn_prf, wos_aggregate
@@ -178,7 +178,7 @@ class WosProbe(ProbeIO):
                 values = {value: "|".join(sorted(found)) for value, found in slots.items()}  # a value of two slots: not swapped
                 guid = str(dialogue["guid"])
             except (KeyError, TypeError, RecordError) as err:
-                problems.append(Problem(f"dialogue #{k + 1} not usable: {err}", file=name))
+                problems.append(Problem(f"dialogue #{k + 1} not usable: {record_fault(err)}", file=name))
                 continue
             spans = []
             for field_name, turn_text in turns.items():
@@ -293,7 +293,7 @@ class Wos(Task):
                     })
                     previous, system, user_turn = state, "", user_turn + 1
             except (KeyError, TypeError, RecordError) as err:
-                problems.append(Problem(f"dialogue not usable: {err}", guid=dialogue.get("guid") if isinstance(dialogue, dict) else None))
+                problems.append(Problem(f"dialogue not usable: {record_fault(err)}", guid=dialogue.get("guid") if isinstance(dialogue, dict) else None))
         return rows, problems
 
     def record_key(self, record: dict) -> str | None:
