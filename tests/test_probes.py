@@ -537,10 +537,18 @@ def test_a_run_file_problem_is_said_once_and_a_stray_guid_is_counted(shared, tmp
                     "run.jsonl: 1 guid(s) in neither the suite's perturbed nor its source examples were ignored: stray-1"]
     # two files: the perturbed file's source guids are not strays; each file's own strays are named with its name
     perturbed_file = "\n".join(lines + ['{"guid": "stray-2", "label": "사회"}']).encode()
-    source_file = "\n".join(lines[len(lines) // 2:] + ['{"guid": "stray-3", "label": "사회"}', '{"guid": "stray-4", "label": "IT과학"}']).encode()
+    strays = [json.dumps({"guid": f"stray-{k}", "label": "사회"}) for k in range(3, 9)]
+    source_file = "\n".join(lines[len(lines) // 2:] + strays[:2]).encode()
     said = [str(p) for p in score_run(suite, "run", perturbed_file, "p.jsonl", source_file, "dev.jsonl").problems]
     assert said == ["p.jsonl: 1 guid(s) in neither the suite's perturbed nor its source examples were ignored: stray-2",
                     "dev.jsonl: 2 guid(s) in neither the suite's perturbed nor its source examples were ignored: stray-3, stray-4"]
+    # five strays are all named; a sixth is said as "..."
+    said = [str(p) for p in score_run(suite, "run", "\n".join(lines + strays[:5]).encode(), "five.jsonl").problems]
+    assert said == ["five.jsonl: 5 guid(s) in neither the suite's perturbed nor its source examples were ignored: "
+                    "stray-3, stray-4, stray-5, stray-6, stray-7"]
+    said = [str(p) for p in score_run(suite, "run", "\n".join(lines + strays).encode(), "six.jsonl").problems]
+    assert said == ["six.jsonl: 6 guid(s) in neither the suite's perturbed nor its source examples were ignored: "
+                    "stray-3, stray-4, stray-5, stray-6, stray-7, ..."]
 
 
 @pytest.mark.slow
@@ -560,8 +568,9 @@ def test_cases_whose_examples_left_the_gold_files_are_left_out_and_counted(share
     assert [c["guid"] for c in suite.manifest] == [c["guid"] for c in cases if c["guid"] not in gone]
     said = [str(p) for p in suite.problems]
     assert said[0] == f"{folder}/{task.probe.file_name}, guid {broken}: gold record #1: missing field 'title'"
-    assert said[1].startswith(f"{folder}/manifest.jsonl: {len(gone)} of {len(cases)} cases left out: their perturbed example "
-                              f"or their source is not in the suite's gold files (e.g. {', '.join(gone[:3])}")
+    assert len(gone) > 3 and said[1] == (f"{folder}/manifest.jsonl: {len(gone)} of {len(cases)} cases left out: their perturbed "
+                                         f"example or their source is not in the suite's gold files (e.g. {', '.join(gone[:3])}, ...); "
+                                         "was a file of the folder changed after `probe make`?")
     assert len(said) == 2
     records = gold_records("ynat", perturbed_path) + gold_records("ynat", folder / "sources" / task.probe.file_name)
     data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
