@@ -117,3 +117,16 @@ def test_change_keeps_a_guid_that_ends_in_a_nul_character():
     assert (forward.fixed, forward.broke) == (["klue-nli-v1_dev_00000\u0000"], ["klue-nli-v1_dev_00001"])
     back = change(table, "second", "first")
     assert (back.fixed, back.broke) == (["klue-nli-v1_dev_00001"], ["klue-nli-v1_dev_00000\u0000"])
+
+
+def test_common_errors_keep_a_guid_that_ends_in_a_nul_character():
+    """The examples every run gets wrong (`complementarity`'s common errors) name a NUL-ending guid as it is (its
+    mutants 59/61, guids without `dtype=object`, cut it at the NUL)."""
+    records = nli(["entailment", "neutral", "contradiction"])
+    records[2]["guid"] = "klue-nli-v1_dev_00002\u0000"
+    gold = gold_of("nli", records)
+    guids = [r["guid"] for r in records]
+    runs = [evaluate_bytes(NLI, gold, jsonl([{"guid": g, "label": lab} for g, lab in zip(guids, labels)]), f"{name}.jsonl", run=name)
+            for name, labels in (("first", ("entailment", "entailment", "neutral")), ("second", ("neutral", "neutral", "entailment")))]
+    found = ranking.complementarity(run_table(runs))
+    assert found.common_errors == ["klue-nli-v1_dev_00002\u0000"]
