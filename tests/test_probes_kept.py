@@ -9,10 +9,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
+import sqlite3
 import zipfile
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
+from streamlit.testing.v1 import AppTest
 
 from klue_viz.cli.main import main
 from klue_viz.core.problems import InputError
@@ -26,6 +30,9 @@ from klue_viz.store.probe_runs import SuiteStore
 from klue_viz.store.runs import RunStore
 from klue_viz.tasks import get_task
 from klue_viz.ui.behaviour import suite_folders
+from klue_viz.ui.home import PAGE_FILES
+from tests.conftest import REPO
+from tests.test_app import plain
 
 GOLD_NAME = "klue-nli-v1.1_dev.json"
 SOURCES = json.loads((DEMO_BENCHMARK / "klue-nli-v1.1" / GOLD_NAME).read_text(encoding="utf-8"))[:2]
@@ -43,7 +50,7 @@ def suite_files(cases: list[dict] = CASES) -> dict[str, bytes]:
     return {"manifest.jsonl": "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases).encode("utf-8"),
             GOLD_NAME: json.dumps(PERTURBED, ensure_ascii=False).encode("utf-8"),
             f"sources/{GOLD_NAME}": json.dumps(SOURCES, ensure_ascii=False).encode("utf-8"),
-            "README.md": "# a suite written by hand\n".encode("utf-8")}
+            "README.md": b"# a suite written by hand\n"}
 
 
 def write_folder(folder: Path, files: dict[str, bytes]) -> Path:
@@ -67,6 +74,16 @@ def run_bytes(flip_first: bool) -> bytes:
     if flip_first:
         labels[PERTURBED[0]["guid"]] = "contradiction"
     return "".join(json.dumps({"guid": g, "label": label}) + "\n" for g, label in labels.items()).encode("utf-8")
+
+
+@pytest.fixture
+def db(db_url, monkeypatch) -> str:
+    """The store the app uses: an empty database, on SQLite and on PostgreSQL (conftest's db_url), its tables made here (the
+    app's store, kept once per server and URL, made them for the test before)."""
+    Store(db_url)
+    monkeypatch.setenv("KLUE_VIZ_DB", db_url)
+    monkeypatch.delenv("KLUE_VIZ_DATA_DIR", raising=False)
+    return db_url
 
 
 # ---- a suite is told by its manifest ---------------------------------------------------------------------------
@@ -196,3 +213,75 @@ def test_runs_remove_whole_suite_and_runs_add_take_a_zip(db_url, monkeypatch, tm
     assert SuiteStore(Store(db_url)).entries() == []
     assert main(["runs", "remove", "--task", "nli", "--probes", "kept", "--whole-suite"]) == 1
     assert "there is no NLI suite named kept (stored: none)" in capsys.readouterr().err
+
+
+# ---- in the app: an uploaded suite and its runs are kept; a stored suite is removed on the home page -----------------
+
+def nli_page() -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=180).run()
+    at.switch_page(PAGE_FILES["nli"]).run()
+    assert not at.exception
+    return at
+
+
+def upload_suite_and_run(at: AppTest) -> AppTest:
+    at.file_uploader(key="behaviour_zip_nli").set_value(("kept.zip", zipped(suite_files(), "kept/"), "application/zip")).run()
+    at.file_uploader(key="behaviour_runs_nli").set_value([("flipped.jsonl", run_bytes(True), "application/json")]).run()
+    assert not at.exception
+    return at
+
+
+def cells(at: AppTest) -> set[str]:
+    return {b.label for b in at.button if b.key and b.key.startswith("behaviour-")}
+
+
+@pytest.mark.slow
+def test_an_uploaded_suite_and_its_run_are_kept_and_offered_after_a_reload(db):
+    at = upload_suite_and_run(nli_page())
+    assert cells(at) == {"100.0% of 1", "0.0% of 1"}  # typo: its one case flipped; spacing: kept
+    said = [plain(c.value) for c in at.caption]
+    assert any("kept.zip: stored as the suite kept; a reload offers it as «stored suite: kept»" in c for c in said), said
+    assert not at.warning
+    suites = SuiteStore(Store(db))
+    assert suites.suites("nli") == ["kept"] and [(r.name, r.file_name) for r in suites.runs("nli", "kept")] == [("flipped", "flipped.jsonl")]
+
+    again = nli_page()  # a reload: a new session, nothing uploaded
+    picker = again.selectbox(key="behaviour_folder_nli")
+    assert picker.options == ["(none)", "stored suite: kept"]
+    picker.set_value("stored suite: kept").run()
+    assert not again.exception
+    assert cells(again) == {"100.0% of 1", "0.0% of 1"}
+    assert any(plain(m.value) == "flipped" for m in again.markdown)  # the run's row, kept without an upload
+
+
+@pytest.mark.slow
+def test_a_full_disk_keeps_the_upload_in_the_session_and_says_so(db, monkeypatch):
+    def disk_full(conn, cursor, statement, parameters, context, executemany):
+        if re.match(r"\s*(INSERT|UPDATE|DELETE)", statement, re.I):
+            raise sqlite3.OperationalError("database or disk is full")
+
+    at = nli_page()
+    sa.event.listen(sa.engine.Engine, "before_cursor_execute", disk_full)
+    try:
+        upload_suite_and_run(at)
+    finally:
+        sa.event.remove(sa.engine.Engine, "before_cursor_execute", disk_full)
+    assert cells(at) == {"100.0% of 1", "0.0% of 1"}  # scored from the upload all the same
+    warnings = [plain(w.value) for w in at.warning]
+    assert any(w.startswith("kept.zip is read in this session only, not stored: the disk holding the annotation database is full")
+               for w in warnings), warnings
+    assert any(w.startswith("flipped.jsonl is scored in this session only, not stored: its suite is not a stored one") for w in warnings)
+    assert SuiteStore(Store(db)).entries() == []
+
+
+@pytest.mark.slow
+def test_a_stored_suite_is_removed_on_the_home_page(db):
+    upload_suite_and_run(nli_page())
+    home = AppTest.from_file(str(REPO / "app.py"), default_timeout=180).run()
+    assert home.selectbox(key="manage_suite").options == ["NLI · kept"]
+    assert any("1 run(s) kept on it" in plain(c.value) for c in home.caption)
+    home.button(key="remove_suite").click().run()
+    assert not home.exception
+    assert [plain(s.value) for s in home.success] == ["Removed the suite kept and its 1 run(s)."]
+    assert SuiteStore(Store(db)).entries() == []
+    assert not [s for s in home.selectbox if s.key == "manage_suite"]
