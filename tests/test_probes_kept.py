@@ -285,3 +285,15 @@ def test_a_stored_suite_is_removed_on_the_home_page(db):
     assert [plain(s.value) for s in home.success] == ["Removed the suite kept and its 1 run(s)."]
     assert SuiteStore(Store(db)).entries() == []
     assert not [s for s in home.selectbox if s.key == "manage_suite"]
+
+
+@pytest.mark.slow
+def test_a_suite_folder_dropped_among_prediction_folders_is_refused_once(db):
+    home = AppTest.from_file(str(REPO / "app.py"), default_timeout=180).run()
+    files = [(f"nli-suite/{rel}", data, "application/json") for rel, data in suite_files().items()]
+    home.file_uploader(key="home_folder_upload").set_value([*files, ("model-a/nli.jsonl", run_bytes(False), "application/json")]).run()
+    assert not home.exception
+    assert [plain(e.value) for e in home.error] == [
+        "nli-suite/ is a behavioural test suite (nli-suite/manifest.jsonl), not prediction files: nothing of it was stored. "
+        "Add it zipped in a task page's Behaviour section, or with `klue-viz runs add --probes`"]
+    assert [(r.task, r.name) for r in RunStore(Store(db)).list()] == [("nli", "model-a")]  # the model's file, and only it

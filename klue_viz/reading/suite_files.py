@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Callable, Iterable
+from pathlib import Path, PurePosixPath
 
 from klue_viz.core.problems import InputError
 
@@ -77,6 +77,17 @@ def folder_case(folder: Path) -> dict | None:
 def folder_is_suite(folder: Path) -> bool:
     """Whether a folder holds a suite's manifest (documented fields on its first line) at its top."""
     return folder_case(folder) is not None
+
+
+def suite_folders_among(files: Iterable[tuple[str, Callable[[], bytes]]]) -> set[str]:
+    """The folders of an uploaded folder (files named by their path in it, each with a reader) that hold a suite's
+    manifest: every file under one belongs to a suite, not to a model's predictions."""
+    found = set()
+    for name, read in files:
+        path = PurePosixPath(name)
+        if path.name == MANIFEST and len(path.parts) > 1 and first_case(read()[:1024 * 1024].decode("utf-8", errors="replace")):
+            found.add(str(path.parent))
+    return found
 
 
 def refuse_suite_zip(archive: zipfile.ZipFile, name: str) -> None:

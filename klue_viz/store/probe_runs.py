@@ -5,7 +5,8 @@ A suite is stored under a name (by default its folder's name) with its task: its
 sources' gold file as uploaded golds are (`gold_files`, content-addressed: the gold of a suite can be opened like any
 stored gold), its manifest and its README as text. A run on a suite is a prediction file whose bytes are kept in
 `run_blobs` as an ordinary run's are, tied to its suite by name. Storing the same suite again (the same four files)
-gives back the stored one; another suite under a taken name gets a suffix, as a run does. This module holds bytes
+gives back the stored one; another suite under a taken name gets a suffix, as a run does. Removing a suite removes the
+runs on it (and their bytes no other run shares); its gold files stay, as every uploaded gold does. This module holds bytes
 only: klue_viz.probes reads them into a ProbeSet (a sibling floor: the store does not import it).
 """
 

@@ -1,11 +1,13 @@
 """The Behaviour section of a task page: a behavioural test suite (klue_viz.probes) and the runs on it, as a
 runs × tests table of failure rates; a cell lists its failing pairs, the source example above the perturbed one.
 
-A suite is added like a gold: a folder that `klue-viz probe make` wrote under KLUE_VIZ_DATA_DIR, a zip of it, or a
-suite kept in the store with the runs on it (`klue-viz runs add --probes DIR PRED...`, klue_viz.store.probe_runs),
-whose runs are shown without an upload. A run on the suite is uploaded here (or stored); its predictions on the source
-examples come from the same file when it holds them, else from the page's run of the same name (its dev-set
-predictions), else from the run the page inspects.
+A suite is added like a gold: a folder that `klue-viz probe make` wrote under KLUE_VIZ_DATA_DIR (told by its manifest,
+not its name), a zip of it, or a suite kept in the store with the runs on it (`klue-viz runs add --probes DIR PRED...`,
+klue_viz.store.probe_runs), whose runs are shown without an upload. An uploaded zip is stored as `runs add --probes`
+stores it, and so is each run uploaded on a stored suite once it is scored, so a reload finds them; when the database
+cannot store them they are read in this session only, and the section says so, as the prediction uploads do. A run's
+predictions on the source examples come from the same file when it holds them, else from the page's run of the same
+name (its dev-set predictions), else from the run the page inspects.
 """
 
 from __future__ import annotations
