@@ -270,7 +270,7 @@ def test_a_full_disk_keeps_the_upload_in_the_session_and_says_so(db, monkeypatch
     warnings = [plain(w.value) for w in at.warning]
     assert any(w.startswith("kept.zip is read in this session only, not stored: the disk holding the annotation database is full")
                for w in warnings), warnings
-    assert any(w.startswith("flipped.jsonl is scored in this session only, not stored: its suite is not a stored one") for w in warnings)
+    assert any(w.startswith("flipped.jsonl is scored in this session only, not stored: its suite could not be stored") for w in warnings)
     assert SuiteStore(Store(db)).entries() == []
 
 
@@ -297,3 +297,17 @@ def test_a_suite_folder_dropped_among_prediction_folders_is_refused_once(db):
         "nli-suite/ is a behavioural test suite (nli-suite/manifest.jsonl), not prediction files: nothing of it was stored. "
         "Add it zipped in a task page's Behaviour section, or with `klue-viz runs add --probes`"]
     assert [(r.task, r.name) for r in RunStore(Store(db)).list()] == [("nli", "model-a")]  # the model's file, and only it
+
+
+@pytest.mark.slow
+def test_a_run_on_a_folder_suite_is_said_to_be_kept_in_the_session_only(db, tmp_path, monkeypatch):
+    folder = write_folder(tmp_path / "data" / "suites" / "nli", suite_files())
+    monkeypatch.setenv("KLUE_VIZ_DATA_DIR", str(tmp_path / "data"))
+    at = nli_page()
+    at.selectbox(key="behaviour_folder_nli").set_value(str(folder)).run()
+    at.file_uploader(key="behaviour_runs_nli").set_value([("flipped.jsonl", run_bytes(True), "application/json")]).run()
+    assert not at.exception
+    assert cells(at) == {"100.0% of 1", "0.0% of 1"}
+    assert any(plain(w.value).startswith("flipped.jsonl is scored in this session only, not stored: its suite is a folder, not a "
+                                         "stored suite") for w in at.warning)
+    assert SuiteStore(Store(db)).entries() == []

@@ -157,7 +157,9 @@ class SuiteStore:
         model = clean_name(model)
 
         def work(connection: sa.Connection) -> SuiteRun:
-            if connection.execute(sa.select(probe_suites.c.name).where((probe_suites.c.task == task) & (probe_suites.c.name == suite))).first() is None:
+            # the suite's row locked (PostgreSQL) until this run is in, so a removal of the suite meanwhile takes it too
+            suite_row = sa.select(probe_suites.c.name).where((probe_suites.c.task == task) & (probe_suites.c.name == suite)).with_for_update()
+            if connection.execute(suite_row).first() is None:
                 raise InputError(f"there is no stored {task.upper()} suite named {suite}")
             on_suite = (probe_runs.c.task == task) & (probe_runs.c.suite == suite)
             existing = connection.execute(self._query().where(on_suite & (probe_runs.c.sha256 == digest))).first()

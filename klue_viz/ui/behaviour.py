@@ -144,6 +144,8 @@ class PickedSuite:
     suite: ProbeSet
     stored: str | None
     kept: list[GivenRun]
+    #: Why the runs uploaded on it are not stored, when it is not a stored suite.
+    why_not: str = ""
 
 
 def _ident(upload: UploadedFile) -> str:
@@ -200,7 +202,7 @@ def _choose_suite(task: Task) -> PickedSuite | None:
             digest = hashlib.sha256(data).hexdigest()
             suite = _suite_from_zip(digest, task, data, upload.name)  # read and checked before anything is stored
             name = _keep_suite(task, upload, data)
-            return PickedSuite(digest, suite, name, _stored_runs(task, name) if name is not None else [])
+            return PickedSuite(digest, suite, name, _stored_runs(task, name) if name is not None else [], "its suite could not be stored")
         if folder.startswith(STORED):
             name, suites = folder[len(STORED):], suite_store()
             if suites is not None and name in stored:
@@ -208,7 +210,8 @@ def _choose_suite(task: Task) -> PickedSuite | None:
                 return PickedSuite(f"stored:{name}:{stored[name]}", suite, name, _stored_runs(task, name))
         elif folder != "(none)":
             manifest = Path(folder) / MANIFEST
-            return PickedSuite(folder, _suite_from_folder(folder, manifest.stat().st_mtime, task), None, [])
+            return PickedSuite(folder, _suite_from_folder(folder, manifest.stat().st_mtime, task), None, [],
+                               "its suite is a folder, not a stored suite (`klue-viz runs add --probes DIR RUN` keeps both)")
     except (InputError, OSError, UnicodeDecodeError, StoreError) as err:
         st.error(mk.md(str(err)))
     return None
@@ -227,7 +230,7 @@ def _keep_run(task: Task, picked: PickedSuite, given: GivenRun) -> str:
     """Store a run uploaded on a stored suite (once per uploaded file) and say so; the name it is shown under. On a suite
     that is not stored, or when the database cannot store it, the run is scored in this session only, and that is said."""
     if picked.stored is None:
-        st.warning(mk.md(f"{given.file_name} is scored in this session only, not stored: its suite is not a stored one"))
+        st.warning(mk.md(f"{given.file_name} is scored in this session only, not stored: {picked.why_not}"))
         return given.run
     suite = picked.stored
 
