@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import zipfile
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from klue_viz.core.steps import natural_key, step_of
 from klue_viz.drawing.markup import visible
 from klue_viz.reading.gold_folders import DATA_DIR_ENV
 from klue_viz.reading.records import RecordFile, read_bytes
+from klue_viz.reading.suite_files import EXPECTED, MANIFEST, MANIFEST_FIELDS, folder_is_suite
 from klue_viz.reading.uploads import check_size
 from klue_viz.scoring.evaluate import Gold, gold_file, gold_from_bytes, load_gold
 from klue_viz.store.gold_choice import GoldChoice, GoldReaders, gold_choice
@@ -67,7 +69,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                                     f"(default: the folder {DATA_DIR_ENV} names, else the embedded demo, as the app)")
     add.add_argument("--strict", action="store_true", help="score gold examples without a prediction as wrong (as the app's Strict)")
     add.add_argument("--uploader", default=os.environ.get("USER", ""), help="who added the runs (default: $USER)")
-    add.add_argument("--probes", metavar="DIR", help="a behavioural test suite's folder (`klue-viz probe make --out DIR`): store it (its gold "
+    add.add_argument("--probes", metavar="DIR", help="a behavioural test suite's folder (`klue-viz probe make --out DIR`) or a zip of it: store it (its gold "
                                                       "as a gold) and the PATHs as runs on it, for the Behaviour section and `probe score --suite`")
     add.add_argument("--suite-name", help="the name the suite is stored under (default: DIR's folder name)")
     listing = actions.add_parser("list", help="the stored runs under a header row, one line each with its step")
@@ -76,7 +78,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     remove = actions.add_parser("remove", help="remove stored runs and their kept results (annotations are kept unless asked)")
     remove.add_argument("--task", required=True, choices=list(TASKS))
     remove.add_argument("--probes", metavar="SUITE", help="remove runs kept on this stored suite (as `runs list --probes` names it)")
-    remove.add_argument("names", nargs="+", metavar="NAME", help="run names, as `runs list` shows them")
+    remove.add_argument("--whole-suite", action="store_true", help="with --probes SUITE and no NAME: remove the stored suite itself and "
+                                                                   "every run on it (its gold files stay, as uploaded golds do)")
+    remove.add_argument("names", nargs="*", metavar="NAME", help="run names, as `runs list` shows them")
     remove.add_argument("--delete-annotations", action="store_true", help="also delete the annotations of the removed runs")
 
 
@@ -91,6 +95,11 @@ def runs_command(args: argparse.Namespace) -> int:
     if args.action == "list":
         return list_suite_runs(probe_runs.SuiteStore(database), args.task) if args.probes else list_runs(runs, args.task)
     if args.action == "remove":
+        if (args.whole_suite and (not args.probes or args.names)) or (not args.whole_suite and not args.names):
+            say("klue-viz: runs remove: give run NAMEs, or --probes SUITE --whole-suite (and no NAME) to remove a stored suite", error=True)
+            return 2
+        if args.whole_suite:
+            return remove_suite(probe_runs.SuiteStore(database), args.task, args.probes)
         if args.probes:
             return remove_suite_runs(probe_runs.SuiteStore(database), args.task, args.probes, args.names)
         return remove_runs(runs, results, args.task, args.names, args.delete_annotations)
@@ -129,6 +138,17 @@ def list_suite_runs(suites: probe_runs.SuiteStore, task: str | None) -> int:
     return 0
 
 
+def remove_suite(suites: probe_runs.SuiteStore, task: str, suite: str) -> int:
+    """Remove a stored suite and the runs on it; 0 when it was removed, 1 when there was none of that name."""
+    removed = suites.remove_suite(task, suite)
+    if removed is None:
+        stored = suites.suites(task)
+        say(f"klue-viz: there is no {task.upper()} suite named {suite} (stored: {', '.join(stored) or 'none'})", error=True)
+        return 1
+    say(f"removed the {task} suite {suite} and its {removed} run(s); its gold files stay stored as uploaded golds")
+    return 0
+
+
 def remove_suite_runs(suites: probe_runs.SuiteStore, task: str, suite: str, names: list[str]) -> int:
     """Remove runs kept on a suite; 0 when one was removed, 1 when none was there."""
     removed = 0
@@ -141,30 +161,35 @@ def remove_suite_runs(suites: probe_runs.SuiteStore, task: str, suite: str, name
     return 0 if removed else 1
 
 
-def suite_task(folder: Path) -> Task:
-    """The task of the suite in `folder`: the one whose gold file (and sources' gold) the folder holds beside its manifest."""
-    if not (folder / "manifest.jsonl").is_file():
-        raise InputError(f"--probes {folder}: no manifest.jsonl; give a folder written by `klue-viz probe make`")
-    found = [task for task in TASKS.values() if task.probe is not None and (folder / task.probe.file_name).is_file()
-             and (folder / "sources" / task.probe.file_name).is_file()]
+def suite_given(path: Path) -> tuple[Task, dict[str, bytes], str]:
+    """The task, the files (by path in the suite's folder) and the default name of the suite `--probes` gives: a folder
+    `klue-viz probe make` wrote or a zip of it, each told by its manifest (klue_viz.reading.suite_files)."""
+    if path.is_file() and zipfile.is_zipfile(path):
+        check_size(str(path), path.stat().st_size)
+        task, files = probe_score.suite_files_from_zip(read_bytes(path), f"--probes {path}")
+        return task, files, path.stem
+    if not (path / MANIFEST).is_file():
+        raise InputError(f"--probes {path}: no {MANIFEST}; expected a zip or a folder holding {EXPECTED}")
+    if not folder_is_suite(path):
+        raise InputError(f"--probes {path / MANIFEST}: not a suite's manifest (its first line needs {', '.join(MANIFEST_FIELDS)})")
+    found = probe_score.suite_tasks(lambda rel: (path / rel).is_file())
     if len(found) != 1:
-        raise InputError(f"--probes {folder}: expected the gold file of one task beside the manifest and in sources/, found {len(found)}")
-    return found[0]
+        raise InputError(f"--probes {path}: expected the gold file of one task beside the manifest and in sources/, found {len(found)}")
+    wanted = [*probe_score.suite_paths(found[0]).values(), "README.md"]
+    return found[0], {rel: (path / rel).read_bytes() for rel in wanted if (path / rel).is_file()}, path.resolve().name
 
 
 def add_suite_runs(suites: probe_runs.SuiteStore, runs: stored.RunStore, args: argparse.Namespace) -> int:
     """Store the suite in --probes (read and checked first, as `probe score` reads it) and each PATH as a run on it,
     each scored once to say what it gives; 0 when a run was stored, 1 when none could be, 2 for a suite that cannot be used."""
-    folder = Path(args.probes)
+    given = Path(args.probes)
     try:
-        task = suite_task(folder)
-        probes = probe_score.read_probe_set(task, folder)
+        task, files, default = suite_given(given)
+        probes = probe_score.probe_set_from_files(task, files, str(given))
         paths = probe_score.suite_paths(task)
-        readme = folder / "README.md"
-        name = suites.add_suite(task.facts.name, args.suite_name or folder.resolve().name, (folder / paths["manifest"]).read_text(encoding="utf-8"),
-                                (paths["perturbed"], (folder / paths["perturbed"]).read_bytes()),
-                                (paths["sources"], (folder / paths["sources"]).read_bytes()),
-                                readme.read_text(encoding="utf-8") if readme.is_file() else "", args.uploader)
+        name = suites.add_suite(task.facts.name, args.suite_name or default, files[paths["manifest"]].decode("utf-8"),
+                                (paths["perturbed"], files[paths["perturbed"]]), (paths["sources"], files[paths["sources"]]),
+                                files.get("README.md", b"").decode("utf-8"), args.uploader)
     except (InputError, OSError, UnicodeDecodeError, store.StoreError) as err:
         say(f"klue-viz: {err}", error=True)
         return 2

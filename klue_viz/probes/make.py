@@ -26,10 +26,11 @@ from typing import Any
 
 from klue_viz.probes import korean
 from klue_viz.probes.catalogue import TESTS
+from klue_viz.reading import suite_files
 from klue_viz.tasks.base import Task
 from klue_viz.tasks.probing import Edit, ProbeExample, ProbeIO, Unmade, apply_edits
 
-MANIFEST = "manifest.jsonl"
+MANIFEST = suite_files.MANIFEST
 SOURCES = "sources"
 MARK = "~"
 

@@ -13,7 +13,7 @@ import io
 import json
 import math
 import zipfile
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,9 @@ from klue_viz.core.results import Frames
 from klue_viz.probes.catalogue import TESTS
 from klue_viz.probes.make import MANIFEST, SOURCES
 from klue_viz.reading.prediction_files import read_prediction_file
+from klue_viz.reading.suite_files import EXPECTED, MANIFEST_FIELDS, first_case, folder_case, manifest_prefixes
 from klue_viz.scoring.evaluate import Gold, gold_from_bytes, match_file
+from klue_viz.tasks import TASKS
 from klue_viz.tasks.base import Task
 from klue_viz.tasks.probing import ProbeIO
 
@@ -102,20 +104,51 @@ def read_probe_set(task: Task, folder: str | Path) -> ProbeSet:
     return probe_set_from_files(task, files, str(folder))
 
 
-def probe_set_from_zip(task: Task, data: bytes, name: str) -> ProbeSet:
-    """The suite in a zip of its folder (the folder itself or its files at the top; read in memory, nothing extracted)."""
+def suite_tasks(present: Callable[[str], bool], prefix: str = "") -> list[Task]:
+    """The tasks whose suite files (the perturbed gold and sources/) a suite folder holds; `present` says whether a path
+    (`prefix`, the folder's, then the path in it) is there."""
+    return [task for task in TASKS.values() if task.probe is not None
+            and all(present(prefix + rel) for rel in (task.probe.file_name, f"{SOURCES}/{task.probe.file_name}"))]
+
+
+def holds_suite(task: Task, folder: Path) -> bool:
+    """Whether `folder` holds a suite of this task: a manifest with the documented fields whose first case is one of
+    the task's tests, beside the task's perturbed gold file (klue_viz.reading.suite_files tells the manifest)."""
+    if task.probe is None or not (folder / task.probe.file_name).is_file():
+        return False
+    case = folder_case(folder)
+    return case is not None and case["test"] in task.probe.tests
+
+
+def suite_files_from_zip(data: bytes, name: str, task: Task | None = None) -> tuple[Task, dict[str, bytes]]:
+    """The task and the files (by path in the suite's folder) of the suite in a zip: its manifest at the zip's top or in
+    one top-level folder (`task`: the suite of that task, when the zip holds several); read in memory, nothing extracted.
+    InputError naming the zip and what was expected."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            names = [n for n in archive.namelist() if not n.endswith("/")]
-            manifest = next((n for n in names if n.rsplit("/", 1)[-1] == MANIFEST), None)
-            if manifest is None:
-                raise InputError(f"{name}: no {MANIFEST} in the zip; zip the folder `klue-viz probe make` wrote")
-            prefix = manifest[:-len(MANIFEST)]
-            wanted = [*suite_paths(task).values(), "README.md"]
+            names = set(archive.namelist())
+            prefixes = manifest_prefixes(names)
+            if not prefixes:
+                raise InputError(f"{name}: no {MANIFEST} in the zip; expected {EXPECTED}")
+            found = [(prefix, t) for prefix in prefixes for t in suite_tasks(names.__contains__, prefix)
+                     if task is None or t.facts.name == task.facts.name]
+            if len(found) != 1:
+                of = f"of {task.facts.name.upper()} " if task is not None else ""
+                where = ", ".join(p + MANIFEST for p in prefixes)
+                raise InputError(f"{name}: {'no' if not found else 'more than one'} suite {of}beside {where}; expected {EXPECTED}")
+            prefix, chosen = found[0]
+            wanted = [*suite_paths(chosen).values(), "README.md"]
             files = {rel: archive.read(prefix + rel) for rel in wanted if prefix + rel in names}
     except zipfile.BadZipFile:
         raise InputError(f"{name}: not a zip file") from None
-    return probe_set_from_files(task, files, name)
+    if first_case(files[MANIFEST].decode("utf-8", errors="replace")) is None:
+        raise InputError(f"{name}: {prefix}{MANIFEST} is not a suite's manifest (its first line needs {', '.join(MANIFEST_FIELDS)})")
+    return chosen, files
+
+
+def probe_set_from_zip(task: Task, data: bytes, name: str) -> ProbeSet:
+    """The suite of this task in a zip of its folder (see `suite_files_from_zip`)."""
+    return probe_set_from_files(task, suite_files_from_zip(data, name, task)[1], name)
 
 
 def probe_set_from_files(task: Task, files: dict[str, bytes], name: str) -> ProbeSet:

@@ -27,6 +27,7 @@ from klue_viz.reading.harness.formats import Siblings
 from klue_viz.reading.harness.lm_eval import is_results_name
 from klue_viz.reading.prediction_files import LOG_SUFFIXES, expand, log_files, task_hint
 from klue_viz.reading.records import RecordFile, read_bytes, read_records
+from klue_viz.reading.suite_files import MANIFEST, folder_is_suite, refuse_suite_zip
 from klue_viz.reading.uploads import check_size, clean_name, max_upload_bytes
 from klue_viz.scoring.evaluate import Gold, RunResult, evaluate_bytes, load_gold
 from klue_viz.tasks import TASKS, detect_task, get_task
@@ -123,6 +124,7 @@ def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -
     members: dict[str, list[tuple[str, bytes]]] = {}
     stem = clean_name(Path(name).stem)
     with archive:
+        refuse_suite_zip(archive, name)
         listed = [info for info in archive.infolist() if not info.is_dir() and is_prediction_name(info.filename)]
         if len(listed) > MAX_ZIP_MEMBERS:
             raise InputError(f"{name}: {len(listed):,} prediction files in one zip; at most {MAX_ZIP_MEMBERS} are taken (a zip is one "
@@ -151,6 +153,9 @@ def prediction_files(name: str, data: bytes, siblings: Siblings | None = None) -
 def folder_files(folder: Path) -> list[ModelFile]:
     """The prediction files under a folder, each with the run name and model its place gives (`run_and_model`, the
     folder given counting as the first of its folders)."""
+    if folder_is_suite(folder):
+        raise InputError(f"{folder} is a behavioural test suite ({MANIFEST}), not prediction files: nothing was stored; "
+                         "give it with `klue-viz runs add --probes`")
     by_folder: dict[Path, list[tuple[str, bytes]]] = {}
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder).as_posix()

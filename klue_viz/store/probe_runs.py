@@ -5,7 +5,8 @@ A suite is stored under a name (by default its folder's name) with its task: its
 sources' gold file as uploaded golds are (`gold_files`, content-addressed: the gold of a suite can be opened like any
 stored gold), its manifest and its README as text. A run on a suite is a prediction file whose bytes are kept in
 `run_blobs` as an ordinary run's are, tied to its suite by name. Storing the same suite again (the same four files)
-gives back the stored one; another suite under a taken name gets a suffix, as a run does. This module holds bytes
+gives back the stored one; another suite under a taken name gets a suffix, as a run does. Removing a suite removes the
+runs on it (and their bytes no other run shares); its gold files stay, as every uploaded gold does. This module holds bytes
 only: klue_viz.probes reads them into a ProbeSet (a sibling floor: the store does not import it).
 """
 
@@ -33,6 +34,17 @@ class StoredSuite:
     files: dict[str, bytes]
     uploader: str
     created_at: str
+
+
+@dataclass(frozen=True)
+class SuiteEntry:
+    """A stored suite as listed: its task and name, who stored it and when, and how many runs it holds."""
+
+    task: str
+    name: str
+    uploader: str
+    created_at: str
+    runs: int
 
 
 @dataclass(frozen=True)
@@ -90,6 +102,36 @@ class SuiteStore:
         found = self.store.read(lambda connection: connection.execute(query).all())
         return [row.name if task is not None else f"{row.task}/{row.name}" for row in found]
 
+    def entries(self, task: str | None = None) -> list[SuiteEntry]:
+        """The stored suites (of a task, or all) with who stored them, when, and how many runs they hold; oldest first."""
+        counted = sa.select(probe_runs.c.task, probe_runs.c.suite, sa.func.count().label("runs")).group_by(probe_runs.c.task, probe_runs.c.suite).subquery()
+        query = (sa.select(probe_suites.c.task, probe_suites.c.name, probe_suites.c.uploader, probe_suites.c.created_at,
+                           sa.func.coalesce(counted.c.runs, 0).label("runs"))
+                 .outerjoin(counted, (counted.c.task == probe_suites.c.task) & (counted.c.suite == probe_suites.c.name))
+                 .order_by(probe_suites.c.task, probe_suites.c.created_at, probe_suites.c.name))
+        if task is not None:
+            query = query.where(probe_suites.c.task == task)
+        rows = self.store.read(lambda connection: connection.execute(query).all())
+        return [SuiteEntry(row.task, row.name, row.uploader, row.created_at, int(row.runs)) for row in rows]
+
+    def remove_suite(self, task: str, name: str) -> int | None:
+        """Remove a stored suite and every run on it (a run's bytes too when no other run, on a suite or not, shares them),
+        in one transaction; the number of runs removed, None when there was no such suite. Its two gold files stay, as
+        every uploaded gold does: a link may name them, and storing the suite again finds them."""
+        def work(connection: sa.Connection) -> int | None:
+            where = (probe_suites.c.task == task) & (probe_suites.c.name == name)
+            if connection.execute(sa.select(probe_suites.c.name).where(where).with_for_update()).first() is None:
+                return None
+            on_suite = (probe_runs.c.task == task) & (probe_runs.c.suite == name)
+            digests = set(connection.execute(sa.select(probe_runs.c.sha256).where(on_suite)).scalars())
+            removed = connection.execute(probe_runs.delete().where(on_suite)).rowcount
+            connection.execute(probe_suites.delete().where(where))
+            for digest in digests:
+                _drop_unused_blob(connection, digest)
+            return removed
+
+        return self.store.write(work, "another change kept removing this suite")
+
     def suite(self, task: str, name: str, gold_path: str, sources_path: str) -> StoredSuite | None:
         """A stored suite's files under the paths a suite folder gives them (`gold_path`, `sources_path`: the task's);
         None when there is no such suite."""
@@ -115,7 +157,9 @@ class SuiteStore:
         model = clean_name(model)
 
         def work(connection: sa.Connection) -> SuiteRun:
-            if connection.execute(sa.select(probe_suites.c.name).where((probe_suites.c.task == task) & (probe_suites.c.name == suite))).first() is None:
+            # the suite's row locked (PostgreSQL) until this run is in, so a removal of the suite meanwhile takes it too
+            suite_row = sa.select(probe_suites.c.name).where((probe_suites.c.task == task) & (probe_suites.c.name == suite)).with_for_update()
+            if connection.execute(suite_row).first() is None:
                 raise InputError(f"there is no stored {task.upper()} suite named {suite}")
             on_suite = (probe_runs.c.task == task) & (probe_runs.c.suite == suite)
             existing = connection.execute(self._query().where(on_suite & (probe_runs.c.sha256 == digest))).first()
@@ -159,9 +203,7 @@ class SuiteStore:
             if digest is None:
                 return False
             connection.execute(probe_runs.delete().where(where))
-            if not connection.execute(sa.select(runs.c.id).where(runs.c.sha256 == digest)).first() and \
-                    not connection.execute(sa.select(probe_runs.c.id).where(probe_runs.c.sha256 == digest)).first():
-                connection.execute(run_blobs.delete().where(run_blobs.c.sha256 == digest))
+            _drop_unused_blob(connection, digest)
             return True
 
         return self.store.write(work, "another change kept removing this run")
@@ -171,3 +213,10 @@ class SuiteStore:
         if found is None:
             raise InputError("this run's file was removed meanwhile")
         return bytes(found)
+
+
+def _drop_unused_blob(connection: sa.Connection, digest: str) -> None:
+    """Delete a run's bytes when no run, on a suite or not, points at them any more."""
+    if not connection.execute(sa.select(runs.c.id).where(runs.c.sha256 == digest)).first() and \
+            not connection.execute(sa.select(probe_runs.c.id).where(probe_runs.c.sha256 == digest)).first():
+        connection.execute(run_blobs.delete().where(run_blobs.c.sha256 == digest))

@@ -16,6 +16,7 @@ from klue_viz.scoring.evaluate import RunResult
 from klue_viz.store.annotations import StoreError
 from klue_viz.store.gold_choice import SOURCES
 from klue_viz.store.kept_scoring import intervals, remove_run
+from klue_viz.store.probe_runs import SuiteStore
 from klue_viz.store.runs import RunConflict
 from klue_viz.tasks import TASKS
 from klue_viz.tasks.base import Task
@@ -155,6 +156,7 @@ def _overview() -> None:
         st.subheader("Runs")
         show_table(st, pd.DataFrame(rows), hide_index=True, width="stretch", height="content")
     _manage_runs()
+    _manage_suites()
     if problems:
         with st.expander(f"{len(problems)} problem(s) found in files"):
             problem_table(problems)
@@ -186,6 +188,30 @@ def _manage_runs() -> None:
         if right.button("Remove this run", key="remove_run", type="primary"):
             _change(lambda: remove_run(kept_results(), runs, run.task, run.name, run.version, delete_annotations=also),
                     f"Removed {run.name}" + (f" and its {kept} annotation(s)." if also else "; its annotations are kept."))
+
+
+def _manage_suites() -> None:
+    """Remove a stored behavioural test suite and the runs kept on it (`klue-viz runs remove --probes SUITE --whole-suite`)."""
+    try:
+        suites = SuiteStore(run_store().store)
+        stored = {f"{entry.task.upper()} · {entry.name}": entry for entry in suites.entries()}
+    except StoreError as err:
+        database_notice(str(err))
+        return
+    if not stored:
+        return
+    with st.expander(f"Remove a stored suite ({len(stored)} stored)"):
+        label = st.selectbox("Suite", list(stored), key="manage_suite")
+        entry = stored[label]
+        st.caption(md(f"{entry.runs} run(s) kept on it · stored {entry.created_at[:19]}{' by ' + entry.uploader if entry.uploader else ''}; "
+                      "its gold files stay, as uploaded golds do"))
+        if st.button("Remove this suite and its runs", key="remove_suite", type="primary"):
+            _change(lambda: _remove_suite(suites, entry.task, entry.name), f"Removed the suite {entry.name} and its {entry.runs} run(s).")
+
+
+def _remove_suite(suites: SuiteStore, task: str, name: str) -> None:
+    if suites.remove_suite(task, name) is None:
+        raise InputError(f"the {task.upper()} suite {name} was removed meanwhile")
 
 
 def _change(action: Callable[[], object], done: str) -> None:

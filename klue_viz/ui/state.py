@@ -30,6 +30,7 @@ from klue_viz.reading.gold_folders import DATA_DIR_ENV
 from klue_viz.reading.harness.lm_eval import is_results_name
 from klue_viz.reading.prediction_files import results_beside, task_hint
 from klue_viz.reading.records import read_bytes, read_records
+from klue_viz.reading.suite_files import MANIFEST, suite_folders_among
 from klue_viz.reading.uploads import check_size, clean_name, max_upload_bytes
 from klue_viz.scoring.benchmark import prediction_files
 from klue_viz.scoring.evaluate import (
@@ -293,11 +294,19 @@ def receive_uploads(uploads: Sequence[UploadedFile] | None, task: str | None = N
     outcomes = []
     # lm-evaluation-harness's results files of an uploaded folder are read with the samples beside them
     siblings = results_beside([(upload.name, upload.getvalue) for upload in uploads or [] if upload.size <= max_upload_bytes()])
+    suites = suite_folders_among([(upload.name, upload.getvalue) for upload in uploads or [] if upload.size <= max_upload_bytes()])
     for upload in uploads or []:
         ident = getattr(upload, "file_id", None) or (upload.name, upload.size)
         if ident in seen:
             continue
         seen.add(ident)
+        suite = next((folder for folder in suites if PurePosixPath(upload.name).is_relative_to(folder)), None)
+        if suite is not None:  # a suite's gold files are not runs; said once, on its manifest
+            if PurePosixPath(upload.name) == PurePosixPath(suite, MANIFEST):
+                outcomes.append(UploadOutcome(suite, error=f"{suite}/ is a behavioural test suite ({suite}/{MANIFEST}), not prediction files: "
+                                                           "nothing of it was stored. Add it zipped in a task page's Behaviour section, "
+                                                           "or with `klue-viz runs add --probes`"))
+            continue
         if str(PurePosixPath(upload.name).parent) in siblings and is_results_name(upload.name):
             continue
         try:
