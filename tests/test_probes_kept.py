@@ -311,3 +311,22 @@ def test_a_run_on_a_folder_suite_is_said_to_be_kept_in_the_session_only(db, tmp_
     assert any(plain(w.value).startswith("flipped.jsonl is scored in this session only, not stored: its suite is a folder, not a "
                                          "stored suite") for w in at.warning)
     assert SuiteStore(Store(db)).entries() == []
+
+
+@pytest.mark.slow
+def test_the_problems_of_a_suite_and_of_its_runs_are_listed_in_the_section(db):
+    at = nli_page()
+    lost = dict(CASES[0], guid="klue-nli-v1_typo~dev_00099-demo")  # a case whose perturbed example is not in the gold file
+    at.file_uploader(key="behaviour_zip_nli").set_value(("odd.zip", zipped(suite_files([*CASES, lost])), "application/zip")).run()
+    run = run_bytes(True) + b'{"guid": "stray", "label": "neutral"}\n{broken\n'
+    at.file_uploader(key="behaviour_runs_nli").set_value([("odd-run.jsonl", run, "application/json")]).run()
+    assert not at.exception
+    assert cells(at) == {"100.0% of 1", "0.0% of 1"}
+    labels = [e.label for e in at.expander]
+    assert "1 problem(s) in the suite's files" in labels and "2 problem(s) in these runs' files" in labels, labels
+    tables = [t.value for t in at.dataframe]
+    said = [message for frame in tables if "message" in frame for message in frame["message"]]
+    assert any(m.startswith("1 of 3 cases left out: their perturbed example or their source is not in the suite's gold files "
+                            "(e.g. klue-nli-v1_typo~dev_00099-demo)") for m in said), said
+    assert "1 guid(s) in neither the suite's perturbed nor its source examples were ignored: stray" in said
+    assert any(m.startswith("invalid JSON") for m in said), said

@@ -41,7 +41,7 @@ from klue_viz.scoring.evaluate import RunResult
 from klue_viz.store.annotations import StoreError
 from klue_viz.store.probe_runs import SuiteStore
 from klue_viz.tasks.base import Task
-from klue_viz.ui.common import database_notice
+from klue_viz.ui.common import database_notice, problem_table
 from klue_viz.ui.state import GoldChoice, run_store, run_store_or_none, runs_for
 
 #: How many failing pairs a cell lists at once.
@@ -258,6 +258,9 @@ def behaviour_section(task: Task, choice: GoldChoice, results: dict[str, RunResu
     suite, kept = picked.suite, picked.kept
     st.caption(mk.md(f"{len(suite.manifest):,} cases in {suite.folder} · tests: {', '.join(suite.tests)}"
                      + (f" · {len(kept)} run(s) kept on it" if kept else "")))
+    if suite.problems:
+        with st.expander(f"{len(suite.problems)} problem(s) in the suite's files"):
+            problem_table(suite.problems)
     files = st.file_uploader("Runs on this suite (prediction files on its gold file; each may hold the dev predictions too)"
                              + ("; they are stored on the suite" if picked.stored is not None else ""),
                              accept_multiple_files=True, key=f"behaviour_runs_{task.facts.name}", max_upload_size=limit_megabytes())
@@ -282,6 +285,10 @@ def behaviour_section(task: Task, choice: GoldChoice, results: dict[str, RunResu
     if not runs:
         st.info("Upload a run's predictions on the suite (or keep them with `klue-viz runs add --probes`) to see its behaviour.")
         return
+    problems = [p for run in runs for p in run.problems]
+    if problems:
+        with st.expander(f"{len(problems)} problem(s) in these runs' files"):
+            problem_table(problems)
     _table(task, runs)
     selected: tuple[str, str] | None = st.session_state.get(SELECTED)
     if selected is not None:
