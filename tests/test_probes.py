@@ -17,8 +17,7 @@ from scipy.stats import binomtest
 
 from klue_viz.cli.main import main
 from klue_viz.core.problems import InputError
-from klue_viz.probes import korean
-from klue_viz.probes import make
+from klue_viz.probes import korean, make
 from klue_viz.probes.make import make_suite, probe_guid, write_suite
 from klue_viz.probes.score import probe_set_from_zip, read_manifest, read_probe_set, score_run, wilson
 from klue_viz.scoring.evaluate import load_gold
@@ -678,7 +677,7 @@ def test_a_swapped_name_is_one_the_data_says_of_the_same_title(shared):
         if following and following[0].tag == "NNG" and following[0].start == 0:
             checked += 1
             assert any(f"{edit['after']} {following[0].form}" in s for s in sentences), (edit, following[0].form)
-    assert checked >= 3  # few swapped names stand before a title; the rule is met by each of them
+    assert checked >= 2  # few swapped names stand before a title (fewer since the language-model fit); the rule holds for each
     assert korean.head_noun_after("케리 장관은 말했다.", 2) == "장관"
     assert korean.head_noun_after("케리는 말했다.", 2) is None
 
