@@ -83,6 +83,13 @@ DRAWN_FROM = 5
 #: neither replaced by meaning nor drawn as a replacement. At 20,000 the readings still found such names drawn for
 #: anything (효진 18,517 for 베네치아 and 파주시, 유승준 19,987 for a foreign minister; docs/probes-validity/).
 KNOWN_WELL = 15000
+#: How many of the old name's nearest morphemes, over the analyzer's whole vocabulary (`Kiwi.most_similar_morphemes`,
+#: 3 ms a name), the new name must be among. A cosine says little in a crowded region: 카이로 is at 0.732 of 레바논 but
+#: its 194th nearest (a city for a country's team), 서강대 past the 300th of 경향신문 (a university reporting the news),
+#: while the natural swaps read at seeds 17 and 19 were all within the first 90 (류현진 -> 박찬호 45th, 요르단 ->
+#: 쿠웨이트 90th) but for 철원 -> 여주 (201st), 삼성동 -> 서초구 and 잭슨 <-> 존스 (past the 300th); 여주, which the data
+#: also writes for 여자 주인공 (the heroine), has neither 고양 nor 철원 in its first 300.
+NEIGHBOURHOOD = 100
 #: The tags a whole name may have to the analyzer to be compared by its embedding: a proper noun (미국, 손흥민, 서초구)
 #: or a common noun that names an institution (국회, 검찰); old and new must have the same one.
 NAME_TAGS = ("NNP", "NNG")
@@ -257,9 +264,10 @@ class NamePool:
         """The names of the pool with the opposite final consonant that the analyzer's embedding puts near `name`
         (cosine at least SIMILAR_ENOUGH, the same tag, both well known to it), nearest first: a
         country for a country (스페인 -> 이탈리아), a city for a city (부산 -> 대구), a pitcher for a pitcher (류현진 ->
-        박찬호); never 미국 -> 쿠이아바 or 국회 -> 하나금융. The pool is compared pair by pair
-        (`Kiwi.morpheme_similarity`, a microsecond each) rather than through the analyzer's nearest morphemes over its
-        whole vocabulary (`most_similar_morphemes`, 7 ms a name): the pool is small, the vocabulary is not."""
+        박찬호); never 미국 -> 쿠이아바 or 국회 -> 하나금융; and among the NEIGHBOURHOOD nearest morphemes of `name` in
+        the analyzer's whole vocabulary (never 레바논 -> 카이로). The pool is compared pair by pair
+        (`Kiwi.morpheme_similarity`, a microsecond each); the vocabulary's nearest (`most_similar_morphemes`, 3 ms) are
+        asked only for a name with a candidate left."""
         if name in self._nearest:
             return self._nearest[name]
         own, final = name_morpheme(name), final_consonant(name[-1])
@@ -267,9 +275,12 @@ class NamePool:
         if own is not None and final is not None:
             if self._known is None:
                 self._known = (self._well_known(self.without_final), self._well_known(self.with_final))
-            scored = [(score, other) for other, m in self._known[0 if final else 1]
+            scored = [(score, other, m.id) for other, m in self._known[0 if final else 1]
                       if m.tag == own.tag and other != name and (score := similarity(own, m)) >= SIMILAR_ENOUGH]
-            found = [other for _, other in sorted(scored, key=lambda pair: (-pair[0], pair[1]))]
+            if scored:
+                close = {near.id for near in analyzer().most_similar_morphemes(own.id, top_n=NEIGHBOURHOOD)}
+                scored = [found for found in scored if found[2] in close]
+            found = [other for _, other, _ in sorted(scored, key=lambda found: (-found[0], found[1]))]
         self._nearest[name] = found
         return found
 
