@@ -763,3 +763,20 @@ def test_re_name_swap_draws_names_from_the_ner_gold_beside_it(shared, tmp_path, 
         assert record["sentence"][entity["start_idx"]:entity["end_idx"] + 1] == swap["after"]
     code = main(["probe", "make", "--task", "re", "--gold", str(demo), "--out", str(tmp_path / "x"), "--names", str(tmp_path / "missing")])
     assert code != 0 and "missing: no such file or folder" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_new_name_is_among_the_old_ones_nearest_words():
+    # read as unnatural (NER seed 19): 레바논 -> 카이로 (a national team beating a city), 경향신문 -> 서강대 (a university
+    # reporting the news), both at cosine 0.73 or more; and 여주, which the NLI data writes for 여자 주인공, -> 고양, 철원.
+    # kiwipiepy's own nearest morphemes (asked here directly) do not hold the new names among the old one's first 100
+    kiwi = korean.kiwipiepy.Kiwi()
+    for old, new in (("레바논", "카이로"), ("경향신문", "서강대"), ("여주", "고양"), ("여주", "철원")):
+        old_id, new_id = (kiwi.tokenize(name)[0].id for name in (old, new))
+        if old != "여주":
+            assert kiwi.morpheme_similarity(old_id, new_id) >= korean.SIMILAR_ENOUGH  # the cosine alone lets them through
+        assert new_id not in {m.id for m in kiwi.most_similar_morphemes(old_id, top_n=100)}
+    assert korean.NamePool(["카이로"]).nearest("레바논") == []
+    assert korean.NamePool(["서강대", "한국일보"]).nearest("경향신문") == ["한국일보"]  # a paper for a paper
+    assert korean.NamePool(["고양", "철원"]).nearest("여주") == []
+    assert korean.NamePool(["이탈리아", "카이로"]).nearest("스페인") == ["이탈리아"]
