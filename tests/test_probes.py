@@ -763,6 +763,11 @@ def test_re_name_swap_draws_names_from_the_ner_gold_beside_it(shared, tmp_path, 
         assert record["sentence"][entity["start_idx"]:entity["end_idx"] + 1] == swap["after"]
     code = main(["probe", "make", "--task", "re", "--gold", str(demo), "--out", str(tmp_path / "x"), "--names", str(tmp_path / "missing")])
     assert code != 0 and "missing: no such file or folder" in capsys.readouterr().err
+    # a names file with a record that cannot be read: its problem is the suite's, named by file and record
+    bad = json.dumps([{"guid": "x-1", "sentence": "김구는 활동했다."}], ensure_ascii=False)
+    re_task, demo_re = get_task("re"), (demo / "klue-re-v1.1" / "klue-re-v1.1_dev.json").read_text(encoding="utf-8")
+    suite = make_suite(re_task, demo_re, "dev.json", tests=["name-swap"], names_from=[(re_task, bad, "names.json")])
+    assert any("names.json" in problem and "x-1" in problem for problem in suite.problems), suite.problems
 
 
 @pytest.mark.slow

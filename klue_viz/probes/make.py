@@ -188,8 +188,9 @@ NAME_PART = "the name is one part of a longer name (a proper noun right beside i
 def _fitting_swap(example: ProbeExample, fields: Sequence[str], name: str, others: Sequence[str], rng: random.Random,
                   by_meaning: bool = True) -> list[Edit]:
     """The edits of a swap of `name` for one of `others`, drawn at random among those whose sentences the analyzer's
-    language model finds about as likely as the source's (korean.context_fit at least FITS_CONTEXT; WoS's slot
-    values, which are not compared by meaning, skip that check); Unmade when none does."""
+    language model finds about as likely as the source's (korean.context_fit at least FITS_CONTEXT); Unmade when none
+    does, or when `name` is written as one half of a longer name (korean.name_part_beside) that no gold span tells
+    apart. WoS's slot values, which are not compared by meaning (`by_meaning` False), skip both checks."""
     if by_meaning:
         for f in fields:
             text, at = example.texts[f], example.texts[f].find(name)
@@ -376,7 +377,9 @@ def make_suite(task: Task, text: str, name: str, tests: Sequence[str] | None = N
     more = []
     for other, other_text, other_name in names_from:
         if other.probe is not None and other.probe.names_from_spans:
-            more.append((other.probe, other.probe.read(other_text, other_name)[0]))
+            found, other_problems = other.probe.read(other_text, other_name)
+            more.append((other.probe, found))
+            problems += other_problems  # a record of a names file that cannot be read is said, not silently dropped
     pools = NamePools(examples, probe, more)
     suite = Suite(task.facts.name, [], {}, {}, seed, chosen, name, [str(p) for p in problems])
     for test in chosen:
