@@ -23,6 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from klue_viz.cli.probes import name_sources
 from klue_viz.probes.make import Case, make_suite
 from klue_viz.scoring.evaluate import gold_file
 from klue_viz.tasks import TASKS, get_task
@@ -95,10 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=50, help="how many cases to draw (default 50)")
     parser.add_argument("--seed", type=int, default=7, help="the suite's seed (default 7)")
     parser.add_argument("--judged", type=Path, help="a judgement file to print beside each case")
+    parser.add_argument("--names", action="append", help="as `probe make --names`: more gold names for NER and RE name-swap")
     args = parser.parse_args(argv)
     task = get_task(args.task)
     path = gold_file(task, Path(args.gold))
-    suite = make_suite(task, path.read_text(encoding="utf-8"), path.name, tests=[args.test], per_test=args.n, seed=args.seed)
+    suite = make_suite(task, path.read_text(encoding="utf-8"), path.name, tests=[args.test], per_test=args.n, seed=args.seed,
+                       names_from=name_sources(task, path, args.names or ()))
     judged = judged_lines(args.judged)
     print(f"# {args.task} {args.test}: {len(suite.cases)} cases drawn (seed {args.seed}, at most {args.n}) of "
           f"{suite.tried[args.test]} examples tried; skipped: {dict(suite.skipped[args.test])}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,7 @@ from klue_viz.core.problems import InputError
 from klue_viz.drawing.markup import visible
 from klue_viz.probes.catalogue import TESTS
 from klue_viz.reading.records import read_bytes
-from klue_viz.scoring.evaluate import gold_file
+from klue_viz.scoring.evaluate import gold_file, official_file
 from klue_viz.tasks import TASKS, get_task
 from klue_viz.tasks.base import Task
 
@@ -67,6 +68,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                       "the task; docs/probes.md says which apply to which task)")
     made.add_argument("--per-test", type=count, metavar="N", help="at most N cases per test (default: every example that allows it)")
     made.add_argument("--seed", type=int, default=0, help="which examples and which edits are drawn (default 0)")
+    made.add_argument("--names", action="append", metavar="PATH",
+                      help="a data folder laid out like klue_benchmark/ (or an NER or RE dev file) whose gold names of people, places "
+                           "and organisations also feed name-swap for NER and RE (repeatable; the folder --gold is in is always read)")
     made.add_argument("--format", choices=["files", "lm-eval"], default="files",
                       help="lm-eval: also write an lm-evaluation-harness task YAML and JSONL over the perturbed and source examples")
     scored = actions.add_parser("score", help="failure rates per test of one or more runs on a suite")
@@ -82,13 +86,40 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     scored.add_argument("--out", help="write {task, runs: [{run, tests: [...]}]} as JSON")
 
 
+#: The tasks whose gold names (typed spans) may feed another task's name-swap.
+NAME_TASKS = ("ner", "re")
+
+
+def name_sources(task: Task, gold: Path, extra: Sequence[str | Path] = ()) -> list[tuple[Task, str, str]]:
+    """The gold files whose names join `task`'s name-swap pools: the NER and RE dev files of the data folder `gold` is in
+    (its klue_benchmark/ folder) and of each `extra` folder, or an `extra` file itself when it is named like one of them;
+    never `gold` itself. A demo-sized gold set has too few names for any to be near another in meaning (the RE demo's
+    28 sentences make no swap alone); a real NER dev set beside it gives them (docs/probes.md)."""
+    home = gold.parent.parent if gold.parent.name == task.facts.official_folder else gold.parent
+    found: dict[Path, Task] = {}
+    for place in (home, *(Path(p) for p in extra)):
+        for name in NAME_TASKS:
+            other = get_task(name)
+            if place.is_file():
+                if place.name.startswith(other.facts.official_folder):
+                    found[place.resolve()] = other
+            elif place.is_dir():
+                path = official_file(other, place)
+                if path is not None:
+                    found[path.resolve()] = other
+        if not place.exists():
+            raise InputError(f"--names {place}: no such file or folder")
+    found.pop(gold.resolve(), None)
+    return [(other, read_bytes(path).decode("utf-8-sig"), str(path)) for path, other in found.items()]
+
+
 def make_command(args: argparse.Namespace) -> int:
     task = get_task(args.task)
     path = gold_file(task, Path(args.gold))
     text = read_bytes(path).decode("utf-8-sig")
     if args.format == "lm-eval" and (task.probe is None or task.probe.lm_eval is None):
         raise InputError(f"--format lm-eval: {task.facts.name} has no lm-evaluation-harness prompt yet; write the suite as files")
-    suite = make.make_suite(task, text, str(path), args.tests, args.per_test, args.seed)
+    suite = make.make_suite(task, text, str(path), args.tests, args.per_test, args.seed, name_sources(task, path, args.names or ()))
     out = Path(args.out)
     written = make.write_suite(task, suite, out)
     if args.format == "lm-eval":

@@ -83,6 +83,13 @@ DRAWN_FROM = 5
 #: neither replaced by meaning nor drawn as a replacement. At 20,000 the readings still found such names drawn for
 #: anything (효진 18,517 for 베네치아 and 파주시, 유승준 19,987 for a foreign minister; docs/probes-validity/).
 KNOWN_WELL = 15000
+#: How many of the old name's nearest morphemes, over the analyzer's whole vocabulary (`Kiwi.most_similar_morphemes`,
+#: 3 ms a name), the new name must be among. A cosine says little in a crowded region: 카이로 is at 0.732 of 레바논 but
+#: its 194th nearest (a city for a country's team), 서강대 past the 300th of 경향신문 (a university reporting the news),
+#: while the natural swaps read at seeds 17 and 19 were all within the first 90 (류현진 -> 박찬호 45th, 요르단 ->
+#: 쿠웨이트 90th) but for 철원 -> 여주 (201st), 삼성동 -> 서초구 and 잭슨 <-> 존스 (past the 300th); 여주, which the data
+#: also writes for 여자 주인공 (the heroine), has neither 고양 nor 철원 in its first 300.
+NEIGHBOURHOOD = 100
 #: The tags a whole name may have to the analyzer to be compared by its embedding: a proper noun (미국, 손흥민, 서초구)
 #: or a common noun that names an institution (국회, 검찰); old and new must have the same one.
 NAME_TAGS = ("NNP", "NNG")
@@ -190,13 +197,58 @@ def name_edits(field: str, text: str, start: int, end: int, new_name: str, spans
 
 
 def head_noun_after(text: str, end: int) -> str | None:
-    """The common noun that starts the word after a name written without a particle (케리 장관, 김정숙 여사, 구글
-    카드보드): the title or thing the name is said of, which a new name must also be said of in the data (유승준 장관
-    is no minister). None when a particle follows the name or the next word does not start with a common noun."""
+    """The noun that binds a name written without a particle to the word after it: a common noun that starts that word
+    (케리 장관, 김정숙 여사, 구글 카드보드), or the bound or common noun after a number starting it (헨리 7세, 리처드 3세:
+    the regnal number, returned as 세). It is the title or thing the name is said of, which a new name must also be
+    said of in the data (유승준 장관 is no minister, 제인 7세 no king). None when a particle follows the name or the next
+    word starts otherwise."""
     if text[end:end + 1] != " ":
         return None
     found = morphemes(text[end + 1:eojeol_end(text, end + 1)])
+    if found and found[0].tag == "SN" and found[0].start == 0 and len(found) > 1 and found[1].start == found[0].end:
+        found = found[1:]  # 7세: the noun after the number
+        return found[0].form if found[0].tag in ("NNB", "NNG") else None
     return found[0].form if found and found[0].tag == "NNG" and found[0].start == 0 else None
+
+
+def name_part_beside(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """Where the proper noun that stands right beside a bare name is (its start and end), or None: the word after the
+    name (the name written without a particle) starting with a proper noun (제인 윌킨슨: a given name before its
+    surname), or the word before it ending with one (에덴 아자르). Together they are one name, and a new name in one
+    half of it belongs to neither (헨리 윌킨슨 for an actress; docs/probes-validity/nli-name-swap.tsv)."""
+    found = morphemes(text)
+    if text[end:end + 1] == " ":
+        after = next((m for m in found if m.start == end + 1), None)
+        if after is not None and after.tag == "NNP":
+            return after.start, after.end
+    if start > 1 and text[start - 1] == " ":
+        before = next((m for m in found if m.end == start - 1), None)
+        if before is not None and before.tag == "NNP":
+            return before.start, before.end
+    return None
+
+
+#: How much less likely (natural log, summed over the texts a swap rewrites) the analyzer's language model may find the
+#: sentences with the new name than with the old, beyond how much less likely it finds the new name on its own. Read on
+#: the 97 name-swap cases of seed 17 (docs/probes-validity/ner-name-swap.tsv, nli-name-swap.tsv), a fit under -4 held 4
+#: of the 9 swaps read as unnatural (제인 7세 -26, 이탈리아's defeat with 도이치은행 -8, 헨리와 해리 왕자 -4.4, 헨리
+#: 윌킨슨 -4.2) and 11 of the 88 natural ones (스티븐 3세 -22, 케네디 -> 스티븐 -8): the model has seen which names
+#: stand before 7세, 왕자, 은행, and the cost is a sixth of the swaps.
+FITS_CONTEXT = -4.0
+
+
+@functools.lru_cache(maxsize=65536)
+def likelihood(text: str) -> float:
+    """The log-probability of the analyzer's best analysis of a text (its language model's score)."""
+    return float(analyzer().analyze(text)[0][1])
+
+
+def context_fit(before: str, after: str, old: str, new: str) -> float:
+    """How much more likely the analyzer's language model finds `after` (a text with `new` written for `old`) than
+    `before`, less what the names alone explain (each occurrence of old replaced counts the names' own difference):
+    negative where the rest of the sentence speaks for the old name (헨리 7세, a ferry's port), about 0 where either
+    name fits."""
+    return likelihood(after) - likelihood(before) - before.count(old) * (likelihood(new) - likelihood(old))
 
 
 class NamePool:
@@ -212,9 +264,10 @@ class NamePool:
         """The names of the pool with the opposite final consonant that the analyzer's embedding puts near `name`
         (cosine at least SIMILAR_ENOUGH, the same tag, both well known to it), nearest first: a
         country for a country (스페인 -> 이탈리아), a city for a city (부산 -> 대구), a pitcher for a pitcher (류현진 ->
-        박찬호); never 미국 -> 쿠이아바 or 국회 -> 하나금융. The pool is compared pair by pair
-        (`Kiwi.morpheme_similarity`, a microsecond each) rather than through the analyzer's nearest morphemes over its
-        whole vocabulary (`most_similar_morphemes`, 7 ms a name): the pool is small, the vocabulary is not."""
+        박찬호); never 미국 -> 쿠이아바 or 국회 -> 하나금융; and among the NEIGHBOURHOOD nearest morphemes of `name` in
+        the analyzer's whole vocabulary (never 레바논 -> 카이로). The pool is compared pair by pair
+        (`Kiwi.morpheme_similarity`, a microsecond each); the vocabulary's nearest (`most_similar_morphemes`, 3 ms) are
+        asked only for a name with a candidate left."""
         if name in self._nearest:
             return self._nearest[name]
         own, final = name_morpheme(name), final_consonant(name[-1])
@@ -222,9 +275,12 @@ class NamePool:
         if own is not None and final is not None:
             if self._known is None:
                 self._known = (self._well_known(self.without_final), self._well_known(self.with_final))
-            scored = [(score, other) for other, m in self._known[0 if final else 1]
+            scored = [(score, other, m.id) for other, m in self._known[0 if final else 1]
                       if m.tag == own.tag and other != name and (score := similarity(own, m)) >= SIMILAR_ENOUGH]
-            found = [other for _, other in sorted(scored, key=lambda pair: (-pair[0], pair[1]))]
+            if scored:
+                close = {near.id for near in analyzer().most_similar_morphemes(own.id, top_n=NEIGHBOURHOOD)}
+                scored = [found for found in scored if found[2] in close]
+            found = [other for _, other, _ in sorted(scored, key=lambda found: (-found[0], found[1]))]
         self._nearest[name] = found
         return found
 

@@ -75,24 +75,32 @@ class Suite:
         return sum(case.test == test for case in self.cases)
 
 
-class NamePools:
-    """What the suites draw from the data itself: names to swap in (gold spans by type for tasks with spans, else the
-    proper nouns (NNP) the analyzer finds in the texts; only Hangul names of two syllables or more) and the sentences a
-    distractor is taken from."""
+#: The kind of name a gold span's label says, alike in NER's codes and RE's: a name of one task's gold may be swapped
+#: into another's (`more` gold sets of NamePools). Any other label (WoS's domain-slot) is its own kind.
+KIND_OF_LABEL = {"PS": "person", "PER": "person", "LC": "place", "LOC": "place", "OG": "organisation", "ORG": "organisation"}
 
-    def __init__(self, examples: Sequence[ProbeExample], probe: ProbeIO) -> None:
+
+class NamePools:
+    """What the suites draw from the data itself: names to swap in (gold spans by kind for tasks with spans, from the
+    example's own gold set and from the `more` gold sets given, e.g. the NER and RE gold of the same data folder; else
+    the proper nouns (NNP) the analyzer finds in the texts; only Hangul names of two syllables or more) and the
+    sentences a distractor is taken from."""
+
+    def __init__(self, examples: Sequence[ProbeExample], probe: ProbeIO,
+                 more: Sequence[tuple[ProbeIO, Sequence[ProbeExample]]] = ()) -> None:
         typed: dict[str, set[str]] = defaultdict(set)
         #: Per name, the common nouns the data writes right after it (케리 -> {장관}): what it is said of.
         self.heads: dict[str, set[str]] = defaultdict(set)
-        for example in examples:
-            for span in example.spans:
-                text = example.texts[span.field][span.start:span.end]
-                if probe.swappable(span.label) and korean.is_name(text):
-                    typed[span.label].add(text)
-                    head = korean.head_noun_after(example.texts[span.field], span.end)
-                    if head is not None:
-                        self.heads[text].add(head)
-        self.typed = {label: korean.NamePool(sorted(names)) for label, names in typed.items()}
+        for own, found in ((probe, examples), *(more if probe.names_from_spans else ())):
+            for example in found:
+                for span in example.spans:
+                    text = example.texts[span.field][span.start:span.end]
+                    if own.swappable(span.label) and korean.is_name(text):
+                        typed[KIND_OF_LABEL.get(span.label, span.label)].add(text)
+                        head = korean.head_noun_after(example.texts[span.field], span.end)
+                        if head is not None:
+                            self.heads[text].add(head)
+        self.typed = {kind: korean.NamePool(sorted(names)) for kind, names in typed.items()}
         self._examples, self._probe = examples, probe
         self._proper: korean.NamePool | None = None
         self._sentences: tuple[list[str], dict[str, set[int]]] | None = None
@@ -155,7 +163,7 @@ def _swap_entity(example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: r
         name = example.texts[span.field][span.start:span.end]
         if not korean.is_name(name):
             continue
-        pool = pools.typed.get(span.label)
+        pool = pools.typed.get(KIND_OF_LABEL.get(span.label, span.label))
         if pool is None:
             others = []
         elif probe.names_near_in_meaning:
@@ -167,9 +175,46 @@ def _swap_entity(example: ProbeExample, probe: ProbeIO, pools: NamePools, rng: r
             reason = f"no {span.label} name {near}with the opposite final consonant"
             continue
         try:
-            return _swap_everywhere(example, fields_of(probe, example), name, rng.choice(others))
+            return _fitting_swap(example, fields_of(probe, example), name, others, rng, probe.names_near_in_meaning)
         except Unmade as err:
             reason = str(err)
+    raise Unmade(reason)
+
+
+#: Why a swap is not made when every near name reads worse in the sentence than the old one.
+UNFIT = "every near name fits the sentence much less well than the old one (the analyzer's language model)"
+NAME_PART = "the name is one part of a longer name (a proper noun right beside it)"
+
+
+def _fitting_swap(example: ProbeExample, fields: Sequence[str], name: str, others: Sequence[str], rng: random.Random,
+                  by_meaning: bool = True) -> list[Edit]:
+    """The edits of a swap of `name` for one of `others`, drawn at random among those whose sentences the analyzer's
+    language model finds about as likely as the source's (korean.context_fit at least FITS_CONTEXT); Unmade when none
+    does, or when `name` is written as one half of a longer name (korean.name_part_beside) that no gold span tells
+    apart. WoS's slot values, which are not compared by meaning (`by_meaning` False), skip both checks."""
+    if by_meaning:
+        for f in fields:
+            text, at = example.texts[f], example.texts[f].find(name)
+            while at >= 0:
+                beside = korean.name_part_beside(text, at, at + len(name))
+                if beside is not None and not any(s.field == f and s.start <= beside[0] and beside[1] <= s.end
+                                                  and not (s.start <= at < s.end) for s in example.spans):
+                    raise Unmade(NAME_PART)  # 제인 윌킨슨; a proper noun that is a gold entity of its own (민주통합당 문희상) is not
+                at = text.find(name, at + len(name))
+    reason = UNFIT
+    for new in rng.sample(list(others), len(others)):
+        try:
+            edits = _swap_everywhere(example, fields, name, new)
+        except Unmade as err:
+            reason = str(err)
+            continue
+        if not by_meaning:
+            return edits
+        texts = apply_edits(example, edits)[0]
+        fit = sum(korean.context_fit(example.texts[f], texts[f], name, new) for f in fields if texts[f] != example.texts[f])
+        if fit >= korean.FITS_CONTEXT:
+            return edits
+        reason = UNFIT
     raise Unmade(reason)
 
 
@@ -218,7 +263,7 @@ def _swap_proper_noun(example: ProbeExample, fields: Sequence[str], pools: NameP
     others = _said_of_alike(example, fields, name, pools.proper.nearest(name), pools)
     if not others:
         raise Unmade("no proper noun of the data near it in meaning and said of the same things with the opposite final consonant")
-    return _swap_everywhere(example, fields, name, rng.choice(others))
+    return _fitting_swap(example, fields, name, others, rng)
 
 
 def _name_script(example: ProbeExample, probe: ProbeIO, rng: random.Random) -> list[Edit]:
@@ -317,9 +362,11 @@ def perturb(test: str, example: ProbeExample, probe: ProbeIO, pools: NamePools, 
     raise KeyError(f"unknown test {test!r}")
 
 
-def make_suite(task: Task, text: str, name: str, tests: Sequence[str] | None = None, per_test: int | None = None, seed: int = 0) -> Suite:
+def make_suite(task: Task, text: str, name: str, tests: Sequence[str] | None = None, per_test: int | None = None, seed: int = 0,
+               names_from: Sequence[tuple[Task, str, str]] = ()) -> Suite:
     """The perturbed cases of the official file's text: up to `per_test` per test (None: every example that allows it),
-    examples tried in an order drawn from `seed`."""
+    examples tried in an order drawn from `seed`. `names_from`: other gold files (task, text, name) whose gold names of
+    people, places and organisations join the name-swap pools of a task with name spans (NER, RE)."""
     probe = task.probe
     if probe is None:
         raise KeyError(f"{task.facts.name} has no behavioural tests")
@@ -328,7 +375,13 @@ def make_suite(task: Task, text: str, name: str, tests: Sequence[str] | None = N
     if unknown:
         raise KeyError(f"test(s) {', '.join(unknown)} do not apply to {task.facts.name}; its tests are {', '.join(probe.tests)}")
     examples, problems = probe.read(text, name)
-    pools = NamePools(examples, probe)
+    more = []
+    for other, other_text, other_name in names_from:
+        if other.probe is not None and other.probe.names_from_spans:
+            found, other_problems = other.probe.read(other_text, other_name)
+            more.append((other.probe, found))
+            problems += other_problems  # a record of a names file that cannot be read is said, not silently dropped
+    pools = NamePools(examples, probe, more)
     suite = Suite(task.facts.name, [], {}, {}, seed, chosen, name, [str(p) for p in problems])
     for test in chosen:
         order = random.Random(f"{seed}:{test}").sample(examples, len(examples))
