@@ -33,7 +33,7 @@ from typing import TypeAlias
 import numpy as np
 import pandas as pd
 
-from klue_viz.compare.ranking import PREDICTION_FEATURES, product_type
+from klue_viz.compare.ranking import PREDICTION_FEATURES, percent, product_type
 from klue_viz.core.results import Frames
 from klue_viz.drawing.markup import md_inline
 from klue_viz.metrics.official import Statistics
@@ -143,6 +143,8 @@ class GateResult:
     #: B x K: each test's resampled difference (column order of `tests`), for checking the procedure against others.
     resampled: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)), repr=False)
     unit: str = "examples"
+    #: 1 - the family-wise error the gate was run at (`gate`'s `level`): the level of every upper bound.
+    level: float = LEVEL
 
     @property
     def critical(self) -> float:
@@ -470,7 +472,7 @@ def gate(task: Task, baseline: RunResult, candidate: RunResult, min_size: int = 
     criticals = step_down(tests, resampled_all, level)
     coverage = coverage_drops(task, baseline, candidate, min_size, skipped)
     return GateResult(baseline.run, candidate.run, tests, criticals, samples, n, skipped, coverage, allow_coverage_drop, resampled_all,
-                      unit_name(task, "examples"))
+                      unit_name(task, "examples"), level)
 
 
 def step_down(tests: list[Test], resampled: np.ndarray, level: float = LEVEL) -> list[float]:
@@ -549,8 +551,9 @@ def _size(count: int, unit: str) -> str:
     return f"{count:,} {unit}"
 
 
-def _test_line(t: Test) -> str:
-    return (f"{t.name} {t.metric_label or t.metric}: {t.baseline:.2f} -> {t.candidate:.2f} ({t.difference:+.2f}, 95% upper bound {t.bound:+.2f}), "
+def _test_line(t: Test, level: float) -> str:
+    return (f"{t.name} {t.metric_label or t.metric}: {t.baseline:.2f} -> {t.candidate:.2f} ({t.difference:+.2f}, {percent(level)} upper bound "
+            f"{t.bound:+.2f}), "
             f"{_size(t.size, t.unit)}")
 
 
@@ -562,18 +565,19 @@ def gate_text(result: GateResult) -> str:
     """The verdict, the overall line(s), the coverage drops and each regression, for the terminal."""
     head = (f"gate {result.verdict.upper()}: {result.candidate} against {result.baseline}, {len(result.tests)} tests on "
             f"{_size(result.n_shared, result.unit)} both scored ({result.samples} paired resamples; one-sided step-down max-t, "
-            f"family-wise error 5%; critical value {result.critical:.2f})")
+            f"family-wise error {percent(1 - result.level)}; critical value {result.critical:.2f})")
     lines = [head]
-    lines += [f"  {'regression: ' if t.regression else ''}{_test_line(t)}" for t in result.overall]
+    lines += [f"  {'regression: ' if t.regression else ''}{_test_line(t, result.level)}" for t in result.overall]
     flag = " (allowed by --allow-coverage-drop)" if result.allow_coverage_drop else ""
     lines += [f"  coverage drop{flag}: {_coverage_line(c)}" for c in result.coverage]
-    lines += [f"  regression: {_test_line(t)}" for t in result.regressions if t.slice]
+    lines += [f"  regression: {_test_line(t, result.level)}" for t in result.regressions if t.slice]
     lines.extend(f"  skipped {s}" for s in result.skipped)
     return "\n".join(lines)
 
 
-#: A Markdown table's head for tests.
-TEST_HEAD = ["| slice | metric | baseline | candidate | difference | 95% upper bound | size |", "|---|---|---:|---:|---:|---:|---:|"]
+def _test_head(level: float) -> list[str]:
+    """A Markdown table's head for tests whose upper bounds are at `level`."""
+    return [f"| slice | metric | baseline | candidate | difference | {percent(level)} upper bound | size |", "|---|---|---:|---:|---:|---:|---:|"]
 
 
 def _test_row(t: Test, bold: bool = False) -> str:
@@ -596,12 +600,13 @@ def gate_markdown(result: GateResult, task: Task) -> str:
     it did not regress), the coverage drops, then the regressions grouped by feature, the worst of each feature in the
     table and every other one folded in a <details> block. Only what Markdown would read is escaped (md_inline)."""
     failed = result.verdict == "fail"
+    head = _test_head(result.level)
     lines = [f"### klue-viz gate {task.facts.name.upper()}: {'❌ **fail**' if failed else '✅ **pass**'}", "",
              f"{md_inline(result.candidate)} against {md_inline(result.baseline)}: {len(result.tests)} tests (every official metric, "
              f"overall and on each slice with at least the minimum size) on {md_inline(_size(result.n_shared, result.unit))} both runs "
-             f"scored. A regression is a drop whose one-sided 95% upper bound is below 0 (paired bootstrap, {result.samples} resamples, "
-             f"step-down max-t over all tests: a candidate that differs only by chance fails at most 5% of the time).", ""]
-    lines += TEST_HEAD + [_test_row(t, bold=True) for t in result.overall] + [""]
+             f"scored. A regression is a drop whose one-sided {percent(result.level)} upper bound is below 0 (paired bootstrap, {result.samples} resamples, "
+             f"step-down max-t over all tests: a candidate that differs only by chance fails at most {percent(1 - result.level)} of the time).", ""]
+    lines += head + [_test_row(t, bold=True) for t in result.overall] + [""]
     if result.coverage:
         allowed = " (allowed: it does not fail the gate)" if result.allow_coverage_drop else ""
         lines += [f"**Coverage drop{allowed}**: the candidate has no prediction for these {md_inline(result.unit)}.", "",
@@ -616,18 +621,18 @@ def gate_markdown(result: GateResult, task: Task) -> str:
     sliced = [t for t in result.regressions if t.slice]
     if sliced:
         groups = by_feature(sliced)
-        lines += [f"**Regressions**: {len(sliced)} in {len(groups)} feature(s), the worst of each:", ""] + TEST_HEAD
+        lines += [f"**Regressions**: {len(sliced)} in {len(groups)} feature(s), the worst of each:", ""] + head
         lines += [_test_row(group[0]) for group in groups]
         rest = [group for group in groups if len(group) > 1]
         if rest:
             lines += ["", f"<details><summary>The other {sum(len(g) - 1 for g in rest)} regressions, by feature</summary>", ""]
             for group in rest:
-                lines += [f"**{md_inline(group[0].feature)}**", ""] + TEST_HEAD + [_test_row(t) for t in group[1:]] + [""]
+                lines += [f"**{md_inline(group[0].feature)}**", ""] + head + [_test_row(t) for t in group[1:]] + [""]
             lines.append("</details>")
     elif not any(t.regression for t in result.overall):
         closest = sorted((t for t in result.tests if t.se > 0 and t.slice), key=lambda t: t.difference / t.se)[:5]
         if closest:
-            lines += ["No slice regressed. The five slices closest to a regression:", ""] + TEST_HEAD + [_test_row(t) for t in closest]
+            lines += ["No slice regressed. The five slices closest to a regression:", ""] + head + [_test_row(t) for t in closest]
     if result.skipped:
         lines += ["", "Not tested: " + "; ".join(md_inline(s) for s in result.skipped) + "."]
     return "\n".join(lines).rstrip("\n") + "\n"

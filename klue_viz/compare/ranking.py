@@ -308,8 +308,17 @@ class Ranking:
     samples: int
     runs: list[RankedRun]
     correction: str
-    #: The 95% confidence set for the best run (every run no other run is significantly better than), best first.
+    #: The 1 - `alpha` confidence set for the best run (every run no other run is significantly better than), best first.
     best_set: list[str] = field(default_factory=list)
+    #: The level of the metric and difference intervals, and the family-wise error of the ties and rank intervals.
+    level: float = 0.95
+    alpha: float = ALPHA
+
+
+def percent(share: float) -> str:
+    """A share as a percentage with the decimals it has and no more (0.95 `95%`, 0.975 `97.5%`, 0.025 `2.5%`): the
+    confidence level or error rate a text names, which `:.0%` would round (97.5% to 98%)."""
+    return f"{100 * share:g}%"
 
 
 def holm_rejections(p_values: Sequence[float] | np.ndarray, alpha: float = ALPHA) -> np.ndarray:
@@ -430,19 +439,22 @@ def rank_runs(table: RunTable, samples: int = 1000, level: float = 0.95, seed: i
     compared = len(table.runs) - 1
     correction = (f"Tied with the best: not different from {table.runs[best]} on {metric} by a paired test ({samples} bootstrap "
                   f"resamples of the {len(table.shared):,} {task.facts.unit}s every run scored give the standard error; p from the normal "
-                  f"approximation), Holm-corrected over the {compared} run(s) compared (family-wise error {alpha:.0%}). Rank interval: the "
-                  f"ranks a run may hold with {1 - alpha:.0%} confidence (Holm over its own {compared} comparisons); the {len(best_set)} "
-                  f"run(s) whose interval starts at 1 form the {1 - alpha:.0%} confidence set for the best.")
-    return Ranking(metric, table.runs[best], len(table.shared), samples, runs, correction, best_set)
+                  f"approximation), Holm-corrected over the {compared} run(s) compared (family-wise error {percent(alpha)}). Rank interval: the "
+                  f"ranks a run may hold with {percent(1 - alpha)} confidence (Holm over its own {compared} comparisons); the {len(best_set)} "
+                  f"run(s) whose interval starts at 1 form the {percent(1 - alpha)} confidence set for the best.")
+    return Ranking(metric, table.runs[best], len(table.shared), samples, runs, correction, best_set, level, alpha)
 
 
 def ranking_text(ranking: Ranking, task: Task) -> str:
     """The ranking as a plain-text table, best first: what the ranking is about (rank and its interval, the ranking
     metric, the difference to the best, p, tied, in the set for the best) first, the other metrics after, and the
-    method in one line under it."""
+    method in one line under it. The levels are the ranking's own (`level` for the intervals, 1 - `alpha` for the rank
+    intervals and the set for the best)."""
     keys = [ranking.metric] + [m.key for m in task.facts.metrics if m.key != ranking.metric]
+    rank_head = f"{percent(1 - ranking.alpha)} rank"
+    wide = max(9, len(rank_head))  # 9 at 95%; one more for a level with a decimal (97.5%)
     lines = [f"Ranked by {ranking.metric}; the difference to the best, its p, the ties and the rank intervals are on {ranking.metric}.",
-             f"{'rank':>4} {'95% rank':>9}  {'run':<28} {keys[0]:>24}  {'diff to best [paired 95%]':>28} {'p':>8}  tied  best?"
+             f"{'rank':>4} {rank_head:>{wide}}  {'run':<28} {keys[0]:>24}  {f'diff to best [paired {percent(ranking.level)}]':>28} {'p':>8}  tied  best?"
              + "".join(f" {k:>24}" for k in keys[1:])]
     for run in sorted(ranking.runs, key=lambda r: (r.rank, r.run)):
         cells = []
@@ -451,11 +463,11 @@ def ranking_text(ranking: Ranking, task: Task) -> str:
             cells.append(f"{'n/a' if value is None else f'{value:.2f}':>7} " + (f"[{ci[0]:6.2f},{ci[1]:6.2f}]" if ci else " " * 15))
         diff, diff_ci = run.difference[ranking.metric], run.difference_ci95[ranking.metric]
         low, high = run.rank_ci95
-        lines.append(f"{run.rank:>4} {f'{low}-{high}':>9}  {run.run[:28]:<28} {cells[0]:>24}  {'n/a' if diff is None else f'{diff:+.2f}':>12} "
+        lines.append(f"{run.rank:>4} {f'{low}-{high}':>{wide}}  {run.run[:28]:<28} {cells[0]:>24}  {'n/a' if diff is None else f'{diff:+.2f}':>12} "
                      + (f"[{diff_ci[0]:+6.2f},{diff_ci[1]:+6.2f}]" if diff_ci else " " * 15)
                      + f" {p_text(run.p_value):>8}  {'yes' if run.tied_with_best else 'no':<4}  {'yes' if run.could_be_best else 'no':<5}"
                      + "".join(f" {c:>24}" for c in cells[1:]))
-    lines.append(f"95% confidence set for the best: {', '.join(ranking.best_set)}")
+    lines.append(f"{percent(1 - ranking.alpha)} confidence set for the best: {', '.join(ranking.best_set)}")
     lines.append(ranking.correction)
     return "\n".join(lines)
 
