@@ -14,7 +14,8 @@ class ProbeTest:
 
 
 TESTS = {test.id: test for test in (
-    ProbeTest("name-swap", "INV", "names", "a name replaced by another of the same kind from the same data, near it in meaning to the analyzer, whose "
+    ProbeTest("name-swap", "INV", "names", "a name (a person's unless --name-kinds asks for places or organisations too) replaced by another of the same kind "
+              "from the same data, near it in meaning to the analyzer, whose "
               "last syllable has the opposite final consonant, every particle attached to it re-chosen by the analyzer "
               "(이/가, 은/는, 을/를, 과/와, 으로/로 ...); spans moved"),
     ProbeTest("name-script", "INV", "scripts", "an organisation or place written as an initialism in the other script, letter by letter "
