@@ -601,6 +601,8 @@ def test_cases_whose_examples_left_the_gold_files_are_left_out_and_counted(share
 @pytest.mark.slow
 def test_wos_name_swap_rewrites_the_state_alike(shared, tmp_path):
     # WoS's slot values are places (hotels, restaurants): swapped only when places are asked for
+    default = suite_for("wos", shared, tmp_path / "default", per_test=None)[1]
+    assert default.made("name-swap") == 0 and make.SLOT_NOT_CHOSEN in default.skipped["name-swap"]
     task, suite = suite_for("wos", shared, tmp_path / "suite", per_test=None, name_kinds=ALL_KINDS)
     written = {d["guid"]: d for d in json.loads((tmp_path / "suite" / "wos-v1.1_dev.json").read_text(encoding="utf-8"))}
     source = {d["guid"]: d for d in json.loads((shared / DEV_FILES["wos"][1]).read_text(encoding="utf-8"))}
