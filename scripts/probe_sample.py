@@ -23,7 +23,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from klue_viz.cli.probes import name_sources
+from klue_viz.cli.probes import kind_list, name_sources
+from klue_viz.probes.catalogue import DEFAULT_NAME_KINDS
 from klue_viz.probes.make import Case, make_suite
 from klue_viz.scoring.evaluate import gold_file
 from klue_viz.tasks import TASKS, get_task
@@ -97,11 +98,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7, help="the suite's seed (default 7)")
     parser.add_argument("--judged", type=Path, help="a judgement file to print beside each case")
     parser.add_argument("--names", action="append", help="as `probe make --names`: more gold names for NER and RE name-swap")
+    parser.add_argument("--name-kinds", type=kind_list, default=list(DEFAULT_NAME_KINDS),
+                        help="as `probe make --name-kinds`: the kinds of name name-swap swaps (default: people)")
     args = parser.parse_args(argv)
     task = get_task(args.task)
     path = gold_file(task, Path(args.gold))
     suite = make_suite(task, path.read_text(encoding="utf-8"), path.name, tests=[args.test], per_test=args.n, seed=args.seed,
-                       names_from=name_sources(task, path, args.names or ()))
+                       names_from=name_sources(task, path, args.names or ()), name_kinds=args.name_kinds)
     judged = judged_lines(args.judged)
     print(f"# {args.task} {args.test}: {len(suite.cases)} cases drawn (seed {args.seed}, at most {args.n}) of "
           f"{suite.tried[args.test]} examples tried; skipped: {dict(suite.skipped[args.test])}")

@@ -14,7 +14,8 @@ class ProbeTest:
 
 
 TESTS = {test.id: test for test in (
-    ProbeTest("name-swap", "INV", "names", "a name replaced by another of the same kind from the same data, near it in meaning to the analyzer, whose "
+    ProbeTest("name-swap", "INV", "names", "a name (a person's unless --name-kinds asks for places or organisations too) replaced by another of the same kind "
+              "from the same data, near it in meaning to the analyzer, whose "
               "last syllable has the opposite final consonant, every particle attached to it re-chosen by the analyzer "
               "(이/가, 은/는, 을/를, 과/와, 으로/로 ...); spans moved"),
     ProbeTest("name-script", "INV", "scripts", "an organisation or place written as an initialism in the other script, letter by letter "
@@ -31,3 +32,11 @@ TESTS = {test.id: test for test in (
     ProbeTest("negation", "DIR", "negation", "an entailed hypothesis's final predicate negated (않다 / 아니다 / 없다, conjugated by the analyzer): "
               "the answer must no longer be entailment (written with gold contradiction)"),
 )}
+
+#: The kinds of name `--name-kinds` opts into, by the word the flag takes.
+NAME_KINDS = {"people": "person", "places": "place", "organisations": "organisation"}
+#: The kinds name-swap swaps unless told otherwise: people only. Of the swaps read on the final code, people's read
+#: natural and label-preserving in 19 of 19 (NER, NLI and RE samples), places' in 40 of 45 and organisations' in 20 of
+#: 24: a place or organisation is tied to the rest of its sentence (마이크로소프트 announcing iOS, a ferry from inland
+#: 대구, 도이치은행 beside 프랑스) in ways no rule tried here tells apart (docs/probes.md, "Validity").
+DEFAULT_NAME_KINDS = ("people",)

@@ -274,7 +274,7 @@ class NamePool:
         found: list[str] = []
         if own is not None and final is not None:
             if self._known is None:
-                self._known = (self._well_known(self.without_final), self._well_known(self.with_final))
+                self._known = (self.well_known(self.without_final), self.well_known(self.with_final))
             scored = [(score, other, m.id) for other, m in self._known[0 if final else 1]
                       if m.tag == own.tag and other != name and (score := similarity(own, m)) >= SIMILAR_ENOUGH]
             if scored:
@@ -285,7 +285,7 @@ class NamePool:
         return found
 
     @staticmethod
-    def _well_known(names: Sequence[str]) -> list[tuple[str, Morpheme]]:
+    def well_known(names: Sequence[str]) -> list[tuple[str, Morpheme]]:
         """The names the analyzer reads as one well-known noun, with that morpheme."""
         return [(name, found) for name, found in ((n, name_morpheme(n)) for n in names) if found is not None]
 
