@@ -23,7 +23,18 @@ from klue_viz.core.problems import InputError
 from klue_viz.probes import korean, make
 from klue_viz.probes.catalogue import NAME_KINDS
 from klue_viz.probes.make import make_suite, probe_guid, write_suite
-from klue_viz.probes.score import probe_set_from_zip, read_manifest, read_probe_set, score_run, wilson
+from klue_viz.probes.score import (
+    RunBehaviour,
+    behaviour_table,
+    probe_set_from_zip,
+    read_manifest,
+    read_probe_set,
+    score_run,
+    wilson,
+)
+from klue_viz.probes.score import (
+    TestResult as ProbeResult,  # not Test...: pytest would try to collect it
+)
 from klue_viz.scoring.evaluate import load_gold
 from klue_viz.tasks import get_task
 from klue_viz.tasks.ner import tag_list
@@ -454,6 +465,21 @@ def test_wilson_interval_matches_scipy():
         ci = binomtest(failures, n).proportion_ci(method="wilson")
         assert wilson(failures, n) == pytest.approx((ci.low, ci.high), abs=1e-9)
     assert wilson(0, 0) is None
+
+
+def test_a_rate_is_written_with_its_cases_and_interval_in_the_table():
+    def result(test: str, failures: int, n: int) -> ProbeResult:
+        return ProbeResult(test, "INV", "names", n, failures, failures / n if n else None, 0, 0, wilson(failures, n), None, None)
+    swap, spacing, unscored = result("name-swap", 0, 3), result("spacing", 3, 1000), result("typo", 0, 0)
+    # the intervals as scipy's binomtest(...).proportion_ci(method="wilson") gives them, rounded by hand
+    assert swap.rate_text() == "0.0% of 3 [0.0, 56.1]" and spacing.rate_text() == "0.3% of 1,000 [0.1, 0.9]"
+    assert unscored.rate_text() == "n/a"
+    table = behaviour_table([RunBehaviour("ckpt-100", [swap, spacing, unscored]), RunBehaviour("b", [result("spacing", 4, 44)])])
+    assert table.splitlines() == [
+        "run                   name-swap                   spacing  typo",
+        "ckpt-100  0.0% of 3 [0.0, 56.1]  0.3% of 1,000 [0.1, 0.9]   n/a",
+        "b                           n/a    9.1% of 44 [3.6, 21.2]   n/a",
+    ]
 
 
 @pytest.mark.slow

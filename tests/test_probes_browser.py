@@ -8,6 +8,8 @@ import os
 import zipfile
 from pathlib import Path
 
+from scipy.stats import binomtest
+
 from klue_viz.probes.make import Suite, make_suite, write_suite
 from klue_viz.reading.demo import DEMO_BENCHMARK
 from klue_viz.tasks import get_task
@@ -45,16 +47,23 @@ def suite_zip_and_run(tmp_path: Path) -> tuple[Suite, Path, Path, set[str]]:
     planted = {case.example.guid for case in typo[:3]}
     flip = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
     records = [{"guid": c.example.guid, "label": flip[c.example.label] if c.example.guid in planted else c.example.label} for c in suite.cases]
-    records += [{"guid": c.source.guid, "label": c.source.label} for c in suite.cases]
+    sources = {c.source.guid: c.source.label for c in suite.cases}  # a source of two cases is predicted once
+    records += [{"guid": guid, "label": label} for guid, label in sources.items()]
     run = tmp_path / "planted.jsonl"
     run.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return suite, archive, run, planted
 
 
+def cell_name(failures: int, n: int) -> str:
+    """A cell's label: the failure rate, the cases and the 95% Wilson interval as scipy computes it."""
+    interval = binomtest(failures, n).proportion_ci(method="wilson")
+    return f"{100 * failures / n:.1f}% of {n} [{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
+
+
 def cell_names(suite: Suite, planted: set[str]) -> tuple[str, str]:
     """The labels of the typo cell (the planted share) and of the spacing cell (none fails)."""
     typo = sum(case.test == "typo" for case in suite.cases)
-    return f"{100 * len(planted) / typo:.1f}% of {typo}", f"0.0% of {sum(case.test == 'spacing' for case in suite.cases)}"
+    return cell_name(len(planted), typo), cell_name(0, sum(case.test == "spacing" for case in suite.cases))
 
 
 def test_behaviour_table_and_failing_pairs(page, server, tmp_path):  # noqa: F811 (fixtures)
@@ -109,6 +118,7 @@ def test_a_kept_suite_and_its_run_come_back_after_a_reload(browser, tmp_path):  
         assert tab.get_by_role("button", name=typo_cell).count() == 1
         body = tab.inner_text("body")
         assert "1 run(s) kept on it" in body and "planted" in body  # the run's row, kept without an upload
+        assert "problem(s) in these runs' files" not in body  # the run predicts every example once
         settled(tab)
         ARTIFACTS.mkdir(exist_ok=True)
         tab.get_by_role("heading", name="Behaviour").scroll_into_view_if_needed()

@@ -231,6 +231,7 @@ def upload_suite_and_run(at: AppTest) -> AppTest:
     return at
 
 
+#: The two cells of the hand-made suite: one case each, one failing (Wilson 95% by hand: z²/(1+z²) = 0.793 for 0 of 1).
 def cells(at: AppTest) -> set[str]:
     return {b.label for b in at.button if b.key and b.key.startswith("behaviour-")}
 
@@ -238,7 +239,7 @@ def cells(at: AppTest) -> set[str]:
 @pytest.mark.slow
 def test_an_uploaded_suite_and_its_run_are_kept_and_offered_after_a_reload(db):
     at = upload_suite_and_run(nli_page())
-    assert cells(at) == {"100.0% of 1", "0.0% of 1"}  # typo: its one case flipped; spacing: kept
+    assert cells(at) == {"100.0% of 1 [20.7, 100.0]", "0.0% of 1 [0.0, 79.3]"}  # typo: its one case flipped; spacing: kept
     said = [plain(c.value) for c in at.caption]
     assert any("kept.zip: stored as the suite kept; a reload offers it as «stored suite: kept»" in c for c in said), said
     assert not at.warning
@@ -250,7 +251,7 @@ def test_an_uploaded_suite_and_its_run_are_kept_and_offered_after_a_reload(db):
     assert picker.options == ["(none)", "stored suite: kept"]
     picker.set_value("stored suite: kept").run()
     assert not again.exception
-    assert cells(again) == {"100.0% of 1", "0.0% of 1"}
+    assert cells(again) == {"100.0% of 1 [20.7, 100.0]", "0.0% of 1 [0.0, 79.3]"}
     assert any(plain(m.value) == "flipped" for m in again.markdown)  # the run's row, kept without an upload
 
 
@@ -266,7 +267,7 @@ def test_a_full_disk_keeps_the_upload_in_the_session_and_says_so(db, monkeypatch
         upload_suite_and_run(at)
     finally:
         sa.event.remove(sa.engine.Engine, "before_cursor_execute", disk_full)
-    assert cells(at) == {"100.0% of 1", "0.0% of 1"}  # scored from the upload all the same
+    assert cells(at) == {"100.0% of 1 [20.7, 100.0]", "0.0% of 1 [0.0, 79.3]"}  # scored from the upload all the same
     warnings = [plain(w.value) for w in at.warning]
     assert any(w.startswith("kept.zip is read in this session only, not stored: the disk holding the annotation database is full")
                for w in warnings), warnings
@@ -307,7 +308,7 @@ def test_a_run_on_a_folder_suite_is_said_to_be_kept_in_the_session_only(db, tmp_
     at.selectbox(key="behaviour_folder_nli").set_value(str(folder)).run()
     at.file_uploader(key="behaviour_runs_nli").set_value([("flipped.jsonl", run_bytes(True), "application/json")]).run()
     assert not at.exception
-    assert cells(at) == {"100.0% of 1", "0.0% of 1"}
+    assert cells(at) == {"100.0% of 1 [20.7, 100.0]", "0.0% of 1 [0.0, 79.3]"}
     assert any(plain(w.value).startswith("flipped.jsonl is scored in this session only, not stored: its suite is a folder, not a "
                                          "stored suite") for w in at.warning)
     assert SuiteStore(Store(db)).entries() == []
@@ -321,7 +322,7 @@ def test_the_problems_of_a_suite_and_of_its_runs_are_listed_in_the_section(db):
     run = run_bytes(True) + b'{"guid": "stray", "label": "neutral"}\n{broken\n'
     at.file_uploader(key="behaviour_runs_nli").set_value([("odd-run.jsonl", run, "application/json")]).run()
     assert not at.exception
-    assert cells(at) == {"100.0% of 1", "0.0% of 1"}
+    assert cells(at) == {"100.0% of 1 [20.7, 100.0]", "0.0% of 1 [0.0, 79.3]"}
     labels = [e.label for e in at.expander]
     assert "1 problem(s) in the suite's files" in labels and "2 problem(s) in these runs' files" in labels, labels
     tables = [t.value for t in at.dataframe]

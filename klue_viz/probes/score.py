@@ -237,6 +237,15 @@ class TestResult:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def rate_text(self) -> str:
+        """The failure rate in percent with its cases and its 95% interval (`12.5% of 24 [4.3, 31.0]`), the one wording of
+        the CLI's table and the app's cells: on the few cases a name-swap makes, the interval says how little a rate
+        means; "n/a" when no case was scored."""
+        if self.failure_rate is None or self.interval is None:
+            return "n/a"
+        low, high = self.interval
+        return f"{100 * self.failure_rate:.1f}% of {self.n:,} [{100 * low:.1f}, {100 * high:.1f}]"
+
 
 @dataclass
 class RunBehaviour:
@@ -375,15 +384,12 @@ def behaviour_payload(task: Task, runs: Sequence[RunBehaviour]) -> dict[str, Any
 
 
 def behaviour_table(runs: Sequence[RunBehaviour]) -> str:
-    """Runs × tests as plain text: the failure rate in percent, with its cases."""
+    """Runs × tests as plain text: each cell the failure rate with its cases and 95% interval (TestResult.rate_text)."""
     tests = list(dict.fromkeys(t.test for r in runs for t in r.tests))
+    cells = [{t.test: t.rate_text() for t in r.tests} for r in runs]
     width = max([len(r.run) for r in runs] + [4])
-    lines = [f"{'run':<{width}}  " + "  ".join(f"{t:>16}" for t in tests)]
-    for r in runs:
-        cells = {t.test: t for t in r.tests}
-        row = []
-        for test in tests:
-            t = cells.get(test)
-            row.append(f"{'n/a':>16}" if t is None or t.failure_rate is None else f"{100 * t.failure_rate:>6.1f}% of {t.n:<6}")
-        lines.append(f"{r.run:<{width}}  " + "  ".join(row))
+    widths = [max([len(test)] + [len(row.get(test, "n/a")) for row in cells]) for test in tests]
+    lines = [f"{'run':<{width}}  " + "  ".join(f"{test:>{w}}" for test, w in zip(tests, widths))]
+    for r, row in zip(runs, cells):
+        lines.append(f"{r.run:<{width}}  " + "  ".join(f"{row.get(test, 'n/a'):>{w}}" for test, w in zip(tests, widths)))
     return "\n".join(lines)

@@ -251,7 +251,8 @@ def behaviour_section(task: Task, choice: GoldChoice, results: dict[str, RunResu
     st.subheader("Behaviour")
     st.caption("What a run does when the name, the spacing, a typo, the speech level or a number changes (INV: the answer must not "
                "change; DIR: it must move as expected). Make a suite with `klue-viz probe make`, run the model on its gold file, "
-               "and add both here.")
+               "and add both here. A cell is the share of a test's cases that fail, of how many, and its 95% interval in brackets: "
+               "click it for the failing pairs.")
     picked = _choose_suite(task)
     if picked is None:
         return
@@ -298,7 +299,7 @@ def behaviour_section(task: Task, choice: GoldChoice, results: dict[str, RunResu
 
 
 def _table(task: Task, runs: list[RunBehaviour]) -> None:
-    """Runs × tests: each cell a button (failure rate, cases, 95% interval) that lists the cell's failing pairs."""
+    """Runs × tests: each cell a button (failure rate, cases, 95% interval in brackets) that lists the cell's failing pairs."""
     tests = list(dict.fromkeys(t.test for r in runs for t in r.tests))
     head = st.columns([2] + [2] * len(tests))
     head[0].markdown("**run**")
@@ -314,9 +315,8 @@ def _table(task: Task, runs: list[RunBehaviour]) -> None:
             if t is None or t.failure_rate is None:
                 column.markdown("n/a")
                 continue
-            low, high = t.interval or (0.0, 0.0)
-            label = f"{100 * t.failure_rate:.1f}% of {t.n}"
-            help_text = (f"{t.failures} of {t.n} cases fail; 95% interval {100 * low:.1f}–{100 * high:.1f}% (Wilson); "
+            label = t.rate_text()
+            help_text = (f"{t.failures} of {t.n} cases fail, in percent with its 95% interval (Wilson) in brackets; "
                          f"{t.skipped} skipped when made, {t.unpredicted} without a prediction; "
                          f"{task.facts.metrics[0].key}: sources {_value(t.metric_source)}, perturbed {_value(t.metric_perturbed)}")
             if column.button(label, key=f"behaviour-{r.run}-{test}", help=help_text):
