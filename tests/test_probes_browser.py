@@ -98,7 +98,7 @@ def test_a_kept_suite_and_its_run_come_back_after_a_reload(browser, tmp_path):  
     tab = counting(context.new_page())
     process, url = start_server(env)
     try:
-        open_task(tab, url, "nli")
+        open_task(tab, url, "nli", timeout_ms=180_000)  # a fresh server on an empty workspace: slow under load
         assert tab.locator(".st-key-behaviour_folder_nli").count() == 0  # no suite folder, none stored yet
         rerun(tab, lambda: uploader(tab, "behaviour_zip_nli").set_input_files(str(archive)))
         tab.get_by_text("nli-suite.zip: stored as the suite nli-suite").wait_for(timeout=60_000)
@@ -107,7 +107,7 @@ def test_a_kept_suite_and_its_run_come_back_after_a_reload(browser, tmp_path):  
 
         tab.reload()  # a new session: the uploads are gone, the stored suite and its run are not
         wait_idle(tab)
-        tab.wait_for_selector(".kv-example", timeout=90_000)
+        tab.wait_for_selector(".kv-example", timeout=180_000)
         picker = tab.locator(".st-key-behaviour_folder_nli")
         picker.wait_for(timeout=60_000)
         assert tab.get_by_role("button", name=typo_cell).count() == 0  # nothing picked yet
