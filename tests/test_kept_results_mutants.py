@@ -282,3 +282,52 @@ def test_views_are_kept_sealed_and_refused_when_damaged(store, ner):
         connection.execute(schema.kept_views.update().where(schema.kept_views.c.view == "w")
                            .values(data=kept_format.seal("not json", kept.key, "w")))
     assert store.view(kept.key, "v") is None and store.view(kept.key, "w") is None
+
+
+# ---- what is read, and how many queries --------------------------------------------------------------------------------
+def test_frame_columns_reads_each_file_asked_once(store, ner, monkeypatch):
+    kept = store.keep(ner, RUN, GOLD, False)
+    read = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self.name) or real(self))
+    store.frame_columns(kept, {"examples": ["guid"]})
+    assert read == ["examples.parquet"]  # the entities file is not read
+    read.clear()
+    store.frame_columns(kept, {"entities": ["guid"], "examples": ["guid"]})
+    assert sorted(read) == ["entities.parquet", "examples.parquet"]
+
+
+def test_five_hundred_keys_a_query(store, ner):
+    kept = store.keep(ner, "f" * 64, GOLD, False)
+    sizes = []
+
+    def count(conn, cursor, statement, parameters, context, executemany):
+        if "kept_scores" in statement and statement.lstrip().upper().startswith("SELECT"):
+            sizes.append(len(parameters))
+    sa.event.listen(store.store.engine, "before_cursor_execute", count)
+    wanted = [f"{n:064x}" for n in range(1, 1001)] + [kept.key]
+    assert store.summaries_by_key(wanted) == {kept.key: kept}
+    assert sizes == [501, 501, 2]  # 500 keys and the layout, twice, then the last key
+    sizes.clear()
+    assert store.summaries("ner", [f"{n:064x}" for n in range(1, 1001)] + ["f" * 64], GOLD, False) == {"f" * 64: kept}
+    assert sizes == [503, 503, 4]  # task, gold, layout (strict is written as false) and 500 runs
+
+
+def test_forget_of_a_folder_already_gone(store, ner):
+    kept = store.keep(ner, RUN, GOLD, False)
+    (store.folder / kept.key / "examples.parquet").unlink()
+    (store.folder / kept.key / "entities.parquet").unlink()
+    (store.folder / kept.key).rmdir()  # another process removed it first
+    assert store.forget(RUN) == 1
+
+
+def test_what_a_clash_says(store, ner, monkeypatch):
+    kept = store.keep(ner, RUN, GOLD, False)
+    clashes = []
+    real = store.store.write
+    monkeypatch.setattr(store.store, "write", lambda work, clash: clashes.append(clash) or real(work, clash))
+    store.keep_view(kept.key, "v", 1)
+    store.forget(RUN)
+    store.keep(ner, RUN, GOLD, False)
+    assert clashes == ["another process kept writing this view", "another process kept changing the kept results of this run",
+                       "another process kept writing this kept result"]

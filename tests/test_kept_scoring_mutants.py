@@ -15,7 +15,7 @@ from klue_viz.core.results import Frames
 from klue_viz.reading.demo import DEMO_BENCHMARK, demo_runs
 from klue_viz.scoring.evaluate import load_gold
 from klue_viz.store import kept_format, kept_results, kept_scoring, schema
-from klue_viz.store.annotations import Store, StoreError
+from klue_viz.store.annotations import Annotation, Store, StoreError
 from klue_viz.store.runs import RunStore
 from klue_viz.tasks import get_task
 
@@ -249,7 +249,13 @@ def test_remove_run_forgets_only_bytes_no_run_of_its_task_keeps(store, nli, monk
     assert store.summary("nli", run.run_sha256, gold.sha256, False) is None
     assert store.summary("nli", other.sha256, gold.sha256, False) is not None
     assert runs.get("ner", "one") is not None
-    assert kept_scoring.remove_run(store, runs, "nli", "three", twin.version, delete_annotations=True) == 0
+    store.store.save(Annotation("nli", "g1", "three", "me", note="kept"))
+    runs.add("nli", "one.jsonl", data, name="one")
+    store.store.save(Annotation("nli", "g1", "one", "me", note="kept"))
+    assert kept_scoring.remove_run(store, runs, "nli", "one", runs.get("nli", "one").version) == 0  # annotations stay unless asked
+    assert sorted(a.run for a in store.store.find("nli")) == ["one", "three"]
+    assert kept_scoring.remove_run(store, runs, "nli", "three", twin.version, delete_annotations=True) == 1
+    assert [a.run for a in store.store.find("nli")] == ["one"]
 
 
 # ---- heavy views -----------------------------------------------------------------------------------------------------
