@@ -331,3 +331,12 @@ def test_what_a_clash_says(store, ner, monkeypatch):
     store.keep(ner, RUN, GOLD, False)
     assert clashes == ["another process kept writing this view", "another process kept changing the kept results of this run",
                        "another process kept writing this kept result"]
+
+
+def test_the_frames_of_one_result_only(table_store, ner, nli):
+    first = table_store.keep(ner, RUN, GOLD, False)
+    second = table_store.keep(nli, "d" * 64, GOLD, False)
+    assert first.levels["examples"] != second.levels["examples"]
+    # an examples level under two keys: each result reads its own bytes
+    assert len(table_store.frames(first).examples) == len(ner.frames.examples)
+    assert len(table_store.frames(second).examples) == len(nli.frames.examples)
