@@ -8,6 +8,7 @@ import io
 import json
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 import pytest
@@ -340,3 +341,10 @@ def test_the_frames_of_one_result_only(table_store, ner, nli):
     # an examples level under two keys: each result reads its own bytes
     assert len(table_store.frames(first).examples) == len(ner.frames.examples)
     assert len(table_store.frames(second).examples) == len(nli.frames.examples)
+
+
+def test_a_store_without_a_file_keeps_the_folder_given(tmp_path):
+    """A PostgreSQL store has no path: its frames go to the table, unless a folder is given."""
+    server = SimpleNamespace(path=None)
+    assert kept_results.KeptResults(server, tmp_path).folder == tmp_path  # type: ignore[arg-type]
+    assert kept_results.KeptResults(server).folder is None  # type: ignore[arg-type]

@@ -298,3 +298,26 @@ def test_kept_view_damaged_or_not_kept(store, nli, monkeypatch):
     monkeypatch.setattr(store, "view", broken)
     monkeypatch.setattr(store, "keep_view", broken)
     assert kept_scoring.kept_view(store, [result], "weak", "", lambda: 14) == 14
+
+
+def test_keep_keeps_what_it_is_given(store, nli):
+    task, gold, run = nli
+    result = kept_scoring.evaluate_with_frames(task, gold, run.read(), run.file_name, run=run.name)
+    summary = kept_scoring.keep(store, result, run.run_sha256, gold.sha256, True)
+    assert (summary.run_sha256, summary.gold_sha256, summary.strict) == (run.run_sha256, gold.sha256, True)
+    assert store.summary("nli", run.run_sha256, gold.sha256, True) == summary
+
+
+def test_remove_run_leaves_the_kept_results_of_another_task(store, nli):
+    task, gold, run = nli
+    runs = RunStore(store.store)
+    data = run.read()
+    added = runs.add("nli", "one.jsonl", data, name="one")
+    result = kept_scoring.evaluate_with_frames(task, gold, data, "one.jsonl", run="one")
+    store.keep(result, added.sha256, gold.sha256, False)
+    ner_kept = store.keep(result, added.sha256, "c" * 64, False)
+    with store.store.engine.begin() as connection:  # the same bytes kept as another task's result
+        connection.execute(schema.kept_scores.update().where(schema.kept_scores.c.key == ner_kept.key).values(task="ner"))
+    kept_scoring.remove_run(store, runs, "nli", "one", added.version)
+    with store.store.engine.connect() as connection:
+        assert list(connection.execute(sa.select(schema.kept_scores.c.key))) == [(ner_kept.key,)]
