@@ -3,6 +3,7 @@ the database with sqlalchemy, cut frames written out by hand, and each way a run
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 
@@ -321,3 +322,13 @@ def test_remove_run_leaves_the_kept_results_of_another_task(store, nli):
     kept_scoring.remove_run(store, runs, "nli", "one", added.version)
     with store.store.engine.connect() as connection:
         assert list(connection.execute(sa.select(schema.kept_scores.c.key))) == [(ner_kept.key,)]
+
+
+def test_as_result_carries_problems_notes_and_extra_guids(store, nli):
+    task, gold, run = nli
+    kept_scoring.results_for(store, task, gold, [run], False)
+    summary = dataclasses.replace(store.summary("nli", run.run_sha256, gold.sha256, False),
+                                  problems=["p"], notes=["n1", "n2"], extra_guids=["g"])
+    back = kept_scoring.as_result(store, task, summary, "r")
+    assert (back.problems, back.notes, back.extra_guids) == (["p"], ["n1", "n2"], ["g"])
+    assert back.problems is not summary.problems  # copies: the kept summary is shared
