@@ -139,6 +139,7 @@ def test_frames_in_the_table_when_there_is_no_folder(table_store, ner):
     assert all(row.key == summary.key for row in rows(table_store, schema.kept_frames))
     assert sorted(kept) == ["entities", "examples"] and summary.levels == parquet_levels(kept)
     assert table_store.keep(ner, RUN, GOLD, False) == summary
+    assert table_store.summary("ner", RUN, GOLD, False) == summary  # no files to look at: the rows are whole
     assert len(rows(table_store, schema.kept_frames)) == 2  # replaced, not added to
     frames = table_store.frames(summary)
     assert len(frames.examples) == len(ner.frames.examples) and list(frames.details) == ["entities"]
