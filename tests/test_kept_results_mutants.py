@@ -349,3 +349,13 @@ def test_a_store_without_a_file_keeps_the_folder_given(tmp_path):
     server = SimpleNamespace(path=None)
     assert kept_results.KeptResults(server, tmp_path).folder == tmp_path  # type: ignore[arg-type]
     assert kept_results.KeptResults(server).folder is None  # type: ignore[arg-type]
+
+
+def test_a_folder_given_under_parents_not_made_yet_is_made_whole(tmp_path, ner):
+    """Frames kept in a folder whose parents do not exist yet (`KeptResults(store, folder)`): the whole path is made
+    (`_write_folder`'s mutants 2/4/6 drop `parents=True`)."""
+    deep = tmp_path / "not" / "made" / "yet"
+    results = kept_results.KeptResults(Store(str(tmp_path / "db.sqlite3")), deep)
+    summary = results.keep(ner, RUN, GOLD, False)
+    assert sorted(os.listdir(deep)) == [summary.key]
+    assert sorted(os.listdir(deep / summary.key)) == ["entities.parquet", "examples.parquet"]
