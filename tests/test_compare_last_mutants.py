@@ -12,7 +12,7 @@ from conftest import jsonl
 from test_compare import NLI, nli_gold, run_records
 from test_gate import ner_sentence
 from test_gate_mutants import re_auprc_by_hand
-from test_ranking_mutants import PATTERNS, RUNS
+from test_ranking_mutants import PATTERNS, patterned_runs
 
 from klue_viz.compare.gate import CoverageDrop, GateResult, gate
 from klue_viz.compare.gate import Test as GateTest
@@ -39,13 +39,7 @@ STS = get_task("sts")
 @pytest.fixture(scope="module")
 def patterned():
     """The runs m-1..m-4 of tests/test_ranking_mutants.py's PATTERNS (R right, W wrong, - not scored), as results."""
-    gold = nli_gold(len(PATTERNS))
-    runs = []
-    for column, name in enumerate(RUNS):
-        wrong = {k for k, p in enumerate(PATTERNS) if p[column] == "W"}
-        records = [r for k, r in enumerate(run_records(wrong, len(PATTERNS))) if PATTERNS[k][column] != "-"]
-        runs.append(evaluate_bytes(NLI, gold, jsonl(records), f"{name}.jsonl", run=name))
-    return runs
+    return patterned_runs()
 
 
 def test_paired_resamples_of_a_single_run_at_the_default_seed(patterned):

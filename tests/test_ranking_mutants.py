@@ -203,6 +203,17 @@ def test_an_undefined_metric_ranks_below_a_negative_one_and_the_best_s_own_inter
 #: order). Difficulty (share wrong of the runs that scored it), trajectory and the orders below are worked out by hand.
 PATTERNS = ["RRRR", "WWWW", "WRRR", "RRWW", "WRWR", "RWRW", "W-W-", "RW--", "WWR-", "WRWW", "WW-R", "R---"]
 RUNS = ["m-1", "m-2", "m-3", "m-4"]
+
+
+def patterned_runs() -> list:
+    """The runs m-1..m-4 of PATTERNS as evaluated results (a wrong example predicted wrong, a '-' not predicted)."""
+    gold = nli_gold(len(PATTERNS))
+    runs = []
+    for column, name in enumerate(RUNS):
+        wrong = {k for k, p in enumerate(PATTERNS) if p[column] == "W"}
+        records = [r for k, r in enumerate(run_records(wrong, len(PATTERNS))) if PATTERNS[k][column] != "-"]
+        runs.append(evaluate_bytes(NLI, gold, jsonl(records), f"{name}.jsonl", run=name))
+    return runs
 DIFFICULTY = [0, 1, 1 / 4, 1 / 2, 1 / 2, 1 / 2, 1, 1 / 2, 2 / 3, 3 / 4, 2 / 3, 0]
 #: solved at / forgotten at (run index), -1 for neither.
 SOLVED = [-1, -1, 1, -1, 3, -1, -1, -1, 2, -1, 3, -1]

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from cases import gold_of, sts
 from conftest import jsonl
-from test_compare import NLI, guid, nli_gold, run_records
-from test_ranking_mutants import DIFFICULTY, PATTERNS, RUNS
+from test_compare import guid
+from test_ranking_mutants import DIFFICULTY, PATTERNS, RUNS, patterned_runs
 
 from klue_viz.compare.gate import _strings, gate, unit_name
 from klue_viz.compare.ranking import (
@@ -40,13 +40,7 @@ STS = get_task("sts")
 @pytest.fixture(scope="module")
 def patterned():
     """m-1..m-4 of PATTERNS (R right, W wrong, - not scored) as a run table."""
-    gold = nli_gold(len(PATTERNS))
-    runs = []
-    for column, name in enumerate(RUNS):
-        wrong = {k for k, p in enumerate(PATTERNS) if p[column] == "W"}
-        records = [r for k, r in enumerate(run_records(wrong, len(PATTERNS))) if PATTERNS[k][column] != "-"]
-        runs.append(evaluate_bytes(NLI, gold, jsonl(records), f"{name}.jsonl", run=name))
-    return run_table(runs)
+    return run_table(patterned_runs())
 
 
 def changes(found) -> list[tuple[str, str, list[str], list[str]]]:
