@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from scipy.stats import binomtest
 from streamlit.testing.v1 import AppTest
 
 from klue_viz.cli.main import main
@@ -24,6 +25,12 @@ from klue_viz.store.runs import RunStore
 from klue_viz.tasks import get_task
 from klue_viz.ui.home import PAGE_FILES
 from tests.conftest import REPO
+
+
+def cell_name(failures: int, n: int) -> str:
+    """A Behaviour cell's label: the failure rate, the cases and the 95% Wilson interval as scipy computes it."""
+    interval = binomtest(failures, n).proportion_ci(method="wilson")
+    return f"{100 * failures / n:.1f}% of {n} [{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
 
 NLI_GOLD = DEMO_BENCHMARK / "klue-nli-v1.1" / "klue-nli-v1.1_dev.json"
 FLIP = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
@@ -164,6 +171,6 @@ def test_the_behaviour_section_lists_a_stored_suites_runs(db, suite, tmp_path):
     assert not at.exception
     spacing = sum(c.test == "spacing" for c in cases)
     labels = {b.label for b in at.button}
-    assert f"{100 * len(planted) / len(typo):.1f}% of {len(typo)}" in labels
-    assert f"0.0% of {spacing}" in labels
+    assert cell_name(len(planted), len(typo)) in labels  # the planted share, with its 95% interval as scipy gives it
+    assert cell_name(0, spacing) in labels
     assert any(m.value.replace("\\", "") == "kept-run" for m in at.markdown)  # the run's row, without an upload
