@@ -24,25 +24,25 @@ RUN = "a" * 64
 GOLD = "b" * 64
 
 
+def demo_result(task_name: str):
+    """The task's first demo run scored once, its frames built here rather than inside each test."""
+    task = get_task(task_name)
+    gold = load_gold(task, DEMO_BENCHMARK)
+    path = next(iter(demo_runs(task_name)))
+    result = evaluate_bytes(task, gold, path.read_bytes(), path.name, run=path.stem)
+    result.frames  # noqa: B018
+    return result
+
+
 @pytest.fixture(scope="module")
 def ner():
-    """A demo NER run scored once (its frames built): examples and the `entities` level."""
-    task = get_task("ner")
-    gold = load_gold(task, DEMO_BENCHMARK)
-    path = next(iter(demo_runs("ner")))
-    result = evaluate_bytes(task, gold, path.read_bytes(), path.name, run=path.stem)
-    result.frames  # noqa: B018 - built here, once, not inside each test
-    return result
+    """A demo NER run: examples and the `entities` level."""
+    return demo_result("ner")
 
 
 @pytest.fixture(scope="module")
 def nli():
-    task = get_task("nli")
-    gold = load_gold(task, DEMO_BENCHMARK)
-    path = next(iter(demo_runs("nli")))
-    result = evaluate_bytes(task, gold, path.read_bytes(), path.name, run=path.stem)
-    result.frames  # noqa: B018
-    return result
+    return demo_result("nli")
 
 
 @pytest.fixture
