@@ -126,6 +126,26 @@ def process_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
 
 
+def descendants_cpu(pid: int, skip: int | None = None) -> float:
+    """CPU seconds (user + system) of every living process below `pid` (its children, theirs, ...), leaving out the
+    subtree of `skip`: from the bench's own process, the headless Chromium and Playwright's driver, without the server."""
+    parents: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+        cpu[int(stat.parent.name)] = (int(fields[11]) + int(fields[12])) / TICKS
+    below, frontier = set(), [pid]
+    while frontier:
+        children = [child for child, parent in parents.items() if parent in frontier and child != skip]
+        below.update(children)
+        frontier = children
+    return sum(cpu[p] for p in below)
+
+
 def process_rss(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
