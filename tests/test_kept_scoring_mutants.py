@@ -8,6 +8,7 @@ import hashlib
 import json
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 import sqlalchemy as sa
 
@@ -333,3 +334,147 @@ def test_as_result_carries_problems_notes_and_extra_guids(store, nli):
     back = kept_scoring.as_result(store, task, summary, "r")
     assert (back.problems, back.notes, back.extra_guids) == (["p"], ["n1", "n2"], ["g"])
     assert back.problems is not summary.problems  # copies: the kept summary is shared
+
+
+# ---- intervals, column frames and load: the rest (issue 31, second run) --------------------------------------------
+def nli_runs() -> list[kept_scoring.RunInput]:
+    """Both demo NLI runs (different bytes, so two kept results)."""
+    out = []
+    for path in demo_runs("nli"):
+        data = path.read_bytes()
+        out.append(kept_scoring.RunInput(path.stem, hashlib.sha256(data).hexdigest(), path.name, lambda data=data: data))
+    return out
+
+
+def kept_examples(kept: kept_results.KeptResults, key: str, columns: list[str]) -> pd.DataFrame:
+    """The examples file of a kept result as written, read with pyarrow (not through the store)."""
+    return pq.read_table(kept.folder / key / "examples.parquet", columns=columns).to_pandas()
+
+
+class RacingCache(BoundedCache):
+    """A cache whose entry of `key` goes (its time is up) between `key in cache` and `get`, as a TTL can make it."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(10**9, 3600.0, lambda _: 1)
+        self.racing = key
+
+    def __contains__(self, key) -> bool:
+        return key == self.racing or super().__contains__(key)
+
+
+def test_intervals_resample_the_run_s_own_frames_and_keep_what_they_give(store, nli, monkeypatch):
+    task, gold, run = nli
+    (result,) = kept_scoring.results_for(store, task, gold, [run], False)[0].values()
+    calls = []
+
+    def resampled(task_, frames, **options):
+        calls.append((task_, frames, options))
+        return {"accuracy": (0.25, 0.75), "macro_f1": None}
+    monkeypatch.setattr(kept_scoring, "confidence_intervals", resampled)
+    assert kept_scoring.intervals(store, result, 30) == {"accuracy": (0.25, 0.75), "macro_f1": None}
+    ((task_, frames, options),) = calls
+    assert task_ is result.task and frames is result.frames and options == {"samples": 30}
+    (row,) = views(store)
+    assert (row.key, row.view) == (kept_scoring.kept_key(result), "ci95:30:seed0")
+    assert json.loads(kept_format.unseal(row.data, row.key, row.view)) == {"accuracy": [0.25, 0.75], "macro_f1": None}
+    assert kept_scoring.intervals(store, result, 30) == {"accuracy": (0.25, 0.75), "macro_f1": None} and len(calls) == 1
+    assert kept_scoring.intervals(store, result, 40) == {"accuracy": (0.25, 0.75), "macro_f1": None} and len(calls) == 2
+    assert sorted(r.view for r in views(store)) == ["ci95:30:seed0", "ci95:40:seed0"]
+
+
+def test_intervals_of_a_run_scored_in_memory_touch_no_kept_view(store, nli, monkeypatch):
+    task, gold, run = nli
+    result = kept_scoring.evaluate_with_frames(task, gold, run.read(), run.file_name, run=run.name)
+    assert kept_scoring.kept_key(result) is None
+    monkeypatch.setattr(kept_scoring, "confidence_intervals", lambda *a, **k: {"x": (0.0, 1.0)})
+    monkeypatch.setattr(store, "view", lambda *_: pytest.fail("no kept result to look in"))
+    monkeypatch.setattr(store, "keep_view", lambda *_: pytest.fail("no kept result to keep beside"))
+    assert kept_scoring.intervals(store, result, 20) == {"x": (0.0, 1.0)}
+    assert kept_scoring.intervals(None, result, 20) == {"x": (0.0, 1.0)}
+
+
+def test_column_frames_reads_kept_files_only_for_runs_whose_frames_are_not_built(store, nli, monkeypatch):
+    task, gold, _ = nli
+    first, second = nli_runs()
+    results, _ = kept_scoring.results_for(store, task, gold, [first, second], False)
+    unbuilt, built = results[first.name], results[second.name]
+    built.frames  # noqa: B018
+    memory = kept_scoring.evaluate_with_frames(task, gold, first.read(), first.file_name, run="memory")
+    asked, read = [], []
+    by_key, frame_columns = store.summaries_by_key, store.frame_columns
+
+    def summaries_by_key(keys):
+        asked.extend(keys)
+        return by_key(asked)
+    monkeypatch.setattr(store, "summaries_by_key", summaries_by_key)
+    monkeypatch.setattr(store, "frame_columns", lambda summary, columns: read.append((summary.key, columns)) or frame_columns(summary, columns))
+    columns = {"examples": ["guid", "correct"]}
+    cuts = kept_scoring.column_frames(store, [unbuilt, memory, built], columns)
+    key = kept_scoring.kept_key(unbuilt)
+    assert asked == [key] and read == [(key, columns)] and "frames" not in unbuilt.__dict__
+    expected = [kept_examples(store, key, ["guid", "correct"]), memory.frames.examples.loc[:, ["guid", "correct"]],
+                kept_examples(store, kept_scoring.kept_key(built), ["guid", "correct"])]
+    assert [cut.examples.to_dict("list") for cut in cuts] == [frame.to_dict("list") for frame in expected]
+    assert expected[0]["guid"].tolist() != [] and expected[0]["correct"].tolist() != expected[2]["correct"].tolist()
+
+
+def test_column_frames_through_a_cache_keeps_only_the_cut_it_read(store, nli, monkeypatch):
+    task, gold, _ = nli
+    first, second = nli_runs()
+    results, _ = kept_scoring.results_for(store, task, gold, [first, second], False)
+    unbuilt, built = results[first.name], results[second.name]
+    built.frames  # noqa: B018
+    read = []
+    frame_columns = store.frame_columns
+    monkeypatch.setattr(store, "frame_columns", lambda summary, columns: read.append(summary.key) or frame_columns(summary, columns))
+    shared = cache()
+    columns = {"examples": ["correct"]}
+    cuts = kept_scoring.column_frames(store, [unbuilt, built], columns, shared)
+    key = kept_scoring.kept_key(unbuilt)
+    assert read == [key] and len(shared) == 1 and (key, (("examples", ("correct",)),)) in shared
+    assert key not in shared and "frames" not in unbuilt.__dict__  # neither whole frames built nor cached
+    assert cuts[0].examples.to_dict("list") == kept_examples(store, key, ["correct"]).to_dict("list")
+    assert cuts[1].examples.to_dict("list") == kept_examples(store, kept_scoring.kept_key(built), ["correct"]).to_dict("list")
+
+
+def test_column_frames_cut_the_whole_frames_when_the_cached_ones_just_went(store, nli, monkeypatch):
+    task, gold, run = nli
+    (result,) = kept_scoring.results_for(store, task, gold, [run], False)[0].values()
+    key = kept_scoring.kept_key(result)
+    monkeypatch.setattr(store, "frame_columns", lambda *_: pytest.fail("the whole frames are cut"))
+    (cut,) = kept_scoring.column_frames(store, [result], {"examples": ["guid"]}, RacingCache(key))
+    assert "frames" in result.__dict__  # built from the kept files
+    assert cut.examples.to_dict("list") == kept_examples(store, key, ["guid"]).to_dict("list")
+
+
+def test_column_frames_through_a_cache_read_an_unreadable_run_whole(store, nli, monkeypatch):
+    task, gold, run = nli
+    (result,) = kept_scoring.results_for(store, task, gold, [run], False)[0].values()
+    key = kept_scoring.kept_key(result)
+
+    def unreadable(*_):
+        raise kept_format.KeptUnreadable("gone")
+    monkeypatch.setattr(store, "frame_columns", unreadable)
+    shared = cache()
+    (cut,) = kept_scoring.column_frames(store, [result], {"examples": ["guid", "correct"]}, shared)
+    assert cut.examples.to_dict("list") == kept_examples(store, key, ["guid", "correct"]).to_dict("list")
+    assert (key, (("examples", ("guid", "correct")),)) in shared
+
+
+def test_load_reads_the_kept_frames_and_rescores_a_damaged_file(store, nli):
+    task, gold, run = nli
+    kept_scoring.results_for(store, task, gold, [run], False)
+    summary = store.summary("nli", run.run_sha256, gold.sha256, False)
+    back = kept_scoring.load(store, task, run.run_sha256, gold.sha256, False, "r")
+    assert (back.task, back.file, back.scores) == (task, run.file_name, summary.scores)
+    assert back.frames.examples[["guid", "correct"]].to_dict("list") == kept_examples(store, summary.key, ["guid", "correct"]).to_dict("list")
+    assert list(back.frames.examples.columns) == [c for c in pq.read_schema(store.folder / summary.key / "examples.parquet").names
+                                                  if not c.startswith("__index_level_")]
+    path = store.folder / summary.key / "examples.parquet"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # the same size, so the row still looks whole until its bytes are checked
+    path.write_bytes(bytes(data))
+    made = Frames(pd.DataFrame({"guid": ["x"]}))
+    assert kept_scoring.load(store, task, run.run_sha256, gold.sha256, False, "r", rescore=lambda: made).frames is made
+    with pytest.raises(kept_format.KeptUnreadable):
+        kept_scoring.load(store, task, run.run_sha256, gold.sha256, False, "r").frames  # noqa: B018
