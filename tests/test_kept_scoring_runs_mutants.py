@@ -111,6 +111,23 @@ def test_a_failure_says_why_in_the_reader_s_words(store, nli):  # noqa: F811
     assert failures == {"bad": "bad.jsonl: no prediction could be scored: none of its 1 guids is in the gold (e.g. nope)"}
 
 
+def test_a_run_that_cannot_be_kept_is_shown_under_its_own_key(store, nli, partial, monkeypatch):  # noqa: F811
+    """A full disk when keeping: the run is shown, scored as asked, under the key it would be kept under (not a kept one),
+    and a run that cannot be scored before it stops nothing."""
+    task, gold, _ = nli
+
+    def full(*_):
+        raise OSError("disk full")
+    monkeypatch.setattr(store, "keep", full)
+    bad = kept_scoring.RunInput("bad", "0" * 64, "bad.jsonl", lambda: b"not json\n")  # refused even strict: nothing is read
+    results, failures = kept_scoring.results_for(store, task, gold, [bad, partial], True)
+    assert list(failures) == ["bad"] and list(results) == ["partial-run"]
+    shown = results["partial-run"]
+    assert shown.key == f"nli|{hand_key(partial.run_sha256, gold.sha256, True)}|partial-run"
+    assert (shown.run, shown.coverage.n_scored, len(shown.frames.examples)) == ("partial-run", N_GOLD, N_GOLD)
+    assert kept_rows(store) == []
+
+
 def test_a_kept_result_read_for_another_file_of_the_same_bytes(store, nli, partial):  # noqa: F811
     """The kept result keeps the name of the file it was first scored from; each run shows its own, and its frames go
     through the shared cache under the kept key."""
