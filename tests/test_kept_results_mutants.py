@@ -7,6 +7,7 @@ import hashlib
 import io
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -359,3 +360,45 @@ def test_a_folder_given_under_parents_not_made_yet_is_made_whole(tmp_path, ner):
     summary = results.keep(ner, RUN, GOLD, False)
     assert sorted(os.listdir(deep)) == [summary.key]
     assert sorted(os.listdir(deep / summary.key)) == ["entities.parquet", "examples.parquet"]
+
+
+def test_a_folder_that_will_not_go_does_not_stop_the_keeping(store, ner, monkeypatch):
+    """Removing a folder can fail (a file held open on a network share): the old folder of a result kept again is then
+    left under its hidden name and the new result is kept all the same; a failed write raises its own error, not the
+    removal's (`_write_folder`'s removals are asked to ignore errors)."""
+    first = store.keep(ner, RUN, GOLD, False)
+    real = kept_results.shutil.rmtree
+    asked = []
+
+    def stubborn(path, ignore_errors=False, **options):
+        """rmtree of a folder that cannot be removed: it raises unless told to ignore errors, and removes nothing."""
+        if Path(path).parent != store.folder:
+            return real(path, ignore_errors, **options)
+        asked.append(Path(path))
+        if not ignore_errors:
+            raise OSError(f"{path}: device or resource busy")
+        return None
+    monkeypatch.setattr(kept_results.shutil, "rmtree", stubborn)
+    second = store.keep(ner, RUN, GOLD, False)
+    assert second == first
+    files = {path.name.removesuffix(".parquet"): path.read_bytes() for path in (store.folder / first.key).iterdir()}
+    assert parquet_levels(files) == second.levels and store.summary("ner", RUN, GOLD, False) == second
+    (old,) = asked
+    assert old.name.startswith("." + first.key[:12] + "-old-") and os.listdir(old) == ["result"]
+    asked.clear()
+
+    def refuse(*_):
+        raise OSError("disk full")
+    monkeypatch.setattr(kept_results.os, "replace", refuse)
+    with pytest.raises(OSError, match="^disk full$"):
+        store.keep(ner, RUN, GOLD, False)
+    (staging,) = asked
+    assert staging.name.startswith("." + first.key[:12] + "-") and "-old-" not in staging.name
+
+
+def test_disk_bytes_adds_the_sizes_of_every_level(store, ner):
+    summary = store.keep(ner, RUN, GOLD, False)
+    assert store.disk_bytes(replace(summary, levels={"examples": ("x", 10), "entities": ("y", 5)})) == 15
+    assert store.disk_bytes(replace(summary, levels={})) == 0
+    on_disk = sum(path.stat().st_size for path in (store.folder / summary.key).iterdir())
+    assert store.disk_bytes(summary) == on_disk
