@@ -586,3 +586,17 @@ def test_a_gate_whose_every_metric_is_undefined_has_no_test_and_passes():
     found = gate(sts_task, *runs, samples=200)
     assert found.tests == [] and found.resampled.shape == (200, 0)
     assert found.criticals == [0.0] and found.verdict == "pass"
+
+
+@pytest.mark.parametrize("drops,folded", [(6, 0), (7, 1)])
+def test_six_coverage_rows_show_before_the_rest_fold(drops, folded):
+    """The fold starts at the seventh drop: six are shown whole, seven show six and fold one (counted by hand). The other
+    tests have 1 and 8 drops, which `>= 6` and `> 7` for `> 6` would not tell apart."""
+    coverage = [drop(f"Source = s{k}", 100 + k, 90) for k in range(drops)]
+    lines = gate_markdown(made_result([made("overall", "", -0.5, 1.0, 1.0, size=1234)], coverage), NLI).split("\n")
+    shown = [line for line in lines if line.startswith("| Source = s")]
+    assert shown == [f"| Source = s{k} | {100 + k} | 90 | {10 + k} |" for k in range(drops)]
+    summaries = [line for line in lines if line.startswith("<details><summary>") and "lost coverage" in line]
+    assert summaries == ([f"<details><summary>{folded} more slices lost coverage</summary>"] if folded else [])
+    if folded:
+        assert lines.index(summaries[0]) < lines.index(f"| Source = s{drops - 1} | {99 + drops} | 90 | {9 + drops} |")
