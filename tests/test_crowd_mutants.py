@@ -14,6 +14,7 @@ from scipy.special import betainc
 from scipy.stats import entropy, rankdata, spearmanr
 
 from klue_viz.core.crowd import (
+    _beta_fraction,
     average_ranks,
     cross_entropy,
     divergences,
@@ -99,6 +100,16 @@ def test_incomplete_beta_by_hand_and_at_its_ends():
     assert incomplete_beta(2.0, 3.0, 1.0) == 1.0 and incomplete_beta(2.0, 3.0, 1.5) == 1.0
 
 
+@pytest.mark.parametrize("x,expected", [(2 / 3, 6.0), (0.75, 10.0)])
+def test_continued_fraction_steps_over_a_zero_denominator(x, expected):
+    """The modified Lentz method replaces a denominator of exactly 0 by a tiny number and carries on (Numerical Recipes
+    5.2). At a = 1, b = 2 (beyond the switch point 2/5, where incomplete_beta takes the other side, but the fraction
+    still converges) x = 2/3 makes the first one, 1 - (a + b) x / (a + 1), 0.0 in floats, and x = 3/4 the one of the
+    loop's first step, 1 + (b - 1) x / ((a + 1) (a + 2)) / (1 - 9/8). The fraction is a I_x(a, b) / (x^a (1 - x)^b /
+    B(a, b)) with I_x(1, 2) = 1 - (1 - x)^2 and B(1, 2) = 1/2, by hand: (8/9) / (4/27) = 6 and (15/16) / (3/32) = 10."""
+    assert _beta_fraction(1.0, 2.0, x) == pytest.approx(expected, rel=1e-12)
+
+
 @pytest.mark.parametrize("x,y", [
     ([1.0, 2.0, 3.0], [1.0, 3.0, 2.0]),  # n = 3: one degree of freedom
     ([1.0, 2.0, 3.0, 4.0], [2.0, 1.0, 4.0, 3.0]),
@@ -134,6 +145,11 @@ def test_spearman_undefined_and_perfect_cases():
     for x, y in [([1.0, 2.0], [2.0, 1.0]), ([1.0, 2.0, 3.0], [4.0, 4.0, 4.0]), ([7.0, 7.0, 7.0], [1.0, 2.0, 3.0]), ([], [])]:
         rho, p = spearman(x, y)
         assert math.isnan(rho) and math.isnan(p), (x, y)
+    wrong = [False, True, True, True, False]  # a run's wrong-or-right as booleans: numbers to scipy, and so here
+    for x, y in [([0.1, 0.5, 0.9, 1.2, 0.3], wrong), (wrong, [0.1, 0.5, 0.9, 1.2, 0.3])]:
+        expected = spearmanr(x, y)
+        rho, p = spearman(x, y)
+        assert rho == pytest.approx(float(expected[0]), abs=1e-14) and p == pytest.approx(float(expected[1]), rel=1e-9)
     rho, p = spearman([1, 2, 3], [1, 3, 2])  # integers: ranks are taken as floats
     assert rho == pytest.approx(0.5, abs=1e-15) and p == pytest.approx(float(spearmanr([1, 2, 3], [1, 3, 2])[1]), rel=1e-9)
 
