@@ -348,8 +348,7 @@ def spearman(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -
     n = len(a)
     if n < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return math.nan, math.nan
-    rho = float(np.corrcoef(average_ranks(a), average_ranks(b))[0, 1])
-    rho = min(1.0, max(-1.0, rho))
+    rho = float(np.corrcoef(average_ranks(a), average_ranks(b))[0, 1])  # within [-1, 1]: np.corrcoef clips it
     freedom = n - 2
     if abs(rho) == 1.0:
         return rho, 0.0
