@@ -104,7 +104,8 @@ def settle(task: Task, official_text: str, name: str, corrections: Iterable[Corr
     them is applied: no one's correction wins silently; a third person settles it and the export is made again).
     One person's several corrections of a unit (NER entities of one sentence) are applied together, as before."""
     corrections = list(corrections)
-    guids = {str(row.get("guid")) for row in gold_from_bytes(task, official_text.encode("utf-8"), name).rows}
+    # the guid a correction is stored under (`Task.annotation_key`): WoS's dialogue, whose rows are its turns (`<dialogue>-<turn>`)
+    guids = {str(task.annotation_key(row)[0]) for row in gold_from_bytes(task, official_text.encode("utf-8"), name).rows}
     by_unit: dict[tuple[str, int | None], list[Correction]] = {}
     left_out: list[tuple[Correction, str]] = []
     for item in corrections:
