@@ -393,12 +393,19 @@ def test_intervals_of_a_run_scored_in_memory_touch_no_kept_view(store, nli, monk
     assert kept_scoring.intervals(None, result, 20) == {"x": (0.0, 1.0)}
 
 
-def test_column_frames_reads_kept_files_only_for_runs_whose_frames_are_not_built(store, nli, monkeypatch):
+def kept_unbuilt_and_built(store, nli):
+    """The two demo NLI runs kept and read back: the first with its frames not built (read from the kept files on
+    demand), the second with them built; and the first run's input."""
     task, gold, _ = nli
     first, second = nli_runs()
     results, _ = kept_scoring.results_for(store, task, gold, [first, second], False)
-    unbuilt, built = results[first.name], results[second.name]
-    built.frames  # noqa: B018
+    results[second.name].frames  # noqa: B018
+    return results[first.name], results[second.name], first
+
+
+def test_column_frames_reads_kept_files_only_for_runs_whose_frames_are_not_built(store, nli, monkeypatch):
+    task, gold, _ = nli
+    unbuilt, built, first = kept_unbuilt_and_built(store, nli)
     memory = kept_scoring.evaluate_with_frames(task, gold, first.read(), first.file_name, run="memory")
     asked, read = [], []
     by_key, frame_columns = store.summaries_by_key, store.frame_columns
@@ -419,11 +426,7 @@ def test_column_frames_reads_kept_files_only_for_runs_whose_frames_are_not_built
 
 
 def test_column_frames_through_a_cache_keeps_only_the_cut_it_read(store, nli, monkeypatch):
-    task, gold, _ = nli
-    first, second = nli_runs()
-    results, _ = kept_scoring.results_for(store, task, gold, [first, second], False)
-    unbuilt, built = results[first.name], results[second.name]
-    built.frames  # noqa: B018
+    unbuilt, built, _ = kept_unbuilt_and_built(store, nli)
     read = []
     frame_columns = store.frame_columns
     monkeypatch.setattr(store, "frame_columns", lambda summary, columns: read.append(summary.key) or frame_columns(summary, columns))
