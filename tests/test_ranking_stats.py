@@ -6,6 +6,7 @@ counted by hand from the planted errors."""
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 
@@ -90,7 +91,10 @@ def test_compare_command_says_the_worse_of_thirty_runs_is_not_tied_and_writes_p_
     assert len(payload["ranking"]["best_set"]) == 29
 
 
-def test_holm_agrees_with_statsmodels_also_where_bonferroni_decides_otherwise():
+def test_holm_agrees_with_statsmodels_also_where_bonferroni_decides_otherwise(monkeypatch):
+    # statsmodels' Holm ends with gc.collect(), which in a test worker's heap took 0.25-1 s a call (199 s for this test
+    # in CI): a memory chore that changes no result, so it is skipped here.
+    monkeypatch.setattr(gc, "collect", lambda generation=2: 0)
     for p in ([0.01, 0.02, 0.04], [0.004, 0.0135, 0.025, 0.3], [0.001, 0.011, 0.0126, 0.02, 0.9]):
         holm = multipletests(p, alpha=0.05, method="holm")[0]
         bonferroni = multipletests(p, alpha=0.05, method="bonferroni")[0]
