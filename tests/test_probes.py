@@ -98,33 +98,29 @@ def read_ner_tsv(path: Path) -> dict[str, tuple[str, list[str]]]:
     return found
 
 
+def written_suite(folder: Path, task_name: str, dev: Path, relative: str, **options) -> tuple[Path, object]:
+    """A suite made from a real dev file (seed 3) and written to `folder`, as `probe make` does: (folder, suite)."""
+    task = get_task(task_name)
+    suite = make_suite(task, dev.read_text(encoding="utf-8"), relative, seed=3, **options)
+    write_suite(task, suite, folder)
+    return folder, suite
+
+
 @pytest.fixture(scope="module")
 def ner_suite(tmp_path_factory, shared):
-    out = tmp_path_factory.mktemp("ner-suite")
-    task = get_task("ner")
-    suite = make_suite(task, (shared / NER_DEV).read_text(encoding="utf-8"), NER_DEV, per_test=300, seed=3)
-    write_suite(task, suite, out)
-    return out, suite
+    return written_suite(tmp_path_factory.mktemp("ner-suite"), "ner", shared / NER_DEV, NER_DEV, per_test=300)
 
 
 @pytest.fixture(scope="module")
 def nli_suite(tmp_path_factory, shared):
-    out = tmp_path_factory.mktemp("nli-suite")
-    task = get_task("nli")
     # the NER dev set beside it tells its proper nouns their kind, as `probe make` reads it from the data folder
     ner = (get_task("ner"), (shared / NER_DEV).read_text(encoding="utf-8"), NER_DEV)
-    suite = make_suite(task, (shared / NLI_DEV).read_text(encoding="utf-8"), NLI_DEV, per_test=300, seed=3, names_from=[ner])
-    write_suite(task, suite, out)
-    return out, suite
+    return written_suite(tmp_path_factory.mktemp("nli-suite"), "nli", shared / NLI_DEV, NLI_DEV, per_test=300, names_from=[ner])
 
 
 @pytest.fixture(scope="module")
 def ner_all_kinds_suite(tmp_path_factory, shared):
-    out = tmp_path_factory.mktemp("ner-all-kinds")
-    task = get_task("ner")
-    suite = make_suite(task, (shared / NER_DEV).read_text(encoding="utf-8"), NER_DEV, tests=["name-swap"], seed=3, name_kinds=ALL_KINDS)
-    write_suite(task, suite, out)
-    return out, suite
+    return written_suite(tmp_path_factory.mktemp("ner-all-kinds"), "ner", shared / NER_DEV, NER_DEV, tests=["name-swap"], name_kinds=ALL_KINDS)
 
 
 def manifest(folder: Path) -> list[dict]:
